@@ -1,0 +1,194 @@
+package controller
+
+import (
+	"fmt"
+	"hash"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gorgonia.org/tensor"
+)
+
+// cellKernel is one LSTM layer at one time step. Its inputs are the input
+// parts (for layers above the first, the lower layer's (batch, 2H) state,
+// of which the first H columns are read), the previous state (batch, 2H),
+// W_ih, W_hh, b_ih and b_hh; its output is the new state [h' ; c'].
+//
+// The forward pass keeps the activated gates and tanh(c') in a buffer of
+// the kernel for its own backward pass, which in a gorgonia run always
+// follows it.
+type cellKernel struct {
+	graph    uint64
+	layer, t int
+	batch    int
+	hidden   int
+	in       int    // columns of W_ih
+	sizes    []int  // columns used from each part
+	widths   []int  // columns of each part's node
+	constant []bool // parts not differentiated
+	// cache holds per batch row the gates i, f, g, o (activated) and
+	// tanh(c'), 5H values; dgates is scratch for the backward pass.
+	cache, dgates []float64
+}
+
+func (k *cellKernel) Name() string { return fmt.Sprintf("lstm%d_%d", k.layer, k.t) }
+
+func (k *cellKernel) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "lstm:%d:%d:%d:%d:%d:%d:%v:%v:%v", k.graph, k.layer, k.t, k.batch, k.hidden, k.in, k.sizes, k.widths, k.constant)
+}
+
+func (k *cellKernel) Differentiable(i int) bool {
+	return i >= len(k.sizes) || !k.constant[i]
+}
+
+func (k *cellKernel) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
+	np, H := len(k.sizes), k.hidden
+	if len(in) != np+5 {
+		return nil, fmt.Errorf("got %d inputs, want %d", len(in), np+5)
+	}
+	want := make([]tensor.Shape, 0, np+5)
+	for i := range k.sizes {
+		want = append(want, tensor.Shape{k.batch, k.widths[i]})
+	}
+	want = append(want, tensor.Shape{k.batch, 2 * H}, tensor.Shape{4 * H, k.in}, tensor.Shape{4 * H, H}, tensor.Shape{4 * H}, tensor.Shape{4 * H})
+	for i, s := range in {
+		if !s.Eq(want[i]) {
+			return nil, fmt.Errorf("input %d has shape %v, want %v", i, s, want[i])
+		}
+	}
+	return tensor.Shape{k.batch, 2 * H}, nil
+}
+
+func gen(rows, cols, stride int, data []float64) blas64.General {
+	return blas64.General{Rows: rows, Cols: cols, Stride: stride, Data: data}
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+func (k *cellKernel) Forward(out []float64, in [][]float64) {
+	np, H, B := len(k.sizes), k.hidden, k.batch
+	prev, wih, whh, bih, bhh := in[np], in[np+1], in[np+2], in[np+3], in[np+4]
+	if k.cache == nil {
+		k.cache = make([]float64, B*5*H)
+	}
+	// Pre-activations, (batch, 4H) with row stride 5H in the cache.
+	z := k.cache
+	for b := 0; b < B; b++ {
+		row := z[b*5*H : b*5*H+4*H]
+		for j := range row {
+			row[j] = bih[j] + bhh[j]
+		}
+	}
+	zg := gen(B, 4*H, 5*H, z)
+	off := 0
+	for p, size := range k.sizes {
+		if size > 0 {
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(B, size, k.widths[p], in[p]), gen(4*H, size, k.in, wih[off:]), 1, zg)
+		}
+		off += size
+	}
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(B, H, 2*H, prev), gen(4*H, H, H, whh), 1, zg)
+	for b := 0; b < B; b++ {
+		c := k.cache[b*5*H : (b+1)*5*H]
+		cPrev := prev[b*2*H+H : (b+1)*2*H]
+		hOut := out[b*2*H : b*2*H+H]
+		cOut := out[b*2*H+H : (b+1)*2*H]
+		for j := 0; j < H; j++ {
+			i := sigmoid(c[j])
+			f := sigmoid(c[H+j])
+			g := math.Tanh(c[2*H+j])
+			o := sigmoid(c[3*H+j])
+			cn := f*cPrev[j] + i*g
+			tc := math.Tanh(cn)
+			c[j], c[H+j], c[2*H+j], c[3*H+j], c[4*H+j] = i, f, g, o, tc
+			cOut[j] = cn
+			hOut[j] = o * tc
+		}
+	}
+}
+
+func (k *cellKernel) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
+	np, H, B := len(k.sizes), k.hidden, k.batch
+	prev, wih, whh := in[np], in[np+1], in[np+2]
+	if k.dgates == nil {
+		k.dgates = make([]float64, B*4*H)
+	}
+	dz := k.dgates
+	dprev := gradIn[np]
+	for b := 0; b < B; b++ {
+		c := k.cache[b*5*H : (b+1)*5*H]
+		cPrev := prev[b*2*H+H : (b+1)*2*H]
+		dh := gradOut[b*2*H : b*2*H+H]
+		dc := gradOut[b*2*H+H : (b+1)*2*H]
+		d := dz[b*4*H : (b+1)*4*H]
+		dcPrev := dprev[b*2*H+H : (b+1)*2*H]
+		for j := 0; j < H; j++ {
+			i, f, g, o, tc := c[j], c[H+j], c[2*H+j], c[3*H+j], c[4*H+j]
+			dct := dc[j] + dh[j]*o*(1-tc*tc)
+			d[j] = dct * g * i * (1 - i)
+			d[H+j] = dct * cPrev[j] * f * (1 - f)
+			d[2*H+j] = dct * i * (1 - g*g)
+			d[3*H+j] = dh[j] * tc * o * (1 - o)
+			dcPrev[j] += dct * f
+		}
+	}
+	dzg := gen(B, 4*H, 4*H, dz)
+	dbih, dbhh := gradIn[np+3], gradIn[np+4]
+	for b := 0; b < B; b++ {
+		for j, v := range dz[b*4*H : (b+1)*4*H] {
+			dbih[j] += v
+			dbhh[j] += v
+		}
+	}
+	dwih := gradIn[np+1]
+	off := 0
+	for p, size := range k.sizes {
+		if size > 0 {
+			x := gen(B, size, k.widths[p], in[p])
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, dzg, x, 1, gen(4*H, size, k.in, dwih[off:]))
+			if gradIn[p] != nil {
+				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dzg, gen(4*H, size, k.in, wih[off:]), 1, gen(B, size, k.widths[p], gradIn[p]))
+			}
+		}
+		off += size
+	}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, dzg, gen(B, H, 2*H, prev), 1, gen(4*H, H, H, gradIn[np+2]))
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dzg, gen(4*H, H, H, whh), 1, gen(B, H, 2*H, dprev))
+}
+
+// halfKernel extracts h (half 0) or c (half 1) from a (batch, 2H) state.
+type halfKernel struct{ hidden, half int }
+
+func (k halfKernel) Name() string {
+	if k.half == 0 {
+		return "lstm_h"
+	}
+	return "lstm_c"
+}
+
+func (k halfKernel) WriteHash(h hash.Hash) { fmt.Fprintf(h, "lstmhalf:%d:%d", k.hidden, k.half) }
+
+func (k halfKernel) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) != 1 || len(in[0]) != 2 || in[0][1] != 2*k.hidden {
+		return nil, fmt.Errorf("want one (batch, %d) input, got %v", 2*k.hidden, in)
+	}
+	return tensor.Shape{in[0][0], k.hidden}, nil
+}
+
+func (k halfKernel) Forward(out []float64, in [][]float64) {
+	H := k.hidden
+	for b := 0; b < len(out)/H; b++ {
+		copy(out[b*H:(b+1)*H], in[0][b*2*H+k.half*H:])
+	}
+}
+
+func (k halfKernel) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
+	H := k.hidden
+	for b := 0; b < len(out)/H; b++ {
+		d := gradIn[0][b*2*H+k.half*H : b*2*H+k.half*H+H]
+		for j, v := range gradOut[b*H : (b+1)*H] {
+			d[j] += v
+		}
+	}
+}

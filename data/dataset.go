@@ -1,0 +1,126 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+)
+
+// validLengthsNonEmpty returns the valid lengths in [minLen, maxLen], or an
+// error if there are none.
+func validLengthsNonEmpty(g *PCFG, minLen, maxLen int) ([]int, error) {
+	ns, err := g.ValidLengths(minLen, maxLen)
+	if err != nil {
+		return nil, err
+	}
+	if len(ns) == 0 {
+		return nil, fmt.Errorf("data: the grammar generates no strings with length in [%d, %d]", minLen, maxLen)
+	}
+	return ns, nil
+}
+
+// SampleStrings returns count strings, each drawn by choosing a length
+// uniformly from the valid lengths in [minLen, maxLen] and then a string
+// from p_G conditioned on that length.
+func SampleStrings(g *PCFG, count, minLen, maxLen int, rng *rand.Rand) ([][]int, error) {
+	if count < 0 {
+		return nil, fmt.Errorf("data: negative count %d", count)
+	}
+	if rng == nil {
+		return nil, errors.New("data: nil random source")
+	}
+	ns, err := validLengthsNonEmpty(g, minLen, maxLen)
+	if err != nil {
+		return nil, err
+	}
+	ws := make([][]int, count)
+	for i := range ws {
+		if ws[i], err = g.Sample(ns[rng.IntN(len(ns))], rng); err != nil {
+			return nil, err
+		}
+	}
+	return ws, nil
+}
+
+// SampleBatches returns numStrings strings in batches of batchSize (the
+// last batch is smaller if batchSize does not divide numStrings). For each
+// batch one length is drawn uniformly from the valid lengths in [minLen,
+// maxLen], and every string of the batch is drawn from p_G conditioned on
+// that length. This is the paper's protocol for training and validation
+// sets.
+func SampleBatches(g *PCFG, numStrings, batchSize, minLen, maxLen int, rng *rand.Rand) ([][][]int, error) {
+	if numStrings < 0 {
+		return nil, fmt.Errorf("data: negative number of strings %d", numStrings)
+	}
+	if batchSize < 1 {
+		return nil, fmt.Errorf("data: batch size %d must be positive", batchSize)
+	}
+	if rng == nil {
+		return nil, errors.New("data: nil random source")
+	}
+	ns, err := validLengthsNonEmpty(g, minLen, maxLen)
+	if err != nil {
+		return nil, err
+	}
+	var batches [][][]int
+	for left := numStrings; left > 0; left -= batchSize {
+		n := ns[rng.IntN(len(ns))]
+		b := make([][]int, min(batchSize, left))
+		for i := range b {
+			if b[i], err = g.Sample(n, rng); err != nil {
+				return nil, err
+			}
+		}
+		batches = append(batches, b)
+	}
+	return batches, nil
+}
+
+// SampleTestSet returns perLength strings for every valid length in
+// [minLen, maxLen], in order of increasing length, each drawn from p_G
+// conditioned on its length.
+func SampleTestSet(g *PCFG, perLength, minLen, maxLen int, rng *rand.Rand) ([][]int, error) {
+	if perLength < 0 {
+		return nil, fmt.Errorf("data: negative number of strings per length %d", perLength)
+	}
+	if rng == nil {
+		return nil, errors.New("data: nil random source")
+	}
+	ns, err := validLengthsNonEmpty(g, minLen, maxLen)
+	if err != nil {
+		return nil, err
+	}
+	ws := make([][]int, 0, perLength*len(ns))
+	for _, n := range ns {
+		for range perLength {
+			w, err := g.Sample(n, rng)
+			if err != nil {
+				return nil, err
+			}
+			ws = append(ws, w)
+		}
+	}
+	return ws, nil
+}
+
+// SplitBatches splits ws into consecutive batches of batchSize strings, the
+// last possibly smaller. It inverts Flatten for sets made by SampleBatches.
+func SplitBatches(ws [][]int, batchSize int) ([][][]int, error) {
+	if batchSize < 1 {
+		return nil, fmt.Errorf("data: batch size %d must be positive", batchSize)
+	}
+	var batches [][][]int
+	for i := 0; i < len(ws); i += batchSize {
+		batches = append(batches, ws[i:min(i+batchSize, len(ws))])
+	}
+	return batches, nil
+}
+
+// Flatten returns the strings of batches in order.
+func Flatten(batches [][][]int) [][]int {
+	var ws [][]int
+	for _, b := range batches {
+		ws = append(ws, b...)
+	}
+	return ws
+}

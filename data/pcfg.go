@@ -1,0 +1,387 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// probTol is the tolerance on the sum of the rule probabilities of one
+// left-hand side.
+const probTol = 1e-9
+
+// MaxLength is the longest string length for which inside weights by length
+// are computed (and so the longest string that can be sampled). Tables by
+// length take memory quadratic in the length.
+const MaxLength = 4096
+
+// Rule is a production LHS → RHS with probability Prob. An empty RHS is an ε
+// rule. RHS symbols are names of terminals or nonterminals.
+type Rule struct {
+	LHS  string
+	RHS  []string
+	Prob float64
+}
+
+// String returns the rule in the form "A -> B c (0.5)".
+func (r Rule) String() string {
+	rhs := "ε"
+	if len(r.RHS) > 0 {
+		rhs = strings.Join(r.RHS, " ")
+	}
+	return fmt.Sprintf("%s -> %s (%g)", r.LHS, rhs, r.Prob)
+}
+
+// PCFG is a probabilistic context-free grammar. It is immutable once built
+// and safe for concurrent use.
+//
+// The nonterminals are exactly the left-hand sides of the rules. Terminals
+// are identified by their index in Terminals.
+type PCFG struct {
+	start     string
+	terms     []string
+	termIndex map[string]int
+	nts       []string
+	ntIndex   map[string]int
+	rules     []Rule
+
+	// Binarized grammar. Symbols 0..len(nts)-1 are the user nonterminals,
+	// then one preterminal per terminal, then intermediate nonterminals.
+	nb      int
+	startB  int
+	preterm int // index of the first preterminal
+	unary   []unaryRule
+	binary  []binaryRule
+	eps     []float64
+	byLHS   []lhsRules
+	byLeft  [][]binaryRule // binary rules grouped by left child
+	null    []float64      // β_A(0)
+	closure []closureEntry
+
+	mu  sync.Mutex
+	tab atomic.Pointer[lengthTable]
+}
+
+type unaryRule struct {
+	a, b int
+	p    float64
+}
+
+type binaryRule struct {
+	a, b, c int
+	p       float64
+}
+
+// lhsRules lists the rules of one binarized nonterminal by index.
+type lhsRules struct {
+	unary  []int
+	binary []int
+}
+
+// closureEntry is a nonzero entry of (I - J)⁻¹, where J holds the
+// same-length dependencies.
+type closureEntry struct {
+	a, b int
+	w    float64
+}
+
+// NewPCFG returns a grammar with the given start symbol, terminals (in the
+// order that defines their indices) and rules. It returns an error if there
+// are no rules, a terminal is empty, contains white space or is repeated, a
+// symbol is both a terminal and a nonterminal, a right-hand side names an
+// unknown symbol, the start symbol has no rules, a probability is outside
+// [0, 1], or the probabilities of the rules of one left-hand side do not sum
+// to 1 within 1e-9. It also returns an error if unary and nullable rules
+// form cycles of total probability 1 or more.
+func NewPCFG(start string, terminals []string, rules []Rule) (*PCFG, error) {
+	if len(rules) == 0 {
+		return nil, errors.New("data: empty grammar: no rules")
+	}
+	g := &PCFG{
+		start:     start,
+		terms:     append([]string(nil), terminals...),
+		termIndex: make(map[string]int, len(terminals)),
+		ntIndex:   make(map[string]int),
+	}
+	for i, t := range terminals {
+		if t == "" || strings.IndexFunc(t, unicode.IsSpace) >= 0 {
+			return nil, fmt.Errorf("data: invalid terminal %q: empty or contains white space", t)
+		}
+		if _, dup := g.termIndex[t]; dup {
+			return nil, fmt.Errorf("data: terminal %q listed twice", t)
+		}
+		g.termIndex[t] = i
+	}
+	sums := make(map[string]float64)
+	for _, r := range rules {
+		if r.LHS == "" {
+			return nil, fmt.Errorf("data: rule %v has an empty left-hand side", r)
+		}
+		if _, ok := g.termIndex[r.LHS]; ok {
+			return nil, fmt.Errorf("data: symbol %q is both a terminal and a nonterminal", r.LHS)
+		}
+		if math.IsNaN(r.Prob) || r.Prob < 0 || r.Prob > 1 {
+			return nil, fmt.Errorf("data: rule %v: probability outside [0, 1]", r)
+		}
+		if _, ok := g.ntIndex[r.LHS]; !ok {
+			g.ntIndex[r.LHS] = len(g.nts)
+			g.nts = append(g.nts, r.LHS)
+		}
+		sums[r.LHS] += r.Prob
+		g.rules = append(g.rules, Rule{LHS: r.LHS, RHS: append([]string(nil), r.RHS...), Prob: r.Prob})
+	}
+	for _, r := range rules {
+		for _, s := range r.RHS {
+			_, isT := g.termIndex[s]
+			_, isN := g.ntIndex[s]
+			if !isT && !isN {
+				return nil, fmt.Errorf("data: rule %v: unknown symbol %q", r, s)
+			}
+		}
+	}
+	if _, ok := g.ntIndex[start]; !ok {
+		return nil, fmt.Errorf("data: start symbol %q is not a nonterminal with rules", start)
+	}
+	for _, a := range g.nts {
+		if math.Abs(sums[a]-1) > probTol {
+			return nil, fmt.Errorf("data: probabilities of the rules of nonterminal %q sum to %v, not 1", a, sums[a])
+		}
+	}
+	g.binarize()
+	g.nullable()
+	if err := g.sameLengthClosure(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Start returns the start symbol.
+func (g *PCFG) Start() string { return g.start }
+
+// Terminals returns a copy of the terminals, in index order.
+func (g *PCFG) Terminals() []string { return append([]string(nil), g.terms...) }
+
+// Nonterminals returns a copy of the nonterminals, in order of first
+// appearance as a left-hand side.
+func (g *PCFG) Nonterminals() []string { return append([]string(nil), g.nts...) }
+
+// Rules returns a copy of the rules.
+func (g *PCFG) Rules() []Rule {
+	rs := make([]Rule, len(g.rules))
+	for i, r := range g.rules {
+		rs[i] = Rule{LHS: r.LHS, RHS: append([]string(nil), r.RHS...), Prob: r.Prob}
+	}
+	return rs
+}
+
+// binarize builds the binarized grammar. Rules with probability 0 are
+// dropped. A rule A → X₁ … X_k with k ≥ 3 becomes A → X₁ N₁, N₁ → X₂ N₂, …,
+// N_{k-2} → X_{k-1} X_k, the new rules having probability 1.
+func (g *PCFG) binarize() {
+	g.preterm = len(g.nts)
+	g.nb = len(g.nts) + len(g.terms)
+	g.startB = g.ntIndex[g.start]
+	sym := func(s string) int {
+		if i, ok := g.ntIndex[s]; ok {
+			return i
+		}
+		return g.preterm + g.termIndex[s]
+	}
+	g.eps = make([]float64, g.nb)
+	for _, r := range g.rules {
+		if r.Prob == 0 {
+			continue
+		}
+		a := g.ntIndex[r.LHS]
+		switch k := len(r.RHS); k {
+		case 0:
+			g.eps[a] += r.Prob
+		case 1:
+			g.unary = append(g.unary, unaryRule{a: a, b: sym(r.RHS[0]), p: r.Prob})
+		default:
+			p := r.Prob
+			for i := 0; i < k-2; i++ {
+				n := g.nb
+				g.nb++
+				g.eps = append(g.eps, 0)
+				g.binary = append(g.binary, binaryRule{a: a, b: sym(r.RHS[i]), c: n, p: p})
+				a, p = n, 1
+			}
+			g.binary = append(g.binary, binaryRule{a: a, b: sym(r.RHS[k-2]), c: sym(r.RHS[k-1]), p: p})
+		}
+	}
+	g.byLeft = make([][]binaryRule, g.nb)
+	for _, r := range g.binary {
+		g.byLeft[r.b] = append(g.byLeft[r.b], r)
+	}
+	g.byLHS = make([]lhsRules, g.nb)
+	for i, r := range g.unary {
+		g.byLHS[r.a].unary = append(g.byLHS[r.a].unary, i)
+	}
+	for i, r := range g.binary {
+		g.byLHS[r.a].binary = append(g.byLHS[r.a].binary, i)
+	}
+}
+
+// nullable computes β_A(0) for every binarized nonterminal by fixed-point
+// iteration from 0, which converges monotonically to the least fixed point.
+func (g *PCFG) nullable() {
+	x := make([]float64, g.nb)
+	y := make([]float64, g.nb)
+	const maxIter = 1 << 20
+	for iter := 0; iter < maxIter; iter++ {
+		copy(y, g.eps)
+		for _, r := range g.unary {
+			y[r.a] += r.p * x[r.b]
+		}
+		for _, r := range g.binary {
+			y[r.a] += r.p * x[r.b] * x[r.c]
+		}
+		var delta float64
+		for i := range x {
+			delta = math.Max(delta, math.Abs(y[i]-x[i]))
+		}
+		x, y = y, x
+		if delta <= 1e-17 {
+			break
+		}
+	}
+	g.null = x
+}
+
+// productive returns which binarized nonterminals derive some string.
+func (g *PCFG) productive() []bool {
+	prod := make([]bool, g.nb)
+	for t := range g.terms {
+		prod[g.preterm+t] = true
+	}
+	for a := range prod {
+		if g.eps[a] > 0 {
+			prod[a] = true
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, r := range g.unary {
+			if !prod[r.a] && prod[r.b] {
+				prod[r.a], changed = true, true
+			}
+		}
+		for _, r := range g.binary {
+			if !prod[r.a] && prod[r.b] && prod[r.c] {
+				prod[r.a], changed = true, true
+			}
+		}
+	}
+	return prod
+}
+
+// sameLengthClosure computes (I - J)⁻¹, where J[A][B] is the weight with
+// which β_A(n) depends on β_B(n) for n ≥ 1: unary rules A → B, and binary
+// rules A → B C or A → C B with C deriving ε. Entries that are structurally
+// zero are kept exactly zero.
+func (g *PCFG) sameLengthClosure() error {
+	n := g.nb
+	prod := g.productive()
+	j := mat.NewDense(n, n, nil)
+	add := func(a, b int, w float64) {
+		if w == 0 || !prod[a] || !prod[b] {
+			return
+		}
+		j.Set(a, b, j.At(a, b)+w)
+	}
+	for _, r := range g.unary {
+		add(r.a, r.b, r.p)
+	}
+	for _, r := range g.binary {
+		add(r.a, r.b, r.p*g.null[r.c])
+		add(r.a, r.c, r.p*g.null[r.b])
+	}
+	// Structural reachability through J, reflexive.
+	reach := make([][]bool, n)
+	for a := range reach {
+		reach[a] = make([]bool, n)
+		reach[a][a] = true
+		stack := []int{a}
+		for len(stack) > 0 {
+			u := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for v := 0; v < n; v++ {
+				if j.At(u, v) != 0 && !reach[a][v] {
+					reach[a][v] = true
+					stack = append(stack, v)
+				}
+			}
+		}
+	}
+	m := mat.NewDense(n, n, nil)
+	for a := 0; a < n; a++ {
+		for b := 0; b < n; b++ {
+			v := -j.At(a, b)
+			if a == b {
+				v++
+			}
+			m.Set(a, b, v)
+		}
+	}
+	var inv mat.Dense
+	errCycle := errors.New("data: unary and nullable rules form cycles of total probability 1 or more")
+	if err := inv.Inverse(m); err != nil {
+		return errCycle
+	}
+	g.closure = g.closure[:0]
+	for a := 0; a < n; a++ {
+		for b := 0; b < n; b++ {
+			if !reach[a][b] {
+				continue
+			}
+			w := inv.At(a, b)
+			if !(w > 0) || math.IsInf(w, 0) {
+				return errCycle
+			}
+			g.closure = append(g.closure, closureEntry{a: a, b: b, w: w})
+		}
+	}
+	return nil
+}
+
+// solve sets beta = (I - J)⁻¹ c.
+func (g *PCFG) solve(beta, c []float64) {
+	clear(beta)
+	for _, e := range g.closure {
+		beta[e.a] += e.w * c[e.b]
+	}
+}
+
+// normalize divides v by its maximum, returning the log of that maximum,
+// or -Inf if v is zero.
+func normalize(v []float64) float64 {
+	var mx float64
+	for _, x := range v {
+		if x > mx {
+			mx = x
+		}
+	}
+	if mx == 0 {
+		return math.Inf(-1)
+	}
+	for i := range v {
+		v[i] /= mx
+	}
+	return math.Log(mx)
+}
+
+// nonterminal returns the binarized index of the nonterminal named a.
+func (g *PCFG) nonterminal(a string) (int, error) {
+	i, ok := g.ntIndex[a]
+	if !ok {
+		return 0, fmt.Errorf("data: unknown nonterminal %q", a)
+	}
+	return i, nil
+}

@@ -1,0 +1,119 @@
+package data
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// LineError is an error about one line of a text file of strings.
+type LineError struct {
+	Name string // file name
+	Line int    // 1-based line number
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
+
+// Unwrap returns the underlying error.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// ParseString converts the text form of a string, symbols separated by
+// spaces, to symbol indices into symbols. An empty (or all-space) line is
+// the empty string. It returns an error naming the first unknown symbol.
+func ParseString(line string, symbols []string) ([]int, error) {
+	fields := strings.Fields(line)
+	w := make([]int, len(fields))
+	for i, f := range fields {
+		j := indexOf(symbols, f)
+		if j < 0 {
+			return nil, fmt.Errorf("unknown symbol %q at position %d", f, i+1)
+		}
+		w[i] = j
+	}
+	return w, nil
+}
+
+func indexOf(symbols []string, s string) int {
+	for i, t := range symbols {
+		if t == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// FormatString returns the text form of w: the symbols, separated by single
+// spaces. It panics if an index is out of range of symbols.
+func FormatString(w []int, symbols []string) string {
+	var b strings.Builder
+	for i, x := range w {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(symbols[x])
+	}
+	return b.String()
+}
+
+// ReadStrings reads strings in text form, one per line, from r. Every line,
+// including an empty one, is a string; a final newline does not start
+// another string. name is used in errors, which are *LineError values.
+func ReadStrings(r io.Reader, name string, symbols []string) ([][]int, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<26)
+	ws := [][]int{}
+	for line := 1; sc.Scan(); line++ {
+		w, err := ParseString(strings.TrimSuffix(sc.Text(), "\r"), symbols)
+		if err != nil {
+			return nil, &LineError{Name: name, Line: line, Err: err}
+		}
+		ws = append(ws, w)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return ws, nil
+}
+
+// WriteStrings writes ws in text form, one string per line. It returns an
+// error if an index is out of range of symbols.
+func WriteStrings(w io.Writer, ws [][]int, symbols []string) error {
+	bw := bufio.NewWriter(w)
+	for i, s := range ws {
+		for _, x := range s {
+			if x < 0 || x >= len(symbols) {
+				return fmt.Errorf("data: string %d: symbol index %d out of range [0, %d)", i, x, len(symbols))
+			}
+		}
+		bw.WriteString(FormatString(s, symbols))
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// ReadStringsFile reads strings in text form from the named file.
+func ReadStringsFile(path string, symbols []string) ([][]int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadStrings(f, path, symbols)
+}
+
+// WriteStringsFile writes strings in text form to the named file, creating
+// or truncating it.
+func WriteStringsFile(path string, ws [][]int, symbols []string) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		err = errors.Join(err, f.Close())
+	}()
+	return WriteStrings(f, ws, symbols)
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/spf13/pflag"
+)
+
+func init() {
+	prog.Register("entropy", "compute the true-entropy lower bound of a set of strings", runEntropy)
+}
+
+// runEntropy reads strings of --task and prints the per-symbol cross-entropy
+// of the source distribution p(w) = (1/K)·p_G(w)/p_G(|w|) on them, the lower
+// bound of a model's cross-entropy, in nats.
+func runEntropy(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("entropy", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	taskName := fs.String("task", "", fmt.Sprintf("task, one of %v (required)", data.TaskNames()))
+	lengths := fs.String("lengths", "", "MIN:MAX range of lengths of the source distribution (required)")
+	in := fs.String("in", "", "file of strings, one per line (default: standard input)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := requireFlags(fs, "task", "lengths"); err != nil {
+		return err
+	}
+	t, err := taskFlag(*taskName)
+	if err != nil {
+		return err
+	}
+	minLen, maxLen, err := parseLengths(*lengths)
+	if err != nil {
+		return fmt.Errorf("--lengths: %w", err)
+	}
+	g := t.Grammar()
+	if ns, err := g.ValidLengths(minLen, maxLen); err != nil {
+		return fmt.Errorf("--lengths: %w", err)
+	} else if len(ns) == 0 {
+		return fmt.Errorf("--lengths: task %s has no strings with length in [%d, %d]", t.Name(), minLen, maxLen)
+	}
+
+	name := "<stdin>"
+	var r io.Reader = os.Stdin
+	if *in != "" {
+		f, err := os.Open(*in)
+		if err != nil {
+			return fmt.Errorf("--in: %w", err)
+		}
+		defer f.Close()
+		name, r = *in, f
+	}
+	ws, err := data.ReadStrings(r, name, t.Terminals())
+	if err != nil {
+		return err
+	}
+	if len(ws) == 0 {
+		return fmt.Errorf("%s: no strings", name)
+	}
+	lb, err := data.ComputeLowerBound(g, ws, minLen, maxLen)
+	if err != nil {
+		if se, ok := errors.AsType[*data.StringError](err); ok {
+			return &data.LineError{Name: name, Line: se.Index + 1, Err: se.Err}
+		}
+		return err
+	}
+	if *asJSON {
+		b, err := json.Marshal(lb)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "strings        %d\nsymbols        %d\nvalid lengths  %d\nlower bound    %.6f nats/symbol\n",
+		lb.Strings, lb.Symbols, lb.ValidLengths, lb.Entropy)
+	return err
+}

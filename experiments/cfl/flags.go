@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nsrnn/nsrnn/data"
+)
+
+// parseLengths parses a length range written MIN:MAX, with
+// 0 <= MIN <= MAX <= data.MaxLength. Errors do not name the flag; callers
+// wrap them, e.g. fmt.Errorf("--lengths: %w", err).
+func parseLengths(s string) (minLen, maxLen int, err error) {
+	lo, hi, ok := strings.Cut(s, ":")
+	if !ok {
+		return 0, 0, fmt.Errorf("malformed length range %q: want MIN:MAX", s)
+	}
+	minLen, err1 := strconv.Atoi(strings.TrimSpace(lo))
+	maxLen, err2 := strconv.Atoi(strings.TrimSpace(hi))
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("malformed length range %q: want MIN:MAX with integer bounds", s)
+	}
+	switch {
+	case minLen < 0:
+		return 0, 0, fmt.Errorf("length range %q: MIN %d is negative", s, minLen)
+	case minLen > maxLen:
+		return 0, 0, fmt.Errorf("length range %q: MIN %d > MAX %d", s, minLen, maxLen)
+	case maxLen > data.MaxLength:
+		return 0, 0, fmt.Errorf("length range %q: MAX %d exceeds %d", s, maxLen, data.MaxLength)
+	}
+	return minLen, maxLen, nil
+}
+
+// requireFlags returns an error naming the first of the named flags that
+// was not set on the command line.
+func requireFlags(fs interface{ Changed(string) bool }, names ...string) error {
+	for _, n := range names {
+		if !fs.Changed(n) {
+			return fmt.Errorf("--%s is required", n)
+		}
+	}
+	return nil
+}
+
+// taskFlag returns the task named by the --task flag's value.
+func taskFlag(name string) (*data.Task, error) {
+	t, err := data.NewTask(name)
+	if err != nil {
+		return nil, fmt.Errorf("--task: %w", err)
+	}
+	return t, nil
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/spf13/pflag"
+)
+
+func init() {
+	prog.Register("sample", "sample strings of a CFL task", runSample)
+}
+
+// runSample writes --count strings of --task, one per line, each with a
+// length drawn uniformly from the valid lengths in --lengths and then drawn
+// from the task's PCFG conditioned on that length.
+func runSample(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("sample", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	taskName := fs.String("task", "", fmt.Sprintf("task, one of %v (required)", data.TaskNames()))
+	count := fs.Int("count", 0, "number of strings (required)")
+	lengths := fs.String("lengths", "", "MIN:MAX range of lengths (required)")
+	seed := fs.Uint64("seed", 1, "random seed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := requireFlags(fs, "task", "count", "lengths"); err != nil {
+		return err
+	}
+	t, err := taskFlag(*taskName)
+	if err != nil {
+		return err
+	}
+	if *count < 0 {
+		return fmt.Errorf("--count %d must not be negative", *count)
+	}
+	minLen, maxLen, err := parseLengths(*lengths)
+	if err != nil {
+		return fmt.Errorf("--lengths: %w", err)
+	}
+	rng := rand.New(rand.NewPCG(*seed, 0))
+	ws, err := data.SampleStrings(t.Grammar(), *count, minLen, maxLen, rng)
+	if err != nil {
+		return fmt.Errorf("--lengths %s: %w", *lengths, err)
+	}
+	return data.WriteStrings(stdout, ws, t.Terminals())
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+func init() {
+	prog.Register("params", "print the number of parameters of a PTB model", runParams)
+}
+
+func runParams(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("params", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	mf := cli.AddModelFlags(fs, 256)
+	vocab := fs.Int("vocab", 10000, "vocabulary size (input and output)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *vocab < 1 {
+		return fmt.Errorf("--vocab %d must be positive", *vocab)
+	}
+	if mf.States == 0 && mf.Symbols == 0 && nsrnn.IsNondeterministic(mf.Kind) {
+		return fmt.Errorf("--model %s needs --states and --symbols", mf.Kind)
+	}
+	if mf.Kind == nsrnn.JM && mf.DepthLimit == 0 {
+		mf.DepthLimit = 10 // the paper's PTB setting
+	}
+	if nsrnn.IsNondeterministic(mf.Kind) && mf.Window == 0 {
+		mf.Window = 35 // the paper's PTB setting
+	}
+	cfg, err := mf.Config(*vocab, *vocab, mf.Hidden, 0.05)
+	if err != nil {
+		return err
+	}
+	n, err := nsrnn.CountParams(cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, n)
+	return nil
+}

@@ -1,0 +1,56 @@
+// Package linalg has the dense kernels shared by the fused ops of nsrnn:
+// affine maps and their gradients on row-major []float64 slices, with the
+// weight layout W of shape (out, in) and y = x Wᵀ + b.
+package linalg
+
+import (
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+func general(rows, cols int, data []float64) blas64.General {
+	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: data}
+}
+
+// AffineAdd adds x Wᵀ to y, where x is (batch, in), W is (out, in) and y is
+// (batch, out). It does not add a bias.
+func AffineAdd(y, x, w []float64, batch, in, out int) {
+	if batch == 0 || in == 0 || out == 0 {
+		return
+	}
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, general(batch, in, x), general(out, in, w), 1, general(batch, out, y))
+}
+
+// Affine sets y = x Wᵀ + b; b may be nil.
+func Affine(y, x, w, b []float64, batch, in, out int) {
+	for i := 0; i < batch; i++ {
+		if b != nil {
+			copy(y[i*out:(i+1)*out], b)
+		} else {
+			clear(y[i*out : (i+1)*out])
+		}
+	}
+	AffineAdd(y, x, w, batch, in, out)
+}
+
+// AffineBackward accumulates the gradients of y = x Wᵀ + b given dy:
+// dx += dy W, dW += dyᵀ x, db += Σ_batch dy. Any of dx, dw, db may be nil.
+func AffineBackward(dx, dw, db, dy, x, w []float64, batch, in, out int) {
+	if batch == 0 || in == 0 || out == 0 {
+		return
+	}
+	if dx != nil {
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(batch, out, dy), general(out, in, w), 1, general(batch, in, dx))
+	}
+	if dw != nil {
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(batch, out, dy), general(batch, in, x), 1, general(out, in, dw))
+	}
+	if db != nil {
+		for i := 0; i < batch; i++ {
+			row := dy[i*out : (i+1)*out]
+			for j, v := range row {
+				db[j] += v
+			}
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package nsrnn
+
+import (
+	"fmt"
+	"hash"
+	"math"
+
+	"gorgonia.org/tensor"
+
+	"github.com/nsrnn/nsrnn/internal/linalg"
+)
+
+// oneHot produces the (batch, vocab) one-hot input vectors of step t from
+// the (batch, width) matrix of input symbol indices.
+type oneHot struct {
+	graph      uint64
+	t, vocab   int
+	batch, col int
+}
+
+func (k *oneHot) Name() string { return fmt.Sprintf("onehot%d", k.t) }
+func (k *oneHot) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "onehot:%d:%d:%d:%d", k.graph, k.t, k.vocab, k.col)
+}
+func (k *oneHot) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
+	return tensor.Shape{k.batch, k.vocab}, nil
+}
+func (k *oneHot) Differentiable(int) bool { return false }
+func (k *oneHot) Forward(out []float64, in [][]float64) {
+	clear(out)
+	for b := 0; b < k.batch; b++ {
+		out[b*k.vocab+int(in[0][b*k.col+k.t-1])] = 1
+	}
+}
+func (k *oneHot) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {}
+
+// embed looks up the (batch, size) embeddings of step t's input symbols.
+type embed struct {
+	graph      uint64
+	t, size    int
+	batch, col int
+}
+
+func (k *embed) Name() string { return fmt.Sprintf("embed%d", k.t) }
+func (k *embed) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "embed:%d:%d:%d:%d", k.graph, k.t, k.size, k.col)
+}
+func (k *embed) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
+	return tensor.Shape{k.batch, k.size}, nil
+}
+func (k *embed) Differentiable(i int) bool { return i == 1 }
+func (k *embed) Forward(out []float64, in [][]float64) {
+	for b := 0; b < k.batch; b++ {
+		s := int(in[0][b*k.col+k.t-1])
+		copy(out[b*k.size:(b+1)*k.size], in[1][s*k.size:(s+1)*k.size])
+	}
+}
+func (k *embed) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
+	for b := 0; b < k.batch; b++ {
+		s := int(in[0][b*k.col+k.t-1])
+		row := gradIn[1][s*k.size : (s+1)*k.size]
+		for j, g := range gradOut[b*k.size : (b+1)*k.size] {
+			row[j] += g
+		}
+	}
+}
+
+// outputLoss applies the output layer y_t = W_hy h_t + b_hy to the hidden
+// states h_0 … h_n, takes log-softmax, and returns the cross-entropy of the
+// targets summed over positions and averaged over the batch. Its inputs are
+// h_0 … h_n, W_hy, b_hy and the (batch, n+1) targets. It keeps the
+// log-probabilities of the latest forward pass in logp, indexed
+// [(t·batch + b)·vocab + v].
+type outputLoss struct {
+	graph                uint64
+	steps, batch, hidden int
+	vocab                int
+	logp                 []float64
+}
+
+func (k *outputLoss) Name() string { return "loss" }
+func (k *outputLoss) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "loss:%d:%d:%d", k.graph, k.steps, k.batch)
+}
+func (k *outputLoss) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) != k.steps+3 {
+		return nil, fmt.Errorf("got %d inputs, want %d", len(in), k.steps+3)
+	}
+	return tensor.ScalarShape(), nil
+}
+func (k *outputLoss) Differentiable(i int) bool { return i < k.steps+2 }
+
+func (k *outputLoss) Forward(out []float64, in [][]float64) {
+	w, bias, targets := in[k.steps], in[k.steps+1], in[k.steps+2]
+	v := k.vocab
+	loss := 0.0
+	for t := 0; t < k.steps; t++ {
+		lp := k.logp[t*k.batch*v : (t+1)*k.batch*v]
+		linalg.Affine(lp, in[t], w, bias, k.batch, k.hidden, v)
+		for b := 0; b < k.batch; b++ {
+			row := lp[b*v : (b+1)*v]
+			logSoftmax(row)
+			loss -= row[int(targets[b*k.steps+t])]
+		}
+	}
+	out[0] = loss / float64(k.batch)
+}
+
+func (k *outputLoss) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
+	w, targets := in[k.steps], in[k.steps+2]
+	dw, db := gradIn[k.steps], gradIn[k.steps+1]
+	v := k.vocab
+	scale := gradOut[0] / float64(k.batch)
+	dy := make([]float64, k.batch*v)
+	for t := 0; t < k.steps; t++ {
+		lp := k.logp[t*k.batch*v : (t+1)*k.batch*v]
+		for i, l := range lp {
+			dy[i] = scale * math.Exp(l)
+		}
+		for b := 0; b < k.batch; b++ {
+			dy[b*v+int(targets[b*k.steps+t])] -= scale
+		}
+		linalg.AffineBackward(gradIn[t], dw, db, dy, in[t], w, k.batch, k.hidden, v)
+	}
+}
+
+// logSoftmax replaces x by log softmax(x).
+func logSoftmax(x []float64) {
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = max(m, v)
+	}
+	s := 0.0
+	for _, v := range x {
+		s += math.Exp(v - m)
+	}
+	z := m + math.Log(s)
+	for i := range x {
+		x[i] -= z
+	}
+}

@@ -1,0 +1,334 @@
+package nsrnn
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ptbConfig is the paper's PTB setting: vocabulary 10,000 in and out,
+// embedding size equal to the hidden size, every weight uniform in ±0.05.
+func ptbConfig(kind string, hidden int) Config {
+	return Config{Kind: kind, InputVocab: 10000, OutputVocab: 10000, Embedding: hidden, Hidden: hidden, InitRange: 0.05}
+}
+
+// TestParamCountsMatchPaper checks the parameter counts of the paper's PTB
+// tables (§5.2 and appendix E).
+func TestParamCountsMatchPaper(t *testing.T) {
+	ns := func(kind string, q, g int) Config {
+		c := ptbConfig(kind, 256)
+		c.States, c.Symbols, c.Window = q, g, 35
+		return c
+	}
+	jmHidden := ptbConfig(JM, 247)
+	jmHidden.PushHiddenState, jmHidden.DepthLimit = true, 10
+	jmLearned := ptbConfig(JM, 256)
+	jmLearned.StackEmbedding, jmLearned.DepthLimit = 22, 10
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want int
+	}{
+		{"LSTM 256", ptbConfig(LSTM, 256), 5656336},
+		{"LSTM 258", ptbConfig(LSTM, 258), 5704576},
+		{"LSTM 267", ptbConfig(LSTM, 267), 5922448},
+		{"JM push hidden 247", jmHidden, 5684828},
+		{"JM learned 22", jmLearned, 5685289},
+		{"NS 1,2", ns(NS, 1, 2), 5660954},
+		{"NS 1,3", ns(NS, 1, 3), 5664805},
+		{"NS 1,11", ns(NS, 1, 11), 5732621},
+		{"NS 2,2", ns(NS, 2, 2), 5668664},
+		{"NS 2,3", ns(NS, 2, 3), 5680996},
+		{"NS 3,3", ns(NS, 3, 3), 5707981},
+		{"NS 3,4", ns(NS, 3, 4), 5743700},
+		{"RNS 1,2", ns(RNS, 1, 2), 5660954},
+		{"RNS 2,2", ns(RNS, 2, 2), 5670712},
+		{"RNS 2,5", ns(RNS, 2, 5), 5723116},
+		{"RNS 3,3", ns(RNS, 3, 3), 5714125},
+		{"RNS 3,4", ns(RNS, 3, 4), 5751892},
+	} {
+		m, err := build(tc.cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := m.NumParams(); got != tc.want {
+			t.Errorf("%s: %d parameters, paper has %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 2, Symbols: 3}
+	if err := good.Validate(); err != nil {
+		t.Fatalf("valid config rejected: %v", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		mod    func(*Config)
+		substr string
+	}{
+		{"unknown kind", func(c *Config) { c.Kind = "gru" }, "unknown model"},
+		{"no hidden", func(c *Config) { c.Hidden = 0 }, "hidden size"},
+		{"ns without symbols", func(c *Config) { c.Symbols = 0 }, "symbols"},
+		{"lstm with states", func(c *Config) { c.Kind = LSTM }, "states and symbols apply only"},
+		{"jm without embedding", func(c *Config) { *c = Config{Kind: JM, InputVocab: 3, OutputVocab: 4, Hidden: 5} }, "stack embedding"},
+		{"jm push hidden wrong size", func(c *Config) {
+			*c = Config{Kind: JM, InputVocab: 3, OutputVocab: 4, Hidden: 5, PushHiddenState: true, StackEmbedding: 4}
+		}, "must equal the hidden size"},
+		{"gref push hidden", func(c *Config) {
+			*c = Config{Kind: Gref, InputVocab: 3, OutputVocab: 4, Hidden: 5, PushHiddenState: true, StackEmbedding: 5}
+		}, "only to jm"},
+		{"window on lstm", func(c *Config) { *c = Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 5, Window: 3} }, "window"},
+		{"depth limit on ns", func(c *Config) { c.DepthLimit = 10 }, "depth limit"},
+		{"negative window", func(c *Config) { c.Window = -1 }, "window"},
+	} {
+		c := good
+		tc.mod(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.substr) {
+			t.Errorf("%s: got error %v, want one containing %q", tc.name, err, tc.substr)
+		}
+		if _, err := New(c, 1); err == nil {
+			t.Errorf("%s: New accepted an invalid configuration", tc.name)
+		}
+	}
+}
+
+// tinyConfigs has one small configuration of every model kind, and the
+// memory-limited and fixed-bottom NS variants.
+func tinyConfigs() map[string]Config {
+	base := Config{InputVocab: 3, OutputVocab: 4, Hidden: 4}
+	with := func(f func(*Config)) Config { c := base; f(&c); return c }
+	return map[string]Config{
+		"lstm":          with(func(c *Config) { c.Kind = LSTM }),
+		"lstm 2 layers": with(func(c *Config) { c.Kind = LSTM; c.Layers = 2; c.Embedding = 3 }),
+		"gref":          with(func(c *Config) { c.Kind = Gref; c.StackEmbedding = 3 }),
+		"jm":            with(func(c *Config) { c.Kind = JM; c.StackEmbedding = 3 }),
+		"jm hidden":     with(func(c *Config) { c.Kind = JM; c.PushHiddenState = true; c.DepthLimit = 3 }),
+		"ns":            with(func(c *Config) { c.Kind = NS; c.States, c.Symbols = 2, 2 }),
+		"ns+s":          with(func(c *Config) { c.Kind = NSS; c.States, c.Symbols = 2, 2 }),
+		"ns+u":          with(func(c *Config) { c.Kind = NSU; c.States, c.Symbols = 2, 2 }),
+		"rns":           with(func(c *Config) { c.Kind = RNS; c.States, c.Symbols = 2, 2 }),
+		"rns limited":   with(func(c *Config) { c.Kind = RNS; c.States, c.Symbols, c.Window = 2, 2, 2 }),
+		"rns fixed":     with(func(c *Config) { c.Kind = RNS; c.States, c.Symbols, c.Bottom = 1, 2, 1 }),
+	}
+}
+
+func randomBatch(rng *rand.Rand, batch, n, vocab int) Batch {
+	b := make(Batch, batch)
+	for i := range b {
+		b[i] = make([]int, n)
+		for j := range b[i] {
+			b[i][j] = rng.IntN(vocab)
+		}
+	}
+	return b
+}
+
+// TestModelGradients checks Gradient against central differences of Loss
+// for every model kind, through the whole model.
+func TestModelGradients(t *testing.T) {
+	for name, cfg := range tinyConfigs() {
+		t.Run(name, func(t *testing.T) {
+			m, err := New(cfg, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Larger weights than the initialization make the check
+			// sensitive to every path.
+			rng := rand.New(rand.NewPCG(5, 6))
+			for _, p := range m.Params() {
+				for i := range p.Data() {
+					p.Data()[i] = rng.NormFloat64() * 0.5
+				}
+			}
+			batch := randomBatch(rng, 2, 5, cfg.InputVocab)
+			loss, grads, err := m.Gradient(batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Central differences carry a rounding error of about
+			// ε·|loss|/h; allow ten times that on top of a relative
+			// tolerance of 1e-6.
+			const h = 1e-6
+			atol := 10 * 2.2e-16 * math.Abs(loss) / h
+			analytic := make([][]float64, len(grads))
+			for i, g := range grads {
+				analytic[i] = append([]float64(nil), g...)
+			}
+			worst := 0.0
+			for pi, p := range m.Params() {
+				x := p.Data()
+				for _, j := range rng.Perm(len(x))[:min(len(x), 12)] {
+					orig := x[j]
+					x[j] = orig + h
+					fp, err := m.Loss(batch)
+					if err != nil {
+						t.Fatal(err)
+					}
+					x[j] = orig - h
+					fm, _ := m.Loss(batch)
+					x[j] = orig
+					num := (fp - fm) / (2 * h)
+					a := analytic[pi][j]
+					e := math.Abs(a-num) / (atol + 1e-6*math.Abs(num))
+					worst = math.Max(worst, e)
+					if e > 1 {
+						t.Errorf("%s[%d]: gradient %.9g, finite difference %.9g", p.Name, j, a, num)
+					}
+				}
+			}
+			t.Logf("worst error %.2g of the tolerance", worst)
+		})
+	}
+}
+
+// TestLogProbsNormalized checks that every prediction is a distribution and
+// that LogProb is the sum of the log-probabilities of the targets.
+func TestLogProbsNormalized(t *testing.T) {
+	for name, cfg := range tinyConfigs() {
+		m, err := New(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := []int{0, 2, 1, 1, 0, 2}
+		lps, err := m.LogProbs([]([]int){w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lps[0]) != len(w)+1 {
+			t.Fatalf("%s: %d predictions for %d symbols", name, len(lps[0]), len(w))
+		}
+		sum := 0.0
+		for pos, lp := range lps[0] {
+			z := 0.0
+			for _, v := range lp {
+				z += math.Exp(v)
+			}
+			if math.Abs(z-1) > 1e-12 {
+				t.Errorf("%s: prediction %d sums to %v", name, pos, z)
+			}
+			target := m.EOS()
+			if pos < len(w) {
+				target = w[pos]
+			}
+			sum += lp[target]
+		}
+		lp, err := m.LogProb(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(lp-sum) > 1e-12 {
+			t.Errorf("%s: LogProb %v, sum of LogProbs %v", name, lp, sum)
+		}
+	}
+}
+
+// TestPredictionZeroIsFromZeroState checks that the first prediction does
+// not depend on the input.
+func TestPredictionZeroIsFromZeroState(t *testing.T) {
+	m, err := New(tinyConfigs()["rns"], 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := m.LogProbs([]([]int){{0, 1, 2}})
+	b, _ := m.LogProbs([]([]int){{2, 2, 1}})
+	for v := range a[0][0] {
+		if a[0][0][v] != b[0][0][v] {
+			t.Fatalf("prediction 0 depends on the input")
+		}
+	}
+	if a[0][1][0] == b[0][1][0] {
+		t.Fatalf("prediction 1 does not depend on the input")
+	}
+}
+
+func TestSeedDeterminism(t *testing.T) {
+	cfg := tinyConfigs()["jm"]
+	a, _ := New(cfg, 7)
+	b, _ := New(cfg, 7)
+	c, _ := New(cfg, 8)
+	for i, p := range a.Params() {
+		for j, v := range p.Data() {
+			if b.Params()[i].Data()[j] != v {
+				t.Fatalf("same seed, different parameter %s", p.Name)
+			}
+		}
+	}
+	same := true
+	for i, p := range a.Params() {
+		for j, v := range p.Data() {
+			same = same && c.Params()[i].Data()[j] == v
+		}
+	}
+	if same {
+		t.Fatal("different seeds gave the same parameters")
+	}
+}
+
+func TestBadBatches(t *testing.T) {
+	m, _ := New(tinyConfigs()["lstm"], 1)
+	for _, tc := range []struct {
+		name  string
+		batch [][]int
+	}{
+		{"empty", nil},
+		{"ragged", [][]int{{0, 1}, {0}}},
+		{"symbol out of range", [][]int{{0, 3}}},
+		{"negative symbol", [][]int{{-1}}},
+	} {
+		if _, err := m.Loss(tc.batch); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+	// The empty string is a valid sequence: it predicts EOS only.
+	if _, err := m.Loss([][]int{{}}); err != nil {
+		t.Errorf("empty string: %v", err)
+	}
+}
+
+func TestSaveLoad(t *testing.T) {
+	dir := t.TempDir()
+	for name, cfg := range tinyConfigs() {
+		m, _ := New(cfg, 4)
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
+		if err := m.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		l, err := Load(path)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		w := []int{1, 0, 2, 2}
+		a, _ := m.LogProb(w)
+		b, _ := l.LogProb(w)
+		if a != b {
+			t.Errorf("%s: loaded model scores %v, saved %v", name, b, a)
+		}
+	}
+	m, _ := New(tinyConfigs()["rns"], 4)
+	data, _ := m.MarshalBinary()
+	corrupt := append([]byte(nil), data...)
+	corrupt[len(corrupt)/2] ^= 0x40
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"empty", nil},
+		{"truncated", data[:len(data)-9]},
+		{"header only", data[:16]},
+		{"corrupted", corrupt},
+		{"not a model", []byte("hello, world, this is not a model file")},
+	} {
+		path := filepath.Join(dir, "bad")
+		os.WriteFile(path, tc.data, 0o644)
+		_, err := Load(path)
+		if err == nil || !errors.Is(err, ErrBadModelFile) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: got %v, want an ErrBadModelFile naming the file", tc.name, err)
+		}
+	}
+}

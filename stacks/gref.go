@@ -1,0 +1,220 @@
+package stacks
+
+import (
+	"fmt"
+	"hash"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/nsrnn/nsrnn/internal/fused"
+	"github.com/nsrnn/nsrnn/internal/linalg"
+	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/stacks/internal/baseline"
+)
+
+// baselineIDs numbers the instances of the baseline stacks (Gref, JM), so
+// that their step kernels never hash alike.
+var baselineIDs atomic.Uint64
+
+// Gref is the stratification stack of Grefenstette et al. (2015) as the
+// paper's appendix A defines it, with its Actions layer: from the
+// controller's hidden state h_t,
+//
+//	u_t = σ(W_u h_t + b_u)      pop strength
+//	d_t = σ(W_d h_t + b_d)      push strength
+//	v_t = tanh(W_v h_t + b_v)   pushed vector, of size m
+//
+// the strengths s_t and the reading r_t follow the appendix's equations
+// (the reading sums over all elements, including the one pushed at step t;
+// the empty stack reads zeros, so r_0 = 0). At the kinks of max and min the
+// gradient follows a fixed convention: max(0, x) passes it only when
+// x > 0, and min(s, b) in the reading passes it to the strength s when
+// s ≤ b.
+type Gref struct {
+	hidden, m int
+	// Scheme initializes the three affine layers (Init). The zero value,
+	// the default, is Xavier-uniform weights with zero biases (the CFL
+	// experiments); the PTB experiments use Uniform 0.05.
+	Scheme                 param.Scheme
+	wu, bu, wd, bd, wv, bv *param.Param
+	// tapes holds one tape per batch size, shared by the graphs bound to
+	// the stack (graphs of one model never run concurrently).
+	tapes map[int]*baseline.Gref
+}
+
+// NewGref returns a stratification stack with pushed vectors of size m,
+// whose actions are computed from hidden states of size hidden. Its
+// parameters are named name+".W_u", ".b_u", ".W_d", ".b_d", ".W_v" and
+// ".b_v"; there are (hidden+1)·(m+2) of them.
+func NewGref(name string, hidden, m int) (*Gref, error) {
+	if hidden < 1 || m < 1 {
+		return nil, fmt.Errorf("stacks: Gref needs hidden and stack vector sizes of at least 1, got %d and %d", hidden, m)
+	}
+	return &Gref{
+		hidden: hidden, m: m,
+		wu: param.New(name+".W_u", 1, hidden), bu: param.New(name+".b_u", 1),
+		wd: param.New(name+".W_d", 1, hidden), bd: param.New(name+".b_d", 1),
+		wv: param.New(name+".W_v", m, hidden), bv: param.New(name+".b_v", m),
+	}, nil
+}
+
+// Hidden is the size of the hidden states the actions are computed from.
+func (s *Gref) Hidden() int { return s.hidden }
+
+// ReadingSize implements Layer: the stack vector size m.
+func (s *Gref) ReadingSize() int { return s.m }
+
+// Params implements Layer: W_u, b_u, W_d, b_d, W_v, b_v.
+func (s *Gref) Params() []*param.Param {
+	return []*param.Param{s.wu, s.bu, s.wd, s.bd, s.wv, s.bv}
+}
+
+// Init implements Layer, drawing the parameters per s.Scheme in the order
+// of Params.
+func (s *Gref) Init(rng *rand.Rand) {
+	for i, p := range s.Params() {
+		if i%2 == 0 {
+			s.Scheme.InitWeight(p, rng)
+		} else {
+			s.Scheme.InitBias(p, rng)
+		}
+	}
+}
+
+func (s *Gref) tape(batch, steps int) *baseline.Gref {
+	if s.tapes == nil {
+		s.tapes = map[int]*baseline.Gref{}
+	}
+	t := s.tapes[batch]
+	if t == nil {
+		t = baseline.NewGref(batch, s.m, steps)
+		s.tapes[batch] = t
+	}
+	t.Resize(batch, s.m, steps)
+	return t
+}
+
+// Bind implements Layer. Each Step adds one node. The instance works on a
+// tape shared with the other graphs bound to s for the same batch size,
+// so those graphs must not run concurrently.
+func (s *Gref) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
+	if batch < 1 || steps < 0 {
+		return nil, fmt.Errorf("stacks: Gref bind with batch %d, steps %d", batch, steps)
+	}
+	id := baselineIDs.Add(1)
+	in := &grefInstance{s: s, batch: batch, steps: steps, id: id}
+	for i, p := range s.Params() {
+		in.params[i] = p.Node(g)
+	}
+	in.r0 = G.NewMatrix(g, tensor.Float64, G.WithShape(batch, s.m),
+		G.WithName(fmt.Sprintf("%s.r0#%d", s.wu.Name, id)),
+		G.WithValue(tensor.New(tensor.WithShape(batch, s.m), tensor.Of(tensor.Float64))))
+	in.prev = in.r0
+	n := batch * (2 + s.m)
+	in.act = make([]float64, n)
+	in.grad = make([]float64, n)
+	return in, nil
+}
+
+// grefInstance is a Gref stack bound to one graph.
+type grefInstance struct {
+	s            *Gref
+	batch, steps int
+	id           uint64
+	params       [6]*G.Node
+	r0, prev     *G.Node
+	last         int
+	tape         *baseline.Gref
+	// act holds u (batch), d (batch) and v (batch, m); grad their
+	// gradients; both are scratch.
+	act, grad []float64
+}
+
+// Initial implements Instance: r_0 = 0, the reading of the empty stack.
+func (in *grefInstance) Initial() *G.Node { return in.r0 }
+
+// Step implements Instance; steps must be added in order 1, 2, ….
+func (in *grefInstance) Step(t int, h *G.Node) (*G.Node, error) {
+	if t != in.last+1 || t > in.steps {
+		return nil, fmt.Errorf("stacks: Gref step %d after step %d (at most %d steps)", t, in.last, in.steps)
+	}
+	args := append([]*G.Node{h}, in.params[:]...)
+	r, err := fused.Apply(&grefStep{in: in, t: t}, append(args, in.prev)...)
+	if err != nil {
+		return nil, err
+	}
+	in.last, in.prev = t, r
+	return r, nil
+}
+
+// grefStep is the fused kernel of one Gref update: r_t from h_t, the
+// parameters and r_{t−1}. The stack itself lives on the instance's tape;
+// r_{t−1} is an input only to order the steps (its gradient is zero), so
+// that the backward pass of step t runs after that of step t+1.
+type grefStep struct {
+	in *grefInstance
+	t  int
+}
+
+func (k *grefStep) Name() string { return fmt.Sprintf("gref_step%d", k.t) }
+
+func (k *grefStep) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "gref:%d:%d:%d:%d", k.in.id, k.t, k.in.s.hidden, k.in.s.m)
+}
+
+func (k *grefStep) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
+	B, H, m := k.in.batch, k.in.s.hidden, k.in.s.m
+	want := []tensor.Shape{{B, H}, {1, H}, {1}, {1, H}, {1}, {m, H}, {m}, {B, m}}
+	if len(in) != len(want) {
+		return nil, fmt.Errorf("got %d inputs, want %d", len(in), len(want))
+	}
+	for i := range want {
+		if !in[i].Eq(want[i]) {
+			return nil, fmt.Errorf("input %d has shape %v, want %v", i, in[i], want[i])
+		}
+	}
+	return tensor.Shape{B, m}, nil
+}
+
+func (k *grefStep) Forward(out []float64, in [][]float64) {
+	inst := k.in
+	B, H, m := inst.batch, inst.s.hidden, inst.s.m
+	if k.t == 1 {
+		inst.tape = inst.s.tape(B, inst.steps)
+	}
+	u, d, v := inst.act[:B], inst.act[B:2*B], inst.act[2*B:]
+	linalg.Affine(u, in[0], in[1], in[2], B, H, 1)
+	linalg.Affine(d, in[0], in[3], in[4], B, H, 1)
+	linalg.Affine(v, in[0], in[5], in[6], B, H, m)
+	for i := range u {
+		u[i] = 1 / (1 + math.Exp(-u[i]))
+		d[i] = 1 / (1 + math.Exp(-d[i]))
+	}
+	for i := range v {
+		v[i] = math.Tanh(v[i])
+	}
+	inst.tape.Forward(k.t, u, d, v, out)
+}
+
+func (k *grefStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
+	inst := k.in
+	B, H, m := inst.batch, inst.s.hidden, inst.s.m
+	du, dd, dv := inst.grad[:B], inst.grad[B:2*B], inst.grad[2*B:]
+	clear(inst.grad)
+	inst.tape.Backward(k.t, gradOut, du, dd, dv)
+	u, d, v := inst.tape.U(k.t), inst.tape.D(k.t), inst.tape.V(k.t)
+	for i := range du {
+		du[i] *= u[i] * (1 - u[i])
+		dd[i] *= d[i] * (1 - d[i])
+	}
+	for i := range dv {
+		dv[i] *= 1 - v[i]*v[i]
+	}
+	linalg.AffineBackward(gradIn[0], gradIn[1], gradIn[2], du, in[0], in[1], B, H, 1)
+	linalg.AffineBackward(gradIn[0], gradIn[3], gradIn[4], dd, in[0], in[3], B, H, 1)
+	linalg.AffineBackward(gradIn[0], gradIn[5], gradIn[6], dv, in[0], in[5], B, H, m)
+}

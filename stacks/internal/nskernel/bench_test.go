@@ -1,0 +1,140 @@
+package nskernel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// macs counts the multiply-adds of the fast path of a forward and a
+// backward pass over one sequence of n steps (exact fallbacks excluded):
+//
+//	forward, per column b:  G'      Σ_k m²|Q|
+//	                        pop     Σ_{a,k} (m²|Q| + m|Q|)
+//	                        replace Σ_a m³
+//	                        α       Σ_a m²
+//	backward: twice each of these.
+func macs(c Config, n int) (fwd, bwd float64) {
+	var s seq
+	capPos := n + 2
+	if c.Window > 0 {
+		capPos = n + max(2, c.Window)
+	}
+	s.D = c.Window
+	if s.D == 0 {
+		s.D = capPos
+	}
+	m, Q := float64(c.States*c.Symbols), float64(c.States)
+	base := 1
+	if c.Fixed {
+		base = 2
+	}
+	for b := base; b < base+n; b++ {
+		lo := s.lo(b)
+		for k := lo + 1; k <= b-2; k++ {
+			fwd += m * m * Q
+		}
+		for a := lo; a < b; a++ {
+			fwd += m * m
+			if a <= b-2 {
+				fwd += m * m * m
+			}
+			for k := a + 1; k <= b-2; k++ {
+				fwd += m*m*Q + m*Q
+			}
+		}
+	}
+	return fwd, 2 * fwd
+}
+
+func benchFB(b *testing.B, c Config, B, n int) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	ld := randLD(rng, c, B, n, 1)
+	tp := NewTape(c, B, n)
+	r := make([]float64, B*c.ReadingSize())
+	g := make([]float64, B*c.NumActions())
+	gr := make([]float64, B*c.ReadingSize())
+	for i := range gr {
+		gr[i] = rng.NormFloat64()
+	}
+	f, bw := macs(c, n)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tp.Begin(nil)
+		for s := 0; s < n; s++ {
+			tp.Step(ld[s], r)
+		}
+		for s := n; s >= 1; s-- {
+			tp.Backward(s, gr, g)
+		}
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	tot := float64(B) * (f + bw)
+	b.ReportMetric(tot/1e6, "MFMA/op")
+	b.ReportMetric(tot/sec/1e9, "GFMA/s")
+}
+
+// BenchmarkForwardBackward: batch 10, RNS (unnormalized, state reading),
+// unlimited.
+func BenchmarkForwardBackward(b *testing.B) {
+	for _, qn := range [][2]int{{2, 60}, {2, 80}, {3, 80}} {
+		c := Config{States: qn[0], Symbols: 3, StateReading: true}
+		b.Run(fmt.Sprintf("Q%dG3n%dB10", qn[0], qn[1]), func(b *testing.B) { benchFB(b, c, 10, qn[1]) })
+	}
+}
+
+// BenchmarkForward: forward only, batch 10, |Q|=2, |Γ|=3, n=60.
+func BenchmarkForward(b *testing.B) {
+	c := Config{States: 2, Symbols: 3, StateReading: true}
+	const B, n = 10, 60
+	rng := rand.New(rand.NewPCG(1, 1))
+	ld := randLD(rng, c, B, n, 1)
+	tp := NewTape(c, B, n)
+	r := make([]float64, B*c.ReadingSize())
+	for i := 0; i < b.N; i++ {
+		tp.Begin(nil)
+		for s := 0; s < n; s++ {
+			tp.Step(ld[s], r)
+		}
+	}
+}
+
+// BenchmarkLimitedStream: memory-limited, D = 35, |Q|=2, |Γ|=3, batch 1,
+// forward+backward over a stream processed in chunks of 35 (truncated BPTT).
+func BenchmarkLimitedStream(b *testing.B) {
+	for _, n := range []int{1000, 100000} {
+		b.Run(fmt.Sprintf("tokens%d", n), func(b *testing.B) {
+			c := Config{States: 2, Symbols: 3, StateReading: true, Window: 35}
+			const chunk = 35
+			rng := rand.New(rand.NewPCG(2, 2))
+			ld := randLD(rng, c, 1, chunk, 1)
+			tp := NewTape(c, 1, chunk)
+			r := make([]float64, c.ReadingSize())
+			g := make([]float64, c.NumActions())
+			// multiply-adds per token in the steady state: a column with a full window.
+			f1, _ := macs(c, 200)
+			f0, _ := macs(c, 199)
+			perTok := 3 * (f1 - f0)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var st *State
+				for s := 0; s < n; {
+					tp.Begin(st)
+					k := 0
+					for ; k < chunk && s < n; k++ {
+						tp.Step(ld[k], r)
+						s++
+					}
+					for j := k; j >= 1; j-- {
+						tp.Backward(j, r, g)
+					}
+					st = tp.State()
+				}
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(n)
+			b.ReportMetric(ns, "ns/token")
+			b.ReportMetric(perTok, "FMA/token")
+			b.ReportMetric(perTok/ns, "GFMA/s")
+		})
+	}
+}

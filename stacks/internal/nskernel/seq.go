@@ -1,0 +1,611 @@
+package nskernel
+
+import "math"
+
+// Numerical thresholds.
+const (
+	// fwdTiny: a fast-path result below fwdTiny times its shift is
+	// recomputed exactly in log space.
+	fwdTiny = 1e-250
+	// deepE: block mantissas below deepE have their exact log stored in Lx.
+	deepE = 1e-200
+	// bwdThr: in the backward pass an entry whose mantissa is below
+	// exp(-bwdThr) is handled exactly, and so is a product whose shifts
+	// exceed the output's by more than bwdThr nats.
+	bwdThr = 250.0
+)
+
+var eBad = math.Exp(-bwdThr)
+
+// seq is the state of one sequence of the batch.
+//
+// Configurations (q,x) are indexed internally by x*Q+q. A γ block (a,b),
+// a < b, is an m×m matrix, row (q,x), column (r,y); it is stored as
+// exp(beta)·E, with Lx holding the exact log of entries whose mantissa is
+// below deepE. G' blocks (k,b) (γ'[k→b], m×Q, row (u,y), column r) are
+// stored likewise in X, tau, LxP.
+type seq struct {
+	m, nq, ns, na int // |Q||Γ|, |Q|, |Γ|, actions per column (internal)
+	D             int // window in positions (capacity for unlimited)
+	fixed, sread  bool
+	capPos        int
+	np            int // positions filled
+	base          int // position of time "0" for Step numbering: step t is position base+t
+
+	rowStart []int // block index of (a, a+1)
+	colStart []int // G' index of (klo(b), b)
+
+	E, Lx, C, AX []float64
+	beta         []float64
+	hb           []float64 // hfac(beta − (psi[b] − psi[a])) per block
+
+	// psi is a potential over positions (cumulative maximal push weight);
+	// block and G' shifts are also kept relative to it (hb, hp) so that the
+	// per-(a,k,b) product weights need no exp in the common case.
+	psi []float64
+
+	X, LxP, CP, AXP []float64
+	tau             []float64
+	hp              []float64
+
+	la, aE, Ca, AXa []float64
+	abar            []float64
+
+	// per column: push (m·m), rep (m·m), pop (m·Q) log weights, internal order
+	dl         []float64
+	eRep, ePop []float64 // per column mantissas
+	dRep, dPop []float64 // per column shifts
+
+	// scratch
+	acc, sB, xs, tmp         []float64
+	crep, axrep, cpop, axpop []float64
+	gpush, atot, ptmp, ba    []float64
+	atotA                    []float64
+}
+
+func (s *seq) init(c Config, capPos int) {
+	s.nq, s.ns = c.States, c.Symbols
+	s.m = s.nq * s.ns
+	m, mm := s.m, s.m*s.m
+	s.na = 2*mm + m*s.nq
+	s.fixed, s.sread = c.Fixed, c.StateReading
+	s.capPos = capPos
+	s.D = c.Window
+	if s.D == 0 {
+		s.D = capPos
+	}
+	s.rowStart = make([]int, capPos+1)
+	nb := 0
+	for a := 0; a < capPos; a++ {
+		s.rowStart[a] = nb
+		nb += min(s.D, capPos-1-a)
+	}
+	s.rowStart[capPos] = nb
+	s.colStart = make([]int, capPos+1)
+	ng := 0
+	for b := 0; b < capPos; b++ {
+		s.colStart[b] = ng
+		if klo := s.lo(b) + 1; b-2 >= klo {
+			ng += b - 1 - klo
+		}
+	}
+	s.colStart[capPos] = ng
+	s.E = make([]float64, nb*mm)
+	s.Lx = make([]float64, nb*mm)
+	s.C = make([]float64, nb*mm)
+	s.AX = make([]float64, nb*mm)
+	s.beta = make([]float64, nb)
+	s.hb = make([]float64, nb)
+	s.psi = make([]float64, capPos)
+	mq := m * s.nq
+	s.X = make([]float64, ng*mq)
+	s.LxP = make([]float64, ng*mq)
+	s.CP = make([]float64, ng*mq)
+	s.AXP = make([]float64, ng*mq)
+	s.tau = make([]float64, ng)
+	s.hp = make([]float64, ng)
+	s.la = make([]float64, capPos*m)
+	s.aE = make([]float64, capPos*m)
+	s.Ca = make([]float64, capPos*m)
+	s.AXa = make([]float64, capPos*m)
+	s.abar = make([]float64, capPos)
+	s.dl = make([]float64, capPos*s.na)
+	s.eRep = make([]float64, capPos*mm)
+	s.ePop = make([]float64, capPos*mq)
+	s.dRep = make([]float64, capPos)
+	s.dPop = make([]float64, capPos)
+	s.acc = make([]float64, mm)
+	s.sB = make([]float64, mm)
+	s.xs = make([]float64, mq)
+	s.tmp = make([]float64, mm)
+	s.crep = make([]float64, mm)
+	s.axrep = make([]float64, mm)
+	s.cpop = make([]float64, mq)
+	s.axpop = make([]float64, mq)
+	s.gpush = make([]float64, mm)
+	s.atot = make([]float64, mm)
+	s.ptmp = make([]float64, mq)
+	s.ba = make([]float64, m)
+	s.atotA = make([]float64, m)
+}
+
+// lo is the first row of column b.
+func (s *seq) lo(b int) int { return max(0, b-s.D) }
+
+// blk is the index of γ block (a,b).
+func (s *seq) blk(a, b int) int { return s.rowStart[a] + b - a - 1 }
+
+// gp is the index of G' block (k,b).
+func (s *seq) gp(k, b int) int { return s.colStart[b] + k - (s.lo(b) + 1) }
+
+// lat returns the exact log of entry e of γ block bi.
+func (s *seq) lat(bi, e int) float64 {
+	mm := s.m * s.m
+	v := s.E[bi*mm+e]
+	if v >= deepE {
+		return math.Log(v) + s.beta[bi]
+	}
+	return s.Lx[bi*mm+e]
+}
+
+// latP returns the exact log of entry e of G' block pi.
+func (s *seq) latP(pi, e int) float64 {
+	mq := s.m * s.nq
+	v := s.X[pi*mq+e]
+	if v >= deepE {
+		return math.Log(v) + s.tau[pi]
+	}
+	return s.LxP[pi*mq+e]
+}
+
+func (s *seq) clearAdj(bi int) {
+	mm := s.m * s.m
+	clear(s.C[bi*mm : (bi+1)*mm])
+	clear(s.AX[bi*mm : (bi+1)*mm])
+}
+
+// setBlockLog sets γ block bi from exact log values l (len m·m).
+func (s *seq) setBlockLog(bi int, l []float64) {
+	mm := s.m * s.m
+	E, Lx := s.E[bi*mm:(bi+1)*mm], s.Lx[bi*mm:(bi+1)*mm]
+	b := negInf
+	for _, v := range l {
+		b = math.Max(b, v)
+	}
+	s.beta[bi] = b
+	for e, v := range l {
+		if b == negInf {
+			E[e] = 0
+		} else {
+			E[e] = math.Exp(v - b)
+		}
+		Lx[e] = v
+	}
+	s.clearAdj(bi)
+}
+
+// hfac returns exp(x) for |x| ≤ hLim and 0 (meaning "compute directly")
+// otherwise.
+func hfac(x float64) float64 {
+	if x >= -hLim && x <= hLim {
+		return math.Exp(x)
+	}
+	return 0
+}
+
+const hLim = 300
+
+func (s *seq) setH(a, b int) {
+	bi := s.blk(a, b)
+	s.hb[bi] = hfac(s.beta[bi] - (s.psi[b] - s.psi[a]))
+}
+
+func (s *seq) setAlpha(p int, l []float64) {
+	m := s.m
+	la, aE := s.la[p*m:(p+1)*m], s.aE[p*m:(p+1)*m]
+	copy(la, l)
+	b := negInf
+	for _, v := range l {
+		b = math.Max(b, v)
+	}
+	s.abar[p] = b
+	for i, v := range l {
+		if b == negInf {
+			aE[i] = 0
+		} else {
+			aE[i] = math.Exp(v - b)
+		}
+	}
+	clear(s.Ca[p*m : (p+1)*m])
+	clear(s.AXa[p*m : (p+1)*m])
+}
+
+func (s *seq) begin() {
+	m := s.m
+	oh := s.tmp[:m*m]
+	for i := range oh {
+		oh[i] = negInf
+	}
+	oh[0] = 0
+	s.setAlpha(0, oh[:m])
+	s.psi[0], s.psi[1] = 0, 0
+	if s.fixed {
+		s.setAlpha(1, oh[:m])
+		for i := range oh {
+			oh[i] = negInf
+		}
+		oh[0] = 0
+		s.setBlockLog(s.blk(0, 1), oh)
+		s.setH(0, 1)
+		s.np = 2
+	} else {
+		s.np = 1
+	}
+	s.base = s.np - 1
+}
+
+func (s *seq) saveState(np int, st *seqState) {
+	m, mm := s.m, s.m*s.m
+	off := s.np - np
+	st.la = append([]float64(nil), s.la[off*m:s.np*m]...)
+	st.aE = append([]float64(nil), s.aE[off*m:s.np*m]...)
+	st.abar = append([]float64(nil), s.abar[off:s.np]...)
+	st.psi = append([]float64(nil), s.psi[off:s.np]...)
+	for i := range st.psi {
+		st.psi[i] -= s.psi[off]
+	}
+	for a := 0; a < np; a++ {
+		for b := a + 1; b < np; b++ {
+			bi := s.blk(a+off, b+off)
+			st.E = append(st.E, s.E[bi*mm:(bi+1)*mm]...)
+			st.Lx = append(st.Lx, s.Lx[bi*mm:(bi+1)*mm]...)
+			st.beta = append(st.beta, s.beta[bi])
+		}
+	}
+}
+
+func (s *seq) beginState(np int, st *seqState) {
+	m, mm := s.m, s.m*s.m
+	copy(s.la, st.la)
+	copy(s.aE, st.aE)
+	copy(s.abar, st.abar)
+	copy(s.psi, st.psi)
+	clear(s.Ca[:np*m])
+	clear(s.AXa[:np*m])
+	j := 0
+	for a := 0; a < np; a++ {
+		for b := a + 1; b < np; b++ {
+			bi := s.blk(a, b)
+			copy(s.E[bi*mm:(bi+1)*mm], st.E[j*mm:(j+1)*mm])
+			copy(s.Lx[bi*mm:(bi+1)*mm], st.Lx[j*mm:(j+1)*mm])
+			s.beta[bi] = st.beta[j]
+			s.setH(a, b)
+			s.clearAdj(bi)
+			j++
+		}
+	}
+	s.np = np
+	s.base = np - 1
+}
+
+// lse accumulates log-sum-exp online.
+type lse struct{ m, s float64 }
+
+func newLSE() lse { return lse{m: negInf} }
+
+func (l *lse) add(v float64) {
+	if v == negInf {
+		return
+	}
+	if v <= l.m {
+		l.s += math.Exp(v - l.m)
+		return
+	}
+	l.s = l.s*math.Exp(l.m-v) + 1
+	l.m = v
+}
+
+func (l *lse) val() float64 {
+	if l.m == negInf {
+		return negInf
+	}
+	return l.m + math.Log(l.s)
+}
+
+// exactGamma returns the exact log of entry (i,j) of γ block (a,b), a ≤ b−2.
+func (s *seq) exactGamma(a, b, i, j int) float64 {
+	m, Q := s.m, s.nq
+	col := s.dl[b*s.na : (b+1)*s.na]
+	rep := col[m*m : 2*m*m]
+	acc := newLSE()
+	xb := s.blk(a, b-1)
+	for sz := 0; sz < m; sz++ {
+		acc.add(s.lat(xb, i*m+sz) + rep[sz*m+j])
+	}
+	y, r := j/Q, j%Q
+	for k := a + 1; k <= b-2; k++ {
+		bi, pi := s.blk(a, k), s.gp(k, b)
+		for u := 0; u < Q; u++ {
+			uy := y*Q + u
+			acc.add(s.lat(bi, i*m+uy) + s.latP(pi, uy*Q+r))
+		}
+	}
+	return acc.val()
+}
+
+// exactGp returns the exact log of entry (i,r) of G' block (k,b).
+func (s *seq) exactGp(k, b, i, r int) float64 {
+	m, Q := s.m, s.nq
+	pop := s.dl[b*s.na+2*m*m : (b+1)*s.na]
+	acc := newLSE()
+	xb := s.blk(k, b-1)
+	for sz := 0; sz < m; sz++ {
+		acc.add(s.lat(xb, i*m+sz) + pop[sz*Q+r])
+	}
+	return acc.val()
+}
+
+// exactAlpha returns the exact log of α[b] entry j.
+func (s *seq) exactAlpha(b, j int) float64 {
+	m := s.m
+	acc := newLSE()
+	for a := s.lo(b); a < b; a++ {
+		bi := s.blk(a, b)
+		for i := 0; i < m; i++ {
+			acc.add(s.la[a*m+i] + s.lat(bi, i*m+j))
+		}
+	}
+	return acc.val()
+}
+
+const (
+	kindGamma = iota
+	kindGp
+)
+
+// finalize turns fast-path results R (shift S) into a stored block: it
+// recomputes underflowing entries exactly and returns the block shift.
+func (s *seq) finalize(R []float64, S float64, E, Lx []float64, kind, a, b int) float64 {
+	cols := s.m
+	if kind == kindGp {
+		cols = s.nq
+	}
+	beta := negInf
+	rmax := 0.0
+	for e, v := range R {
+		if v >= fwdTiny && S != negInf {
+			if v > rmax {
+				rmax = v
+			}
+			continue
+		}
+		var l float64
+		if kind == kindGamma {
+			l = s.exactGamma(a, b, e/cols, e%cols)
+		} else {
+			l = s.exactGp(a, b, e/cols, e%cols)
+		}
+		Lx[e] = l
+		R[e] = -1
+		beta = math.Max(beta, l)
+	}
+	if rmax > 0 {
+		beta = math.Max(beta, S+math.Log(rmax))
+	}
+	if beta == negInf {
+		for e := range E {
+			E[e] = 0
+			Lx[e] = negInf
+		}
+		return beta
+	}
+	f := math.Exp(S - beta)
+	for e, v := range R {
+		if v >= 0 {
+			E[e] = v * f
+			if E[e] < deepE {
+				Lx[e] = math.Log(v) + S
+			}
+		} else {
+			E[e] = math.Exp(Lx[e] - beta)
+		}
+	}
+	return beta
+}
+
+// step computes the next column from ld (external action layout) and
+// writes the reading into out.
+func (s *seq) step(ld, out []float64) {
+	b := s.np
+	s.np++
+	m, Q, G := s.m, s.nq, s.ns
+	mm, mq := m*m, m*Q
+	col := s.dl[b*s.na : (b+1)*s.na]
+	push, rep, pop := col[:mm], col[mm:2*mm], col[2*mm:]
+	W := 2*m + Q
+	for q := 0; q < Q; q++ {
+		for x := 0; x < G; x++ {
+			row := ld[(q*G+x)*W : (q*G+x+1)*W]
+			i := x*Q + q
+			for r := 0; r < Q; r++ {
+				for y := 0; y < G; y++ {
+					push[i*m+y*Q+r] = row[r*G+y]
+					rep[i*m+y*Q+r] = row[m+r*G+y]
+				}
+				pop[i*Q+r] = row[2*m+r]
+			}
+		}
+	}
+	eRep, ePop := s.eRep[b*mm:(b+1)*mm], s.ePop[b*mq:(b+1)*mq]
+	s.dRep[b] = expShift(eRep, rep)
+	s.dPop[b] = expShift(ePop, pop)
+	dRep, dPop := s.dRep[b], s.dPop[b]
+	inc := negInf
+	for _, v := range push {
+		if v > inc {
+			inc = v
+		}
+	}
+	if inc == negInf {
+		inc = 0
+	}
+	s.psi[b] = s.psi[b-1] + inc
+
+	lo := s.lo(b)
+	// G' blocks of column b.
+	for k := lo + 1; k <= b-2; k++ {
+		pi, xb := s.gp(k, b), s.blk(k, b-1)
+		R := s.acc[:mq]
+		clear(R)
+		S := s.beta[xb] + dPop
+		if S != negInf {
+			matMul(R, s.E[xb*mm:(xb+1)*mm], ePop, m, m, Q)
+		}
+		s.tau[pi] = s.finalize(R, S, s.X[pi*mq:(pi+1)*mq], s.LxP[pi*mq:(pi+1)*mq], kindGp, k, b)
+		s.hp[pi] = hfac(s.tau[pi] - (s.psi[b] - s.psi[k]))
+		clear(s.CP[pi*mq : (pi+1)*mq])
+		clear(s.AXP[pi*mq : (pi+1)*mq])
+	}
+	// γ blocks of column b.
+	for a := lo; a < b; a++ {
+		bi := s.blk(a, b)
+		s.clearAdj(bi)
+		if a == b-1 {
+			s.setBlockLog(bi, push)
+			s.setH(a, b)
+			continue
+		}
+		acc := s.acc
+		clear(acc)
+		M := negInf
+		bk0, pk0 := s.blk(a, a+1), 0
+		if a+1 <= b-2 {
+			pk0 = s.gp(a+1, b)
+		}
+		for k := a + 1; k <= b-2; k++ {
+			if v := s.beta[bk0+k-a-1] + s.tau[pk0+k-a-1]; v > M {
+				M = v
+			}
+		}
+		xb := s.blk(a, b-1)
+		Mr := s.beta[xb] + dRep
+		S := M
+		if Mr > S {
+			S = Mr
+		}
+		if M != negInf {
+			c := hfac(s.psi[b] - s.psi[a] - S)
+			for k := a + 1; k <= b-2; k++ {
+				bk, pk := bk0+k-a-1, pk0+k-a-1
+				v := s.beta[bk] + s.tau[pk]
+				if v == negInf {
+					continue
+				}
+				w := s.hb[bk] * s.hp[pk]
+				if w == 0 || c == 0 {
+					w = math.Exp(v - S)
+				} else {
+					w *= c
+				}
+				if w == 0 {
+					continue
+				}
+				xs := s.xs
+				for e, xv := range s.X[pk*mq : (pk+1)*mq] {
+					xs[e] = w * xv
+				}
+				popKernel(acc, s.E[bk*mm:(bk+1)*mm], xs, m, Q)
+			}
+		}
+		if Mr != negInf {
+			if fr := math.Exp(Mr - S); fr != 0 {
+				matMulScaled(acc, s.E[xb*mm:(xb+1)*mm], eRep, fr, m)
+			}
+		}
+		s.beta[bi] = s.finalize(acc, S, s.E[bi*mm:(bi+1)*mm], s.Lx[bi*mm:(bi+1)*mm], kindGamma, a, b)
+		s.setH(a, b)
+	}
+	// α[b].
+	acc := s.acc[:m]
+	clear(acc)
+	M := negInf
+	for a := lo; a < b; a++ {
+		if v := s.abar[a] + s.beta[s.blk(a, b)]; v > M {
+			M = v
+		}
+	}
+	if M != negInf {
+		for a := lo; a < b; a++ {
+			bi := s.blk(a, b)
+			v := s.abar[a] + s.beta[bi]
+			if v == negInf {
+				continue
+			}
+			w := math.Exp(v - M)
+			if w == 0 {
+				continue
+			}
+			E := s.E[bi*mm : (bi+1)*mm]
+			for i, av := range s.aE[a*m : (a+1)*m] {
+				av *= w
+				if av == 0 {
+					continue
+				}
+				row := E[i*m : (i+1)*m]
+				for j, ev := range row {
+					acc[j] += av * ev
+				}
+			}
+		}
+	}
+	la := s.tmp[:m]
+	for j, v := range acc {
+		if v >= fwdTiny && M != negInf {
+			la[j] = math.Log(v) + M
+		} else {
+			la[j] = s.exactAlpha(b, j)
+		}
+	}
+	s.setAlpha(b, la)
+	s.reading(b, out)
+}
+
+// expShift sets dst = exp(src − max src) and returns max src.
+func expShift(dst, src []float64) float64 {
+	mx := negInf
+	for _, v := range src {
+		mx = math.Max(mx, v)
+	}
+	for i, v := range src {
+		if mx == negInf {
+			dst[i] = 0
+		} else {
+			dst[i] = math.Exp(v - mx)
+		}
+	}
+	return mx
+}
+
+// reading writes the reading of position b.
+func (s *seq) reading(b int, out []float64) {
+	m, Q, G := s.m, s.nq, s.ns
+	clear(out)
+	if s.abar[b] == negInf {
+		return
+	}
+	aE := s.aE[b*m : (b+1)*m]
+	var z float64
+	for _, v := range aE {
+		z += v
+	}
+	for y := 0; y < G; y++ {
+		for r := 0; r < Q; r++ {
+			p := aE[y*Q+r] / z
+			if s.sread {
+				out[r*G+y] = p
+			} else {
+				out[y] += p
+			}
+		}
+	}
+}

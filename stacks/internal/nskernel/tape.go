@@ -1,0 +1,243 @@
+package nskernel
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Tape holds γ and α (log weights, stored as shifted mantissas) and their
+// adjoints for a batch of sequences of up to a fixed number of steps. All
+// memory is allocated by NewTape; Begin, Step and Backward do not allocate.
+//
+// Usage: Begin, then Step for t = 1, 2, …, T (T ≤ maxSteps), then optionally
+// Backward for t = T, T−1, …, 1, each exactly once, then Begin again. A Tape
+// is not safe for concurrent use; Step and Backward themselves run the batch
+// elements in parallel.
+type Tape struct {
+	cfg      Config
+	batch    int
+	maxSteps int
+	seqs     []seq
+	steps    int // forward steps since Begin
+	back     int // next step Backward expects (0 if none yet)
+
+	// parallel dispatch
+	workers int
+	next    atomic.Int64
+	wg      sync.WaitGroup
+	mode    int
+	argA    []float64
+	argB    []float64
+	argStep int
+	workFn  func()
+}
+
+// State is the carried state of a memory-limited stack: the last D−1
+// columns of γ and the last D entries of α, enough to continue the
+// computation exactly. It is detached: no gradient flows into it.
+type State struct {
+	cfg   Config
+	batch int
+	np    int // positions carried, ≤ D
+	elems []seqState
+}
+
+type seqState struct {
+	la, aE, abar []float64 // α (log), α mantissa, α shift per position
+	psi          []float64 // potential per position
+	E, Lx, beta  []float64 // γ blocks (a,b), 0 ≤ a < b < np, ordered by a then b
+}
+
+// Positions returns the number of positions (columns of α) the state carries.
+func (s *State) Positions() int { return s.np }
+
+// LogAlpha writes log α of batch element n at carried position p (0 is the
+// oldest) into dst, in the internal order (index y*|Q|+r for state r and
+// symbol y).
+func (s *State) LogAlpha(n, p int, dst []float64) {
+	m := s.cfg.States * s.cfg.Symbols
+	copy(dst[:m], s.elems[n].la[p*m:(p+1)*m])
+}
+
+// NewTape returns a tape for batch sequences of up to maxSteps steps each
+// (per Begin). It panics if c is invalid or batch or maxSteps is not positive.
+func NewTape(c Config, batch, maxSteps int) *Tape {
+	if err := c.Validate(); err != nil {
+		panic(err)
+	}
+	if batch < 1 || maxSteps < 1 {
+		panic("nskernel: batch and maxSteps must be positive")
+	}
+	t := &Tape{cfg: c, batch: batch, maxSteps: maxSteps}
+	capPos := maxSteps + 2
+	if c.Window > 0 {
+		capPos = maxSteps + max(2, c.Window)
+	}
+	t.seqs = make([]seq, batch)
+	for i := range t.seqs {
+		t.seqs[i].init(c, capPos)
+	}
+	t.workers = min(runtime.GOMAXPROCS(0), batch)
+	t.workFn = t.work
+	if err := t.Begin(nil); err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// Config returns the tape's configuration.
+func (t *Tape) Config() Config { return t.cfg }
+
+// Batch returns the batch size.
+func (t *Tape) Batch() int { return t.batch }
+
+// MaxSteps returns the largest number of steps per Begin.
+func (t *Tape) MaxSteps() int { return t.maxSteps }
+
+// Steps returns the number of steps taken since the last Begin.
+func (t *Tape) Steps() int { return t.steps }
+
+// Begin starts a new batch of sequences from the initial configuration
+// (carried == nil) or, for the memory-limited variant only, from a carried
+// state returned by State. It discards all earlier steps and adjoints.
+func (t *Tape) Begin(carried *State) error {
+	if carried != nil {
+		if t.cfg.Window == 0 {
+			return errors.New("nskernel: carried state needs the memory-limited variant")
+		}
+		if carried.cfg != t.cfg || carried.batch != t.batch {
+			return fmt.Errorf("nskernel: carried state for %+v batch %d, tape is %+v batch %d", carried.cfg, carried.batch, t.cfg, t.batch)
+		}
+	}
+	for i := range t.seqs {
+		if carried == nil {
+			t.seqs[i].begin()
+		} else {
+			t.seqs[i].beginState(carried.np, &carried.elems[i])
+		}
+	}
+	t.steps = 0
+	t.back = 0
+	return nil
+}
+
+const (
+	modeStep = iota
+	modeBack
+)
+
+// Step performs step t = t.Steps()+1: logDelta holds batch×NumActions
+// log-weights (batch-major; for NS already normalized by the caller, see
+// LogSoftmaxRows), and reading (batch×ReadingSize) receives r_t.
+// A sequence whose every run has zero weight reads all zeros.
+func (t *Tape) Step(logDelta []float64, reading []float64) {
+	if t.steps >= t.maxSteps {
+		panic("nskernel: more steps than maxSteps")
+	}
+	if t.back != 0 {
+		panic("nskernel: Step after Backward; call Begin first")
+	}
+	na, nr := t.cfg.NumActions(), t.cfg.ReadingSize()
+	t.mode, t.argA, t.argB = modeStep, logDelta[:t.batch*na], reading[:t.batch*nr]
+	t.dispatch()
+	t.steps++
+}
+
+// Backward back-propagates through step `step`. It must be called for
+// step = Steps(), Steps()−1, …, 1 in that order, after the forward steps.
+// gradReading is ∂L/∂r_step (batch×ReadingSize); the adjoints of earlier
+// columns are accumulated internally, and ∂L/∂logΔ_step is written into
+// gradLogDelta (batch×NumActions, overwritten). Entries of logΔ equal to −∞
+// get gradient exactly 0.
+func (t *Tape) Backward(step int, gradReading []float64, gradLogDelta []float64) {
+	want := t.back
+	if want == 0 {
+		want = t.steps
+	}
+	if step != want || step < 1 {
+		panic(fmt.Sprintf("nskernel: Backward(%d) out of order; want step %d", step, want))
+	}
+	na, nr := t.cfg.NumActions(), t.cfg.ReadingSize()
+	t.mode, t.argA, t.argB, t.argStep = modeBack, gradReading[:t.batch*nr], gradLogDelta[:t.batch*na], step
+	t.dispatch()
+	t.back = step - 1
+	if t.back == 0 {
+		t.back = -1
+	}
+}
+
+// State returns a deep copy of the carried state after the last step, for
+// the memory-limited variant (Window > 0): the last D−1 columns of γ and the
+// last D entries of α. Begin(state) followed by further steps gives exactly
+// what running the whole sequence would. It panics for the unlimited variant.
+func (t *Tape) State() *State {
+	if t.cfg.Window == 0 {
+		panic("nskernel: State needs the memory-limited variant")
+	}
+	st := &State{cfg: t.cfg, batch: t.batch}
+	st.np = min(t.seqs[0].np, t.cfg.Window)
+	st.elems = make([]seqState, t.batch)
+	for i := range t.seqs {
+		t.seqs[i].saveState(st.np, &st.elems[i])
+	}
+	return st
+}
+
+// Run is a convenience: Begin(nil), then Step for every element of
+// logDeltas (logDeltas[t-1] is batch×NumActions for step t); it returns the
+// readings r_1 … r_T.
+func (t *Tape) Run(logDeltas [][]float64) [][]float64 {
+	if err := t.Begin(nil); err != nil {
+		panic(err)
+	}
+	out := make([][]float64, len(logDeltas))
+	for i, ld := range logDeltas {
+		out[i] = make([]float64, t.batch*t.cfg.ReadingSize())
+		t.Step(ld, out[i])
+	}
+	return out
+}
+
+func (t *Tape) dispatch() {
+	t.next.Store(0)
+	if t.workers <= 1 {
+		t.work()
+		return
+	}
+	t.wg.Add(t.workers - 1)
+	for w := 1; w < t.workers; w++ {
+		go t.workFn()
+	}
+	t.doWork()
+	t.wg.Wait()
+}
+
+func (t *Tape) work() {
+	t.doWork()
+	if t.workers > 1 {
+		t.wg.Done()
+	}
+}
+
+func (t *Tape) doWork() {
+	na, nr := t.cfg.NumActions(), t.cfg.ReadingSize()
+	for {
+		i := int(t.next.Add(1) - 1)
+		if i >= t.batch {
+			return
+		}
+		s := &t.seqs[i]
+		switch t.mode {
+		case modeStep:
+			s.step(t.argA[i*na:(i+1)*na], t.argB[i*nr:(i+1)*nr])
+		case modeBack:
+			s.backward(s.base+t.argStep, t.argA[i*nr:(i+1)*nr], t.argB[i*na:(i+1)*na])
+		}
+	}
+}
+
+var negInf = math.Inf(-1)

@@ -1,0 +1,302 @@
+package stacks
+
+import (
+	"fmt"
+	"hash"
+	"math"
+	"math/rand/v2"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/nsrnn/nsrnn/internal/fused"
+	"github.com/nsrnn/nsrnn/internal/linalg"
+	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/stacks/internal/baseline"
+)
+
+// JM is the superposition stack of Joulin & Mikolov (2015) as the paper's
+// appendix A defines it, with its Actions layer: from the controller's
+// hidden state h_t,
+//
+//	a_t = softmax(W_a h_t + b_a)   over (push, no-op, pop)
+//	v_t = σ(W_v h_t + b_v)         pushed vector of size m, or v_t = h_t
+//	                               with PushHidden (then m = hidden)
+//
+// and with cell 1 the top of the stack (the appendix's s_t[1]),
+//
+//	s_t[1] = push·v_t + no-op·s_{t−1}[1] + pop·s_{t−1}[2]
+//	s_t[i] = push·s_{t−1}[i−1] + no-op·s_{t−1}[i] + pop·s_{t−1}[i+1]
+//	r_t = s_t[1]
+//
+// Cells below the stack's height are zero (the bottom reads 0), so r_0 = 0.
+// With a depth limit K, cells below K are discarded (s_t[i] = 0 for i > K,
+// the pushed-off bottom is lost). Without one, the stack is kept only as
+// deep as its cells can still reach the top within the graph's steps.
+type JM struct {
+	hidden, m  int
+	pushHidden bool
+	depth      int
+	// Scheme initializes the affine layers (Init). The zero value, the
+	// default, is Xavier-uniform weights with zero biases (the CFL
+	// experiments); the PTB experiments use Uniform 0.05.
+	Scheme param.Scheme
+	wa, ba *param.Param
+	wv, bv *param.Param // nil with PushHidden
+	tapes  map[int]*baseline.JM
+}
+
+// NewJM returns a superposition stack of vectors of size m whose actions
+// are computed from hidden states of size hidden. With pushHidden the
+// pushed vector is h_t itself and m must equal hidden. depthLimit is the
+// depth limit K, 0 for none. Its parameters are named name+".W_a", ".b_a"
+// and, unless pushHidden, ".W_v", ".b_v"; there are (hidden+1)·3 plus
+// (hidden+1)·m for the learned vector.
+func NewJM(name string, hidden, m int, pushHidden bool, depthLimit int) (*JM, error) {
+	switch {
+	case hidden < 1 || m < 1:
+		return nil, fmt.Errorf("stacks: JM needs hidden and stack vector sizes of at least 1, got %d and %d", hidden, m)
+	case pushHidden && m != hidden:
+		return nil, fmt.Errorf("stacks: JM pushing the hidden state needs stack vector size %d = hidden size, got %d", hidden, m)
+	case depthLimit < 0:
+		return nil, fmt.Errorf("stacks: JM depth limit %d is negative", depthLimit)
+	}
+	s := &JM{hidden: hidden, m: m, pushHidden: pushHidden, depth: depthLimit,
+		wa: param.New(name+".W_a", 3, hidden), ba: param.New(name+".b_a", 3)}
+	if !pushHidden {
+		s.wv, s.bv = param.New(name+".W_v", m, hidden), param.New(name+".b_v", m)
+	}
+	return s, nil
+}
+
+// Hidden is the size of the hidden states the actions are computed from.
+func (s *JM) Hidden() int { return s.hidden }
+
+// PushHidden reports whether the pushed vector is the hidden state.
+func (s *JM) PushHidden() bool { return s.pushHidden }
+
+// DepthLimit is the depth limit K, 0 for none.
+func (s *JM) DepthLimit() int { return s.depth }
+
+// ReadingSize implements Layer: the stack vector size m.
+func (s *JM) ReadingSize() int { return s.m }
+
+// Params implements Layer: W_a, b_a and, for a learned pushed vector, W_v,
+// b_v.
+func (s *JM) Params() []*param.Param {
+	if s.pushHidden {
+		return []*param.Param{s.wa, s.ba}
+	}
+	return []*param.Param{s.wa, s.ba, s.wv, s.bv}
+}
+
+// Init implements Layer, drawing the parameters per s.Scheme in the order
+// of Params.
+func (s *JM) Init(rng *rand.Rand) {
+	for i, p := range s.Params() {
+		if i%2 == 0 {
+			s.Scheme.InitWeight(p, rng)
+		} else {
+			s.Scheme.InitBias(p, rng)
+		}
+	}
+}
+
+func (s *JM) tape(batch int) *baseline.JM {
+	if s.tapes == nil {
+		s.tapes = map[int]*baseline.JM{}
+	}
+	t := s.tapes[batch]
+	if t == nil {
+		t = baseline.NewJM(batch, s.m, s.depth)
+		s.tapes[batch] = t
+	}
+	return t
+}
+
+// Bind implements Layer. Each Step adds one node. The instance works on a
+// tape shared with the other graphs bound to s for the same batch size,
+// so those graphs must not run concurrently. With a depth limit the
+// instance is a Carrier: its stack can be carried from one run to the
+// next.
+func (s *JM) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
+	if batch < 1 || steps < 0 {
+		return nil, fmt.Errorf("stacks: JM bind with batch %d, steps %d", batch, steps)
+	}
+	id := baselineIDs.Add(1)
+	in := &jmInstance{s: s, batch: batch, steps: steps, id: id,
+		initial: tensor.New(tensor.WithShape(batch, s.m), tensor.Of(tensor.Float64))}
+	for _, p := range s.Params() {
+		in.params = append(in.params, p.Node(g))
+	}
+	in.r0 = G.NewMatrix(g, tensor.Float64, G.WithShape(batch, s.m),
+		G.WithName(fmt.Sprintf("%s.r0#%d", s.wa.Name, id)), G.WithValue(in.initial))
+	in.prev = in.r0
+	in.act = make([]float64, batch*(3+s.m))
+	in.grad = make([]float64, batch*(3+s.m))
+	return in, nil
+}
+
+// jmInstance is a JM stack bound to one graph.
+type jmInstance struct {
+	s            *JM
+	batch, steps int
+	id           uint64
+	params       []*G.Node
+	initial      *tensor.Dense
+	r0, prev     *G.Node
+	last         int // steps added to the graph
+	ran          int // latest step run forward
+	tape         *baseline.JM
+	// carried is the stack (batch, K, m) the next run starts from; nil
+	// means empty.
+	carried []float64
+	// act holds a (batch, 3) and v (batch, m), grad their gradients;
+	// both are scratch.
+	act, grad []float64
+}
+
+// Initial implements Instance: r_0, zeros (or, for a carried JM stack,
+// the carried top).
+func (in *jmInstance) Initial() *G.Node { return in.r0 }
+
+// Step implements Instance; steps must be added in order 1, 2, ….
+func (in *jmInstance) Step(t int, h *G.Node) (*G.Node, error) {
+	if t != in.last+1 || t > in.steps {
+		return nil, fmt.Errorf("stacks: JM step %d after step %d (at most %d steps)", t, in.last, in.steps)
+	}
+	args := append([]*G.Node{h}, in.params...)
+	r, err := fused.Apply(&jmStep{in: in, t: t}, append(args, in.prev)...)
+	if err != nil {
+		return nil, err
+	}
+	in.last, in.prev = t, r
+	return r, nil
+}
+
+// Carry implements Carrier for depth-limited stacks: the next run starts
+// from the stack after the latest run's last step, detached.
+func (in *jmInstance) Carry() {
+	s := in.s
+	if s.depth == 0 {
+		panic("stacks: Carry on a JM stack without a depth limit")
+	}
+	if in.tape == nil || in.ran == 0 {
+		return
+	}
+	K, m := s.depth, s.m
+	if in.carried == nil {
+		in.carried = make([]float64, in.batch*K*m)
+	}
+	clear(in.carried)
+	L := in.tape.Height(in.ran)
+	for b := 0; b < in.batch; b++ {
+		copy(in.carried[b*K*m:], in.tape.Stack(in.ran, b)[:L*m])
+		copy(in.initial.Float64s()[b*m:(b+1)*m], in.carried[b*K*m:b*K*m+m])
+	}
+}
+
+// ResetCarry implements Carrier: the next run starts from the empty stack.
+func (in *jmInstance) ResetCarry() {
+	in.carried = nil
+	clear(in.initial.Float64s())
+}
+
+// jmStep is the fused kernel of one JM update: r_t from h_t, the
+// parameters and r_{t−1}. The stack itself lives on the instance's tape;
+// r_{t−1} is an input only to order the steps (its gradient is zero), so
+// that the backward pass of step t runs after that of step t+1.
+type jmStep struct {
+	in *jmInstance
+	t  int
+}
+
+func (k *jmStep) Name() string { return fmt.Sprintf("jm_step%d", k.t) }
+
+func (k *jmStep) WriteHash(h hash.Hash) {
+	s := k.in.s
+	fmt.Fprintf(h, "jm:%d:%d:%d:%d:%v:%d", k.in.id, k.t, s.hidden, s.m, s.pushHidden, s.depth)
+}
+
+func (k *jmStep) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
+	B, H, m := k.in.batch, k.in.s.hidden, k.in.s.m
+	want := []tensor.Shape{{B, H}, {3, H}, {3}}
+	if !k.in.s.pushHidden {
+		want = append(want, tensor.Shape{m, H}, tensor.Shape{m})
+	}
+	want = append(want, tensor.Shape{B, m})
+	if len(in) != len(want) {
+		return nil, fmt.Errorf("got %d inputs, want %d", len(in), len(want))
+	}
+	for i := range want {
+		if !in[i].Eq(want[i]) {
+			return nil, fmt.Errorf("input %d has shape %v, want %v", i, in[i], want[i])
+		}
+	}
+	return tensor.Shape{B, m}, nil
+}
+
+func (k *jmStep) Forward(out []float64, in [][]float64) {
+	inst, s := k.in, k.in.s
+	B, H, m := inst.batch, s.hidden, s.m
+	if k.t == 1 {
+		inst.tape = s.tape(B)
+		var init []float64
+		if inst.carried != nil {
+			init = inst.carried
+		}
+		inst.tape.Begin(inst.steps, init, s.depth == 0)
+	}
+	a := inst.act[:3*B]
+	linalg.Affine(a, in[0], in[1], in[2], B, H, 3)
+	for b := 0; b < B; b++ {
+		row := a[3*b : 3*b+3]
+		mx := max(row[0], row[1], row[2])
+		sum := 0.0
+		for i, x := range row {
+			row[i] = math.Exp(x - mx)
+			sum += row[i]
+		}
+		for i := range row {
+			row[i] /= sum
+		}
+	}
+	v := in[0]
+	if !s.pushHidden {
+		v = inst.act[3*B:]
+		linalg.Affine(v, in[0], in[3], in[4], B, H, m)
+		for i, x := range v {
+			v[i] = 1 / (1 + math.Exp(-x))
+		}
+	}
+	inst.tape.Forward(k.t, a, v, out)
+	inst.ran = k.t
+}
+
+func (k *jmStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
+	inst, s := k.in, k.in.s
+	B, H, m := inst.batch, s.hidden, s.m
+	da, dv := inst.grad[:3*B], inst.grad[3*B:]
+	clear(inst.grad)
+	inst.tape.Backward(k.t, gradOut, da, dv)
+	a := inst.tape.Actions(k.t)
+	for b := 0; b < B; b++ {
+		p, d := a[3*b:3*b+3], da[3*b:3*b+3]
+		dot := p[0]*d[0] + p[1]*d[1] + p[2]*d[2]
+		for i := range d {
+			d[i] = p[i] * (d[i] - dot)
+		}
+	}
+	linalg.AffineBackward(gradIn[0], gradIn[1], gradIn[2], da, in[0], in[1], B, H, 3)
+	if s.pushHidden {
+		for i, x := range dv {
+			gradIn[0][i] += x
+		}
+		return
+	}
+	v := inst.tape.V(k.t)
+	for i := range dv {
+		dv[i] *= v[i] * (1 - v[i])
+	}
+	linalg.AffineBackward(gradIn[0], gradIn[3], gradIn[4], dv, in[0], in[3], B, H, m)
+}
