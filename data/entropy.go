@@ -14,6 +14,7 @@ type StringError struct {
 	Err   error
 }
 
+// Error returns "string index: message".
 func (e *StringError) Error() string { return fmt.Sprintf("string %d: %v", e.Index, e.Err) }
 
 // Unwrap returns the underlying error.

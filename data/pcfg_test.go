@@ -364,3 +364,31 @@ func TestNormalize2(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrentTables(t *testing.T) {
+	// Tables grow on demand; concurrent growth gives the same weights as
+	// sequential computation.
+	want := mustTask(t, Dyck).Grammar()
+	g := mustTask(t, Dyck).Grammar()
+	done := make(chan []float64)
+	for k := range 4 {
+		go func() {
+			var lps []float64
+			for n := 0; n <= 600; n += 50 * (k + 1) {
+				lp, _ := g.LogLengthProb(n)
+				lps = append(lps, lp)
+			}
+			done <- lps
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	for n := 0; n <= 600; n += 7 {
+		a, _ := g.LogLengthProb(n)
+		b, _ := want.LogLengthProb(n)
+		if a != b && !(math.IsInf(a, -1) && math.IsInf(b, -1)) {
+			t.Errorf("length %d: %v concurrently, %v sequentially", n, a, b)
+		}
+	}
+}

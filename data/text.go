@@ -16,6 +16,7 @@ type LineError struct {
 	Err  error
 }
 
+// Error returns "name:line: message".
 func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
 
 // Unwrap returns the underlying error.

@@ -153,6 +153,8 @@ type graph struct {
 	// parameter does not take part (the stack's for n < 2).
 	grads []*G.Node
 	vm    G.VM
+	// stack is the graph's stack instance (nil for the LSTM).
+	stack stacks.Instance
 }
 
 // graphFor returns the cached graph for key, building it if needed.
@@ -210,6 +212,7 @@ func (m *Model) buildGraph(key graphKey) (*graph, error) {
 			return nil, err
 		}
 		r = st.Initial()
+		gr.stack = st
 	}
 	state := lg.Zero()
 	hs := []*G.Node{state.H()}

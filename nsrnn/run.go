@@ -5,6 +5,8 @@ import (
 	"math"
 
 	G "gorgonia.org/gorgonia"
+
+	"github.com/nsrnn/nsrnn/stacks"
 )
 
 // load checks a batch and writes it into the graph's input tensors.
@@ -118,4 +120,28 @@ func (m *Model) LogProb(w []int) (float64, error) {
 		return math.NaN(), err
 	}
 	return -loss, nil
+}
+
+// ActionTypeWeights runs the model on one sequence w and returns, for each
+// stack update t = 1 … n−1, the weight of each stack action type (push,
+// replace, pop) normalized by the weight of all actions at step t — the
+// quantity of the paper's Figure 3. Only the ns+s and rns models, whose
+// readings carry the PDA states, support it.
+func (m *Model) ActionTypeWeights(w []int) ([][3]float64, error) {
+	gr, err := m.load([][]int{w}, false)
+	if err != nil {
+		return nil, err
+	}
+	rec, ok := gr.stack.(stacks.ActionRecorder)
+	if !ok {
+		return nil, fmt.Errorf("nsrnn: model %s does not record stack actions", m.cfg.Kind)
+	}
+	if _, err := gr.run(); err != nil {
+		return nil, err
+	}
+	out, err := rec.ActionTypeWeights()
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
 }

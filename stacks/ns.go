@@ -3,6 +3,7 @@ package stacks
 import (
 	"fmt"
 	"hash"
+	"math"
 	"math/rand/v2"
 	"sync/atomic"
 
@@ -169,6 +170,7 @@ func (s *NS) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
 		initial:     tensor.New(tensor.WithShape(batch, s.ReadingSize()), tensor.Of(tensor.Float64)),
 		logits:      make([][]float64, steps+1),
 		logw:        make([][]float64, steps+1),
+		readings:    make([][]float64, steps+1),
 		lastReading: make([]float64, batch*s.ReadingSize()),
 		gLogw:       make([]float64, batch*s.cfg.NumActions()),
 		gLogits:     make([]float64, batch*s.cfg.NumActions()),
@@ -180,6 +182,7 @@ func (s *NS) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
 	}
 	in.r0 = G.NewMatrix(g, tensor.Float64, G.WithShape(batch, s.ReadingSize()),
 		G.WithName(fmt.Sprintf("%s.r0#%d", s.w.Name, id)), G.WithValue(in.initial))
+	in.prev = in.r0
 	return in, nil
 }
 
@@ -193,6 +196,7 @@ type nsInstance struct {
 	tape    *nskernel.Tape
 	w, b    *G.Node
 	r0      *G.Node
+	prev    *G.Node // the latest reading node, r_{t−1} of the next step
 	initial *tensor.Dense
 	// carried is the state the next run starts from (memory-limited
 	// stacks only); nil means the initial configuration.
@@ -200,8 +204,11 @@ type nsInstance struct {
 	// logits[t] and logw[t] keep the affine scores and log-weights of
 	// step t between the forward and backward passes.
 	logits, logw [][]float64
-	// lastReading is the reading of the latest step run.
+	// lastReading is the reading of the latest step run; readings[t] is
+	// r_t of the latest run and ran the number of steps it made.
 	lastReading []float64
+	readings    [][]float64
+	ran         int
 	// gLogw and gLogits are scratch space for the backward pass.
 	gLogw, gLogits []float64
 }
@@ -214,17 +221,26 @@ func (in *nsInstance) Step(t int, h *G.Node) (*G.Node, error) {
 	}
 	a := in.s.cfg.NumActions()
 	in.logits[t] = make([]float64, in.batch*a)
+	in.readings[t] = make([]float64, in.batch*in.s.ReadingSize())
 	if in.s.cfg.Normalized {
 		in.logw[t] = make([]float64, in.batch*a)
 	} else {
 		in.logw[t] = in.logits[t]
 	}
-	return fused.Apply(&nsStep{in: in, t: t}, h, in.w, in.b)
+	r, err := fused.Apply(&nsStep{in: in, t: t}, h, in.w, in.b, in.prev)
+	if err != nil {
+		return nil, err
+	}
+	in.prev = r
+	return r, nil
 }
 
 // nsStep is the fused kernel of one stack update: r_t from h_t, W_a and
 // b_a through the actions layer, the optional normalization and the
-// dynamic program's column t.
+// dynamic program's column t. Its last input, r_{t−1}, only orders the
+// steps (its gradient is zero): the backward pass of step t must run after
+// that of step t+1, which the tape's adjoints need, even in a graph where
+// r_{t−1} does not feed h_t.
 type nsStep struct {
 	in *nsInstance
 	t  int
@@ -238,7 +254,7 @@ func (k *nsStep) WriteHash(h hash.Hash) {
 
 func (k *nsStep) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
 	s := k.in.s
-	if len(in) != 3 || len(in[0]) != 2 || in[0][0] != k.in.batch || in[0][1] != s.hidden {
+	if len(in) != 4 || len(in[0]) != 2 || in[0][0] != k.in.batch || in[0][1] != s.hidden {
 		return nil, fmt.Errorf("want h of shape (%d, %d), got %v", k.in.batch, s.hidden, in)
 	}
 	return tensor.Shape{k.in.batch, s.ReadingSize()}, nil
@@ -259,6 +275,8 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 	}
 	inst.tape.Step(inst.logw[k.t], out)
 	copy(inst.lastReading, out)
+	copy(inst.readings[k.t], out)
+	inst.ran = k.t
 }
 
 func (k *nsStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
@@ -331,6 +349,73 @@ func Run(cfg NSConfig, batch int, logWeights [][]float64) ([][]float64, error) {
 	for t, lw := range logWeights {
 		out[t] = make([]float64, batch*cfg.ReadingSize())
 		tape.Step(lw, out[t])
+	}
+	return out, nil
+}
+
+// Action types of the nondeterministic stack, indexing the weights that
+// ActionTypeWeights returns.
+const (
+	Push = iota
+	Replace
+	Pop
+)
+
+// ActionRecorder is implemented by stack instances that can report the
+// stack actions of the latest forward run.
+type ActionRecorder interface {
+	// ActionTypeWeights returns, for each sequence b of the batch and each
+	// stack update t = 1 … T of the latest run, the weight of each action
+	// type (Push, Replace, Pop) normalized by the weight of all actions at
+	// step t: out[b][t−1][k] = Σ_{q,x} α̂[t−1][q,x] Σ_{δ of type k} Δ[t][q,x→δ]
+	// / Σ_{q,x} α̂[t−1][q,x] Σ_δ Δ[t][q,x→δ], where α̂ is the normalized
+	// forward weight of each (state, top symbol) configuration (the
+	// reading of a stack with the state reading). This is the quantity of
+	// the paper's Figure 3.
+	ActionTypeWeights() ([][][3]float64, error)
+}
+
+// ActionTypeWeights implements ActionRecorder for NS stacks with the state
+// reading (NS+S and RNS), whose readings are α̂ exactly.
+func (in *nsInstance) ActionTypeWeights() ([][][3]float64, error) {
+	cfg := in.s.cfg
+	if !cfg.StateReading {
+		return nil, fmt.Errorf("stacks: action-type weights need the state reading (NS+S or RNS), not %s", cfg.Variant())
+	}
+	qg := cfg.States * cfg.Symbols
+	row := 2*qg + cfg.States
+	a := cfg.NumActions()
+	out := make([][][3]float64, in.batch)
+	for b := range out {
+		prev := in.initial.Float64s()[b*qg : (b+1)*qg]
+		for t := 1; t <= in.ran; t++ {
+			var w [3]float64
+			logw := in.logw[t][b*a : (b+1)*a]
+			mx := math.Inf(-1)
+			for _, v := range logw {
+				mx = max(mx, v)
+			}
+			for c := 0; c < qg; c++ {
+				// Shift by the maximum: unnormalized weights may be large.
+				for j := 0; j < row; j++ {
+					k := Push
+					if j >= 2*qg {
+						k = Pop
+					} else if j >= qg {
+						k = Replace
+					}
+					w[k] += prev[c] * math.Exp(logw[c*row+j]-mx)
+				}
+			}
+			total := w[0] + w[1] + w[2]
+			if total > 0 {
+				for k := range w {
+					w[k] /= total
+				}
+			}
+			out[b] = append(out[b], w)
+			prev = in.readings[t][b*qg : (b+1)*qg]
+		}
 	}
 	return out, nil
 }
