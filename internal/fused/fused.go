@@ -129,14 +129,14 @@ type forwardOp struct {
 	typ hm.Type
 }
 
-func (op *forwardOp) Arity() int                                   { return len(op.in) }
-func (op *forwardOp) Type() hm.Type                                { return op.typ }
+func (op *forwardOp) Arity() int                                     { return len(op.in) }
+func (op *forwardOp) Type() hm.Type                                  { return op.typ }
 func (op *forwardOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.out.Clone(), nil }
-func (op *forwardOp) ReturnsPtr() bool                             { return false }
-func (op *forwardOp) CallsExtern() bool                            { return false }
-func (op *forwardOp) OverwritesInput() int                         { return -1 }
-func (op *forwardOp) String() string                               { return op.k.Name() }
-func (op *forwardOp) Hashcode() uint32                             { return opHash(op) }
+func (op *forwardOp) ReturnsPtr() bool                               { return false }
+func (op *forwardOp) CallsExtern() bool                              { return false }
+func (op *forwardOp) OverwritesInput() int                           { return -1 }
+func (op *forwardOp) String() string                                 { return op.k.Name() }
+func (op *forwardOp) Hashcode() uint32                               { return opHash(op) }
 
 func (op *forwardOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "fused.forward:%s:%T:%v->%v;", op.k.Name(), op.k, op.in, op.out)
@@ -260,14 +260,14 @@ type extractOp struct {
 	typ    hm.Type
 }
 
-func (op *extractOp) Arity() int                                   { return 1 }
-func (op *extractOp) Type() hm.Type                                { return op.typ }
+func (op *extractOp) Arity() int                                     { return 1 }
+func (op *extractOp) Type() hm.Type                                  { return op.typ }
 func (op *extractOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return op.shape.Clone(), nil }
-func (op *extractOp) ReturnsPtr() bool                             { return false }
-func (op *extractOp) CallsExtern() bool                            { return false }
-func (op *extractOp) OverwritesInput() int                         { return -1 }
-func (op *extractOp) String() string                               { return fmt.Sprintf("%s′[%d]", op.name, op.offset) }
-func (op *extractOp) Hashcode() uint32                             { return opHash(op) }
+func (op *extractOp) ReturnsPtr() bool                               { return false }
+func (op *extractOp) CallsExtern() bool                              { return false }
+func (op *extractOp) OverwritesInput() int                           { return -1 }
+func (op *extractOp) String() string                                 { return fmt.Sprintf("%s′[%d]", op.name, op.offset) }
+func (op *extractOp) Hashcode() uint32                               { return opHash(op) }
 func (op *extractOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "fused.extract:%s:%d:%v", op.name, op.offset, op.shape)
 }
