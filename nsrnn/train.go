@@ -50,6 +50,10 @@ type TrainConfig struct {
 	LogFile string
 	// Progress, when set, shows a progress bar (use a terminal).
 	Progress io.Writer
+	// AfterEpoch, when set, is called after every epoch (after the
+	// checkpoint is written) with the epoch's record; the model holds the
+	// parameters reached at the end of that epoch. An error stops training.
+	AfterEpoch func(rec EpochRecord) error
 	// StopAfter, when positive, returns after that many epochs of this
 	// call, as if the process had been killed right after a checkpoint;
 	// it exists for tests of resuming.
@@ -245,6 +249,11 @@ func Train(m *Model, train, valid []Batch, cfg TrainConfig) (*TrainResult, error
 		}
 		if err := writeLog(cfg.LogFile, st.History); err != nil {
 			return nil, err
+		}
+		if cfg.AfterEpoch != nil {
+			if err := cfg.AfterEpoch(rec); err != nil {
+				return nil, err
+			}
 		}
 		ran++
 		if cfg.StopAfter > 0 && ran >= cfg.StopAfter && !st.Done {
