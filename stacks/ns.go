@@ -174,6 +174,7 @@ func (s *NS) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
 		lastReading: make([]float64, batch*s.ReadingSize()),
 		gLogw:       make([]float64, batch*s.cfg.NumActions()),
 		gLogits:     make([]float64, batch*s.cfg.NumActions()),
+		zeroReading: make([]float64, batch*s.ReadingSize()),
 	}
 	r0 := make([]float64, s.ReadingSize())
 	s.cfg.kernel().InitialReading(r0)
@@ -209,8 +210,11 @@ type nsInstance struct {
 	lastReading []float64
 	readings    [][]float64
 	ran         int
-	// gLogw and gLogits are scratch space for the backward pass.
-	gLogw, gLogits []float64
+	// gLogw and gLogits are scratch space for the backward pass;
+	// zeroReading is the zero gradient of a reading the loss does not use.
+	gLogw, gLogits, zeroReading []float64
+	// nextBack is the step whose backward pass the tape expects next.
+	nextBack int
 }
 
 func (in *nsInstance) Initial() *G.Node { return in.r0 }
@@ -276,13 +280,19 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 	inst.tape.Step(inst.logw[k.t], out)
 	copy(inst.lastReading, out)
 	copy(inst.readings[k.t], out)
-	inst.ran = k.t
+	inst.ran, inst.nextBack = k.t, k.t
 }
 
 func (k *nsStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
 	inst, cfg := k.in, k.in.s.cfg
 	a := cfg.NumActions()
 	gLogw := inst.gLogw
+	// Steps after k.t whose readings the loss does not use get no backward
+	// node from gorgonia; the tape still needs them, with zero gradient.
+	for s := inst.nextBack; s > k.t; s-- {
+		inst.tape.Backward(s, inst.zeroReading, gLogw)
+	}
+	inst.nextBack = k.t - 1
 	inst.tape.Backward(k.t, gradOut, gLogw)
 	gLogits := gLogw
 	if cfg.Normalized {
@@ -306,7 +316,9 @@ type Carrier interface {
 }
 
 // Carry implements Carrier for memory-limited stacks. The next run's
-// initial reading is the latest run's last reading.
+// initial reading is the latest run's last reading. The tape is shared by
+// the graphs bound to the stack for one batch size, so Carry must be called
+// right after the run, before another such graph runs.
 func (in *nsInstance) Carry() {
 	if in.s.cfg.Window == 0 {
 		panic("stacks: Carry on an unlimited NS stack")
