@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/internal/atomicfile"
+	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+func init() {
+	prog.Register("actions", "train ns+s and rns and record their stack action types after every epoch (Figure 3)", runActions)
+}
+
+// actionsFile is the per-model file of the actions command, in
+// DIR/<model>/.
+const actionsFile = "actions.jsonl"
+
+// actionRecord is one line of actions.jsonl: after epoch Epoch, the
+// normalized weights of the action types (push, replace, pop) of each
+// stack update t = 1 … n−1 on the fixed string String (symbols separated
+// by spaces).
+type actionRecord struct {
+	Epoch   int          `json:"epoch"`
+	String  string       `json:"string"`
+	Weights [][3]float64 `json:"weights"`
+}
+
+func runActions(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("actions", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	taskName := fs.String("task", data.MarkedReversal, "task (Figure 3 uses marked-reversal)")
+	out := fs.String("out", "", "output directory (required); each model writes DIR/<model>/actions.jsonl")
+	modelList := fs.String("models", "ns+s,rns", "comma-separated models that record actions (ns+s, rns)")
+	var s runSettings
+	fs.IntVar(&s.Epochs, "epochs", 30, "epochs (all are run: no early stopping unless --early-stop is set)")
+	fs.Float64Var(&s.LR, "lr", 0.005, "Adam's initial learning rate")
+	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the data, the initial parameters and the shuffling (as in train)")
+	fs.IntVar(&s.TrainSize, "train-size", 10000, "training strings")
+	fs.IntVar(&s.ValidSize, "valid-size", 1000, "validation strings")
+	fs.IntVar(&s.BatchSize, "batch-size", 10, "strings per batch")
+	lengths := fs.String("lengths", "40:80", "MIN:MAX lengths of training and validation strings")
+	fs.Float64Var(&s.Clip, "clip", 5, "gradient-norm clipping threshold")
+	fs.IntVar(&s.Patience, "patience", 5, "epochs without improvement before the learning rate decays")
+	fs.Float64Var(&s.Decay, "decay", 0.9, "learning-rate decay factor")
+	fs.IntVar(&s.EarlyStop, "early-stop", 0, "epochs without improvement before training stops (0: never)")
+	hidden := fs.Int("hidden", 20, "LSTM hidden units")
+	length := fs.Int("length", 41, "length of the fixed string whose actions are recorded")
+	stringSeed := fs.Uint64("string-seed", 3, "seed of the fixed string")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if s.MinLength, s.MaxLength, err = parseLengths(*lengths); err != nil {
+		return fmt.Errorf("--lengths: %w", err)
+	}
+	switch {
+	case *out == "":
+		return fmt.Errorf("--out is required")
+	case s.LR <= 0:
+		return fmt.Errorf("--lr %g must be positive", s.LR)
+	case s.Epochs < 1 || s.TrainSize < 1 || s.ValidSize < 1 || s.BatchSize < 1:
+		return fmt.Errorf("--epochs, --train-size, --valid-size and --batch-size must be at least 1")
+	case *length < 2:
+		return fmt.Errorf("--length %d must be at least 2", *length)
+	case s.EarlyStop < 0:
+		return fmt.Errorf("--early-stop %d must not be negative", s.EarlyStop)
+	}
+	if s.EarlyStop == 0 {
+		s.EarlyStop = s.Epochs + 1
+	}
+	models, err := parseList(*modelList, []string{nsrnn.NSS, nsrnn.RNS}, "--models")
+	if err != nil {
+		return err
+	}
+	t, err := taskFlag(*taskName)
+	if err != nil {
+		return err
+	}
+	w, err := data.SampleStrings(t.Grammar(), 1, *length, *length, rand.New(rand.NewPCG(*stringSeed, 3)))
+	if err != nil {
+		return fmt.Errorf("--length %d: %w", *length, err)
+	}
+	for _, kind := range models {
+		mf := &cli.ModelFlags{Kind: kind, Hidden: *hidden, Layers: 1, Bottom: "original"}
+		_, cfg, err := taskModel(t.Name(), mf)
+		if err != nil {
+			return err
+		}
+		ms := s
+		ms.Task, ms.Model = t.Name(), cfg
+		if err := recordActions(ms, t, w[0], filepath.Join(*out, kind), stderr); err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+	}
+	return nil
+}
+
+// recordActions trains a model as train does (same data, seeds and
+// protocol) and writes the action-type weights on w after every epoch to
+// dir/actions.jsonl, along with the training log and run.json.
+func recordActions(s runSettings, t *data.Task, w []int, dir string, stderr io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := writeJSON(filepath.Join(dir, "settings.json"), s); err != nil {
+		return err
+	}
+	g := t.Grammar()
+	rng := rand.New(rand.NewPCG(dataSeed(s.Seed), 1))
+	trainSet, err := data.SampleBatches(g, s.TrainSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
+	if err != nil {
+		return err
+	}
+	validSet, err := data.SampleBatches(g, s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
+	if err != nil {
+		return err
+	}
+	lb, err := data.ComputeLowerBound(g, data.Flatten(validSet), s.MinLength, s.MaxLength)
+	if err != nil {
+		return err
+	}
+	m, err := nsrnn.New(s.Model, initSeed(s.Seed))
+	if err != nil {
+		return err
+	}
+	text := data.FormatString(w, t.Terminals())
+	var buf bytes.Buffer
+	path := filepath.Join(dir, actionsFile)
+	tc := nsrnn.TrainConfig{
+		LR: s.LR, Clip: s.Clip, DecayFactor: s.Decay, Patience: s.Patience, EarlyStop: s.EarlyStop,
+		MaxEpochs: s.Epochs, Seed: shuffleSeed(s.Seed), LowerBound: lb.Entropy,
+		LogFile: filepath.Join(dir, logFile),
+		AfterEpoch: func(rec nsrnn.EpochRecord) error {
+			ws, err := m.ActionTypeWeights(w)
+			if err != nil {
+				return err
+			}
+			b, err := json.Marshal(actionRecord{Epoch: rec.Epoch, String: text, Weights: ws})
+			if err != nil {
+				return err
+			}
+			buf.Write(append(b, '\n'))
+			fmt.Fprintf(stderr, "actions %s: epoch %d, validation difference %.4f\n", s.Model.Kind, rec.Epoch, rec.ValidDifference)
+			return atomicfile.WriteBytes(path, buf.Bytes())
+		},
+	}
+	fmt.Fprintf(stderr, "actions: training %s on %s (%d strings, lr %g) and recording its actions on %q\n",
+		s.Model.Kind, t.Name(), s.TrainSize, s.LR, text)
+	_, err = nsrnn.Train(m, batches(trainSet), batches(validSet), tc)
+	return err
+}

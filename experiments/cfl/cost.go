@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+func init() {
+	prog.Register("cost", "estimate seconds per epoch and peak memory of every model on marked reversal (appendix C)", runCost)
+}
+
+// The paper's protocol, to which cost scales its measurements.
+const (
+	paperTrainSize = 10000
+	paperValidSize = 1000
+)
+
+// costSettings are the measurement's settings, shared by every model.
+type costSettings struct {
+	TrainSize      int    `json:"train_size"`
+	ValidSize      int    `json:"valid_size"`
+	MinLength      int    `json:"min_length"`
+	MaxLength      int    `json:"max_length"`
+	BatchSize      int    `json:"batch_size"`
+	Hidden         int    `json:"hidden"`
+	States         int    `json:"states"`
+	Symbols        int    `json:"symbols"`
+	StackEmbedding int    `json:"stack_embedding"`
+	Epochs         int    `json:"epochs"`
+	Seed           uint64 `json:"seed"`
+}
+
+// costMeasure is one model's measurement.
+type costMeasure struct {
+	Model      string `json:"model"`
+	Parameters int    `json:"parameters"`
+	// TrainSeconds and ValidSeconds are the subset's training pass and
+	// validation pass of the last epoch.
+	TrainSeconds float64 `json:"train_seconds"`
+	ValidSeconds float64 `json:"valid_seconds"`
+	// EpochSeconds is the scaled estimate for the paper's protocol:
+	// TrainSeconds·10000/train_size + ValidSeconds·1000/valid_size.
+	EpochSeconds float64 `json:"epoch_seconds"`
+	// PeakBytes is the peak resident set size of the model's subprocess
+	// (getrusage maxrss), or, with --in-process, the Go runtime's Sys.
+	PeakBytes  uint64  `json:"peak_bytes"`
+	TimeRatio  float64 `json:"time_ratio_to_lstm,omitempty"`
+	MemRatio   float64 `json:"memory_ratio_to_lstm,omitempty"`
+	InProcess  bool    `json:"in_process,omitempty"`
+	WallSecond float64 `json:"wall_seconds"`
+}
+
+// costReport is the output of cost --json.
+type costReport struct {
+	Task     string        `json:"task"`
+	Settings costSettings  `json:"settings"`
+	Note     string        `json:"note"`
+	Models   []costMeasure `json:"models"`
+}
+
+func runCost(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("cost", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	modelList := fs.String("models", "all", "comma-separated models, or all")
+	var s costSettings
+	fs.IntVar(&s.TrainSize, "train-size", 200, "training strings of the measured subset")
+	fs.IntVar(&s.ValidSize, "valid-size", 50, "validation strings of the measured subset")
+	lengths := fs.String("lengths", "40:80", "MIN:MAX string lengths")
+	fs.IntVar(&s.BatchSize, "batch-size", 10, "strings per batch")
+	fs.IntVar(&s.Hidden, "hidden", 20, "LSTM hidden units")
+	fs.IntVar(&s.States, "states", 2, "|Q| of the ns models")
+	fs.IntVar(&s.Symbols, "symbols", 3, "|Γ| of the ns models")
+	fs.IntVar(&s.StackEmbedding, "stack-embedding", 20, "stack vector size of gref and jm")
+	fs.IntVar(&s.Epochs, "epochs", 2, "epochs run per model; the last is timed (the first builds the cached graphs)")
+	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the data and the initial parameters")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	inProcess := fs.Bool("in-process", false, "measure in this process instead of a subprocess per model (peak memory is then the Go runtime's Sys, cumulative)")
+	worker := fs.String("worker", "", "measure this one model and print its JSON (used by cost itself)")
+	_ = fs.MarkHidden("worker")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if s.MinLength, s.MaxLength, err = parseLengths(*lengths); err != nil {
+		return fmt.Errorf("--lengths: %w", err)
+	}
+	if s.TrainSize < 1 || s.ValidSize < 1 || s.BatchSize < 1 || s.Hidden < 1 || s.Epochs < 1 {
+		return fmt.Errorf("--train-size, --valid-size, --batch-size, --hidden and --epochs must be at least 1")
+	}
+	if *worker != "" {
+		m, err := measureCost(*worker, s)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(m)
+	}
+	models, err := parseList(*modelList, nsrnn.Kinds, "--models")
+	if err != nil {
+		return err
+	}
+	exe := ""
+	if !*inProcess {
+		if exe, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	rep := costReport{
+		Task: data.MarkedReversal, Settings: s,
+		Note: fmt.Sprintf("seconds per epoch of the paper's protocol (%d training + %d validation strings) estimated from one epoch of %d training + %d validation strings, scaling the training pass by %g and the validation pass by %g",
+			paperTrainSize, paperValidSize, s.TrainSize, s.ValidSize,
+			float64(paperTrainSize)/float64(s.TrainSize), float64(paperValidSize)/float64(s.ValidSize)),
+	}
+	for _, kind := range models {
+		start := time.Now()
+		var m costMeasure
+		if *inProcess {
+			mm, err := measureCost(kind, s)
+			if err != nil {
+				return fmt.Errorf("%s: %w", kind, err)
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			m, m.PeakBytes, m.InProcess = *mm, ms.Sys, true
+		} else {
+			if m, err = costSubprocess(exe, kind, args); err != nil {
+				return fmt.Errorf("%s: %w", kind, err)
+			}
+		}
+		m.WallSecond = time.Since(start).Seconds()
+		fmt.Fprintf(stderr, "cost: %s %.2fs train + %.2fs valid on the subset → %.0f s per paper epoch\n", kind, m.TrainSeconds, m.ValidSeconds, m.EpochSeconds)
+		rep.Models = append(rep.Models, m)
+	}
+	for i, m := range rep.Models {
+		if m.Model == nsrnn.LSTM {
+			for j := range rep.Models {
+				rep.Models[j].TimeRatio = rep.Models[j].EpochSeconds / rep.Models[i].EpochSeconds
+				rep.Models[j].MemRatio = float64(rep.Models[j].PeakBytes) / float64(m.PeakBytes)
+			}
+		}
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return writeCostTable(stdout, rep)
+}
+
+// costSubprocess measures one model in a subprocess of this binary (the
+// same cost flags plus --worker) and records its peak resident set size.
+func costSubprocess(exe, kind string, args []string) (costMeasure, error) {
+	var m costMeasure
+	var out, errb bytes.Buffer
+	cmd := exec.Command(exe, append(append([]string{"cost"}, args...), "--worker", kind)...)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return m, fmt.Errorf("%v: %s", err, bytes.TrimSpace(errb.Bytes()))
+	}
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		return m, fmt.Errorf("worker output: %w", err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.PeakBytes = uint64(ru.Maxrss) * 1024 // kilobytes on Linux
+	}
+	return m, nil
+}
+
+// measureCost trains one model for s.Epochs epochs on a marked-reversal
+// subset and times the last epoch's training and validation passes.
+func measureCost(kind string, s costSettings) (*costMeasure, error) {
+	t, err := data.NewTask(data.MarkedReversal)
+	if err != nil {
+		return nil, err
+	}
+	mf := &cli.ModelFlags{Kind: kind, Hidden: s.Hidden, Layers: 1, Bottom: "original"}
+	if nsrnn.IsNondeterministic(kind) {
+		mf.States, mf.Symbols = s.States, s.Symbols
+	}
+	if kind == nsrnn.Gref || kind == nsrnn.JM {
+		mf.StackEmbedding = s.StackEmbedding
+	}
+	_, cfg, err := taskModel(t.Name(), mf)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(dataSeed(s.Seed), 1))
+	trainSet, err := data.SampleBatches(t.Grammar(), s.TrainSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
+	if err != nil {
+		return nil, err
+	}
+	validSet, err := data.SampleBatches(t.Grammar(), s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
+	if err != nil {
+		return nil, err
+	}
+	m, err := nsrnn.New(cfg, initSeed(s.Seed))
+	if err != nil {
+		return nil, err
+	}
+	var last nsrnn.EpochRecord
+	tc := nsrnn.TrainConfig{
+		LR: 0.005, MaxEpochs: s.Epochs, EarlyStop: s.Epochs + 1, Patience: s.Epochs + 1, Seed: shuffleSeed(s.Seed),
+		AfterEpoch: func(rec nsrnn.EpochRecord) error { last = rec; return nil },
+	}
+	if _, err := nsrnn.Train(m, batches(trainSet), batches(validSet), tc); err != nil {
+		return nil, err
+	}
+	// Time the validation pass alone (its graphs are cached by now).
+	start := time.Now()
+	for _, b := range validSet {
+		if _, err := m.Loss(b); err != nil {
+			return nil, err
+		}
+	}
+	valid := time.Since(start).Seconds()
+	train := max(last.EpochSeconds-valid, 0)
+	return &costMeasure{
+		Model: kind, Parameters: m.NumParams(), TrainSeconds: train, ValidSeconds: valid,
+		EpochSeconds: train*paperTrainSize/float64(s.TrainSize) + valid*paperValidSize/float64(s.ValidSize),
+	}, nil
+}
+
+// writeCostTable prints the report as a table like the paper's appendix C.
+func writeCostTable(w io.Writer, rep costReport) error {
+	s := rep.Settings
+	fmt.Fprintf(w, "Wall-clock cost on %s: %d hidden units, batch %d, lengths %d–%d, |Q|=%d, |Γ|=%d, stack vectors %d; GOMAXPROCS %d.\n",
+		rep.Task, s.Hidden, s.BatchSize, s.MinLength, s.MaxLength, s.States, s.Symbols, s.StackEmbedding, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "Estimated, not measured: %s.\n\n", rep.Note)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "model\tparams\tsubset train s\tsubset valid s\ts per epoch (scaled)\t× LSTM\tpeak MiB\t× LSTM\t")
+	for _, m := range rep.Models {
+		ratio := func(r float64) string {
+			if r == 0 {
+				return "-"
+			}
+			return fmt.Sprintf("%.1f", r)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.0f\t%s\t%.0f\t%s\t\n", m.Model, m.Parameters, m.TrainSeconds, m.ValidSeconds,
+			m.EpochSeconds, ratio(m.TimeRatio), float64(m.PeakBytes)/(1<<20), ratio(m.MemRatio))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(rep.Models) > 0 && rep.Models[0].InProcess {
+		fmt.Fprintln(w, "\nPeak memory: the Go runtime's Sys after each model, in one process (cumulative; run without --in-process for a per-model peak).")
+	} else {
+		fmt.Fprintln(w, "\nPeak memory: maximum resident set size of a separate process per model (getrusage).")
+	}
+	return nil
+}

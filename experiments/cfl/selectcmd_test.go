@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+// fakeRun writes a run directory with run.json and, when finished, a
+// summary.json with the given best validation difference. With a model,
+// it also saves a real (untrained) model and a two-epoch log.
+func fakeRun(t *testing.T, dir, task, kind string, lr float64, seed uint64, diff float64, finished, withModel bool) {
+	t.Helper()
+	mf := &cli.ModelFlags{Kind: kind, Hidden: 4, Layers: 1, Bottom: "original"}
+	_, cfg, err := taskModel(task, mf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSON(filepath.Join(dir, runFile), runSettings{Task: task, Model: cfg, LR: lr, Seed: seed}); err != nil {
+		t.Fatal(err)
+	}
+	if withModel {
+		m, err := nsrnn.New(cfg, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Save(filepath.Join(dir, modelFile)); err != nil {
+			t.Fatal(err)
+		}
+		var log []byte
+		for e := 1; e <= 3; e++ {
+			b, _ := json.Marshal(nsrnn.EpochRecord{Epoch: e, ElapsedSeconds: float64(e) * 1.5, ValidDifference: diff + 0.1/float64(e)})
+			log = append(append(log, b...), '\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, logFile), log, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if finished {
+		if err := writeJSON(filepath.Join(dir, summaryFile), summary{Task: task, Model: cfg, Epochs: 3, BestEpoch: 2, BestValidCrossEntropyDiff: diff}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestSelectBest(t *testing.T) {
+	root := t.TempDir()
+	mr := data.MarkedReversal
+	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed1"), mr, "lstm", 0.01, 1, 0.30, true, false)
+	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed2"), mr, "lstm", 0.01, 2, 0.10, true, false)
+	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.001", "seed1"), mr, "lstm", 0.001, 1, 0.05, false, false) // unfinished, better
+	fakeRun(t, filepath.Join(root, mr, "jm-e2", "lr0.01", "seed1"), mr, "jm", 0.01, 1, 0.20, true, false)
+	fakeRun(t, filepath.Join(root, mr, "jm-e20", "lr0.005", "seed3"), mr, "jm", 0.005, 3, 0.02, true, false)
+	fakeRun(t, filepath.Join(root, data.Dyck, "rns", "lr0.01", "seed1"), data.Dyck, "rns", 0.01, 1, 0.40, true, false)
+	sel, err := selectBest(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Finished != 5 || sel.Unfinished != 1 {
+		t.Errorf("finished %d unfinished %d, want 5 and 1", sel.Finished, sel.Unfinished)
+	}
+	if len(sel.Selected) != 3 {
+		t.Fatalf("%d selected, want 3: %+v", len(sel.Selected), sel.Selected)
+	}
+	want := []struct {
+		task, model string
+		diff        float64
+		seed        uint64
+		emb, n      int
+	}{{mr, "lstm", 0.10, 2, 0, 2}, {mr, "jm", 0.02, 3, 20, 2}, {data.Dyck, "rns", 0.40, 1, 0, 1}}
+	for i, w := range want {
+		s := sel.Selected[i]
+		if s.Task != w.task || s.Model != w.model || s.ValidDiff != w.diff || s.Seed != w.seed || s.StackEmbedding != w.emb || s.Candidates != w.n {
+			t.Errorf("selected[%d] = %+v, want %+v", i, s, w)
+		}
+	}
+}
+
+func TestSelectCommandWithTest(t *testing.T) {
+	root := t.TempDir()
+	mr := data.MarkedReversal
+	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed1"), mr, "lstm", 0.01, 1, 0.3, true, true)
+	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed2"), mr, "lstm", 0.01, 2, 0.2, true, true)
+	fakeRun(t, filepath.Join(root, mr, "rns", "lr0.01", "seed1"), mr, "rns", 0.01, 1, 0.1, true, true)
+	fakeRun(t, filepath.Join(root, mr, "rns", "lr0.01", "seed2"), mr, "rns", 0.01, 2, 0.1, false, false)
+	var stdout, stderr bytes.Buffer
+	err := runSelect([]string{"--sweep", root, "--test-lengths", "5:9", "--per-length", "2"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"lstm", "rns", "1 unfinished", "test diff"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr.String(), "ignoring 1 unfinished") {
+		t.Errorf("stderr does not mention the unfinished run:\n%s", stderr.String())
+	}
+	var sel selection
+	b, err := os.ReadFile(filepath.Join(root, selectedFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sel); err != nil {
+		t.Fatal(err)
+	}
+	if len(sel.Selected) != 2 || sel.Selected[0].Seed != 2 || sel.Selected[0].TestDiff == nil {
+		t.Fatalf("selected.json: %+v", sel.Selected)
+	}
+	for _, m := range []string{"lstm", "rns"} {
+		var rep evalReport
+		b, err := os.ReadFile(testResultPath(root, mr, m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatal(err)
+		}
+		// Marked reversal has odd lengths only: 5, 7, 9.
+		if len(rep.ByLength) != 3 || rep.Overall.Strings != 6 {
+			t.Errorf("%s: %d lengths, %d strings; want 3 and 6", m, len(rep.ByLength), rep.Overall.Strings)
+		}
+	}
+
+	// plot on the same sweep, plus fake actions.
+	adir := filepath.Join(root, "actions")
+	writeFakeActions(t, adir, []string{"ns+s", "rns"}, 4)
+	figs := t.TempDir()
+	stdout.Reset()
+	if err := runPlot([]string{"--sweep", root, "--out", figs}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{fig1Name(mr), fig2Name(mr), fig3Name} {
+		for _, ext := range []string{".png", ".svg"} {
+			fi, err := os.Stat(filepath.Join(figs, name+ext))
+			if err != nil {
+				t.Error(err)
+			} else if fi.Size() < 1000 {
+				t.Errorf("%s%s: only %d bytes", name, ext, fi.Size())
+			}
+		}
+	}
+}
+
+func TestSelectErrors(t *testing.T) {
+	if err := runSelect(nil, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--sweep") {
+		t.Errorf("error %v, want one naming --sweep", err)
+	}
+	if err := runSelect([]string{"--sweep", t.TempDir()}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "no finished runs") {
+		t.Errorf("error %v, want no finished runs", err)
+	}
+}
