@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -93,6 +94,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	rep, err := evaluate(m, t, strs, minLen, maxLen, *batchSize)
 	if err != nil {
+		// A string of the file outside the language or the lengths: name
+		// its line (one string per line).
+		if se, ok := errors.AsType[*data.StringError](err); ok && *testFile != "" {
+			return &data.LineError{Name: *testFile, Line: se.Index + 1, Err: se.Err}
+		}
 		return err
 	}
 	rep.Model = *dir

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -93,6 +95,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if mf.Kind != "" && !slices.Contains(nsrnn.Kinds, mf.Kind) {
+		return fmt.Errorf("--model %q: unknown model (want one of %s)", mf.Kind, strings.Join(nsrnn.Kinds, ", "))
 	}
 	t, cfg, err := taskModel(*task, mf)
 	if err != nil {
@@ -197,14 +202,40 @@ func prepareRunDir(dir string, s runSettings, resume bool) error {
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			if !reflect.DeepEqual(saved, s) {
-				return fmt.Errorf("--resume: the flags differ from those of the run in %s (%s)", dir, path)
+				return fmt.Errorf("--resume: the flags differ from those of the run in %s (%s): %s", dir, path, settingsDiff(saved, s))
 			}
 			return nil
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
+		} else if len(entries) > 0 {
+			return fmt.Errorf("--resume: %s holds no training run (no %s); choose another --out", dir, runFile)
 		}
 	}
 	return writeJSON(path, s)
+}
+
+// settingsDiff names the settings that differ between a saved run and the
+// flags given, as "name: saved → given" with the names of run.json.
+func settingsDiff(saved, given runSettings) string {
+	flat := func(s runSettings) map[string]string {
+		b, _ := json.Marshal(s)
+		var m map[string]json.RawMessage
+		json.Unmarshal(b, &m)
+		out := map[string]string{}
+		for k, v := range m {
+			out[k] = string(v)
+		}
+		return out
+	}
+	a, b := flat(saved), flat(given)
+	var diffs []string
+	for k, v := range a {
+		if b[k] != v {
+			diffs = append(diffs, fmt.Sprintf("%s: %s → %s", k, v, b[k]))
+		}
+	}
+	slices.Sort(diffs)
+	return strings.Join(diffs, "; ")
 }
 
 func writeJSON(path string, v any) error {

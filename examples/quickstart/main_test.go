@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+func TestQuickstartTiny(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "qs")
+	args := []string{"--epochs", "2", "--train-size", "10", "--valid-size", "10", "--out", out, "--seed", "3"}
+	var stdout, stderr bytes.Buffer
+	if err := run(args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	for _, kind := range []string{nsrnn.RNS, nsrnn.LSTM} {
+		dir := filepath.Join(out, kind)
+		for _, f := range []string{"log.jsonl", "checkpoint", "model", "run.json"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s: %v", kind, err)
+			}
+		}
+		m, err := nsrnn.Load(filepath.Join(dir, "model"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := m.Config(); c.Kind != kind || c.Hidden != 20 || (kind == nsrnn.RNS && (c.States != 2 || c.Symbols != 3)) {
+			t.Errorf("saved model %+v", c)
+		}
+		if !strings.Contains(stdout.String(), dir) {
+			t.Errorf("stdout does not name %s:\n%s", dir, stdout.String())
+		}
+		if n := strings.Count(stderr.String(), "  "+kind+" epoch "); n != 2 {
+			t.Errorf("%d progress lines for %s, want 2:\n%s", n, kind, stderr.String())
+		}
+	}
+	for _, w := range []string{"cross-entropy", "lower bound", "difference", "rns", "lstm"} {
+		if !strings.Contains(stdout.String(), w) {
+			t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
+		}
+	}
+	t.Logf("stdout:\n%s", stdout.String())
+
+	// Run again: the finished runs are resumed, with the same results.
+	var stdout2, stderr2 bytes.Buffer
+	if err := run(args, &stdout2, &stderr2); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(stderr2.String(), "already trained") != 2 {
+		t.Errorf("second run's stderr:\n%s", stderr2.String())
+	}
+	first, _, _ := strings.Cut(stdout.String(), "files in")
+	second, _, _ := strings.Cut(stdout2.String(), "files in")
+	if first != second {
+		t.Errorf("second run reports\n%s\nfirst\n%s", second, first)
+	}
+
+	// Other settings in the same directory: an error, nothing changed.
+	before, _ := os.ReadFile(filepath.Join(out, nsrnn.RNS, "checkpoint"))
+	err := run([]string{"--epochs", "3", "--train-size", "10", "--valid-size", "10", "--out", out, "--seed", "3"}, &stdout2, &stderr2)
+	if err == nil || !strings.Contains(err.Error(), "other settings") {
+		t.Errorf("other settings: error %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, nsrnn.RNS, "checkpoint")); !bytes.Equal(before, after) {
+		t.Error("the checkpoint changed")
+	}
+}
+
+func TestQuickstartFlagErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--epochs", "0"}, {"--train-size", "0"}, {"--valid-size", "-1"}, {"--out", ""}, {"--bogus"}, {"extra"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(args, &stdout, &stderr)
+		if err == nil {
+			t.Errorf("%v: no error", args)
+			continue
+		}
+		if name := strings.TrimPrefix(args[0], "--"); name != "extra" && !strings.Contains(err.Error(), name) {
+			t.Errorf("%v: error %q does not name the flag", args, err)
+		}
+	}
+}

@@ -1,0 +1,431 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+// tinyTrainArgs are the flags of a small, fast training run into out.
+func tinyTrainArgs(out string, extra ...string) []string {
+	args := []string{"train", "--task", "marked-reversal", "--model", "rns", "--hidden", "8",
+		"--lr", "0.01", "--train-size", "40", "--valid-size", "20", "--batch-size", "5",
+		"--lengths", "5:9", "--epochs", "3", "--seed", "4", "--quiet", "--out", out}
+	return append(args, extra...)
+}
+
+// dirContents maps each file under dir to its content.
+func dirContents(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out[p] = string(b)
+		return err
+	})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestTrainCommandFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	base := func(drop string, extra ...string) []string {
+		full := tinyTrainArgs(out, extra...)
+		var args []string
+		for i := 0; i < len(full); i++ {
+			if full[i] == drop {
+				i++ // skip its value
+				continue
+			}
+			args = append(args, full[i])
+		}
+		return args
+	}
+	for _, test := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing --lr", base("--lr"), "--lr is required"},
+		{"zero --lr", base("", "--lr", "0"), "--lr"},
+		{"negative --lr", base("", "--lr", "-0.1"), "--lr"},
+		{"missing --out", base("--out"), "--out is required"},
+		{"missing --task", base("--task"), "--task is required"},
+		{"unknown --task", base("", "--task", "palindromes"), "--task"},
+		{"missing --model", base("--model"), "--model is required"},
+		{"unknown --model", base("", "--model", "gru"), `--model "gru"`},
+		{"bad --lengths", base("", "--lengths", "40-80"), "--lengths"},
+		{"reversed --lengths", base("", "--lengths", "9:5"), "--lengths"},
+		{"--states on lstm", base("", "--model", "lstm", "--states", "2"), "--states"},
+		{"--window on lstm", base("", "--model", "lstm", "--window", "3"), "--window"},
+		{"--bottom", base("", "--bottom", "sideways"), "--bottom"},
+		{"--epochs", base("", "--epochs", "0"), "--epochs"},
+		{"--train-size", base("", "--train-size", "0"), "--train-size"},
+		{"--valid-size", base("", "--valid-size", "-3"), "--valid-size"},
+		{"--batch-size", base("", "--batch-size", "0"), "--batch-size"},
+		{"--patience", base("", "--patience", "0"), "--patience"},
+		{"--decay", base("", "--decay", "1.5"), "--decay"},
+		{"unknown flag", base("", "--learning-rate", "0.1"), "--learning-rate"},
+		{"bad number", base("", "--epochs", "many"), "--epochs"},
+		{"extra argument", base("", "extra"), "unexpected arguments"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			status, stdout, stderr := run(test.args...)
+			if status == 0 {
+				t.Fatalf("status 0; stderr:\n%s", stderr)
+			}
+			if !strings.Contains(stderr, test.want) {
+				t.Errorf("stderr does not contain %q:\n%s", test.want, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("--out was created (%v)", err)
+			}
+		})
+	}
+}
+
+// TestTrainCommandRefusesNonEmptyOut checks that an existing non-empty
+// output directory is an error without --resume, and is left untouched.
+func TestTrainCommandRefusesNonEmptyOut(t *testing.T) {
+	out := t.TempDir()
+	keep := filepath.Join(out, "notes.txt")
+	if err := os.WriteFile(keep, []byte("precious\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := dirContents(t, out)
+	status, _, stderr := run(tinyTrainArgs(out)...)
+	if status == 0 || !strings.Contains(stderr, "--out") || !strings.Contains(stderr, "--resume") || !strings.Contains(stderr, out) {
+		t.Errorf("status %d, stderr %q; want an error naming --out, the directory and --resume", status, stderr)
+	}
+	if after := dirContents(t, out); !reflect.DeepEqual(before, after) {
+		t.Errorf("directory changed: %v → %v", before, after)
+	}
+
+	// --resume does not adopt a directory that holds no run.
+	status, _, stderr = run(tinyTrainArgs(out, "--resume")...)
+	if status == 0 || !strings.Contains(stderr, "--resume") || !strings.Contains(stderr, runFile) {
+		t.Errorf("--resume of a directory without a run: status %d, stderr %q", status, stderr)
+	}
+	if after := dirContents(t, out); !reflect.DeepEqual(before, after) {
+		t.Errorf("directory changed: %v → %v", before, after)
+	}
+
+	// An existing empty directory is fine.
+	empty := t.TempDir()
+	if status, _, stderr := run(tinyTrainArgs(empty, "--epochs", "1")...); status != 0 {
+		t.Fatalf("empty --out: status %d: %s", status, stderr)
+	}
+}
+
+// readJSONKeys decodes a JSON object file and returns it.
+func readJSONObject(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
+
+// readLogFile reads a training log, one strict JSON record per line.
+func readLogFile(t *testing.T, path string) []nsrnn.EpochRecord {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []nsrnn.EpochRecord
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		var r nsrnn.EpochRecord
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("%s:%d: %v", path, len(recs)+1, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func noTiming(h []nsrnn.EpochRecord) []nsrnn.EpochRecord {
+	out := append([]nsrnn.EpochRecord(nil), h...)
+	for i := range out {
+		out[i].ElapsedSeconds, out[i].EpochSeconds = 0, 0
+	}
+	return out
+}
+
+// TestTrainCommandFiles runs a full tiny training and checks the files of
+// the run directory.
+func TestTrainCommandFiles(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "runs", "rns")
+	status, stdout, stderr := run(tinyTrainArgs(out)...)
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("stdout %q, want nothing", stdout)
+	}
+	if !strings.Contains(stderr, out) {
+		t.Errorf("stderr does not say where the files are:\n%s", stderr)
+	}
+	var names []string
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	if want := []string{checkpointFile, logFile, modelFile, runFile, summaryFile}; !reflect.DeepEqual(names, want) {
+		t.Errorf("run directory holds %v, want %v", names, want)
+	}
+
+	sum := readJSONObject(t, filepath.Join(out, summaryFile))
+	for _, k := range []string{"task", "model", "parameters", "epochs", "best_epoch", "best_valid_cross_entropy",
+		"valid_lower_bound", "best_valid_cross_entropy_diff", "elapsed_seconds", "seconds_per_epoch"} {
+		if _, ok := sum[k]; !ok {
+			t.Errorf("summary.json lacks %q: %v", k, sum)
+		}
+	}
+	recs := readLogFile(t, filepath.Join(out, logFile))
+	if len(recs) != 3 || sum["epochs"] != 3.0 {
+		t.Fatalf("%d log records, %v epochs in the summary; want 3", len(recs), sum["epochs"])
+	}
+	best := recs[0]
+	for i, r := range recs {
+		if r.Epoch != i+1 {
+			t.Errorf("log record %d is of epoch %d", i+1, r.Epoch)
+		}
+		if r.ValidCrossEntropy < best.ValidCrossEntropy {
+			best = r
+		}
+	}
+	ce, lb := sum["best_valid_cross_entropy"].(float64), sum["valid_lower_bound"].(float64)
+	if ce != best.ValidCrossEntropy || sum["best_epoch"] != float64(best.Epoch) {
+		t.Errorf("summary: best epoch %v, %v; log: epoch %d, %v", sum["best_epoch"], ce, best.Epoch, best.ValidCrossEntropy)
+	}
+	if lb != best.LowerBound || !(lb > 0) || math.Abs(sum["best_valid_cross_entropy_diff"].(float64)-(ce-lb)) > 1e-12 {
+		t.Errorf("summary: lower bound %v, difference %v, cross-entropy %v", lb, sum["best_valid_cross_entropy_diff"], ce)
+	}
+
+	m, err := nsrnn.Load(filepath.Join(out, modelFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := m.Config()
+	if cfg.Kind != nsrnn.RNS || cfg.Hidden != 8 || cfg.States != 2 || cfg.Symbols != 3 || cfg.InputVocab != 3 || cfg.OutputVocab != 4 {
+		t.Errorf("saved model's configuration %+v", cfg)
+	}
+	if n, _ := nsrnn.CountParams(cfg); sum["parameters"] != float64(n) || n != m.NumParams() {
+		t.Errorf("summary says %v parameters, the model has %d", sum["parameters"], n)
+	}
+	rs := readJSONObject(t, filepath.Join(out, runFile))
+	for k, want := range map[string]any{"task": "marked-reversal", "lr": 0.01, "seed": 4.0, "epochs": 3.0,
+		"train_size": 40.0, "valid_size": 20.0, "batch_size": 5.0, "min_length": 5.0, "max_length": 9.0,
+		"clip": 5.0, "patience": 5.0, "early_stop": 10.0, "decay": 0.9} {
+		if rs[k] != want {
+			t.Errorf("run.json %s = %v, want %v", k, rs[k], want)
+		}
+	}
+
+	// Resuming a finished run changes neither the model nor the results.
+	model, _ := os.ReadFile(filepath.Join(out, modelFile))
+	if status, _, stderr := run(tinyTrainArgs(out, "--resume")...); status != 0 {
+		t.Fatalf("--resume of a finished run: status %d: %s", status, stderr)
+	}
+	model2, _ := os.ReadFile(filepath.Join(out, modelFile))
+	sum2 := readJSONObject(t, filepath.Join(out, summaryFile))
+	if !bytes.Equal(model, model2) || sum2["best_valid_cross_entropy"] != ce || len(readLogFile(t, filepath.Join(out, logFile))) != 3 {
+		t.Error("resuming a finished run changed its results")
+	}
+}
+
+// TestTrainCommandResumeDifferentFlags checks that --resume with flags other
+// than the run's is an error naming what differs, and changes nothing.
+func TestTrainCommandResumeDifferentFlags(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	if status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1")...); status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	before := dirContents(t, out)
+	for _, test := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lr", "0.02"}, "lr"},
+		{[]string{"--seed", "5"}, "seed"},
+		{[]string{"--model", "ns"}, "model"},
+		{[]string{"--hidden", "9"}, "model"},
+		{[]string{"--train-size", "41"}, "train_size"},
+	} {
+		args := append(tinyTrainArgs(out, "--epochs", "1", "--resume"), test.args...)
+		status, _, stderr := run(args...)
+		if status == 0 {
+			t.Errorf("%v: status 0", test.args)
+			continue
+		}
+		if !strings.Contains(stderr, "--resume") || !strings.Contains(stderr, test.want) || !strings.Contains(stderr, out) {
+			t.Errorf("%v: stderr %q; want an error naming --resume, %s and the directory", test.args, stderr, test.want)
+		}
+	}
+	if after := dirContents(t, out); !reflect.DeepEqual(before, after) {
+		t.Error("the run directory changed")
+	}
+}
+
+// cflChildEnv marks a re-executed test binary that runs the cfl program.
+const cflChildEnv = "NSRNN_CFL_TEST_CHILD"
+
+// TestCFLChild is not a test: re-executed with cflChildEnv set, the test
+// binary runs the cfl program with the arguments after "--".
+func TestCFLChild(t *testing.T) {
+	if os.Getenv(cflChildEnv) != "1" {
+		t.Skip("helper process for TestTrainCommandResumeAfterKill")
+	}
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	os.Exit(prog.Main(args, os.Stdout, os.Stderr))
+}
+
+// TestTrainCommandResumeAfterKill starts a training run in a child process,
+// kills it with SIGKILL once the first checkpoint is written, resumes it
+// with --resume, and checks that it ends exactly where an uninterrupted run
+// with the same flags ends: the same best validation cross-entropy, the
+// same log (apart from timing) and byte-identical model files.
+func TestTrainCommandResumeAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	killed, whole := filepath.Join(dir, "killed"), filepath.Join(dir, "whole")
+	// About 0.1–0.3 s per epoch on 2 cores: time to kill it mid-run.
+	args := func(out string) []string {
+		return []string{"train", "--task", "marked-reversal", "--model", "rns", "--hidden", "8",
+			"--lr", "0.01", "--train-size", "60", "--valid-size", "20", "--batch-size", "5",
+			"--lengths", "9:15", "--epochs", "6", "--seed", "2", "--quiet", "--out", out}
+	}
+
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestCFLChild$", "--"}, args(killed)...)...)
+	cmd.Env = append(os.Environ(), cflChildEnv+"=1")
+	var childErr bytes.Buffer
+	cmd.Stderr = &childErr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	ckpt := filepath.Join(killed, checkpointFile)
+	deadline := time.After(60 * time.Second)
+wait:
+	for {
+		select {
+		case err := <-exited:
+			t.Fatalf("the child exited (%v) before it could be killed:\n%s", err, childErr.String())
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatalf("no checkpoint after 60 s:\n%s", childErr.String())
+		case <-time.After(5 * time.Millisecond):
+			if _, err := os.Stat(ckpt); err == nil {
+				break wait
+			}
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := <-exited
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the child was not killed: %v\n%s", err, childErr.String())
+	}
+	if _, err := os.Stat(filepath.Join(killed, summaryFile)); err == nil {
+		t.Fatal("the child had finished before it was killed; the test needs longer epochs")
+	}
+	// The kill may fall between the checkpoint and the log written after
+	// it; the resumed run rewrites the log from the checkpoint.
+	done := 0
+	if _, err := os.Stat(filepath.Join(killed, logFile)); err == nil {
+		done = len(readLogFile(t, filepath.Join(killed, logFile)))
+	}
+	t.Logf("killed with %d of 6 epochs in the log", done)
+
+	if status, _, stderr := run(append(args(killed), "--resume")...); status != 0 {
+		t.Fatalf("--resume: status %d: %s", status, stderr)
+	}
+	if status, _, stderr := run(args(whole)...); status != 0 {
+		t.Fatalf("uninterrupted run: status %d: %s", status, stderr)
+	}
+
+	sk := readJSONObject(t, filepath.Join(killed, summaryFile))
+	sw := readJSONObject(t, filepath.Join(whole, summaryFile))
+	for _, k := range []string{"best_valid_cross_entropy", "best_epoch", "epochs", "valid_lower_bound", "best_valid_cross_entropy_diff", "parameters"} {
+		if sk[k] != sw[k] {
+			t.Errorf("summary %s: %v resumed, %v uninterrupted", k, sk[k], sw[k])
+		}
+	}
+	mk, err := os.ReadFile(filepath.Join(killed, modelFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err := os.ReadFile(filepath.Join(whole, modelFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(mk, mw) {
+		t.Error("the resumed run's model file differs from the uninterrupted run's")
+	}
+	lk, lw := readLogFile(t, filepath.Join(killed, logFile)), readLogFile(t, filepath.Join(whole, logFile))
+	if !reflect.DeepEqual(noTiming(lk), noTiming(lw)) {
+		t.Errorf("logs differ:\nresumed       %+v\nuninterrupted %+v", lk, lw)
+	}
+	// No temporary files of the atomic writes are left behind... except
+	// possibly one the kill interrupted, which must not be a run file.
+	entries, _ := os.ReadDir(killed)
+	for _, e := range entries {
+		switch e.Name() {
+		case checkpointFile, logFile, modelFile, runFile, summaryFile:
+		default:
+			if !strings.HasPrefix(e.Name(), ".") {
+				t.Errorf("unexpected file %s in the run directory", e.Name())
+			}
+		}
+	}
+}
