@@ -99,6 +99,10 @@ type NS struct {
 	// ±0.1, the PTB experiments ±0.05.
 	Scheme param.Scheme
 	w, b   *param.Param
+	name   string
+	// scores marks a stack without an Actions layer, whose steps take
+	// the action scores themselves (NewNSScores).
+	scores bool
 	// tapes holds one tape per batch size, shared by every graph bound
 	// to this stack (graphs of one model never run concurrently).
 	tapes map[int]*nskernel.Tape
@@ -131,10 +135,25 @@ func NewNS(name string, hidden int, cfg NSConfig) (*NS, error) {
 	}
 	a := cfg.NumActions()
 	return &NS{
-		cfg: cfg, hidden: hidden, Scheme: param.Scheme{Uniform: 0.1},
+		cfg: cfg, hidden: hidden, Scheme: param.Scheme{Uniform: 0.1}, name: name,
 		w: param.New(name+".W_a", a, hidden),
 		b: param.New(name+".b_a", a),
 	}, nil
+}
+
+// NewNSScores returns a nondeterministic stack without an Actions layer:
+// the node given to each Step of its instances holds the (batch,
+// NumActions) action scores themselves, in the layout of DESIGN §3.2. For
+// the normalized variants (NS, NS+S) the stack takes a log-softmax over
+// each (q, x) row of the scores; for the unnormalized ones the scores are
+// the log-weights. It has no parameters. Use it to put the stack into a
+// graph of your own, where something other than an affine layer of a
+// hidden state computes the actions.
+func NewNSScores(name string, cfg NSConfig) (*NS, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &NS{cfg: cfg, hidden: cfg.NumActions(), name: name, scores: true}, nil
 }
 
 // Config returns the stack's configuration.
@@ -143,11 +162,20 @@ func (s *NS) Config() NSConfig { return s.cfg }
 // ReadingSize implements Layer.
 func (s *NS) ReadingSize() int { return s.cfg.ReadingSize() }
 
-// Params implements Layer: W_a and b_a.
-func (s *NS) Params() []*param.Param { return []*param.Param{s.w, s.b} }
+// Params implements Layer: W_a and b_a (none for a stack made by
+// NewNSScores).
+func (s *NS) Params() []*param.Param {
+	if s.scores {
+		return nil
+	}
+	return []*param.Param{s.w, s.b}
+}
 
 // Init implements Layer.
 func (s *NS) Init(rng *rand.Rand) {
+	if s.scores {
+		return
+	}
 	s.Scheme.InitWeight(s.w, rng)
 	s.Scheme.InitBias(s.b, rng)
 }
@@ -165,8 +193,6 @@ func (s *NS) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
 	id := graphIDs.Add(1)
 	in := &nsInstance{
 		s: s, batch: batch, id: id, steps: max(steps, 1),
-		w:           s.w.Node(g),
-		b:           s.b.Node(g),
 		initial:     tensor.New(tensor.WithShape(batch, s.ReadingSize()), tensor.Of(tensor.Float64)),
 		logits:      make([][]float64, steps+1),
 		logw:        make([][]float64, steps+1),
@@ -181,8 +207,11 @@ func (s *NS) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
 	for i := 0; i < batch; i++ {
 		copy(in.initial.Float64s()[i*len(r0):], r0)
 	}
+	if !s.scores {
+		in.w, in.b = s.w.Node(g), s.b.Node(g)
+	}
 	in.r0 = G.NewMatrix(g, tensor.Float64, G.WithShape(batch, s.ReadingSize()),
-		G.WithName(fmt.Sprintf("%s.r0#%d", s.w.Name, id)), G.WithValue(in.initial))
+		G.WithName(fmt.Sprintf("%s.r0#%d", s.name, id)), G.WithValue(in.initial))
 	in.prev = in.r0
 	return in, nil
 }
@@ -231,7 +260,11 @@ func (in *nsInstance) Step(t int, h *G.Node) (*G.Node, error) {
 	} else {
 		in.logw[t] = in.logits[t]
 	}
-	r, err := fused.Apply(&nsStep{in: in, t: t}, h, in.w, in.b, in.prev)
+	args := []*G.Node{h, in.w, in.b, in.prev}
+	if in.s.scores {
+		args = []*G.Node{h, in.prev}
+	}
+	r, err := fused.Apply(&nsStep{in: in, t: t}, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -258,8 +291,12 @@ func (k *nsStep) WriteHash(h hash.Hash) {
 
 func (k *nsStep) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
 	s := k.in.s
-	if len(in) != 4 || len(in[0]) != 2 || in[0][0] != k.in.batch || in[0][1] != s.hidden {
-		return nil, fmt.Errorf("want h of shape (%d, %d), got %v", k.in.batch, s.hidden, in)
+	what, n := "h", 4
+	if s.scores {
+		what, n = "action scores", 2
+	}
+	if len(in) != n || len(in[0]) != 2 || in[0][0] != k.in.batch || in[0][1] != s.hidden {
+		return nil, fmt.Errorf("want %s of shape (%d, %d), got %v", what, k.in.batch, s.hidden, in)
 	}
 	return tensor.Shape{k.in.batch, s.ReadingSize()}, nil
 }
@@ -273,7 +310,11 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 			panic(err) // the carried state was made by this tape's configuration
 		}
 	}
-	linalg.Affine(inst.logits[k.t], in[0], in[1], in[2], inst.batch, inst.s.hidden, a)
+	if inst.s.scores {
+		copy(inst.logits[k.t], in[0])
+	} else {
+		linalg.Affine(inst.logits[k.t], in[0], in[1], in[2], inst.batch, inst.s.hidden, a)
+	}
 	if cfg.Normalized {
 		nskernel.LogSoftmaxRows(inst.logw[k.t], inst.logits[k.t], cfg.kernel(), inst.batch)
 	}
@@ -299,6 +340,12 @@ func (k *nsStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]flo
 		gLogits = inst.gLogits
 		clear(gLogits)
 		nskernel.LogSoftmaxRowsBackward(gLogits, gLogw, inst.logw[k.t], cfg.kernel(), inst.batch)
+	}
+	if inst.s.scores {
+		for i, g := range gLogits {
+			gradIn[0][i] += g
+		}
+		return
 	}
 	linalg.AffineBackward(gradIn[0], gradIn[1], gradIn[2], gLogits, in[0], in[1], inst.batch, inst.s.hidden, a)
 }
