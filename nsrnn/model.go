@@ -26,16 +26,21 @@ type Param = param.Param
 //
 // A Model is not safe for concurrent use.
 type Model struct {
-	cfg       Config
-	embed     *param.Param // nil for one-hot inputs
-	lstm      *controller.LSTM
-	stack     stacks.Layer // nil for the LSTM
-	why       *param.Param
-	bhy       *param.Param
-	params    []*param.Param
-	graphs    map[graphKey]*graph
-	order     []graphKey // least recently used first
+	// MaxGraphs bounds the number of compiled graphs the model caches;
+	// the least recently used are dropped first. 0 means no bound. The
+	// default is 256, enough for the lengths 40–100 of the paper's
+	// test sets with and without gradients.
 	MaxGraphs int
+
+	cfg    Config
+	embed  *param.Param // nil for one-hot inputs
+	lstm   *controller.LSTM
+	stack  stacks.Layer // nil for the LSTM
+	why    *param.Param
+	bhy    *param.Param
+	params []*param.Param
+	graphs map[graphKey]*graph
+	order  []graphKey // least recently used first
 }
 
 // New builds a model from a validated configuration and initializes its
@@ -54,7 +59,7 @@ func build(cfg Config) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{cfg: cfg, graphs: map[graphKey]*graph{}, MaxGraphs: 64}
+	m := &Model{cfg: cfg, graphs: map[graphKey]*graph{}, MaxGraphs: 256}
 	if cfg.Embedding > 0 {
 		m.embed = param.New("embedding", cfg.InputVocab, cfg.Embedding)
 		m.params = append(m.params, m.embed)
