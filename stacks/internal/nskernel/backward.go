@@ -100,14 +100,32 @@ func (s *seq) backward(b int, gr, gd []float64) {
 		E, Cb, AXb := s.E[bi*mm:(bi+1)*mm], s.C[bi*mm:(bi+1)*mm], s.AX[bi*mm:(bi+1)*mm]
 		B, A := s.sB, s.atot
 		anyBad := false
-		for e, ev := range E {
-			A[e] = ev*Cb[e] + AXb[e]
-			if ev >= eBad {
-				B[e] = Cb[e] + AXb[e]/ev
-			} else {
-				B[e] = 0
-				if A[e] != 0 {
-					anyBad = true
+		if s.axNZ[bi] {
+			for e, ev := range E {
+				A[e] = ev*Cb[e] + AXb[e]
+				if ev >= eBad {
+					B[e] = Cb[e] + AXb[e]/ev
+				} else {
+					B[e] = 0
+					if A[e] != 0 {
+						anyBad = true
+					}
+				}
+			}
+		} else {
+			// AX is zero: the same values without the division.
+			B, A, Cb := B[:len(E)], A[:len(E)], Cb[:len(E)]
+			for e, ev := range E {
+				cv := Cb[e]
+				av := ev * cv
+				A[e] = av
+				if ev >= eBad {
+					B[e] = cv
+				} else {
+					B[e] = 0
+					if av != 0 {
+						anyBad = true
+					}
 				}
 			}
 		}
@@ -134,39 +152,38 @@ func (s *seq) backward(b int, gr, gd []float64) {
 			pk0 = s.gp(a+1, b)
 		}
 		c := hfac(s.psi[b] - s.psi[a] - s.beta[bi])
-		for k := a + 1; k <= b-2; k++ {
-			bk, pk := bk0+k-a-1, pk0+k-a-1
-			if s.beta[bk] == negInf || s.tau[pk] == negInf {
-				continue
-			}
-			sh := s.beta[bk] + s.tau[pk] - s.beta[bi]
-			if sh > bwdThr {
-				for e, ev := range E {
-					if ev >= eBad && A[e] != 0 {
-						s.exactPopBack(a, b, k, e/m, e%m, A[e], s.lat(bi, e))
-					}
+		if nk := b - 2 - a; nk > 0 {
+			wk := s.wk[:nk]
+			hit := false
+			for k := range wk {
+				bk, pk := bk0+k, pk0+k
+				wk[k] = 0
+				if s.beta[bk] == negInf || s.tau[pk] == negInf {
+					continue
 				}
-				continue
+				sh := s.beta[bk] + s.tau[pk] - s.beta[bi]
+				if sh > bwdThr {
+					for e, ev := range E {
+						if ev >= eBad && A[e] != 0 {
+							s.exactPopBack(a, b, a+1+k, e/m, e%m, A[e], s.lat(bi, e))
+						}
+					}
+					continue
+				}
+				es := s.hb[bk] * s.hp[pk]
+				if es == 0 || c == 0 {
+					es = math.Exp(sh)
+				} else {
+					es *= c
+				}
+				if es == 0 {
+					continue
+				}
+				wk[k] = es
+				hit = true
 			}
-			es := s.hb[bk] * s.hp[pk]
-			if es == 0 || c == 0 {
-				es = math.Exp(sh)
-			} else {
-				es *= c
-			}
-			if es == 0 {
-				continue
-			}
-			xs := s.xs
-			for e, xv := range s.X[pk*mq : (pk+1)*mq] {
-				xs[e] = es * xv
-			}
-			t := s.ptmp
-			clear(t)
-			popBackKernel(s.C[bk*mm:(bk+1)*mm], t, B, s.E[bk*mm:(bk+1)*mm], xs, m, Q)
-			cp := s.CP[pk*mq : (pk+1)*mq]
-			for e, tv := range t {
-				cp[e] += es * tv
+			if hit {
+				popSumBack(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.X[pk0*mq:(pk0+nk)*mq], wk, s.xs, s.ptmp, nk, m, Q)
 			}
 		}
 		if anyBad {
@@ -194,14 +211,31 @@ func (s *seq) backward(b int, gr, gd []float64) {
 		X, CPk, AXPk := s.X[pk*mq:(pk+1)*mq], s.CP[pk*mq:(pk+1)*mq], s.AXP[pk*mq:(pk+1)*mq]
 		B, A := s.sB[:mq], s.atot[:mq]
 		anyBad := false
-		for e, xv := range X {
-			A[e] = xv*CPk[e] + AXPk[e]
-			if xv >= eBad {
-				B[e] = CPk[e] + AXPk[e]/xv
-			} else {
-				B[e] = 0
-				if A[e] != 0 {
-					anyBad = true
+		if s.axpNZ[pk] {
+			for e, xv := range X {
+				A[e] = xv*CPk[e] + AXPk[e]
+				if xv >= eBad {
+					B[e] = CPk[e] + AXPk[e]/xv
+				} else {
+					B[e] = 0
+					if A[e] != 0 {
+						anyBad = true
+					}
+				}
+			}
+		} else {
+			B, A, CPk := B[:len(X)], A[:len(X)], CPk[:len(X)]
+			for e, xv := range X {
+				cv := CPk[e]
+				av := xv * cv
+				A[e] = av
+				if xv >= eBad {
+					B[e] = cv
+				} else {
+					B[e] = 0
+					if av != 0 {
+						anyBad = true
+					}
 				}
 			}
 		}
@@ -258,6 +292,7 @@ func (s *seq) exactAlphaBack(a, b, j int, A, L float64) {
 		s.AXa[a*m+i] += A * w
 		s.AX[bi*m*m+i*m+j] += A * w
 	}
+	s.axNZ[bi] = true
 }
 
 func (s *seq) exactRepBack(a, b, i, j int, A, L float64) {
@@ -269,6 +304,7 @@ func (s *seq) exactRepBack(a, b, i, j int, A, L float64) {
 		s.AX[xb*m*m+i*m+sz] += A * w
 		s.axrep[sz*m+j] += A * w
 	}
+	s.axNZ[xb] = true
 }
 
 func (s *seq) exactPopBack(a, b, k, i, j int, A, L float64) {
@@ -281,6 +317,8 @@ func (s *seq) exactPopBack(a, b, k, i, j int, A, L float64) {
 		s.AX[bk*m*m+i*m+uy] += A * w
 		s.AXP[pk*m*Q+uy*Q+r] += A * w
 	}
+	s.axNZ[bk] = true
+	s.axpNZ[pk] = true
 }
 
 func (s *seq) exactGpBack(k, b, i, r int, A, L float64) {
@@ -292,4 +330,5 @@ func (s *seq) exactGpBack(k, b, i, r int, A, L float64) {
 		s.AX[xb*m*m+i*m+sz] += A * w
 		s.axpop[sz*Q+r] += A * w
 	}
+	s.axNZ[xb] = true
 }

@@ -2,6 +2,9 @@ package nskernel
 
 // matMul sets R (n×p) += A (n×k) · B (k×p).
 func matMul(R, A, B []float64, n, k, p int) {
+	if matMulFixed(R, A, B, n, k, p) {
+		return
+	}
 	for i := 0; i < n; i++ {
 		r := R[i*p : (i+1)*p]
 		for l, av := range A[i*k : (i+1)*k] {
@@ -17,6 +20,9 @@ func matMul(R, A, B []float64, n, k, p int) {
 
 // matMulScaled sets R (m×m) += f · A (m×m) · B (m×m).
 func matMulScaled(R, A, B []float64, f float64, m int) {
+	if matMulScaledFixed(R, A, B, f, m) {
+		return
+	}
 	for i := 0; i < m; i++ {
 		r := R[i*m : (i+1)*m]
 		for l, av := range A[i*m : (i+1)*m] {
@@ -33,6 +39,9 @@ func matMulScaled(R, A, B []float64, f float64, m int) {
 
 // matMulBT sets C (n×k) += f · A (n×p) · Bᵀ, B being k×p.
 func matMulBT(C, A, B []float64, f float64, n, k, p int) {
+	if matMulBTFixed(C, A, B, f, n, k, p) {
+		return
+	}
 	for i := 0; i < n; i++ {
 		a := A[i*p : (i+1)*p]
 		c := C[i*k : (i+1)*k]
@@ -49,6 +58,9 @@ func matMulBT(C, A, B []float64, f float64, n, k, p int) {
 
 // matMulAT sets C (k×p) += f · Aᵀ · B, A being n×k and B n×p.
 func matMulAT(C, A, B []float64, f float64, n, k, p int) {
+	if matMulATFixed(C, A, B, f, n, k, p) {
+		return
+	}
 	for i := 0; i < n; i++ {
 		b := B[i*p : (i+1)*p]
 		for l, av := range A[i*k : (i+1)*k] {

@@ -36,6 +36,7 @@ type seq struct {
 	colStart []int // G' index of (klo(b), b)
 
 	E, Lx, C, AX []float64
+	axNZ         []bool // AX of the block may be nonzero
 	beta         []float64
 	hb           []float64 // hfac(beta − (psi[b] − psi[a])) per block
 
@@ -45,6 +46,7 @@ type seq struct {
 	psi []float64
 
 	X, LxP, CP, AXP []float64
+	axpNZ           []bool // AXP of the G' block may be nonzero
 	tau             []float64
 	hp              []float64
 
@@ -61,6 +63,7 @@ type seq struct {
 	crep, axrep, cpop, axpop []float64
 	gpush, atot, ptmp, ba    []float64
 	atotA                    []float64
+	wk, xsk                  []float64 // per-k scales and scaled G' blocks (capPos, capPos·m|Q|)
 }
 
 func (s *seq) init(c Config, capPos int) {
@@ -94,6 +97,7 @@ func (s *seq) init(c Config, capPos int) {
 	s.Lx = make([]float64, nb*mm)
 	s.C = make([]float64, nb*mm)
 	s.AX = make([]float64, nb*mm)
+	s.axNZ = make([]bool, nb)
 	s.beta = make([]float64, nb)
 	s.hb = make([]float64, nb)
 	s.psi = make([]float64, capPos)
@@ -102,6 +106,7 @@ func (s *seq) init(c Config, capPos int) {
 	s.LxP = make([]float64, ng*mq)
 	s.CP = make([]float64, ng*mq)
 	s.AXP = make([]float64, ng*mq)
+	s.axpNZ = make([]bool, ng)
 	s.tau = make([]float64, ng)
 	s.hp = make([]float64, ng)
 	s.la = make([]float64, capPos*m)
@@ -127,6 +132,8 @@ func (s *seq) init(c Config, capPos int) {
 	s.ptmp = make([]float64, mq)
 	s.ba = make([]float64, m)
 	s.atotA = make([]float64, m)
+	s.wk = make([]float64, capPos)
+	s.xsk = make([]float64, capPos*mq)
 }
 
 // lo is the first row of column b.
@@ -161,7 +168,10 @@ func (s *seq) latP(pi, e int) float64 {
 func (s *seq) clearAdj(bi int) {
 	mm := s.m * s.m
 	clear(s.C[bi*mm : (bi+1)*mm])
-	clear(s.AX[bi*mm : (bi+1)*mm])
+	if s.axNZ[bi] {
+		clear(s.AX[bi*mm : (bi+1)*mm])
+		s.axNZ[bi] = false
+	}
 }
 
 // setBlockLog sets γ block bi from exact log values l (len m·m).
@@ -464,7 +474,10 @@ func (s *seq) step(ld, out []float64) {
 		s.tau[pi] = s.finalize(R, S, s.X[pi*mq:(pi+1)*mq], s.LxP[pi*mq:(pi+1)*mq], kindGp, k, b)
 		s.hp[pi] = hfac(s.tau[pi] - (s.psi[b] - s.psi[k]))
 		clear(s.CP[pi*mq : (pi+1)*mq])
-		clear(s.AXP[pi*mq : (pi+1)*mq])
+		if s.axpNZ[pi] {
+			clear(s.AXP[pi*mq : (pi+1)*mq])
+			s.axpNZ[pi] = false
+		}
 	}
 	// γ blocks of column b.
 	for a := lo; a < b; a++ {
@@ -495,27 +508,25 @@ func (s *seq) step(ld, out []float64) {
 		}
 		if M != negInf {
 			c := hfac(s.psi[b] - s.psi[a] - S)
-			for k := a + 1; k <= b-2; k++ {
-				bk, pk := bk0+k-a-1, pk0+k-a-1
+			nk := b - 2 - a
+			xsk := s.xsk[:nk*mq]
+			X := s.X[pk0*mq : (pk0+nk)*mq]
+			for k := 0; k < nk; k++ {
+				bk, pk := bk0+k, pk0+k
+				xs := xsk[k*mq : (k+1)*mq]
 				v := s.beta[bk] + s.tau[pk]
-				if v == negInf {
-					continue
+				w := 0.0
+				if v != negInf {
+					w = s.hb[bk] * s.hp[pk]
+					if w == 0 || c == 0 {
+						w = math.Exp(v - S)
+					} else {
+						w *= c
+					}
 				}
-				w := s.hb[bk] * s.hp[pk]
-				if w == 0 || c == 0 {
-					w = math.Exp(v - S)
-				} else {
-					w *= c
-				}
-				if w == 0 {
-					continue
-				}
-				xs := s.xs
-				for e, xv := range s.X[pk*mq : (pk+1)*mq] {
-					xs[e] = w * xv
-				}
-				popKernel(acc, s.E[bk*mm:(bk+1)*mm], xs, m, Q)
+				scaleInto(xs, X[k*mq:(k+1)*mq], w)
 			}
+			popSum(acc, s.E[bk0*mm:(bk0+nk)*mm], xsk, nk, m, Q)
 		}
 		if Mr != negInf {
 			if fr := math.Exp(Mr - S); fr != 0 {

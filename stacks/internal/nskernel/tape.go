@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Tape holds γ and α (log weights, stored as shifted mantissas) and their
@@ -25,15 +25,15 @@ type Tape struct {
 	steps    int // forward steps since Begin
 	back     int // next step Backward expects (0 if none yet)
 
-	// parallel dispatch
+	// parallel dispatch (see dispatch)
 	workers int
-	next    atomic.Int64
-	wg      sync.WaitGroup
+	job     atomic.Uint64 // generation<<32 | next batch element to take
+	done    atomic.Int64  // elements finished in the current generation
+	helpers atomic.Int32  // live helper goroutines
 	mode    int
 	argA    []float64
 	argB    []float64
 	argStep int
-	workFn  func()
 }
 
 // State is the carried state of a memory-limited stack: the last D−1
@@ -82,7 +82,6 @@ func NewTape(c Config, batch, maxSteps int) *Tape {
 		t.seqs[i].init(c, capPos)
 	}
 	t.workers = min(runtime.GOMAXPROCS(0), batch)
-	t.workFn = t.work
 	if err := t.Begin(nil); err != nil {
 		panic(err)
 	}
@@ -202,41 +201,85 @@ func (t *Tape) Run(logDeltas [][]float64) [][]float64 {
 	return out
 }
 
+// dispatch runs t.mode over the whole batch. The calling goroutine works
+// through the batch elements itself; up to workers−1 helper goroutines take
+// elements concurrently. A helper stays alive, polling for the next dispatch,
+// for helperIdle after its last element and then exits, so that consecutive
+// steps do not pay the latency of waking an idle thread each time (which on
+// virtual machines can be as long as a step), and an idle tape leaves no
+// goroutine behind for long.
 func (t *Tape) dispatch() {
-	t.next.Store(0)
-	if t.workers <= 1 {
-		t.work()
-		return
-	}
-	t.wg.Add(t.workers - 1)
-	for w := 1; w < t.workers; w++ {
-		go t.workFn()
-	}
-	t.doWork()
-	t.wg.Wait()
-}
-
-func (t *Tape) work() {
-	t.doWork()
+	gen := t.job.Load()>>32 + 1
+	t.done.Store(0)
+	t.job.Store(gen << 32) // publishes mode and arguments
 	if t.workers > 1 {
-		t.wg.Done()
+		if h := t.helpers.Load(); int(h) < t.workers-1 && t.helpers.CompareAndSwap(h, h+1) {
+			go t.helper()
+		}
+	}
+	for t.take() {
+	}
+	for spins := 0; t.done.Load() < int64(t.batch); spins++ {
+		if spins > 64 {
+			runtime.Gosched()
+		}
 	}
 }
 
-func (t *Tape) doWork() {
-	na, nr := t.cfg.NumActions(), t.cfg.ReadingSize()
+const helperIdle = 2 * time.Millisecond
+
+// take claims and processes one batch element of the current dispatch; it
+// reports false if none was left.
+func (t *Tape) take() bool {
 	for {
-		i := int(t.next.Add(1) - 1)
+		w := t.job.Load()
+		i := int(w & (1<<32 - 1))
 		if i >= t.batch {
-			return
+			return false
 		}
-		s := &t.seqs[i]
-		switch t.mode {
-		case modeStep:
-			s.step(t.argA[i*na:(i+1)*na], t.argB[i*nr:(i+1)*nr])
-		case modeBack:
-			s.backward(s.base+t.argStep, t.argA[i*nr:(i+1)*nr], t.argB[i*na:(i+1)*na])
+		if t.job.CompareAndSwap(w, w+1) {
+			// The dispatch cannot return before this element is done, so
+			// its arguments stay valid.
+			t.doOne(i)
+			t.done.Add(1)
+			return true
 		}
+	}
+}
+
+func (t *Tape) helper() {
+	last := time.Now()
+	for n := 0; ; n++ {
+		if t.take() {
+			n = 0
+			last = time.Time{}
+			continue
+		}
+		if last.IsZero() {
+			last = time.Now()
+		}
+		if n&15 == 15 {
+			if time.Since(last) > helperIdle {
+				t.helpers.Add(-1)
+				// A dispatch may have started after the check above and
+				// counted on this helper: help it to the end.
+				for t.take() {
+				}
+				return
+			}
+			runtime.Gosched()
+		}
+	}
+}
+
+func (t *Tape) doOne(i int) {
+	na, nr := t.cfg.NumActions(), t.cfg.ReadingSize()
+	s := &t.seqs[i]
+	switch t.mode {
+	case modeStep:
+		s.step(t.argA[i*na:(i+1)*na], t.argB[i*nr:(i+1)*nr])
+	case modeBack:
+		s.backward(s.base+t.argStep, t.argA[i*nr:(i+1)*nr], t.argB[i*na:(i+1)*na])
 	}
 }
 

@@ -1,0 +1,234 @@
+package nskernel
+
+// Fused pop kernels: the pop contraction of one γ block (a,b) summed over all
+// split points k, with the blocks (a,k) and G' blocks (k,b) lying
+// contiguously in memory (block stride m·m and m·|Q| respectively).
+// The accumulation order over k and the expression shapes are those of
+// popKernel / popBackKernel called once per k, so the results are the same.
+
+// popSum sets acc (m×m) += Σ_k E_k ⋆ xs_k, with E_k = E[k·m²:(k+1)·m²] and
+// xs_k = xs[k·m|Q|:(k+1)·m|Q|] (see popKernel), for k < nk.
+func popSum(acc, E, xs []float64, nk, m, Q int) {
+	switch {
+	case Q == 2 && m == 6:
+		popSum6x2(acc, E, xs, nk)
+		return
+	case Q == 3 && m == 9:
+		popSum9x3(acc, E, xs, nk)
+		return
+	}
+	mm, mq := m*m, m*Q
+	for k := 0; k < nk; k++ {
+		popKernel(acc, E[k*mm:(k+1)*mm], xs[k*mq:(k+1)*mq], m, Q)
+	}
+}
+
+func popSum6x2(acc, E, xs []float64, nk int) {
+	acc = acc[:36]
+	E = E[:nk*36]
+	xs = xs[:nk*12]
+	for j := 0; j < 6; j += 2 {
+		for i0 := 0; i0 < 6; i0 += 3 {
+			o := acc[i0*6+j : i0*6+j+14]
+			a00, a01, a10, a11, a20, a21 := o[0], o[1], o[6], o[7], o[12], o[13]
+			eo, xo := i0*6+j, 2*j
+			for k := 0; k < nk; k++ {
+				e := E[eo : eo+14]
+				x := xs[xo : xo+4]
+				x00, x01, x10, x11 := x[0], x[1], x[2], x[3]
+				e0, e1 := e[0], e[1]
+				a00 += e0*x00 + e1*x10
+				a01 += e0*x01 + e1*x11
+				e0, e1 = e[6], e[7]
+				a10 += e0*x00 + e1*x10
+				a11 += e0*x01 + e1*x11
+				e0, e1 = e[12], e[13]
+				a20 += e0*x00 + e1*x10
+				a21 += e0*x01 + e1*x11
+				eo += 36
+				xo += 12
+			}
+			o[0], o[1], o[6], o[7], o[12], o[13] = a00, a01, a10, a11, a20, a21
+		}
+	}
+}
+
+func popSum9x3(acc, E, xs []float64, nk int) {
+	acc = acc[:81]
+	E = E[:nk*81]
+	xs = xs[:nk*27]
+	for j := 0; j < 9; j += 3 {
+		for i0 := 0; i0 < 9; i0 += 3 {
+			o := acc[i0*9+j : i0*9+j+21]
+			a00, a01, a02 := o[0], o[1], o[2]
+			a10, a11, a12 := o[9], o[10], o[11]
+			a20, a21, a22 := o[18], o[19], o[20]
+			eo, xo := i0*9+j, 3*j
+			for k := 0; k < nk; k++ {
+				e := E[eo : eo+21]
+				x := xs[xo : xo+9]
+				e0, e1, e2 := e[0], e[1], e[2]
+				a00 += e0*x[0] + e1*x[3] + e2*x[6]
+				a01 += e0*x[1] + e1*x[4] + e2*x[7]
+				a02 += e0*x[2] + e1*x[5] + e2*x[8]
+				e0, e1, e2 = e[9], e[10], e[11]
+				a10 += e0*x[0] + e1*x[3] + e2*x[6]
+				a11 += e0*x[1] + e1*x[4] + e2*x[7]
+				a12 += e0*x[2] + e1*x[5] + e2*x[8]
+				e0, e1, e2 = e[18], e[19], e[20]
+				a20 += e0*x[0] + e1*x[3] + e2*x[6]
+				a21 += e0*x[1] + e1*x[4] + e2*x[7]
+				a22 += e0*x[2] + e1*x[5] + e2*x[8]
+				eo += 81
+				xo += 27
+			}
+			o[0], o[1], o[2] = a00, a01, a02
+			o[9], o[10], o[11] = a10, a11, a12
+			o[18], o[19], o[20] = a20, a21, a22
+		}
+	}
+}
+
+// popSumBack is the adjoint of popSum for one output adjoint B (m×m) and
+// scaled G' blocks xs_k = es_k·X_k: for every k < nk with es_k ≠ 0 it adds to
+// C_k (m×m) the adjoint of E_k and to CP_k (m×|Q|) es_k times the adjoint of
+// xs_k, as popBackKernel does. xs (m·|Q|) and tmp (m·|Q|) are scratch.
+func popSumBack(C, CP, B, E, X, es, xs, tmp []float64, nk, m, Q int) {
+	switch {
+	case Q == 2 && m == 6:
+		popSumBack6x2(C, CP, B, E, X, es, nk)
+		return
+	case Q == 3 && m == 9:
+		popSumBack9x3(C, CP, B, E, X, es, nk)
+		return
+	}
+	mm, mq := m*m, m*Q
+	for k := 0; k < nk; k++ {
+		f := es[k]
+		if f == 0 {
+			continue
+		}
+		for e, xv := range X[k*mq : (k+1)*mq] {
+			xs[e] = f * xv
+		}
+		clear(tmp)
+		popBackKernel(C[k*mm:(k+1)*mm], tmp, B, E[k*mm:(k+1)*mm], xs, m, Q)
+		cp := CP[k*mq : (k+1)*mq]
+		for e, tv := range tmp {
+			cp[e] += f * tv
+		}
+	}
+}
+
+func popSumBack6x2(C, CP, B, E, X, es []float64, nk int) {
+	B = B[:36]
+	es = es[:nk]
+	for k, f := range es {
+		if f == 0 {
+			continue
+		}
+		c := C[k*36 : k*36+36]
+		e := E[k*36 : k*36+36]
+		x := X[k*12 : k*12+12]
+		cp := CP[k*12 : k*12+12]
+		for j := 0; j < 6; j += 2 {
+			xx := x[2*j : 2*j+4]
+			x00, x01, x10, x11 := f*xx[0], f*xx[1], f*xx[2], f*xx[3]
+			bb, cc := B[j:j+32], c[j:j+32]
+			cc[0] += bb[0]*x00 + bb[1]*x01
+			cc[1] += bb[0]*x10 + bb[1]*x11
+			cc[6] += bb[6]*x00 + bb[7]*x01
+			cc[7] += bb[6]*x10 + bb[7]*x11
+			cc[12] += bb[12]*x00 + bb[13]*x01
+			cc[13] += bb[12]*x10 + bb[13]*x11
+			cc[18] += bb[18]*x00 + bb[19]*x01
+			cc[19] += bb[18]*x10 + bb[19]*x11
+			cc[24] += bb[24]*x00 + bb[25]*x01
+			cc[25] += bb[24]*x10 + bb[25]*x11
+			cc[30] += bb[30]*x00 + bb[31]*x01
+			cc[31] += bb[30]*x10 + bb[31]*x11
+		}
+		for j := 0; j < 6; j += 2 {
+			bb, ee := B[j:j+32], e[j:j+32]
+			var t00, t01, t10, t11 float64
+			t00 += ee[0] * bb[0]
+			t01 += ee[0] * bb[1]
+			t10 += ee[1] * bb[0]
+			t11 += ee[1] * bb[1]
+			t00 += ee[6] * bb[6]
+			t01 += ee[6] * bb[7]
+			t10 += ee[7] * bb[6]
+			t11 += ee[7] * bb[7]
+			t00 += ee[12] * bb[12]
+			t01 += ee[12] * bb[13]
+			t10 += ee[13] * bb[12]
+			t11 += ee[13] * bb[13]
+			t00 += ee[18] * bb[18]
+			t01 += ee[18] * bb[19]
+			t10 += ee[19] * bb[18]
+			t11 += ee[19] * bb[19]
+			t00 += ee[24] * bb[24]
+			t01 += ee[24] * bb[25]
+			t10 += ee[25] * bb[24]
+			t11 += ee[25] * bb[25]
+			t00 += ee[30] * bb[30]
+			t01 += ee[30] * bb[31]
+			t10 += ee[31] * bb[30]
+			t11 += ee[31] * bb[31]
+			tt := cp[2*j : 2*j+4]
+			tt[0] += f * t00
+			tt[1] += f * t01
+			tt[2] += f * t10
+			tt[3] += f * t11
+		}
+	}
+}
+
+func popSumBack9x3(C, CP, B, E, X, es []float64, nk int) {
+	B = B[:81]
+	es = es[:nk]
+	var xs [27]float64
+	for k, f := range es {
+		if f == 0 {
+			continue
+		}
+		c := C[k*81 : k*81+81]
+		e := E[k*81 : k*81+81]
+		for i, xv := range (*[27]float64)(X[k*27:]) {
+			xs[i] = f * xv
+		}
+		cp := CP[k*27 : k*27+27]
+		for j := 0; j < 9; j += 3 {
+			xx := (*[9]float64)(xs[3*j:])
+			var t00, t01, t02, t10, t11, t12, t20, t21, t22 float64
+			for i := 0; i < 9; i++ {
+				o := i*9 + j
+				bb, ee, cc := (*[3]float64)(B[o:]), (*[3]float64)(e[o:]), (*[3]float64)(c[o:])
+				b0, b1, b2 := bb[0], bb[1], bb[2]
+				e0, e1, e2 := ee[0], ee[1], ee[2]
+				cc[0] += b0*xx[0] + b1*xx[1] + b2*xx[2]
+				cc[1] += b0*xx[3] + b1*xx[4] + b2*xx[5]
+				cc[2] += b0*xx[6] + b1*xx[7] + b2*xx[8]
+				t00 += e0 * b0
+				t01 += e0 * b1
+				t02 += e0 * b2
+				t10 += e1 * b0
+				t11 += e1 * b1
+				t12 += e1 * b2
+				t20 += e2 * b0
+				t21 += e2 * b1
+				t22 += e2 * b2
+			}
+			tt := (*[9]float64)(cp[3*j:])
+			tt[0] += f * t00
+			tt[1] += f * t01
+			tt[2] += f * t02
+			tt[3] += f * t10
+			tt[4] += f * t11
+			tt[5] += f * t12
+			tt[6] += f * t20
+			tt[7] += f * t21
+			tt[8] += f * t22
+		}
+	}
+}
