@@ -118,17 +118,7 @@ func recordActions(s runSettings, t *data.Task, w []int, dir string, stderr io.W
 	if err := writeJSON(filepath.Join(dir, "settings.json"), s); err != nil {
 		return err
 	}
-	g := t.Grammar()
-	rng := rand.New(rand.NewPCG(dataSeed(s.Seed), 1))
-	trainSet, err := data.SampleBatches(g, s.TrainSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
-	if err != nil {
-		return err
-	}
-	validSet, err := data.SampleBatches(g, s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
-	if err != nil {
-		return err
-	}
-	lb, err := data.ComputeLowerBound(g, data.Flatten(validSet), s.MinLength, s.MaxLength)
+	trainSet, validSet, lb, err := sampleRun(t, s.Seed, s.TrainSize, s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength)
 	if err != nil {
 		return err
 	}
@@ -159,6 +149,6 @@ func recordActions(s runSettings, t *data.Task, w []int, dir string, stderr io.W
 	}
 	fmt.Fprintf(stderr, "actions: training %s on %s (%d strings, lr %g) and recording its actions on %q\n",
 		s.Model.Kind, t.Name(), s.TrainSize, s.LR, text)
-	_, err = nsrnn.Train(m, batches(trainSet), batches(validSet), tc)
+	_, err = nsrnn.Train(m, trainSet, validSet, tc)
 	return err
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
@@ -201,12 +200,7 @@ func measureCost(kind string, s costSettings) (*costMeasure, error) {
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(dataSeed(s.Seed), 1))
-	trainSet, err := data.SampleBatches(t.Grammar(), s.TrainSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
-	if err != nil {
-		return nil, err
-	}
-	validSet, err := data.SampleBatches(t.Grammar(), s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
+	trainSet, validSet, _, err := sampleRun(t, s.Seed, s.TrainSize, s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +213,7 @@ func measureCost(kind string, s costSettings) (*costMeasure, error) {
 		LR: 0.005, MaxEpochs: s.Epochs, EarlyStop: s.Epochs + 1, Patience: s.Epochs + 1, Seed: shuffleSeed(s.Seed),
 		AfterEpoch: func(rec nsrnn.EpochRecord) error { last = rec; return nil },
 	}
-	if _, err := nsrnn.Train(m, batches(trainSet), batches(validSet), tc); err != nil {
+	if _, err := nsrnn.Train(m, trainSet, validSet, tc); err != nil {
 		return nil, err
 	}
 	// Time the validation pass alone (its graphs are cached by now).

@@ -129,17 +129,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	g := t.Grammar()
-	rng := rand.New(rand.NewPCG(dataSeed(s.Seed), 1))
-	trainSet, err := data.SampleBatches(g, s.TrainSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
-	if err != nil {
-		return err
-	}
-	validSet, err := data.SampleBatches(g, s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
-	if err != nil {
-		return err
-	}
-	lb, err := data.ComputeLowerBound(g, data.Flatten(validSet), s.MinLength, s.MaxLength)
+	trainSet, validSet, lb, err := sampleRun(t, s.Seed, s.TrainSize, s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength)
 	if err != nil {
 		return err
 	}
@@ -157,7 +147,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training and %d validation strings, lower bound %.4f nats\n",
 		cfg.Kind, t.Name(), m.NumParams(), s.TrainSize, s.ValidSize, lb.Entropy)
-	res, err := nsrnn.Train(m, batches(trainSet), batches(validSet), tc)
+	res, err := nsrnn.Train(m, trainSet, validSet, tc)
 	if err != nil {
 		return err
 	}
@@ -244,6 +234,27 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return atomicfile.WriteBytes(path, append(b, '\n'))
+}
+
+// sampleRun draws a run's training and validation batches (one length per
+// batch) from the task, deterministically from seed, and computes the
+// validation set's lower bound. train, actions and cost all use it, so that
+// the same seed gives them the same data.
+func sampleRun(t *data.Task, seed uint64, trainSize, validSize, batchSize, minLen, maxLen int) (train, valid []nsrnn.Batch, lb data.LowerBound, err error) {
+	g := t.Grammar()
+	rng := rand.New(rand.NewPCG(dataSeed(seed), 1))
+	tr, err := data.SampleBatches(g, trainSize, batchSize, minLen, maxLen, rng)
+	if err != nil {
+		return nil, nil, lb, err
+	}
+	va, err := data.SampleBatches(g, validSize, batchSize, minLen, maxLen, rng)
+	if err != nil {
+		return nil, nil, lb, err
+	}
+	if lb, err = data.ComputeLowerBound(g, data.Flatten(va), minLen, maxLen); err != nil {
+		return nil, nil, lb, err
+	}
+	return batches(tr), batches(va), lb, nil
 }
 
 func batches(bs [][][]int) []nsrnn.Batch {
