@@ -303,15 +303,14 @@ const (
 
 // correctAction is the correct action type of stack update t (1-based)
 // on a marked-reversal string whose marker # is symbol number marker
-// (1-based): push while reading the first half (t < marker), replace at
-// the marker (t == marker; the stack is left as it is, as the paper's
-// Figure 3 counts it), pop while reading the second half (t > marker).
+// (1-based): push while reading the first half (t < marker), pop from the
+// marker on (t ≥ marker). The reading r_t reaches the prediction of symbol
+// t+2 (DESIGN §2: r_{t−1} feeds h_t, which predicts w_{t+1}), so the
+// update made on reading # must already pop the symbol pushed last, which
+// the prediction made on reading # has used.
 func correctAction(t, marker int) int {
-	switch {
-	case t < marker:
+	if t < marker {
 		return actPush
-	case t == marker:
-		return actReplace
 	}
 	return actPop
 }
@@ -409,7 +408,7 @@ func plotActions(dir, out string) ([]string, error) {
 		return nil, fmt.Errorf("--actions %s: no <model>/%s files", dir, actionsFile)
 	}
 	w, h := vg.Length(len(plots))*4.5*vg.Inch, 4*vg.Inch
-	caption := "Figure 3: weight of the correct action type (black = 1, white = 0): push before #, replace at #, pop after #"
+	caption := "Figure 3: weight of the correct action type (black = 1, white = 0): push before #, pop from # on"
 	var files []string
 	for _, ext := range []string{".png", ".svg"} {
 		path := filepath.Join(out, fig3Name+ext)
