@@ -42,17 +42,8 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "output directory (required); each model writes DIR/<model>/actions.jsonl")
 	modelList := fs.String("models", "ns+s,rns", "comma-separated models that record actions (ns+s, rns)")
 	var s runSettings
-	fs.IntVar(&s.Epochs, "epochs", 30, "epochs (all are run: no early stopping unless --early-stop is set)")
-	fs.Float64Var(&s.LR, "lr", 0.005, "Adam's initial learning rate")
-	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the data, the initial parameters and the shuffling (as in train)")
-	fs.IntVar(&s.TrainSize, "train-size", 10000, "training strings")
-	fs.IntVar(&s.ValidSize, "valid-size", 1000, "validation strings")
-	fs.IntVar(&s.BatchSize, "batch-size", 10, "strings per batch")
-	lengths := fs.String("lengths", "40:80", "MIN:MAX lengths of training and validation strings")
-	fs.Float64Var(&s.Clip, "clip", 5, "gradient-norm clipping threshold")
-	fs.IntVar(&s.Patience, "patience", 5, "epochs without improvement before the learning rate decays")
-	fs.Float64Var(&s.Decay, "decay", 0.9, "learning-rate decay factor")
-	fs.IntVar(&s.EarlyStop, "early-stop", 0, "epochs without improvement before training stops (0: never)")
+	// All epochs are run: early stopping is off (0) unless set.
+	lengths := protocolFlags(fs, &s, 0.005, 30, 0)
 	hidden := fs.Int("hidden", 20, "LSTM hidden units")
 	length := fs.Int("length", 41, "length of the fixed string whose actions are recorded")
 	stringSeed := fs.Uint64("string-seed", 3, "seed of the fixed string")
@@ -62,21 +53,14 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	var err error
-	if s.MinLength, s.MaxLength, err = parseLengths(*lengths); err != nil {
-		return fmt.Errorf("--lengths: %w", err)
+	if err := s.checkProtocol(*lengths); err != nil {
+		return err
 	}
 	switch {
 	case *out == "":
 		return fmt.Errorf("--out is required")
-	case s.LR <= 0:
-		return fmt.Errorf("--lr %g must be positive", s.LR)
-	case s.Epochs < 1 || s.TrainSize < 1 || s.ValidSize < 1 || s.BatchSize < 1:
-		return fmt.Errorf("--epochs, --train-size, --valid-size and --batch-size must be at least 1")
 	case *length < 2:
 		return fmt.Errorf("--length %d must be at least 2", *length)
-	case s.EarlyStop < 0:
-		return fmt.Errorf("--early-stop %d must not be negative", s.EarlyStop)
 	}
 	if s.EarlyStop == 0 {
 		s.EarlyStop = s.Epochs + 1

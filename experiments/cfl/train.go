@@ -52,6 +52,57 @@ type runSettings struct {
 	Decay     float64      `json:"decay"`
 }
 
+// protocolFlags registers the flags of the training protocol on fs, with
+// the given defaults for the learning rate (0: required), the number of
+// epochs and early stopping, and returns the --lengths flag for
+// checkProtocol.
+func protocolFlags(fs *pflag.FlagSet, s *runSettings, lr float64, epochs, earlyStop int) *string {
+	lrHelp := "Adam's initial learning rate"
+	if lr == 0 {
+		lrHelp += " (required; the paper searches 0.01, 0.005, 0.001, 0.0005)"
+	}
+	fs.Float64Var(&s.LR, "lr", lr, lrHelp)
+	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the data, the initial parameters and the shuffling")
+	fs.IntVar(&s.Epochs, "epochs", epochs, "maximum number of epochs")
+	fs.IntVar(&s.TrainSize, "train-size", 10000, "training strings")
+	fs.IntVar(&s.ValidSize, "valid-size", 1000, "validation strings")
+	fs.IntVar(&s.BatchSize, "batch-size", 10, "strings per batch (one length per batch)")
+	lengths := fs.String("lengths", "40:80", "MIN:MAX lengths of training and validation strings")
+	fs.Float64Var(&s.Clip, "clip", 5, "gradient-norm clipping threshold")
+	fs.IntVar(&s.Patience, "patience", 5, "epochs without improvement before the learning rate decays")
+	fs.Float64Var(&s.Decay, "decay", 0.9, "learning-rate decay factor")
+	fs.IntVar(&s.EarlyStop, "early-stop", earlyStop, "epochs without improvement before training stops")
+	return lengths
+}
+
+// checkProtocol parses the lengths into s and checks the protocol flags
+// that protocolFlags registered, naming the flag at fault.
+func (s *runSettings) checkProtocol(lengths string) error {
+	var err error
+	if s.MinLength, s.MaxLength, err = parseLengths(lengths); err != nil {
+		return fmt.Errorf("--lengths: %w", err)
+	}
+	switch {
+	case s.LR <= 0:
+		return fmt.Errorf("--lr is required and must be positive")
+	case s.Epochs < 1:
+		return fmt.Errorf("--epochs %d must be at least 1", s.Epochs)
+	case s.TrainSize < 1:
+		return fmt.Errorf("--train-size %d must be at least 1", s.TrainSize)
+	case s.ValidSize < 1:
+		return fmt.Errorf("--valid-size %d must be at least 1", s.ValidSize)
+	case s.BatchSize < 1:
+		return fmt.Errorf("--batch-size %d must be at least 1", s.BatchSize)
+	case s.Patience < 1:
+		return fmt.Errorf("--patience and --early-stop must be at least 1")
+	case s.EarlyStop < 0:
+		return fmt.Errorf("--early-stop %d must not be negative", s.EarlyStop)
+	case s.Decay <= 0 || s.Decay > 1:
+		return fmt.Errorf("--decay %g must be in (0, 1]", s.Decay)
+	}
+	return nil
+}
+
 // summary is summary.json.
 type summary struct {
 	Task                      string       `json:"task"`
@@ -76,17 +127,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	task, mf := taskModelFlags(fs)
 	var s runSettings
-	fs.Float64Var(&s.LR, "lr", 0, "Adam's initial learning rate (required; the paper searches 0.01, 0.005, 0.001, 0.0005)")
-	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the data, the initial parameters and the shuffling")
-	fs.IntVar(&s.Epochs, "epochs", 200, "maximum number of epochs")
-	fs.IntVar(&s.TrainSize, "train-size", 10000, "training strings")
-	fs.IntVar(&s.ValidSize, "valid-size", 1000, "validation strings")
-	fs.IntVar(&s.BatchSize, "batch-size", 10, "strings per batch (one length per batch)")
-	lengths := fs.String("lengths", "40:80", "MIN:MAX lengths of training and validation strings")
-	fs.Float64Var(&s.Clip, "clip", 5, "gradient-norm clipping threshold")
-	fs.IntVar(&s.Patience, "patience", 5, "epochs without improvement before the learning rate decays")
-	fs.Float64Var(&s.Decay, "decay", 0.9, "learning-rate decay factor")
-	fs.IntVar(&s.EarlyStop, "early-stop", 10, "epochs without improvement before training stops")
+	lengths := protocolFlags(fs, &s, 0, 200, 10)
 	out := fs.String("out", "", "output directory (required)")
 	resume := fs.Bool("resume", false, "continue the interrupted run in --out")
 	quiet := fs.Bool("quiet", false, "no progress bar")
@@ -104,24 +145,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	s.Task, s.Model = t.Name(), cfg
-	if s.MinLength, s.MaxLength, err = parseLengths(*lengths); err != nil {
-		return fmt.Errorf("--lengths: %w", err)
+	if err := s.checkProtocol(*lengths); err != nil {
+		return err
 	}
 	switch {
-	case s.LR <= 0:
-		return fmt.Errorf("--lr is required and must be positive")
-	case s.Epochs < 1:
-		return fmt.Errorf("--epochs %d must be at least 1", s.Epochs)
-	case s.TrainSize < 1:
-		return fmt.Errorf("--train-size %d must be at least 1", s.TrainSize)
-	case s.ValidSize < 1:
-		return fmt.Errorf("--valid-size %d must be at least 1", s.ValidSize)
-	case s.BatchSize < 1:
-		return fmt.Errorf("--batch-size %d must be at least 1", s.BatchSize)
-	case s.Patience < 1 || s.EarlyStop < 1:
+	case s.EarlyStop < 1:
 		return fmt.Errorf("--patience and --early-stop must be at least 1")
-	case s.Decay <= 0 || s.Decay > 1:
-		return fmt.Errorf("--decay %g must be in (0, 1]", s.Decay)
 	case *out == "":
 		return fmt.Errorf("--out is required")
 	}
