@@ -1,0 +1,38 @@
+package ptb
+
+import "path/filepath"
+
+// The file names of the three splits inside a corpus directory.
+const (
+	TrainFile = "ptb.train.txt"
+	ValidFile = "ptb.valid.txt"
+	TestFile  = "ptb.test.txt"
+)
+
+// Corpus is the Penn Treebank: the vocabulary built from the training split
+// and the three splits as token ids.
+type Corpus struct {
+	Vocab *Vocab
+	Train []int
+	Valid []int
+	Test  []int
+}
+
+// Load reads TrainFile, ValidFile and TestFile from dir, building the
+// vocabulary from the training split (ReadTrain) and reading the others
+// with it (ReadSplit). Errors are those of ReadTrain and ReadSplit, which
+// name the file.
+func Load(dir string, opt *Options) (*Corpus, error) {
+	v, train, err := ReadTrain(filepath.Join(dir, TrainFile), opt)
+	if err != nil {
+		return nil, err // names the file
+	}
+	c := &Corpus{Vocab: v, Train: train}
+	if c.Valid, err = ReadSplit(filepath.Join(dir, ValidFile), v, opt); err != nil {
+		return nil, err // names the file
+	}
+	if c.Test, err = ReadSplit(filepath.Join(dir, TestFile), v, opt); err != nil {
+		return nil, err // names the file
+	}
+	return c, nil
+}
