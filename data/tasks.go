@@ -45,16 +45,49 @@ func checkMean(name string, m float64) error {
 // Task is one of the paper's context-free language modeling tasks: a PCFG
 // whose terminals, in order, are the task's input vocabulary. A model's
 // vocabulary is the terminals followed by EOS.
+//
+// A task has a definition (see Grammar): the New* constructors and NewTask
+// return tasks under GrammarPaper, and WithGrammar or TaskFor give the same
+// task under another definition.
 type Task struct {
-	name string
-	g    *PCFG
+	name  string
+	def   Grammar
+	g     *PCFG // the grammar of def
+	paper *PCFG // the grammar as stated
 }
 
 // Name returns the task's name.
 func (t *Task) Name() string { return t.name }
 
-// Grammar returns the task's PCFG.
+// Grammar returns the task's PCFG under its definition: the grammar that
+// Sample, ValidLengths, LogProbGivenLength, SourceLogProb, ComputeLowerBound,
+// SampleBatches and SampleTestSet should be given.
 func (t *Task) Grammar() *PCFG { return t.g }
+
+// Definition returns the task's definition, GrammarPaper or
+// GrammarReleased.
+func (t *Task) Definition() Grammar { return t.def }
+
+// WithGrammar returns the same task (same name and parameters) under the
+// definition g: for GrammarReleased, its stated grammar after
+// PCFG.RemoveEpsilonAndUnaryRules. It returns an error naming the valid
+// values for an unknown g; the zero value is GrammarPaper.
+func (t *Task) WithGrammar(g Grammar) (*Task, error) {
+	d, err := g.orDefault()
+	if err != nil {
+		return nil, err
+	}
+	if d == t.def {
+		return t, nil
+	}
+	u := &Task{name: t.name, def: d, g: t.paper, paper: t.paper}
+	if d == GrammarReleased {
+		if u.g, _, err = t.paper.RemoveEpsilonAndUnaryRules(); err != nil {
+			return nil, fmt.Errorf("data: %s under the released grammar: %w", t.name, err)
+		}
+	}
+	return u, nil
+}
 
 // Terminals returns a copy of the task's terminal vocabulary, in index order.
 func (t *Task) Terminals() []string { return t.g.Terminals() }
@@ -66,8 +99,9 @@ func (t *Task) Vocabulary() []string { return append(t.g.Terminals(), EOS) }
 // terminals.
 func (t *Task) EOS() int { return len(t.g.terms) }
 
-// NewTask returns the task with the given name and the paper's parameters.
-// The error for an unknown name lists the valid names.
+// NewTask returns the task with the given name and the paper's parameters,
+// under the paper's grammars (GrammarPaper; see TaskFor for the other
+// definition). The error for an unknown name lists the valid names.
 func NewTask(name string) (*Task, error) {
 	switch name {
 	case MarkedReversal:
@@ -89,7 +123,7 @@ func newTask(name, start string, terms []string, rules []Rule) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Task{name: name, g: g}, nil
+	return &Task{name: name, def: GrammarPaper, g: g, paper: g}, nil
 }
 
 func rule(lhs string, p float64, rhs ...string) Rule { return Rule{LHS: lhs, RHS: rhs, Prob: p} }

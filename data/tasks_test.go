@@ -221,22 +221,33 @@ func conditional(t testing.TB, g *PCFG, n int) map[string]float64 {
 	return probs
 }
 
+// TestConditionalSumsToOne checks, under both definitions, that the
+// probabilities of the strings of each enumerated length sum to 1, or that
+// there are no strings for a length that is not valid.
 func TestConditionalSumsToOne(t *testing.T) {
 	for _, name := range TaskNames() {
-		g := mustTask(t, name).Grammar()
-		for _, n := range enumerationLengths[name] {
-			var sum float64
-			for _, p := range conditional(t, g, n) {
-				sum += p
+		for _, def := range []Grammar{GrammarPaper, GrammarReleased} {
+			g := mustTaskFor(t, name, def).Grammar()
+			for _, n := range enumerationLengths[name] {
+				probs := taskConditional(t, name, def, n)
+				var sum float64
+				for _, p := range probs {
+					sum += p
+				}
+				valid, _ := g.ValidLengths(n, n)
+				if len(valid) == 0 {
+					if len(probs) != 0 {
+						t.Errorf("%s under %s: %d strings of invalid length %d", name, def, len(probs), n)
+					}
+				} else if math.Abs(sum-1) > 1e-9 {
+					t.Errorf("%s under %s: probabilities of the strings of length %d sum to %v", name, def, n, sum)
+				}
 			}
-			if math.Abs(sum-1) > 1e-9 {
-				t.Errorf("%s: probabilities of the strings of length %d sum to %v", name, n, sum)
-			}
-		}
-		// An invalid length has no strings.
-		if name == HardestCFL {
-			if probs := conditional(t, g, 5); len(probs) != 0 {
-				t.Errorf("%s: %d strings of length 5", name, len(probs))
+			// An invalid length has no strings.
+			if name == HardestCFL {
+				if probs := conditional(t, g, 5); len(probs) != 0 {
+					t.Errorf("%s under %s: %d strings of length 5", name, def, len(probs))
+				}
 			}
 		}
 	}
