@@ -13,7 +13,9 @@ import (
 // cellKernel is one LSTM layer at one time step. Its inputs are the input
 // parts (for layers above the first, the lower layer's (batch, 2H) state,
 // of which the first H columns are read), the previous state (batch, 2H),
-// W_ih, W_hh, b_ih and b_hh; its output is the new state [h' ; c'].
+// W_ih, W_hh, b_ih, b_hh and the binding's gradient anchor; its output is
+// the new state [h' ; c']. The parameters are not differentiated by
+// gorgonia: the backward pass adds their gradients into grads in place.
 //
 // The forward pass keeps the activated gates and tanh(c') in a buffer of
 // the kernel for its own backward pass, which in a gorgonia run always
@@ -27,6 +29,8 @@ type cellKernel struct {
 	sizes    []int  // columns used from each part
 	widths   []int  // columns of each part's node
 	constant []bool // parts not differentiated
+	// grads are the accumulators of W_ih, W_hh, b_ih and b_hh.
+	grads [4][]float64
 	// cache holds per batch row the gates i, f, g, o (activated) and
 	// tanh(c'), 5H values; dgates is scratch for the backward pass.
 	cache, dgates []float64
@@ -39,19 +43,26 @@ func (k *cellKernel) WriteHash(h hash.Hash) {
 }
 
 func (k *cellKernel) Differentiable(i int) bool {
-	return i >= len(k.sizes) || !k.constant[i]
+	np := len(k.sizes)
+	switch {
+	case i < np:
+		return !k.constant[i]
+	case i == np, i == np+5:
+		return true // the previous state and the anchor
+	}
+	return false
 }
 
 func (k *cellKernel) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
 	np, H := len(k.sizes), k.hidden
-	if len(in) != np+5 {
-		return nil, fmt.Errorf("got %d inputs, want %d", len(in), np+5)
+	if len(in) != np+6 {
+		return nil, fmt.Errorf("got %d inputs, want %d", len(in), np+6)
 	}
-	want := make([]tensor.Shape, 0, np+5)
+	want := make([]tensor.Shape, 0, np+6)
 	for i := range k.sizes {
 		want = append(want, tensor.Shape{k.batch, k.widths[i]})
 	}
-	want = append(want, tensor.Shape{k.batch, 2 * H}, tensor.Shape{4 * H, k.in}, tensor.Shape{4 * H, H}, tensor.Shape{4 * H}, tensor.Shape{4 * H})
+	want = append(want, tensor.Shape{k.batch, 2 * H}, tensor.Shape{4 * H, k.in}, tensor.Shape{4 * H, H}, tensor.Shape{4 * H}, tensor.Shape{4 * H}, tensor.Shape{})
 	for i, s := range in {
 		if !s.Eq(want[i]) {
 			return nil, fmt.Errorf("input %d has shape %v, want %v", i, s, want[i])
@@ -134,14 +145,13 @@ func (k *cellKernel) Backward(gradIn [][]float64, gradOut, out []float64, in [][
 		}
 	}
 	dzg := gen(B, 4*H, 4*H, dz)
-	dbih, dbhh := gradIn[np+3], gradIn[np+4]
+	dwih, dwhh, dbih, dbhh := k.grads[0], k.grads[1], k.grads[2], k.grads[3]
 	for b := 0; b < B; b++ {
 		for j, v := range dz[b*4*H : (b+1)*4*H] {
 			dbih[j] += v
 			dbhh[j] += v
 		}
 	}
-	dwih := gradIn[np+1]
 	off := 0
 	for p, size := range k.sizes {
 		if size > 0 {
@@ -153,7 +163,7 @@ func (k *cellKernel) Backward(gradIn [][]float64, gradOut, out []float64, in [][
 		}
 		off += size
 	}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, dzg, gen(B, H, 2*H, prev), 1, gen(4*H, H, H, gradIn[np+2]))
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, dzg, gen(B, H, 2*H, prev), 1, gen(4*H, H, H, dwhh))
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dzg, gen(4*H, H, H, whh), 1, gen(B, H, 2*H, dprev))
 }
 

@@ -66,9 +66,10 @@ func (l *LSTM) Params() []*param.Param {
 	return ps
 }
 
-// Init initializes the weights with s.InitWeight and the biases with
-// s.InitBias, in the order of Params.
-func (l *LSTM) Init(s param.Scheme, rng *rand.Rand) {
+// Init draws the parameters by the scheme's Recurrent rule, in the order
+// of Params.
+func (l *LSTM) Init(sc param.Scheme, rng *rand.Rand) {
+	s := sc.Recurrent()
 	for i := range l.wih {
 		s.InitWeight(l.wih[i], rng)
 		s.InitWeight(l.whh[i], rng)
@@ -82,28 +83,32 @@ var graphIDs atomic.Uint64
 // Graph is an LSTM bound to one gorgonia graph for one batch size. It
 // holds the parameter nodes of that graph.
 type Graph struct {
-	l     *LSTM
-	g     *G.ExprGraph
-	id    uint64
-	batch int
-	wih   []*G.Node
-	whh   []*G.Node
-	bih   []*G.Node
-	bhh   []*G.Node
-	zero  State
-	input State
-	inVal []*tensor.Dense
+	l      *LSTM
+	g      *G.ExprGraph
+	pb     *param.Binding
+	anchor *G.Node
+	id     uint64
+	batch  int
+	wih    []*G.Node
+	whh    []*G.Node
+	bih    []*G.Node
+	bhh    []*G.Node
+	zero   State
+	input  State
+	inVal  []*tensor.Dense
 }
 
-// Bind creates the parameter nodes of l in g (once per graph: bind each
-// LSTM to a graph once) for batches of the given size.
-func (l *LSTM) Bind(g *G.ExprGraph, batch int) *Graph {
-	lg := &Graph{l: l, g: g, id: graphIDs.Add(1), batch: batch}
+// Bind binds l to the graph of pb for batches of the given size: the steps
+// read the parameters through pb's nodes and add their gradients into pb's
+// accumulators (gorgonia does not differentiate the parameter nodes, so no
+// step emits a full-size weight gradient).
+func (l *LSTM) Bind(pb *param.Binding, batch int) *Graph {
+	lg := &Graph{l: l, g: pb.Graph(), pb: pb, anchor: pb.Anchor(), id: graphIDs.Add(1), batch: batch}
 	for i := range l.wih {
-		lg.wih = append(lg.wih, l.wih[i].Node(g))
-		lg.whh = append(lg.whh, l.whh[i].Node(g))
-		lg.bih = append(lg.bih, l.bih[i].Node(g))
-		lg.bhh = append(lg.bhh, l.bhh[i].Node(g))
+		lg.wih = append(lg.wih, pb.Node(l.wih[i]))
+		lg.whh = append(lg.whh, pb.Node(l.whh[i]))
+		lg.bih = append(lg.bih, pb.Node(l.bih[i]))
+		lg.bhh = append(lg.bhh, pb.Node(l.bhh[i]))
 	}
 	return lg
 }
@@ -195,7 +200,7 @@ func (lg *Graph) StepParts(t int, parts []Part, prev State) (State, error) {
 	}
 	total := 0
 	nodes := make([]*G.Node, 0, len(parts)+5)
-	k0 := &cellKernel{graph: lg.id, layer: 0, t: t, batch: lg.batch, hidden: l.hidden, in: l.input}
+	k0 := &cellKernel{graph: lg.id, layer: 0, t: t, batch: lg.batch, hidden: l.hidden, in: l.input, grads: lg.grads(0)}
 	for i, p := range parts {
 		s := p.Node.Shape()
 		if len(s) != 2 || s[0] != lg.batch {
@@ -216,15 +221,22 @@ func (lg *Graph) StepParts(t int, parts []Part, prev State) (State, error) {
 		k := k0
 		if i > 0 {
 			k = &cellKernel{graph: lg.id, layer: i, t: t, batch: lg.batch, hidden: l.hidden, in: l.hidden,
-				sizes: []int{l.hidden}, widths: []int{2 * l.hidden}, constant: []bool{false}}
+				sizes: []int{l.hidden}, widths: []int{2 * l.hidden}, constant: []bool{false}, grads: lg.grads(i)}
 			nodes = []*G.Node{next.nodes[i-1]}
 		}
-		nodes = append(nodes, prev.nodes[i], lg.wih[i], lg.whh[i], lg.bih[i], lg.bhh[i])
+		nodes = append(nodes, prev.nodes[i], lg.wih[i], lg.whh[i], lg.bih[i], lg.bhh[i], lg.anchor)
 		if next.nodes[i], err = fused.Apply(k, nodes...); err != nil {
 			return State{}, fmt.Errorf("controller: step %d layer %d: %w", t, i, err)
 		}
 	}
 	return next, nil
+}
+
+// grads returns the gradient accumulators of layer i's W_ih, W_hh, b_ih,
+// b_hh.
+func (lg *Graph) grads(i int) [4][]float64 {
+	l := lg.l
+	return [4][]float64{lg.pb.Grad(l.wih[i]), lg.pb.Grad(l.whh[i]), lg.pb.Grad(l.bih[i]), lg.pb.Grad(l.bhh[i])}
 }
 
 // State is the state of every layer after some step: per layer a

@@ -7,29 +7,6 @@ import (
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
-// Model kinds, as named on every command line.
-const (
-	LSTM = "lstm" // no stack
-	Gref = "gref" // stratification stack
-	JM   = "jm"   // superposition stack
-	NS   = "ns"   // nondeterministic stack, normalized, symbol reading
-	NSS  = "ns+s" // normalized, state+symbol reading
-	NSU  = "ns+u" // unnormalized, symbol reading
-	RNS  = "rns"  // unnormalized, state+symbol reading (NS+S+U)
-)
-
-// Kinds lists the model kinds in the paper's order.
-var Kinds = []string{LSTM, Gref, JM, NS, NSS, NSU, RNS}
-
-// IsNondeterministic reports whether kind is one of the NS variants.
-func IsNondeterministic(kind string) bool {
-	switch kind {
-	case NS, NSS, NSU, RNS:
-		return true
-	}
-	return false
-}
-
 // Config describes a model. The zero values of optional fields select the
 // paper's CFL setting.
 type Config struct {
@@ -73,12 +50,9 @@ type Config struct {
 func (c Config) Validate() error {
 	var errs []string
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	known := false
-	for _, k := range Kinds {
-		known = known || c.Kind == k
-	}
-	if !known {
-		bad("unknown model %q (want one of %s)", c.Kind, strings.Join(Kinds, ", "))
+	kind, err := LookupKind(c.Kind)
+	if err != nil {
+		bad("%v", err)
 	}
 	if c.InputVocab < 1 {
 		bad("input vocabulary size %d < 1", c.InputVocab)
@@ -95,10 +69,13 @@ func (c Config) Validate() error {
 	if c.Layers < 0 {
 		bad("layers %d < 0", c.Layers)
 	}
+	if c.Layers > 1000 {
+		bad("layers %d > 1000", c.Layers)
+	}
 	if c.InitRange < 0 {
 		bad("initialization range %g < 0", c.InitRange)
 	}
-	ns := IsNondeterministic(c.Kind)
+	ns := kind.Family == NondeterministicStack
 	if ns {
 		if c.States < 1 || c.Symbols < 1 {
 			bad("model %s needs states ≥ 1 and symbols ≥ 1, got %d and %d", c.Kind, c.States, c.Symbols)
@@ -117,8 +94,8 @@ func (c Config) Validate() error {
 			bad("the bottom behaviour applies only to the ns models, not %s", c.Kind)
 		}
 	}
-	switch c.Kind {
-	case Gref, JM:
+	switch kind.Family {
+	case VectorStack:
 		if c.PushHiddenState {
 			if c.Kind != JM {
 				bad("push-hidden-state applies only to jm")
@@ -145,7 +122,59 @@ func (c Config) Validate() error {
 	if len(errs) > 0 {
 		return fmt.Errorf("nsrnn: invalid model configuration: %s", strings.Join(errs, "; "))
 	}
+	if n := c.countParams(kind); n > MaxParams {
+		return fmt.Errorf("nsrnn: invalid model configuration: %s would have %.3g parameters (%.3g GiB), more than the limit of %d (%d GiB); reduce %s",
+			c.Kind, n, n*8/(1<<30), MaxParams, MaxParams*8>>30, c.sizeFields(kind))
+	}
 	return nil
+}
+
+// MaxParams is the largest number of parameters a model may have (2 GiB
+// of float64 values). Validate refuses larger configurations before
+// anything is allocated.
+const MaxParams = 1 << 28
+
+// countParams counts the parameters in float64, so that absurd sizes
+// cannot overflow.
+func (c Config) countParams(kind Kind) float64 {
+	in, n := float64(c.inputSize()), 0.0
+	if kind.Family != NoStack {
+		in += kind.ReadingSize(c)
+		n = kind.StackParams(c)
+	}
+	return c.baseParams(in) + n
+}
+
+// baseParams counts the embedding, LSTM and output parameters for a first
+// layer reading in inputs.
+func (c Config) baseParams(in float64) float64 {
+	H := float64(c.Hidden)
+	n := float64(c.Embedding) * float64(c.InputVocab)
+	for l := 0; l < c.layers(); l++ {
+		n += 4*H*(in+H) + 8*H
+		in = H
+	}
+	return n + float64(c.OutputVocab)*(H+1)
+}
+
+// sizeFields names the fields that set a configuration's size.
+func (c Config) sizeFields(kind Kind) string {
+	f := "hidden, layers, input_vocab, output_vocab, embedding"
+	switch kind.Family {
+	case NondeterministicStack:
+		f += ", states, symbols"
+	case VectorStack:
+		f += ", stack_embedding"
+	}
+	return f
+}
+
+// jmSize is the size of the vectors of a JM stack.
+func (c Config) jmSize() int {
+	if c.PushHiddenState {
+		return c.Hidden
+	}
+	return c.StackEmbedding
 }
 
 func (c Config) layers() int {

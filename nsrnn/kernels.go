@@ -35,10 +35,13 @@ func (k *oneHot) Forward(out []float64, in [][]float64) {
 func (k *oneHot) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {}
 
 // embed looks up the (batch, size) embeddings of step t's input symbols.
+// Its inputs are the symbols, the embedding table and the binding's
+// gradient anchor; the table's gradient is added into grad in place.
 type embed struct {
 	graph      uint64
 	t, size    int
 	batch, col int
+	grad       []float64
 }
 
 func (k *embed) Name() string { return fmt.Sprintf("embed%d", k.t) }
@@ -48,7 +51,7 @@ func (k *embed) WriteHash(h hash.Hash) {
 func (k *embed) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
 	return tensor.Shape{k.batch, k.size}, nil
 }
-func (k *embed) Differentiable(i int) bool { return i == 1 }
+func (k *embed) Differentiable(i int) bool { return i == 2 }
 func (k *embed) Forward(out []float64, in [][]float64) {
 	for b := 0; b < k.batch; b++ {
 		s := int(in[0][b*k.col+k.t-1])
@@ -58,69 +61,101 @@ func (k *embed) Forward(out []float64, in [][]float64) {
 func (k *embed) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
 	for b := 0; b < k.batch; b++ {
 		s := int(in[0][b*k.col+k.t-1])
-		row := gradIn[1][s*k.size : (s+1)*k.size]
+		row := k.grad[s*k.size : (s+1)*k.size]
 		for j, g := range gradOut[b*k.size : (b+1)*k.size] {
 			row[j] += g
 		}
 	}
 }
 
-// outputLoss applies the output layer y_t = W_hy h_t + b_hy to the hidden
-// states h_0 … h_n, takes log-softmax, and returns the cross-entropy of the
-// targets summed over positions and averaged over the batch. Its inputs are
-// h_0 … h_n, W_hy, b_hy and the (batch, n+1) targets. It keeps the
-// log-probabilities of the latest forward pass in logp, indexed
-// [(t·batch + b)·vocab + v].
+// NoTarget marks a stream position without a target: the loss ignores it
+// (padding at the end of a corpus, or a step taken only to advance the
+// state).
+const NoTarget = -1
+
+// outputLoss applies the output layer y_t = W_hy h_t + b_hy to the given
+// hidden states, takes log-softmax, and returns the cross-entropy of the
+// targets: in sentence mode summed over positions and averaged over the
+// batch (nats per sequence), in stream mode (perToken) averaged over the
+// positions that have a target (nats per token). Its inputs are the hidden
+// states, W_hy, b_hy, the (batch, steps) targets and the binding's
+// gradient anchor; the gradients of W_hy and b_hy are added into dw and db
+// in place. It keeps the log-probabilities of the latest forward pass in
+// logp, indexed [(t·batch + b)·vocab + v].
 type outputLoss struct {
 	graph                uint64
 	steps, batch, hidden int
 	vocab                int
+	perToken             bool
+	dw, db               []float64
 	logp                 []float64
+	dy                   []float64
+	// count is the number of targets of the latest forward pass.
+	count int
 }
 
 func (k *outputLoss) Name() string { return "loss" }
 func (k *outputLoss) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "loss:%d:%d:%d", k.graph, k.steps, k.batch)
+	fmt.Fprintf(h, "loss:%d:%d:%d:%v", k.graph, k.steps, k.batch, k.perToken)
 }
 func (k *outputLoss) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
-	if len(in) != k.steps+3 {
-		return nil, fmt.Errorf("got %d inputs, want %d", len(in), k.steps+3)
+	if len(in) != k.steps+4 {
+		return nil, fmt.Errorf("got %d inputs, want %d", len(in), k.steps+4)
 	}
 	return tensor.ScalarShape(), nil
 }
-func (k *outputLoss) Differentiable(i int) bool { return i < k.steps+2 }
+func (k *outputLoss) Differentiable(i int) bool { return i < k.steps || i == k.steps+3 }
+
+func (k *outputLoss) divisor() float64 {
+	if k.perToken {
+		return float64(max(k.count, 1))
+	}
+	return float64(k.batch)
+}
 
 func (k *outputLoss) Forward(out []float64, in [][]float64) {
 	w, bias, targets := in[k.steps], in[k.steps+1], in[k.steps+2]
 	v := k.vocab
 	loss := 0.0
+	k.count = 0
 	for t := 0; t < k.steps; t++ {
 		lp := k.logp[t*k.batch*v : (t+1)*k.batch*v]
 		linalg.Affine(lp, in[t], w, bias, k.batch, k.hidden, v)
 		for b := 0; b < k.batch; b++ {
 			row := lp[b*v : (b+1)*v]
 			logSoftmax(row)
-			loss -= row[int(targets[b*k.steps+t])]
+			if y := int(targets[b*k.steps+t]); y >= 0 {
+				loss -= row[y]
+				k.count++
+			}
 		}
 	}
-	out[0] = loss / float64(k.batch)
+	out[0] = loss / k.divisor()
 }
 
 func (k *outputLoss) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
 	w, targets := in[k.steps], in[k.steps+2]
-	dw, db := gradIn[k.steps], gradIn[k.steps+1]
 	v := k.vocab
-	scale := gradOut[0] / float64(k.batch)
-	dy := make([]float64, k.batch*v)
+	scale := gradOut[0] / k.divisor()
+	if k.dy == nil {
+		k.dy = make([]float64, k.batch*v)
+	}
+	dy := k.dy
 	for t := 0; t < k.steps; t++ {
 		lp := k.logp[t*k.batch*v : (t+1)*k.batch*v]
-		for i, l := range lp {
-			dy[i] = scale * math.Exp(l)
-		}
 		for b := 0; b < k.batch; b++ {
-			dy[b*v+int(targets[b*k.steps+t])] -= scale
+			row := dy[b*v : (b+1)*v]
+			y := int(targets[b*k.steps+t])
+			if y < 0 {
+				clear(row)
+				continue
+			}
+			for i, l := range lp[b*v : (b+1)*v] {
+				row[i] = scale * math.Exp(l)
+			}
+			row[y] -= scale
 		}
-		linalg.AffineBackward(gradIn[t], dw, db, dy, in[t], w, k.batch, k.hidden, v)
+		linalg.AffineBackward(gradIn[t], k.dw, k.db, dy, in[t], w, k.batch, k.hidden, v)
 	}
 }
 

@@ -17,12 +17,14 @@ import (
 // Param is a named parameter tensor of a model.
 type Param = param.Param
 
+// Scheme is how a model's parameters are initialized; see Config.InitRange.
+type Scheme = param.Scheme
+
 // Model is a stack RNN: an input layer (one-hot or a learned embedding),
 // an LSTM controller, an optional stack joined to it through the
-// controller–stack interface of DESIGN §2, and an output layer predicting
-// the next symbol. Its parameters are shared by the gorgonia graphs it
-// builds and caches, one per (length, batch size, with or without
-// gradients).
+// controller–stack interface, and an output layer predicting the next
+// symbol. Its parameters are shared by the gorgonia graphs it builds and
+// caches, one per (mode, length, batch size, with or without gradients).
 //
 // A Model is not safe for concurrent use.
 type Model struct {
@@ -33,6 +35,7 @@ type Model struct {
 	MaxGraphs int
 
 	cfg    Config
+	kind   Kind
 	embed  *param.Param // nil for one-hot inputs
 	lstm   *controller.LSTM
 	stack  stacks.Layer // nil for the LSTM
@@ -59,26 +62,19 @@ func build(cfg Config) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{cfg: cfg, graphs: map[graphKey]*graph{}, MaxGraphs: 256}
+	kind, err := LookupKind(cfg.Kind)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{cfg: cfg, kind: kind, graphs: map[graphKey]*graph{}, MaxGraphs: 256}
 	if cfg.Embedding > 0 {
 		m.embed = param.New("embedding", cfg.InputVocab, cfg.Embedding)
 		m.params = append(m.params, m.embed)
 	}
-	var err error
-	switch {
-	case IsNondeterministic(cfg.Kind):
-		m.stack, err = stacks.NewNS("stack", cfg.Hidden, cfg.nsConfig())
-	case cfg.Kind == Gref:
-		m.stack, err = stacks.NewGref("stack", cfg.Hidden, cfg.StackEmbedding)
-	case cfg.Kind == JM:
-		e := cfg.StackEmbedding
-		if cfg.PushHiddenState {
-			e = cfg.Hidden
+	if kind.Stack != nil {
+		if m.stack, err = kind.Stack("stack", cfg); err != nil {
+			return nil, fmt.Errorf("nsrnn: %w", err)
 		}
-		m.stack, err = stacks.NewJM("stack", cfg.Hidden, e, cfg.PushHiddenState, cfg.DepthLimit)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("nsrnn: %w", err)
 	}
 	in := cfg.inputSize()
 	if m.stack != nil {
@@ -97,32 +93,23 @@ func build(cfg Config) (*Model, error) {
 	return m, nil
 }
 
-// Init draws all parameters afresh from seed (DESIGN §5).
+// Scheme returns the initialization scheme of the model's configuration.
+func (c Config) Scheme() Scheme { return Scheme{Uniform: c.InitRange} }
+
+// Init draws all parameters afresh from seed, by the configuration's
+// Scheme: each layer applies the scheme's rule for its own parameters.
 func (m *Model) Init(seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x6e7372726e))
-	uniform := param.Scheme{Uniform: 0.1}
-	other := param.Scheme{}
-	if m.cfg.InitRange > 0 {
-		uniform = param.Scheme{Uniform: m.cfg.InitRange}
-		other = uniform
-	}
+	sc := m.cfg.Scheme()
 	if m.embed != nil {
-		uniform.InitWeight(m.embed, rng)
+		sc.Recurrent().InitWeight(m.embed, rng)
 	}
-	m.lstm.Init(uniform, rng)
-	switch s := m.stack.(type) {
-	case *stacks.NS:
-		s.Scheme = uniform
-	case *stacks.Gref:
-		s.Scheme = other
-	case *stacks.JM:
-		s.Scheme = other
-	}
+	m.lstm.Init(sc, rng)
 	if m.stack != nil {
-		m.stack.Init(rng)
+		m.stack.Init(sc, rng)
 	}
-	other.InitWeight(m.why, rng)
-	other.InitBias(m.bhy, rng)
+	sc.Affine().InitWeight(m.why, rng)
+	sc.Affine().InitBias(m.bhy, rng)
 }
 
 // Config returns the model's configuration.
@@ -138,26 +125,39 @@ func (m *Model) NumParams() int { return param.Count(m.params) }
 // EOS is the index of the end-of-sequence output symbol, OutputVocab−1.
 func (m *Model) EOS() int { return m.cfg.OutputVocab - 1 }
 
+// mode is how a graph runs the model: sentence mode from the zero state,
+// predicting the n+1 symbols w_1 … w_n, EOS; stream mode from a carried
+// state, predicting given targets, with the stack updated after every
+// token.
+type mode int
+
+const (
+	sentenceMode mode = iota
+	streamMode
+)
+
 type graphKey struct {
+	mode     mode
 	n, batch int
 	grad     bool
 }
 
 var graphIDs atomic.Uint64
 
-// graph is the compiled computation for one (length, batch size) and
-// whether it computes gradients.
+// graph is the compiled computation for one graphKey.
 type graph struct {
 	key     graphKey
 	g       *G.ExprGraph
+	pb      *param.Binding
 	tokens  *tensor.Dense // (batch, max(n,1)) input symbols
-	targets *tensor.Dense // (batch, n+1) target symbols
+	targets *tensor.Dense // (batch, positions) target symbols, NoTarget for none
 	loss    *G.Node
 	out     *outputLoss
-	// grads[i] is the gradient node of m.params[i], or nil where the
-	// parameter does not take part (the stack's for n < 2).
-	grads []*G.Node
-	vm    G.VM
+	vm      G.VM
+	// lstm binds the controller; final is its state after the last step,
+	// whose values a stream carries.
+	lstm  *controller.Graph
+	final controller.State
 	// stack is the graph's stack instance (nil for the LSTM).
 	stack stacks.Instance
 }
@@ -193,118 +193,113 @@ func (m *Model) touch(key graphKey) {
 	}
 }
 
+// Graphs returns the number of graphs the model holds compiled.
+func (m *Model) Graphs() int { return len(m.graphs) }
+
+// ReleaseGraphs drops every compiled graph, returning their memory; the
+// model builds them again when needed.
+func (m *Model) ReleaseGraphs() {
+	for _, gr := range m.graphs {
+		gr.vm.Close()
+	}
+	m.graphs = map[graphKey]*graph{}
+	m.order = nil
+}
+
 func (m *Model) buildGraph(key graphKey) (*graph, error) {
 	n, batch := key.n, key.batch
+	stream := key.mode == streamMode
 	id := graphIDs.Add(1)
 	g := G.NewGraph()
-	gr := &graph{key: key, g: g}
+	pb := param.NewBinding(g)
+	gr := &graph{key: key, g: g, pb: pb}
 	width := max(n, 1)
+	positions := n + 1 // sentence mode predicts w_1 … w_n, EOS
+	stackSteps := max(n-1, 0)
+	if stream {
+		positions, stackSteps = n, n
+	}
 	gr.tokens = tensor.New(tensor.WithShape(batch, width), tensor.Of(tensor.Float64))
-	gr.targets = tensor.New(tensor.WithShape(batch, n+1), tensor.Of(tensor.Float64))
+	gr.targets = tensor.New(tensor.WithShape(batch, positions), tensor.Of(tensor.Float64))
 	tokens := G.NewMatrix(g, tensor.Float64, G.WithShape(batch, width), G.WithName("tokens"), G.WithValue(gr.tokens))
-	targets := G.NewMatrix(g, tensor.Float64, G.WithShape(batch, n+1), G.WithName("targets"), G.WithValue(gr.targets))
+	targets := G.NewMatrix(g, tensor.Float64, G.WithShape(batch, positions), G.WithName("targets"), G.WithValue(gr.targets))
 
 	var embedNode *G.Node
 	if m.embed != nil {
-		embedNode = m.embed.Node(g)
+		embedNode = pb.Node(m.embed)
 	}
-	lg := m.lstm.Bind(g, batch)
+	lg := m.lstm.Bind(pb, batch)
+	gr.lstm = lg
 	var st stacks.Instance
 	var r *G.Node
 	if m.stack != nil {
 		var err error
-		if st, err = m.stack.Bind(g, batch, max(n-1, 0)); err != nil {
-			return nil, err
+		if st, err = m.stack.Bind(pb, batch, stackSteps, stream); err != nil {
+			return nil, fmt.Errorf("nsrnn: %w", err)
 		}
 		r = st.Initial()
 		gr.stack = st
 	}
 	state := lg.Zero()
-	hs := []*G.Node{state.H()}
+	var hs []*G.Node
+	if stream {
+		state = lg.Input()
+	} else {
+		hs = append(hs, state.H())
+	}
 	for t := 1; t <= n; t++ {
 		var x *G.Node
 		var err error
 		if embedNode != nil {
-			x, err = fused.Apply(&embed{graph: id, t: t, size: m.cfg.Embedding, batch: batch, col: width}, tokens, embedNode)
+			x, err = fused.Apply(&embed{graph: id, t: t, size: m.cfg.Embedding, batch: batch, col: width, grad: pb.Grad(m.embed)},
+				tokens, embedNode, pb.Anchor())
 		} else {
 			x, err = fused.Apply(&oneHot{graph: id, t: t, vocab: m.cfg.InputVocab, batch: batch, col: width}, tokens)
 		}
 		if err != nil {
 			return nil, err
 		}
-		parts := []*G.Node{x}
+		parts := []controller.Part{{Node: x, Constant: embedNode == nil}}
 		if r != nil {
-			parts = append(parts, r)
+			parts = append(parts, controller.Part{Node: r})
 		}
-		if state, err = lg.Step(t, parts, state); err != nil {
+		if state, err = lg.StepParts(t, parts, state); err != nil {
 			return nil, err
 		}
 		h := state.H()
 		hs = append(hs, h)
-		if st != nil && t < n {
+		if st != nil && t <= stackSteps {
 			if r, err = st.Step(t, h); err != nil {
 				return nil, err
 			}
 		}
 	}
-	gr.out = &outputLoss{graph: id, steps: n + 1, batch: batch, hidden: m.cfg.Hidden, vocab: m.cfg.OutputVocab,
-		logp: make([]float64, (n+1)*batch*m.cfg.OutputVocab)}
-	args := append(hs, m.why.Node(g), m.bhy.Node(g), targets)
+	gr.final = state
+	why, bhy := pb.Node(m.why), pb.Node(m.bhy)
+	gr.out = &outputLoss{graph: id, steps: positions, batch: batch, hidden: m.cfg.Hidden, vocab: m.cfg.OutputVocab,
+		perToken: stream, dw: pb.Grad(m.why), db: pb.Grad(m.bhy),
+		logp: make([]float64, positions*batch*m.cfg.OutputVocab)}
+	args := append(hs, why, bhy, targets, pb.Anchor())
 	var err error
 	if gr.loss, err = fused.Apply(gr.out, args...); err != nil {
 		return nil, err
 	}
 	if key.grad {
-		var wrt G.Nodes
-		var idx []int
-		for i, p := range m.params {
-			if !m.usedAt(p, n) {
-				continue
-			}
-			// Every component binds its parameters to nodes named after
-			// them.
-			nd := g.ByName(p.Name)
-			if len(nd) != 1 {
-				return nil, fmt.Errorf("nsrnn: graph for length %d has %d nodes named %q", n, len(nd), p.Name)
-			}
-			wrt = append(wrt, nd[0])
-			idx = append(idx, i)
-		}
-		gs, err := G.Grad(gr.loss, wrt...)
-		if err != nil {
+		if _, err := G.Grad(gr.loss, pb.Anchor()); err != nil {
 			return nil, fmt.Errorf("nsrnn: differentiating the graph for length %d: %w", n, err)
-		}
-		gr.grads = make([]*G.Node, len(m.params))
-		for j, i := range idx {
-			gr.grads[i] = gs[j]
 		}
 	}
 	gr.vm = G.NewTapeMachine(g)
 	return gr, nil
 }
 
-// usedAt reports whether parameter p takes part in the computation for a
-// sequence of length n.
-func (m *Model) usedAt(p *param.Param, n int) bool {
-	if p == m.why || p == m.bhy {
-		return true
-	}
-	if m.stack != nil {
-		for _, q := range m.stack.Params() {
-			if q == p {
-				return n >= 2
-			}
-		}
-	}
-	return n >= 1
-}
-
 // CountParams returns the number of scalar parameters of a model with the
-// given configuration, without initializing one.
+// given configuration, computed from the configuration alone (nothing is
+// allocated).
 func CountParams(cfg Config) (int, error) {
-	m, err := build(cfg)
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return 0, err
 	}
-	return m.NumParams(), nil
+	kind, _ := LookupKind(cfg.Kind)
+	return int(cfg.countParams(kind)), nil
 }

@@ -9,6 +9,16 @@ import (
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
+// checkSymbols reports a symbol outside the model's vocabularies.
+func (m *Model) checkSymbols(w []int, what string, i int, output bool) error {
+	for j, s := range w {
+		if s < 0 || s >= m.cfg.InputVocab || (output && s >= m.cfg.OutputVocab) {
+			return fmt.Errorf("nsrnn: %s %d has symbol %d at position %d, outside the vocabulary", what, i, s, j)
+		}
+	}
+	return nil
+}
+
 // load checks a batch and writes it into the graph's input tensors.
 func (m *Model) load(batch [][]int, grad bool) (*graph, error) {
 	if len(batch) == 0 {
@@ -19,13 +29,11 @@ func (m *Model) load(batch [][]int, grad bool) (*graph, error) {
 		if len(w) != n {
 			return nil, fmt.Errorf("nsrnn: batch sequences must have one length: sequence 0 has %d symbols, sequence %d has %d", n, i, len(w))
 		}
-		for j, s := range w {
-			if s < 0 || s >= m.cfg.InputVocab || s >= m.cfg.OutputVocab {
-				return nil, fmt.Errorf("nsrnn: sequence %d has symbol %d at position %d, outside the vocabulary", i, s, j)
-			}
+		if err := m.checkSymbols(w, "sequence", i, true); err != nil {
+			return nil, err
 		}
 	}
-	gr, err := m.graphFor(graphKey{n: n, batch: len(batch), grad: grad})
+	gr, err := m.graphFor(graphKey{mode: sentenceMode, n: n, batch: len(batch), grad: grad})
 	if err != nil {
 		return nil, err
 	}
@@ -42,6 +50,9 @@ func (m *Model) load(batch [][]int, grad bool) (*graph, error) {
 }
 
 func (gr *graph) run() (float64, error) {
+	if gr.key.grad {
+		gr.pb.ZeroGrads()
+	}
 	gr.vm.Reset()
 	if err := gr.vm.RunAll(); err != nil {
 		return 0, fmt.Errorf("nsrnn: running the graph for length %d: %w", gr.key.n, err)
@@ -51,6 +62,16 @@ func (gr *graph) run() (float64, error) {
 		return 0, fmt.Errorf("nsrnn: loss has value %v", gr.loss.Value())
 	}
 	return float64(*v), nil
+}
+
+// grads returns the gradient of every parameter of m from the graph's
+// accumulators, in the order of Params.
+func (m *Model) grads(gr *graph) [][]float64 {
+	out := make([][]float64, len(m.params))
+	for i, p := range m.params {
+		out[i] = gr.pb.Grad(p)
+	}
+	return out
 }
 
 // Loss returns the cross-entropy of a batch of sequences of one length:
@@ -76,18 +97,7 @@ func (m *Model) Gradient(batch [][]int) (float64, [][]float64, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	grads := make([][]float64, len(m.params))
-	for i, gn := range gr.grads {
-		if gn == nil {
-			grads[i] = make([]float64, m.params[i].Size())
-			continue
-		}
-		grads[i] = gn.Value().Data().([]float64)
-		if len(grads[i]) != m.params[i].Size() {
-			return 0, nil, fmt.Errorf("nsrnn: gradient of %s has %d entries, want %d", m.params[i].Name, len(grads[i]), m.params[i].Size())
-		}
-	}
-	return loss, grads, nil
+	return loss, m.grads(gr), nil
 }
 
 // LogProbs returns, for each sequence of a batch of one length n, the
@@ -102,15 +112,21 @@ func (m *Model) LogProbs(batch [][]int) ([][][]float64, error) {
 	if _, err := gr.run(); err != nil {
 		return nil, err
 	}
-	n, v, bs := gr.key.n, m.cfg.OutputVocab, len(batch)
-	out := make([][][]float64, bs)
+	return gr.logProbs(), nil
+}
+
+// logProbs copies the output log-probabilities of the latest run,
+// out[b][t][v].
+func (gr *graph) logProbs() [][][]float64 {
+	k := gr.out
+	out := make([][][]float64, k.batch)
 	for b := range out {
-		out[b] = make([][]float64, n+1)
+		out[b] = make([][]float64, k.steps)
 		for t := range out[b] {
-			out[b][t] = append([]float64(nil), gr.out.logp[(t*bs+b)*v:(t*bs+b+1)*v]...)
+			out[b][t] = append([]float64(nil), k.logp[(t*k.batch+b)*k.vocab:(t*k.batch+b+1)*k.vocab]...)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // LogProb returns log p(w·EOS) of one sequence under the model.
@@ -122,24 +138,53 @@ func (m *Model) LogProb(w []int) (float64, error) {
 	return -loss, nil
 }
 
-// ActionTypeWeights runs the model on one sequence w and returns, for each
-// stack update t = 1 … n−1, the weight of each stack action type (push,
-// replace, pop) normalized by the weight of all actions at step t — the
-// quantity of the paper's Figure 3. Only the ns+s and rns models, whose
-// readings carry the PDA states, support it.
-func (m *Model) ActionTypeWeights(w []int) ([][3]float64, error) {
+// StackConfig returns the configuration of the model's nondeterministic
+// stack, and false for the other kinds.
+func (m *Model) StackConfig() (stacks.NSConfig, bool) {
+	if m.kind.Family != NondeterministicStack {
+		return stacks.NSConfig{}, false
+	}
+	return m.cfg.nsConfig(), true
+}
+
+// ActionLogWeights runs the model on one sequence w (in sentence mode) and
+// returns the log-weights of the stack actions of its n−1 stack updates, in
+// the layout of stacks.Run: out[t−1] holds step t's NumActions
+// log-weights (normalized for NS and NS+S). Only the nondeterministic
+// stacks have them. Feed them to stacks.ActionTypeWeights for the paper's
+// Figure 3, or to stacks.Viterbi for the best run.
+func (m *Model) ActionLogWeights(w []int) ([][]float64, error) {
+	if m.kind.Family != NondeterministicStack {
+		return nil, fmt.Errorf("nsrnn: model %s has no nondeterministic stack actions", m.cfg.Kind)
+	}
 	gr, err := m.load([][]int{w}, false)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := gr.run(); err != nil {
+		return nil, err
+	}
+	if len(w) < 2 {
+		return [][]float64{}, nil
 	}
 	rec, ok := gr.stack.(stacks.ActionRecorder)
 	if !ok {
 		return nil, fmt.Errorf("nsrnn: model %s does not record stack actions", m.cfg.Kind)
 	}
-	if _, err := gr.run(); err != nil {
+	return rec.ActionLogWeights()
+}
+
+// ActionTypeWeights runs the model on one sequence w and returns, for each
+// stack update t = 1 … n−1, the weight of each stack action type (push,
+// replace, pop) normalized by the weight of all actions at step t — the
+// quantity of the paper's Figure 3 (see stacks.ActionTypeWeights). It
+// works for all four nondeterministic variants.
+func (m *Model) ActionTypeWeights(w []int) ([][3]float64, error) {
+	lw, err := m.ActionLogWeights(w)
+	if err != nil {
 		return nil, err
 	}
-	out, err := rec.ActionTypeWeights()
+	out, err := stacks.ActionTypeWeights(m.cfg.nsConfig(), 1, lw)
 	if err != nil {
 		return nil, err
 	}

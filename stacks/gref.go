@@ -35,11 +35,7 @@ var baselineIDs atomic.Uint64
 // x > 0, and min(s, b) in the reading passes it to the strength s when
 // s ≤ b.
 type Gref struct {
-	hidden, m int
-	// Scheme initializes the three affine layers (Init). The zero value,
-	// the default, is Xavier-uniform weights with zero biases (the CFL
-	// experiments); the PTB experiments use Uniform 0.05.
-	Scheme                 param.Scheme
+	hidden, m              int
 	wu, bu, wd, bd, wv, bv *param.Param
 	// tapes holds one tape per batch size, shared by the graphs bound to
 	// the stack (graphs of one model never run concurrently).
@@ -73,17 +69,29 @@ func (s *Gref) Params() []*param.Param {
 	return []*param.Param{s.wu, s.bu, s.wd, s.bd, s.wv, s.bv}
 }
 
-// Init implements Layer, drawing the parameters per s.Scheme in the order
-// of Params.
-func (s *Gref) Init(rng *rand.Rand) {
-	for i, p := range s.Params() {
+// Init implements Layer, drawing the parameters by the scheme's Affine
+// rule in the order of Params.
+func (s *Gref) Init(sc param.Scheme, rng *rand.Rand) { initAffine(s.Params(), sc.Affine(), rng) }
+
+// initAffine draws alternating weights and biases by r.
+func initAffine(ps []*param.Param, r param.Rule, rng *rand.Rand) {
+	for i, p := range ps {
 		if i%2 == 0 {
-			s.Scheme.InitWeight(p, rng)
+			r.InitWeight(p, rng)
 		} else {
-			s.Scheme.InitBias(p, rng)
+			r.InitBias(p, rng)
 		}
 	}
 }
+
+// Carryable implements Layer: the stratification stack's state grows by
+// one element with every step, so it is not carried.
+func (s *Gref) Carryable() error {
+	return fmt.Errorf("stacks: the stratification (gref) stack's state grows by one vector with every step, so it is not carried from one run to the next: %w", ErrNoCarry)
+}
+
+// UnmarshalState implements Layer; it always fails (see Carryable).
+func (s *Gref) UnmarshalState([]byte) (State, error) { return nil, s.Carryable() }
 
 func (s *Gref) tape(batch, steps int) *baseline.Gref {
 	if s.tapes == nil {
@@ -101,15 +109,20 @@ func (s *Gref) tape(batch, steps int) *baseline.Gref {
 // Bind implements Layer. Each Step adds one node. The instance works on a
 // tape shared with the other graphs bound to s for the same batch size,
 // so those graphs must not run concurrently.
-func (s *Gref) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
+func (s *Gref) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, error) {
 	if batch < 1 || steps < 0 {
 		return nil, fmt.Errorf("stacks: Gref bind with batch %d, steps %d", batch, steps)
 	}
-	id := baselineIDs.Add(1)
-	in := &grefInstance{s: s, batch: batch, steps: steps, id: id}
-	for i, p := range s.Params() {
-		in.params[i] = p.Node(g)
+	if carry {
+		return nil, s.Carryable()
 	}
+	g := pb.Graph()
+	id := baselineIDs.Add(1)
+	in := &grefInstance{s: s, pb: pb, batch: batch, steps: steps, id: id}
+	for i, p := range s.Params() {
+		in.params[i] = pb.Node(p)
+	}
+	in.params[6] = pb.Anchor()
 	in.r0 = G.NewMatrix(g, tensor.Float64, G.WithShape(batch, s.m),
 		G.WithName(fmt.Sprintf("%s.r0#%d", s.wu.Name, id)),
 		G.WithValue(tensor.New(tensor.WithShape(batch, s.m), tensor.Of(tensor.Float64))))
@@ -123,9 +136,10 @@ func (s *Gref) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
 // grefInstance is a Gref stack bound to one graph.
 type grefInstance struct {
 	s            *Gref
+	pb           *param.Binding
 	batch, steps int
 	id           uint64
-	params       [6]*G.Node
+	params       [7]*G.Node // W_u, b_u, W_d, b_d, W_v, b_v, the anchor
 	r0, prev     *G.Node
 	last         int
 	tape         *baseline.Gref
@@ -136,6 +150,12 @@ type grefInstance struct {
 
 // Initial implements Instance: r_0 = 0, the reading of the empty stack.
 func (in *grefInstance) Initial() *G.Node { return in.r0 }
+
+// SetState implements Instance; Gref instances never carry.
+func (in *grefInstance) SetState(State) error { return errNotCarrying }
+
+// State implements Instance; Gref instances never carry.
+func (in *grefInstance) State() (State, error) { return nil, errNotCarrying }
 
 // Step implements Instance; steps must be added in order 1, 2, ….
 func (in *grefInstance) Step(t int, h *G.Node) (*G.Node, error) {
@@ -166,9 +186,13 @@ func (k *grefStep) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "gref:%d:%d:%d:%d", k.in.id, k.t, k.in.s.hidden, k.in.s.m)
 }
 
+// Differentiable implements fused.Constant: h, the anchor and r_{t−1}; the
+// parameters' gradients go into the binding.
+func (k *grefStep) Differentiable(i int) bool { return i == 0 || i >= 7 }
+
 func (k *grefStep) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
 	B, H, m := k.in.batch, k.in.s.hidden, k.in.s.m
-	want := []tensor.Shape{{B, H}, {1, H}, {1}, {1, H}, {1}, {m, H}, {m}, {B, m}}
+	want := []tensor.Shape{{B, H}, {1, H}, {1}, {1, H}, {1}, {m, H}, {m}, {}, {B, m}}
 	if len(in) != len(want) {
 		return nil, fmt.Errorf("got %d inputs, want %d", len(in), len(want))
 	}
@@ -214,7 +238,8 @@ func (k *grefStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]f
 	for i := range dv {
 		dv[i] *= 1 - v[i]*v[i]
 	}
-	linalg.AffineBackward(gradIn[0], gradIn[1], gradIn[2], du, in[0], in[1], B, H, 1)
-	linalg.AffineBackward(gradIn[0], gradIn[3], gradIn[4], dd, in[0], in[3], B, H, 1)
-	linalg.AffineBackward(gradIn[0], gradIn[5], gradIn[6], dv, in[0], in[5], B, H, m)
+	s, pb := inst.s, inst.pb
+	linalg.AffineBackward(gradIn[0], pb.Grad(s.wu), pb.Grad(s.bu), du, in[0], in[1], B, H, 1)
+	linalg.AffineBackward(gradIn[0], pb.Grad(s.wd), pb.Grad(s.bd), dd, in[0], in[3], B, H, 1)
+	linalg.AffineBackward(gradIn[0], pb.Grad(s.wv), pb.Grad(s.bv), dv, in[0], in[5], B, H, m)
 }

@@ -1,6 +1,8 @@
 package stacks
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash"
 	"math"
@@ -37,13 +39,9 @@ type JM struct {
 	hidden, m  int
 	pushHidden bool
 	depth      int
-	// Scheme initializes the affine layers (Init). The zero value, the
-	// default, is Xavier-uniform weights with zero biases (the CFL
-	// experiments); the PTB experiments use Uniform 0.05.
-	Scheme param.Scheme
-	wa, ba *param.Param
-	wv, bv *param.Param // nil with PushHidden
-	tapes  map[int]*baseline.JM
+	wa, ba     *param.Param
+	wv, bv     *param.Param // nil with PushHidden
+	tapes      map[int]*baseline.JM
 }
 
 // NewJM returns a superposition stack of vectors of size m whose actions
@@ -90,16 +88,54 @@ func (s *JM) Params() []*param.Param {
 	return []*param.Param{s.wa, s.ba, s.wv, s.bv}
 }
 
-// Init implements Layer, drawing the parameters per s.Scheme in the order
-// of Params.
-func (s *JM) Init(rng *rand.Rand) {
-	for i, p := range s.Params() {
-		if i%2 == 0 {
-			s.Scheme.InitWeight(p, rng)
-		} else {
-			s.Scheme.InitBias(p, rng)
-		}
+// Init implements Layer, drawing the parameters by the scheme's Affine
+// rule in the order of Params.
+func (s *JM) Init(sc param.Scheme, rng *rand.Rand) { initAffine(s.Params(), sc.Affine(), rng) }
+
+// Carryable implements Layer: a JM stack with a depth limit K carries its K
+// cells; without one, its depth grows with every step.
+func (s *JM) Carryable() error {
+	if s.depth == 0 {
+		return fmt.Errorf("stacks: a superposition (jm) stack without a depth limit grows by one cell with every step; set a depth limit to carry its state: %w", ErrNoCarry)
 	}
+	return nil
+}
+
+// UnmarshalState implements Layer.
+func (s *JM) UnmarshalState(data []byte) (State, error) {
+	if err := s.Carryable(); err != nil {
+		return nil, err
+	}
+	if len(data) < 8 || (len(data)-8)%8 != 0 {
+		return nil, errors.New("stacks: malformed JM state")
+	}
+	batch := int(binary.LittleEndian.Uint64(data))
+	vals := (len(data) - 8) / 8
+	if batch < 1 || vals != batch*s.depth*s.m {
+		return nil, fmt.Errorf("stacks: JM state of %d values does not fit batch %d, depth %d, vectors of %d", vals, batch, s.depth, s.m)
+	}
+	st := &jmState{batch: batch, cells: make([]float64, vals)}
+	for i := range st.cells {
+		st.cells[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8+8*i:]))
+	}
+	return st, nil
+}
+
+// jmState is the carried state of a depth-limited JM stack: its
+// (batch, K, m) cells, the top first.
+type jmState struct {
+	batch int
+	cells []float64
+}
+
+func (s *jmState) Batch() int { return s.batch }
+
+func (s *jmState) MarshalBinary() ([]byte, error) {
+	b := binary.LittleEndian.AppendUint64(nil, uint64(s.batch))
+	for _, v := range s.cells {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	return b, nil
 }
 
 func (s *JM) tape(batch int) *baseline.JM {
@@ -119,16 +155,23 @@ func (s *JM) tape(batch int) *baseline.JM {
 // so those graphs must not run concurrently. With a depth limit the
 // instance is a Carrier: its stack can be carried from one run to the
 // next.
-func (s *JM) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
+func (s *JM) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, error) {
 	if batch < 1 || steps < 0 {
 		return nil, fmt.Errorf("stacks: JM bind with batch %d, steps %d", batch, steps)
 	}
+	if carry {
+		if err := s.Carryable(); err != nil {
+			return nil, err
+		}
+	}
+	g := pb.Graph()
 	id := baselineIDs.Add(1)
-	in := &jmInstance{s: s, batch: batch, steps: steps, id: id,
+	in := &jmInstance{s: s, pb: pb, batch: batch, steps: steps, id: id, carry: carry,
 		initial: tensor.New(tensor.WithShape(batch, s.m), tensor.Of(tensor.Float64))}
 	for _, p := range s.Params() {
-		in.params = append(in.params, p.Node(g))
+		in.params = append(in.params, pb.Node(p))
 	}
+	in.params = append(in.params, pb.Anchor())
 	in.r0 = G.NewMatrix(g, tensor.Float64, G.WithShape(batch, s.m),
 		G.WithName(fmt.Sprintf("%s.r0#%d", s.wa.Name, id)), G.WithValue(in.initial))
 	in.prev = in.r0
@@ -140,17 +183,19 @@ func (s *JM) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
 // jmInstance is a JM stack bound to one graph.
 type jmInstance struct {
 	s            *JM
+	pb           *param.Binding
 	batch, steps int
 	id           uint64
+	carry        bool
 	params       []*G.Node
 	initial      *tensor.Dense
 	r0, prev     *G.Node
 	last         int // steps added to the graph
 	ran          int // latest step run forward
 	tape         *baseline.JM
-	// carried is the stack (batch, K, m) the next run starts from; nil
-	// means empty.
-	carried []float64
+	// start is the state runs start from (nil: empty); latest the final
+	// state of the latest run.
+	start, latest *jmState
 	// act holds a (batch, 3) and v (batch, m), grad their gradients;
 	// both are scratch.
 	act, grad []float64
@@ -174,32 +219,51 @@ func (in *jmInstance) Step(t int, h *G.Node) (*G.Node, error) {
 	return r, nil
 }
 
-// Carry implements Carrier for depth-limited stacks: the next run starts
-// from the stack after the latest run's last step, detached.
-func (in *jmInstance) Carry() {
-	s := in.s
-	if s.depth == 0 {
-		panic("stacks: Carry on a JM stack without a depth limit")
+// SetState implements Instance.
+func (in *jmInstance) SetState(st State) error {
+	if !in.carry {
+		return errNotCarrying
 	}
-	if in.tape == nil || in.ran == 0 {
-		return
+	if st == nil {
+		in.start = nil
+		clear(in.initial.Float64s())
+		return nil
 	}
-	K, m := s.depth, s.m
-	if in.carried == nil {
-		in.carried = make([]float64, in.batch*K*m)
+	js, ok := st.(*jmState)
+	if !ok {
+		return fmt.Errorf("stacks: state of type %T given to a JM stack", st)
 	}
-	clear(in.carried)
-	L := in.tape.Height(in.ran)
+	if js.batch != in.batch || len(js.cells) != in.batch*in.s.depth*in.s.m {
+		return fmt.Errorf("stacks: JM state for batch %d given to a stack of batch %d", js.batch, in.batch)
+	}
+	in.start = js
+	K, m := in.s.depth, in.s.m
 	for b := 0; b < in.batch; b++ {
-		copy(in.carried[b*K*m:], in.tape.Stack(in.ran, b)[:L*m])
-		copy(in.initial.Float64s()[b*m:(b+1)*m], in.carried[b*K*m:b*K*m+m])
+		copy(in.initial.Float64s()[b*m:(b+1)*m], js.cells[b*K*m:b*K*m+m])
 	}
+	return nil
 }
 
-// ResetCarry implements Carrier: the next run starts from the empty stack.
-func (in *jmInstance) ResetCarry() {
-	in.carried = nil
-	clear(in.initial.Float64s())
+// State implements Instance.
+func (in *jmInstance) State() (State, error) {
+	if !in.carry {
+		return nil, errNotCarrying
+	}
+	if in.latest == nil {
+		return nil, errNoRun
+	}
+	return in.latest, nil
+}
+
+// capture records the stack after the latest run's last step.
+func (in *jmInstance) capture() {
+	K, m := in.s.depth, in.s.m
+	st := &jmState{batch: in.batch, cells: make([]float64, in.batch*K*m)}
+	L := in.tape.Height(in.ran)
+	for b := 0; b < in.batch; b++ {
+		copy(st.cells[b*K*m:], in.tape.Stack(in.ran, b)[:L*m])
+	}
+	in.latest = st
 }
 
 // jmStep is the fused kernel of one JM update: r_t from h_t, the
@@ -218,13 +282,17 @@ func (k *jmStep) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "jm:%d:%d:%d:%d:%v:%d", k.in.id, k.t, s.hidden, s.m, s.pushHidden, s.depth)
 }
 
+// Differentiable implements fused.Constant: h, the anchor and r_{t−1}; the
+// parameters' gradients go into the binding.
+func (k *jmStep) Differentiable(i int) bool { return i == 0 || i > len(k.in.s.Params()) }
+
 func (k *jmStep) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
 	B, H, m := k.in.batch, k.in.s.hidden, k.in.s.m
 	want := []tensor.Shape{{B, H}, {3, H}, {3}}
 	if !k.in.s.pushHidden {
 		want = append(want, tensor.Shape{m, H}, tensor.Shape{m})
 	}
-	want = append(want, tensor.Shape{B, m})
+	want = append(want, tensor.Shape{}, tensor.Shape{B, m})
 	if len(in) != len(want) {
 		return nil, fmt.Errorf("got %d inputs, want %d", len(in), len(want))
 	}
@@ -242,8 +310,8 @@ func (k *jmStep) Forward(out []float64, in [][]float64) {
 	if k.t == 1 {
 		inst.tape = s.tape(B)
 		var init []float64
-		if inst.carried != nil {
-			init = inst.carried
+		if inst.start != nil {
+			init = inst.start.cells
 		}
 		inst.tape.Begin(inst.steps, init, s.depth == 0)
 	}
@@ -271,6 +339,9 @@ func (k *jmStep) Forward(out []float64, in [][]float64) {
 	}
 	inst.tape.Forward(k.t, a, v, out)
 	inst.ran = k.t
+	if inst.carry && k.t == inst.steps {
+		inst.capture()
+	}
 }
 
 func (k *jmStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
@@ -287,7 +358,8 @@ func (k *jmStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]flo
 			d[i] = p[i] * (d[i] - dot)
 		}
 	}
-	linalg.AffineBackward(gradIn[0], gradIn[1], gradIn[2], da, in[0], in[1], B, H, 3)
+	pb := inst.pb
+	linalg.AffineBackward(gradIn[0], pb.Grad(s.wa), pb.Grad(s.ba), da, in[0], in[1], B, H, 3)
 	if s.pushHidden {
 		for i, x := range dv {
 			gradIn[0][i] += x
@@ -298,5 +370,5 @@ func (k *jmStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]flo
 	for i := range dv {
 		dv[i] *= v[i] * (1 - v[i])
 	}
-	linalg.AffineBackward(gradIn[0], gradIn[3], gradIn[4], dv, in[0], in[3], B, H, m)
+	linalg.AffineBackward(gradIn[0], pb.Grad(s.wv), pb.Grad(s.bv), dv, in[0], in[3], B, H, m)
 }

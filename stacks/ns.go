@@ -1,6 +1,8 @@
 package stacks
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash"
 	"math"
@@ -91,24 +93,25 @@ func (c NSConfig) NumActions() int { return c.kernel().NumActions() }
 func (c NSConfig) ReadingSize() int { return c.kernel().ReadingSize() }
 
 // NS is the nondeterministic stack with its Actions layer
-// Actions(h) = W_a h + b_a, of shape NumActions × hidden (DESIGN §3.2).
+// Actions(h) = W_a h + b_a, of shape NumActions × hidden (see the package
+// documentation for the action layout).
 type NS struct {
 	cfg    NSConfig
 	hidden int
-	// Scheme initializes W_a and b_a; the CFL experiments use uniform
-	// ±0.1, the PTB experiments ±0.05.
-	Scheme param.Scheme
 	w, b   *param.Param
 	name   string
 	// scores marks a stack without an Actions layer, whose steps take
 	// the action scores themselves (NewNSScores).
 	scores bool
-	// tapes holds one tape per batch size, shared by every graph bound
-	// to this stack (graphs of one model never run concurrently).
+	// tapes holds one scratch tape per batch size. A tape is workspace
+	// for the forward and backward pass of one run: everything a run
+	// leaves behind (its final state, its action weights) is copied out
+	// of it into the instance, so graphs bound to one stack may share it
+	// as long as they do not run concurrently.
 	tapes map[int]*nskernel.Tape
 }
 
-// tape returns the shared tape for the batch size with room for at least
+// tape returns the scratch tape for the batch size with room for at least
 // steps steps.
 func (s *NS) tape(batch, steps int) *nskernel.Tape {
 	if s.tapes == nil {
@@ -124,8 +127,7 @@ func (s *NS) tape(batch, steps int) *nskernel.Tape {
 
 // NewNS returns a nondeterministic stack whose actions are computed from
 // hidden states of size hidden. Its parameters are named name+".W_a" and
-// name+".b_a" and initialized uniformly in ±0.1 by Init unless Scheme is
-// changed.
+// name+".b_a"; Init draws them by the scheme's Recurrent rule.
 func NewNS(name string, hidden int, cfg NSConfig) (*NS, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -135,7 +137,7 @@ func NewNS(name string, hidden int, cfg NSConfig) (*NS, error) {
 	}
 	a := cfg.NumActions()
 	return &NS{
-		cfg: cfg, hidden: hidden, Scheme: param.Scheme{Uniform: 0.1}, name: name,
+		cfg: cfg, hidden: hidden, name: name,
 		w: param.New(name+".W_a", a, hidden),
 		b: param.New(name+".b_a", a),
 	}, nil
@@ -143,12 +145,12 @@ func NewNS(name string, hidden int, cfg NSConfig) (*NS, error) {
 
 // NewNSScores returns a nondeterministic stack without an Actions layer:
 // the node given to each Step of its instances holds the (batch,
-// NumActions) action scores themselves, in the layout of DESIGN §3.2. For
-// the normalized variants (NS, NS+S) the stack takes a log-softmax over
-// each (q, x) row of the scores; for the unnormalized ones the scores are
-// the log-weights. It has no parameters. Use it to put the stack into a
-// graph of your own, where something other than an affine layer of a
-// hidden state computes the actions.
+// NumActions) action scores themselves, in the layout of the package
+// documentation. For the normalized variants (NS, NS+S) the stack takes a
+// log-softmax over each (q, x) row of the scores; for the unnormalized
+// ones the scores are the log-weights. It has no parameters. Use it to put
+// the stack into a graph of your own, where something other than an affine
+// layer of a hidden state computes the actions.
 func NewNSScores(name string, cfg NSConfig) (*NS, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -171,44 +173,53 @@ func (s *NS) Params() []*param.Param {
 	return []*param.Param{s.w, s.b}
 }
 
-// Init implements Layer.
-func (s *NS) Init(rng *rand.Rand) {
+// Init implements Layer: W_a and b_a by the scheme's Recurrent rule.
+func (s *NS) Init(sc param.Scheme, rng *rand.Rand) {
 	if s.scores {
 		return
 	}
-	s.Scheme.InitWeight(s.w, rng)
-	s.Scheme.InitBias(s.b, rng)
+	r := sc.Recurrent()
+	r.InitWeight(s.w, rng)
+	r.InitBias(s.b, rng)
+}
+
+// Carryable implements Layer: only the memory-limited stack can carry its
+// state.
+func (s *NS) Carryable() error {
+	if s.cfg.Window == 0 {
+		return fmt.Errorf("stacks: the unlimited %s stack keeps every column of its dynamic program; only the memory-limited stack (a window D ≥ 1) can carry its state: %w", s.cfg.Variant(), ErrNoCarry)
+	}
+	return nil
 }
 
 var graphIDs atomic.Uint64
 
-// Bind implements Layer. The instance uses a tape for γ, α and their
-// adjoints sized for batch sequences of steps stack updates; the tape is
-// shared with the other graphs bound to s for the same batch size, so the
-// graphs of one stack must not run concurrently.
-func (s *NS) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
+// Bind implements Layer.
+func (s *NS) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, error) {
 	if batch < 1 || steps < 0 {
 		return nil, fmt.Errorf("stacks: NS bind with batch %d, steps %d", batch, steps)
 	}
+	if carry {
+		if err := s.Carryable(); err != nil {
+			return nil, err
+		}
+	}
+	g := pb.Graph()
 	id := graphIDs.Add(1)
 	in := &nsInstance{
-		s: s, batch: batch, id: id, steps: max(steps, 1),
+		s: s, pb: pb, batch: batch, id: id, steps: max(steps, 1), carry: carry,
 		initial:     tensor.New(tensor.WithShape(batch, s.ReadingSize()), tensor.Of(tensor.Float64)),
 		logits:      make([][]float64, steps+1),
 		logw:        make([][]float64, steps+1),
 		readings:    make([][]float64, steps+1),
-		lastReading: make([]float64, batch*s.ReadingSize()),
 		gLogw:       make([]float64, batch*s.cfg.NumActions()),
 		gLogits:     make([]float64, batch*s.cfg.NumActions()),
 		zeroReading: make([]float64, batch*s.ReadingSize()),
 	}
-	r0 := make([]float64, s.ReadingSize())
-	s.cfg.kernel().InitialReading(r0)
-	for i := 0; i < batch; i++ {
-		copy(in.initial.Float64s()[i*len(r0):], r0)
-	}
+	in.setInitialReading(nil)
 	if !s.scores {
-		in.w, in.b = s.w.Node(g), s.b.Node(g)
+		in.w, in.b = pb.Node(s.w), pb.Node(s.b)
+		in.anchor = pb.Anchor()
 	}
 	in.r0 = G.NewMatrix(g, tensor.Float64, G.WithShape(batch, s.ReadingSize()),
 		G.WithName(fmt.Sprintf("%s.r0#%d", s.name, id)), G.WithValue(in.initial))
@@ -216,29 +227,77 @@ func (s *NS) Bind(g *G.ExprGraph, batch, steps int) (Instance, error) {
 	return in, nil
 }
 
+// UnmarshalState implements Layer.
+func (s *NS) UnmarshalState(data []byte) (State, error) {
+	if err := s.Carryable(); err != nil {
+		return nil, err
+	}
+	if len(data) < 8 {
+		return nil, errors.New("stacks: malformed NS state")
+	}
+	n := int(binary.LittleEndian.Uint64(data))
+	if n < 0 || n > (len(data)-8)/8 {
+		return nil, errors.New("stacks: malformed NS state")
+	}
+	r := make([]float64, n)
+	for i := range r {
+		r[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8+8*i:]))
+	}
+	k, err := nskernel.UnmarshalState(data[8+8*n:])
+	if err != nil {
+		return nil, fmt.Errorf("stacks: %w", err)
+	}
+	if k.Config() != s.cfg.kernel() {
+		return nil, fmt.Errorf("stacks: NS state of another configuration (%+v, not %+v)", k.Config(), s.cfg.kernel())
+	}
+	if n != k.Batch()*s.ReadingSize() {
+		return nil, errors.New("stacks: malformed NS state: reading of the wrong size")
+	}
+	return &nsState{k: k, reading: r}, nil
+}
+
+// nsState is the carried state of a memory-limited NS stack: the kernel's
+// columns and the last reading, r_0 of the next run.
+type nsState struct {
+	k       *nskernel.State
+	reading []float64
+}
+
+func (s *nsState) Batch() int { return s.k.Batch() }
+
+func (s *nsState) MarshalBinary() ([]byte, error) {
+	b := binary.LittleEndian.AppendUint64(nil, uint64(len(s.reading)))
+	for _, v := range s.reading {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	k, err := s.k.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return append(b, k...), nil
+}
+
 // nsInstance is an NS stack bound to one graph.
 type nsInstance struct {
 	s     *NS
+	pb    *param.Binding
 	batch int
 	id    uint64
 	steps int
-	// tape is taken from the stack's shared tapes when step 1 runs.
-	tape    *nskernel.Tape
-	w, b    *G.Node
-	r0      *G.Node
-	prev    *G.Node // the latest reading node, r_{t−1} of the next step
-	initial *tensor.Dense
-	// carried is the state the next run starts from (memory-limited
-	// stacks only); nil means the initial configuration.
-	carried *nskernel.State
+	carry bool
+	// tape is the stack's scratch tape, taken when step 1 runs.
+	tape          *nskernel.Tape
+	w, b, anchor  *G.Node
+	r0            *G.Node
+	prev          *G.Node // the latest reading node, r_{t−1} of the next step
+	initial       *tensor.Dense
+	start, latest *nsState // the state runs start from, the latest final state
 	// logits[t] and logw[t] keep the affine scores and log-weights of
 	// step t between the forward and backward passes.
 	logits, logw [][]float64
-	// lastReading is the reading of the latest step run; readings[t] is
-	// r_t of the latest run and ran the number of steps it made.
-	lastReading []float64
-	readings    [][]float64
-	ran         int
+	// readings[t] is r_t of the latest run, ran the number of steps it made.
+	readings [][]float64
+	ran      int
 	// gLogw and gLogits are scratch space for the backward pass;
 	// zeroReading is the zero gradient of a reading the loss does not use.
 	gLogw, gLogits, zeroReading []float64
@@ -246,7 +305,50 @@ type nsInstance struct {
 	nextBack int
 }
 
+func (in *nsInstance) setInitialReading(st *nsState) {
+	if st != nil {
+		copy(in.initial.Float64s(), st.reading)
+		return
+	}
+	r0 := make([]float64, in.s.ReadingSize())
+	in.s.cfg.kernel().InitialReading(r0)
+	for i := 0; i < in.batch; i++ {
+		copy(in.initial.Float64s()[i*len(r0):], r0)
+	}
+}
+
 func (in *nsInstance) Initial() *G.Node { return in.r0 }
+
+func (in *nsInstance) SetState(st State) error {
+	if !in.carry {
+		return errNotCarrying
+	}
+	if st == nil {
+		in.start = nil
+		in.setInitialReading(nil)
+		return nil
+	}
+	ns, ok := st.(*nsState)
+	if !ok {
+		return fmt.Errorf("stacks: state of type %T given to an NS stack", st)
+	}
+	if ns.k.Config() != in.s.cfg.kernel() || ns.Batch() != in.batch {
+		return fmt.Errorf("stacks: NS state for %+v batch %d given to a stack of %+v batch %d", ns.k.Config(), ns.Batch(), in.s.cfg.kernel(), in.batch)
+	}
+	in.start = ns
+	in.setInitialReading(ns)
+	return nil
+}
+
+func (in *nsInstance) State() (State, error) {
+	if !in.carry {
+		return nil, errNotCarrying
+	}
+	if in.latest == nil {
+		return nil, errNoRun
+	}
+	return in.latest, nil
+}
 
 func (in *nsInstance) Step(t int, h *G.Node) (*G.Node, error) {
 	if t < 1 || t >= len(in.logits) {
@@ -260,7 +362,7 @@ func (in *nsInstance) Step(t int, h *G.Node) (*G.Node, error) {
 	} else {
 		in.logw[t] = in.logits[t]
 	}
-	args := []*G.Node{h, in.w, in.b, in.prev}
+	args := []*G.Node{h, in.w, in.b, in.prev, in.anchor}
 	if in.s.scores {
 		args = []*G.Node{h, in.prev}
 	}
@@ -274,10 +376,12 @@ func (in *nsInstance) Step(t int, h *G.Node) (*G.Node, error) {
 
 // nsStep is the fused kernel of one stack update: r_t from h_t, W_a and
 // b_a through the actions layer, the optional normalization and the
-// dynamic program's column t. Its last input, r_{t−1}, only orders the
-// steps (its gradient is zero): the backward pass of step t must run after
-// that of step t+1, which the tape's adjoints need, even in a graph where
-// r_{t−1} does not feed h_t.
+// dynamic program's column t. Its input r_{t−1} only orders the steps (its
+// gradient is zero): the backward pass of step t must run after that of
+// step t+1, which the tape's adjoints need, even in a graph where r_{t−1}
+// does not feed h_t. W_a and b_a are not differentiated by gorgonia: the
+// backward pass adds their gradients into the binding; the binding's
+// anchor, the last input, makes gorgonia run it.
 type nsStep struct {
 	in *nsInstance
 	t  int
@@ -289,9 +393,12 @@ func (k *nsStep) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "ns:%d:%d:%+v", k.in.id, k.t, k.in.s.cfg)
 }
 
+// Differentiable implements fused.Constant: h, r_{t−1} and the anchor.
+func (k *nsStep) Differentiable(i int) bool { return k.in.s.scores || i == 0 || i >= 3 }
+
 func (k *nsStep) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
 	s := k.in.s
-	what, n := "h", 4
+	what, n := "h", 5
 	if s.scores {
 		what, n = "action scores", 2
 	}
@@ -306,8 +413,12 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 	a := cfg.NumActions()
 	if k.t == 1 {
 		inst.tape = inst.s.tape(inst.batch, inst.steps)
-		if err := inst.tape.Begin(inst.carried); err != nil {
-			panic(err) // the carried state was made by this tape's configuration
+		var start *nskernel.State
+		if inst.start != nil {
+			start = inst.start.k
+		}
+		if err := inst.tape.Begin(start); err != nil {
+			panic(err) // SetState checked the state's configuration and batch
 		}
 	}
 	if inst.s.scores {
@@ -319,9 +430,11 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 		nskernel.LogSoftmaxRows(inst.logw[k.t], inst.logits[k.t], cfg.kernel(), inst.batch)
 	}
 	inst.tape.Step(inst.logw[k.t], out)
-	copy(inst.lastReading, out)
 	copy(inst.readings[k.t], out)
 	inst.ran, inst.nextBack = k.t, k.t
+	if inst.carry && k.t == len(inst.logits)-1 {
+		inst.latest = &nsState{k: inst.tape.State(), reading: append([]float64(nil), out...)}
+	}
 }
 
 func (k *nsStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
@@ -347,42 +460,7 @@ func (k *nsStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]flo
 		}
 		return
 	}
-	linalg.AffineBackward(gradIn[0], gradIn[1], gradIn[2], gLogits, in[0], in[1], inst.batch, inst.s.hidden, a)
-}
-
-// Carrier is implemented by stack instances whose state can be carried
-// from one run of a graph to the next (truncated backpropagation through
-// time with the memory-limited NS stack). The carried state is detached:
-// no gradient flows into it.
-type Carrier interface {
-	// Carry takes the state after the last step of the latest run, so
-	// that the next run continues from it.
-	Carry()
-	// ResetCarry makes the next run start from the initial stack.
-	ResetCarry()
-}
-
-// Carry implements Carrier for memory-limited stacks. The next run's
-// initial reading is the latest run's last reading. The tape is shared by
-// the graphs bound to the stack for one batch size, so Carry must be called
-// right after the run, before another such graph runs.
-func (in *nsInstance) Carry() {
-	if in.s.cfg.Window == 0 {
-		panic("stacks: Carry on an unlimited NS stack")
-	}
-	in.carried = in.tape.State()
-	// The last reading becomes r_0 of the next run.
-	copy(in.initial.Float64s(), in.lastReading)
-}
-
-// ResetCarry implements Carrier.
-func (in *nsInstance) ResetCarry() {
-	in.carried = nil
-	r0 := make([]float64, in.s.ReadingSize())
-	in.s.cfg.kernel().InitialReading(r0)
-	for i := 0; i < in.batch; i++ {
-		copy(in.initial.Float64s()[i*len(r0):], r0)
-	}
+	linalg.AffineBackward(gradIn[0], inst.pb.Grad(inst.s.w), inst.pb.Grad(inst.s.b), gLogits, in[0], in[1], inst.batch, inst.s.hidden, a)
 }
 
 // Run runs the stack directly on given action log-weights, without a graph:
@@ -391,14 +469,8 @@ func (in *nsInstance) ResetCarry() {
 // readings r_1 … r_n, each (batch, ReadingSize). It is meant for analysis
 // and tests.
 func Run(cfg NSConfig, batch int, logWeights [][]float64) ([][]float64, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := checkLogWeights(cfg, batch, logWeights); err != nil {
 		return nil, err
-	}
-	a := cfg.NumActions()
-	for t, lw := range logWeights {
-		if len(lw) != batch*a {
-			return nil, fmt.Errorf("stacks: step %d has %d log-weights, want %d", t+1, len(lw), batch*a)
-		}
 	}
 	tape := nskernel.NewTape(cfg.kernel(), batch, max(len(logWeights), 1))
 	if err := tape.Begin(nil); err != nil {
@@ -412,6 +484,28 @@ func Run(cfg NSConfig, batch int, logWeights [][]float64) ([][]float64, error) {
 	return out, nil
 }
 
+// checkLogWeights validates the inputs of Run and ActionTypeWeights.
+func checkLogWeights(cfg NSConfig, batch int, logWeights [][]float64) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if batch < 1 {
+		return fmt.Errorf("stacks: batch size %d < 1", batch)
+	}
+	a := cfg.NumActions()
+	for t, lw := range logWeights {
+		if len(lw) != batch*a {
+			return fmt.Errorf("stacks: step %d has %d log-weights, want %d", t+1, len(lw), batch*a)
+		}
+		for i, v := range lw {
+			if math.IsNaN(v) || math.IsInf(v, 1) {
+				return fmt.Errorf("stacks: step %d log-weight %d is %g", t+1, i, v)
+			}
+		}
+	}
+	return nil
+}
+
 // Action types of the nondeterministic stack, indexing the weights that
 // ActionTypeWeights returns.
 const (
@@ -420,41 +514,69 @@ const (
 	Pop
 )
 
-// ActionRecorder is implemented by stack instances that can report the
-// stack actions of the latest forward run.
+// ActionRecorder is implemented by stack instances that record the action
+// log-weights of their latest run (the NS stacks).
 type ActionRecorder interface {
-	// ActionTypeWeights returns, for each sequence b of the batch and each
-	// stack update t = 1 … T of the latest run, the weight of each action
-	// type (Push, Replace, Pop) normalized by the weight of all actions at
-	// step t: out[b][t−1][k] = Σ_{q,x} α̂[t−1][q,x] Σ_{δ of type k} Δ[t][q,x→δ]
-	// / Σ_{q,x} α̂[t−1][q,x] Σ_δ Δ[t][q,x→δ], where α̂ is the normalized
-	// forward weight of each (state, top symbol) configuration (the
-	// reading of a stack with the state reading). This is the quantity of
-	// the paper's Figure 3.
-	ActionTypeWeights() ([][][3]float64, error)
+	// ActionLogWeights returns the action log-weights of the latest run's
+	// steps in the layout of Run's input: out[t−1] holds step t's (batch,
+	// NumActions) log-weights (after normalization for NS). The slices
+	// are copies.
+	ActionLogWeights() ([][]float64, error)
 }
 
-// ActionTypeWeights implements ActionRecorder for NS stacks with the state
-// reading (NS+S and RNS), whose readings are α̂ exactly.
-func (in *nsInstance) ActionTypeWeights() ([][][3]float64, error) {
-	cfg := in.s.cfg
-	if !cfg.StateReading {
-		return nil, fmt.Errorf("stacks: action-type weights need the state reading (NS+S or RNS), not %s", cfg.Variant())
+// ActionLogWeights implements ActionRecorder.
+func (in *nsInstance) ActionLogWeights() ([][]float64, error) {
+	if in.ran == 0 {
+		return nil, errNoRun
+	}
+	out := make([][]float64, in.ran)
+	for t := range out {
+		out[t] = append([]float64(nil), in.logw[t+1]...)
+	}
+	return out, nil
+}
+
+// ActionTypeWeights returns, for each sequence b of a batch run from the
+// initial stack on the given action log-weights (the input of Run), and
+// each stack update t = 1 … T, the weight of each action type (Push,
+// Replace, Pop) normalized by the weight of all actions at step t:
+//
+//	out[b][t−1][k] = Σ_{q,x} α̂[t−1][q,x] Σ_{δ of type k} Δ[t][q,x→δ]
+//	                 / Σ_{q,x} α̂[t−1][q,x] Σ_δ Δ[t][q,x→δ]
+//
+// where α̂ is the normalized forward weight of each (state, top symbol)
+// configuration. This is the quantity of the paper's Figure 3. It works for
+// every variant: α̂ is computed by the dynamic program whatever the
+// stack's own reading.
+func ActionTypeWeights(cfg NSConfig, batch int, logWeights [][]float64) ([][][3]float64, error) {
+	if err := checkLogWeights(cfg, batch, logWeights); err != nil {
+		return nil, err
+	}
+	full := cfg
+	full.StateReading = true
+	alphas, err := Run(full, batch, logWeights)
+	if err != nil {
+		return nil, err
 	}
 	qg := cfg.States * cfg.Symbols
 	row := 2*qg + cfg.States
 	a := cfg.NumActions()
-	out := make([][][3]float64, in.batch)
+	r0 := make([]float64, qg)
+	full.kernel().InitialReading(r0)
+	out := make([][][3]float64, batch)
 	for b := range out {
-		prev := in.initial.Float64s()[b*qg : (b+1)*qg]
-		for t := 1; t <= in.ran; t++ {
+		prev := r0
+		for t := 1; t <= len(logWeights); t++ {
 			var w [3]float64
-			logw := in.logw[t][b*a : (b+1)*a]
+			logw := logWeights[t-1][b*a : (b+1)*a]
 			mx := math.Inf(-1)
 			for _, v := range logw {
 				mx = max(mx, v)
 			}
 			for c := 0; c < qg; c++ {
+				if prev[c] == 0 {
+					continue
+				}
 				// Shift by the maximum: unnormalized weights may be large.
 				for j := 0; j < row; j++ {
 					k := Push
@@ -473,7 +595,7 @@ func (in *nsInstance) ActionTypeWeights() ([][][3]float64, error) {
 				}
 			}
 			out[b] = append(out[b], w)
-			prev = in.readings[t][b*qg : (b+1)*qg]
+			prev = alphas[t-1][b*qg : (b+1)*qg]
 		}
 	}
 	return out, nil

@@ -1,6 +1,8 @@
 package stacks
 
 import (
+	"encoding"
+	"errors"
 	"math/rand/v2"
 
 	G "gorgonia.org/gorgonia"
@@ -16,21 +18,61 @@ type Layer interface {
 	// Params returns the layer's parameters (none for a stack without an
 	// Actions layer).
 	Params() []*param.Param
-	// Init initializes the parameters from rng.
-	Init(rng *rand.Rand)
-	// Bind creates the per-graph instance for a batch of sequences with
-	// hidden states of size hidden, over at most steps stack updates.
-	Bind(g *G.ExprGraph, batch, steps int) (Instance, error)
+	// Init draws the parameters from rng, each by the rule of s that
+	// applies to it.
+	Init(s param.Scheme, rng *rand.Rand)
+	// Bind creates the instance of the stack in the graph of b, for a
+	// batch of sequences over at most steps stack updates. The instance
+	// reads the parameters through b's nodes and adds their gradients
+	// into b's accumulators. With carry, every run starts from the state
+	// given to SetState and records its final state for State; a stack
+	// that cannot carry its state refuses (see Carryable).
+	Bind(b *param.Binding, batch, steps int, carry bool) (Instance, error)
+	// Carryable returns nil when the stack's state can be carried from
+	// one run to the next, and otherwise an error that says why not.
+	Carryable() error
+	// UnmarshalState decodes a state encoded by its MarshalBinary, for a
+	// stack of this configuration.
+	UnmarshalState(data []byte) (State, error)
 }
 
 // Instance is a stack bound to one graph.
 type Instance interface {
-	// Initial returns the reading r_0 of the initial stack, a (batch,
-	// ReadingSize) node.
+	// Initial returns the reading r_0 of the state the run starts from, a
+	// (batch, ReadingSize) node.
 	Initial() *G.Node
 	// Step adds the nodes for stack update t (t = 1, 2, … in order): from
 	// the controller's hidden state h_t, a (batch, hidden) node, the
 	// actions a_t, the stack s_t and the reading r_t, a (batch,
 	// ReadingSize) node, which it returns.
 	Step(t int, h *G.Node) (*G.Node, error)
+	// SetState sets the state the next runs start from; nil is the
+	// initial stack. It is an error for an instance bound without carry,
+	// or for a state of another configuration or batch size.
+	SetState(s State) error
+	// State returns the state after the last step of the latest run: a
+	// detached value that no later run changes. It is an error for an
+	// instance bound without carry, or before its first run.
+	State() (State, error)
 }
+
+// State is the state of a batch of stacks between two runs, detached
+// from any graph: no gradient flows into it, and no run changes it. A nil
+// State is the initial stack. Its encoding (MarshalBinary) is exact, so a
+// checkpoint taken in the middle of a stream resumes it bit for bit.
+type State interface {
+	// Batch is the number of stacks.
+	Batch() int
+	encoding.BinaryMarshaler
+}
+
+// ErrNoCarry is wrapped by the errors of stacks that cannot carry their
+// state from one run to the next.
+var ErrNoCarry = errors.New("stack state cannot be carried")
+
+// errNoRun is returned by State before the first run.
+var errNoRun = errors.New("stacks: no state yet: the graph has not run")
+
+// errNotCarrying is returned by SetState and State of an instance bound
+// without carry.
+var errNotCarrying = errors.New("stacks: instance was bound without carry")

@@ -49,8 +49,34 @@ func (p *Param) Node(g *G.ExprGraph) *G.Node {
 	return n
 }
 
-// Scheme selects how a layer's parameters are initialized.
+// Scheme is how a model's parameters are initialized. Every layer
+// initializes itself from the model's Scheme, choosing the Rule that
+// applies to each of its parameters: Recurrent for the LSTM and the
+// nondeterministic stack's action layer, Affine for every other affine
+// layer (the embedding counts as recurrent).
 type Scheme struct {
+	// Uniform, when positive, draws every parameter uniformly in
+	// ±Uniform (the Penn Treebank setting uses 0.05). The zero value is
+	// the formal-language setting: recurrent weights and biases uniform
+	// in ±0.1, other affine layers Xavier-uniform with zero biases.
+	Uniform float64
+}
+
+// Recurrent returns the rule for the LSTM's parameters, the embedding and
+// the nondeterministic stack's action layer.
+func (s Scheme) Recurrent() Rule {
+	if s.Uniform > 0 {
+		return Rule{Uniform: s.Uniform}
+	}
+	return Rule{Uniform: 0.1}
+}
+
+// Affine returns the rule for the other affine layers (the output layer,
+// the stratification and superposition stacks' layers).
+func (s Scheme) Affine() Rule { return Rule{Uniform: s.Uniform} }
+
+// Rule draws the weights and biases of one layer.
+type Rule struct {
 	// Uniform, when positive, draws every weight and bias uniformly from
 	// [−Uniform, Uniform]. When zero, weights are Xavier-uniform
 	// (bound √(6/(fan_in+fan_out))) and biases zero.
@@ -58,7 +84,7 @@ type Scheme struct {
 }
 
 // InitWeight fills a weight matrix of shape (out, in) per the scheme.
-func (s Scheme) InitWeight(p *Param, rng *rand.Rand) {
+func (s Rule) InitWeight(p *Param, rng *rand.Rand) {
 	shape := p.Value.Shape()
 	if len(shape) != 2 {
 		panic(fmt.Sprintf("param: InitWeight on %s of shape %v", p.Name, shape))
@@ -71,7 +97,7 @@ func (s Scheme) InitWeight(p *Param, rng *rand.Rand) {
 }
 
 // InitBias fills a bias vector per the scheme.
-func (s Scheme) InitBias(p *Param, rng *rand.Rand) {
+func (s Rule) InitBias(p *Param, rng *rand.Rand) {
 	if s.Uniform > 0 {
 		uniform(p.Data(), s.Uniform, rng)
 		return
@@ -92,4 +118,73 @@ func Count(ps []*Param) int {
 		n += p.Size()
 	}
 	return n
+}
+
+// Binding is a set of parameters bound to one gorgonia graph: one input
+// node per parameter and one gradient accumulator per parameter. Kernels
+// that own parameters read them through their nodes (which are not
+// differentiated by gorgonia) and add their gradients into the binding's
+// accumulators in their backward pass, so that a long graph never holds
+// one full-size gradient per step. Each graph has its own binding; nothing
+// in it is shared with another graph.
+type Binding struct {
+	g      *G.ExprGraph
+	nodes  map[*Param]*G.Node
+	grads  map[*Param][]float64
+	order  []*Param
+	anchor *G.Node
+}
+
+// NewBinding returns an empty binding for g.
+func NewBinding(g *G.ExprGraph) *Binding {
+	return &Binding{g: g, nodes: map[*Param]*G.Node{}, grads: map[*Param][]float64{}}
+}
+
+// Graph returns the graph of the binding.
+func (b *Binding) Graph() *G.ExprGraph { return b.g }
+
+// Node returns the input node of p in the binding's graph, creating it on
+// first use.
+func (b *Binding) Node(p *Param) *G.Node {
+	if n, ok := b.nodes[p]; ok {
+		return n
+	}
+	n := p.Node(b.g)
+	b.nodes[p] = n
+	b.grads[p] = make([]float64, p.Size())
+	b.order = append(b.order, p)
+	return n
+}
+
+// Bound reports whether p has a node in the binding.
+func (b *Binding) Bound(p *Param) bool { _, ok := b.nodes[p]; return ok }
+
+// Grad returns the gradient accumulator of p (bound with Node first): the
+// backward pass adds ∂L/∂p into it. It panics if p is not bound, a
+// programmer error.
+func (b *Binding) Grad(p *Param) []float64 {
+	g, ok := b.grads[p]
+	if !ok {
+		panic("param: gradient of unbound parameter " + p.Name)
+	}
+	return g
+}
+
+// ZeroGrads clears every accumulator; call it before each run that
+// computes gradients.
+func (b *Binding) ZeroGrads() {
+	for _, g := range b.grads {
+		clear(g)
+	}
+}
+
+// Anchor returns the graph's gradient anchor, a scalar input node. Every
+// kernel that owns parameters takes it as a differentiable input (its
+// gradient is always 0), so that differentiating the loss with respect to
+// the anchor makes gorgonia run the backward pass of every such kernel.
+func (b *Binding) Anchor() *G.Node {
+	if b.anchor == nil {
+		b.anchor = G.NewScalar(b.g, tensor.Float64, G.WithName(fmt.Sprintf("param.anchor#%p", b)), G.WithValue(0.0))
+	}
+	return b.anchor
 }

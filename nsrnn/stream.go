@@ -1,0 +1,323 @@
+package nsrnn
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/nsrnn/nsrnn/controller"
+	"github.com/nsrnn/nsrnn/stacks"
+)
+
+// State is the carried state of a model's B parallel streams: the LSTM's
+// (h, c) of every layer and the stack's own state. It is a detached value:
+// no gradient flows into it and no later run changes it. The nil *State is
+// the initial state (zero h and c, the initial stack).
+type State struct {
+	batch int
+	lstm  controller.Carry
+	stack stacks.State // nil for the LSTM
+}
+
+// Batch is the number of streams of the state.
+func (s *State) Batch() int { return s.batch }
+
+// Stream runs a model over B parallel token streams, chunk by chunk or token
+// by token, from a carried state (see the package documentation, "Sentence
+// mode and stream mode"). Every chunk starts from the state the previous one
+// ended in; gradients are truncated at chunk starts. A Stream is not safe
+// for concurrent use, and shares its model's graphs with the model's other
+// streams (they may be used in turn).
+type Stream struct {
+	m     *Model
+	batch int
+	state *State
+}
+
+// NewStream returns B = batch streams over m, at the initial state. Models
+// whose stack cannot carry its state (the unlimited nondeterministic stacks,
+// JM without a depth limit, Gref) have no streams: the error says why.
+func (m *Model) NewStream(batch int) (*Stream, error) {
+	if batch < 1 {
+		return nil, fmt.Errorf("nsrnn: stream batch size %d < 1", batch)
+	}
+	if m.stack != nil {
+		if err := m.stack.Carryable(); err != nil {
+			return nil, fmt.Errorf("nsrnn: model %s cannot run as a stream: %w", m.cfg.Kind, err)
+		}
+	}
+	return &Stream{m: m, batch: batch}, nil
+}
+
+// Model returns the stream's model.
+func (s *Stream) Model() *Model { return s.m }
+
+// Batch is the number of parallel streams, B.
+func (s *Stream) Batch() int { return s.batch }
+
+// Reset returns every stream to the initial state.
+func (s *Stream) Reset() { s.state = nil }
+
+// State returns the current state (nil at the initial state). It is a value:
+// continuing the stream does not change it.
+func (s *Stream) State() *State { return s.state }
+
+// SetState sets the current state, one returned by State of a stream of the
+// same model and batch size, or nil for the initial state.
+func (s *Stream) SetState(st *State) error {
+	if st != nil && st.batch != s.batch {
+		return fmt.Errorf("nsrnn: state of %d streams given to a stream of %d", st.batch, s.batch)
+	}
+	s.state = st
+	return nil
+}
+
+// load checks a chunk and writes it into the graph's inputs and state.
+func (s *Stream) load(inputs, targets [][]int, grad bool) (*graph, error) {
+	m := s.m
+	if len(inputs) != s.batch {
+		return nil, fmt.Errorf("nsrnn: chunk has %d rows of inputs, the stream has %d", len(inputs), s.batch)
+	}
+	if targets != nil && len(targets) != s.batch {
+		return nil, fmt.Errorf("nsrnn: chunk has %d rows of targets, the stream has %d", len(targets), s.batch)
+	}
+	T := len(inputs[0])
+	if T < 1 {
+		return nil, errors.New("nsrnn: empty chunk")
+	}
+	for b, row := range inputs {
+		if len(row) != T {
+			return nil, fmt.Errorf("nsrnn: chunk rows must have one length: row 0 has %d tokens, row %d has %d", T, b, len(row))
+		}
+		if err := m.checkSymbols(row, "input row", b, false); err != nil {
+			return nil, err
+		}
+		if targets != nil {
+			if len(targets[b]) != T {
+				return nil, fmt.Errorf("nsrnn: target row %d has %d tokens, its input row %d", b, len(targets[b]), T)
+			}
+			for j, y := range targets[b] {
+				if y != NoTarget && (y < 0 || y >= m.cfg.OutputVocab) {
+					return nil, fmt.Errorf("nsrnn: target row %d has symbol %d at position %d, outside the output vocabulary", b, y, j)
+				}
+			}
+		}
+	}
+	gr, err := m.graphFor(graphKey{mode: streamMode, n: T, batch: s.batch, grad: grad})
+	if err != nil {
+		return nil, err
+	}
+	tok, tgt := gr.tokens.Float64s(), gr.targets.Float64s()
+	for b, row := range inputs {
+		for j, x := range row {
+			tok[b*T+j] = float64(x)
+			y := NoTarget
+			if targets != nil {
+				y = targets[b][j]
+			}
+			tgt[b*T+j] = float64(y)
+		}
+	}
+	var lstm controller.Carry
+	var stack stacks.State
+	if s.state != nil {
+		lstm, stack = s.state.lstm, s.state.stack
+	}
+	if err := gr.lstm.SetInput(lstm); err != nil {
+		return nil, fmt.Errorf("nsrnn: %w", err)
+	}
+	if gr.stack != nil {
+		if err := gr.stack.SetState(stack); err != nil {
+			return nil, fmt.Errorf("nsrnn: %w", err)
+		}
+	}
+	return gr, nil
+}
+
+// advance records the state the latest run of gr ended in.
+func (s *Stream) advance(gr *graph) error {
+	c, err := gr.final.Carry()
+	if err != nil {
+		return err
+	}
+	st := &State{batch: s.batch, lstm: c}
+	if gr.stack != nil {
+		if st.stack, err = gr.stack.State(); err != nil {
+			return fmt.Errorf("nsrnn: %w", err)
+		}
+	}
+	s.state = st
+	return nil
+}
+
+func (s *Stream) run(inputs, targets [][]int, grad bool) (*graph, float64, error) {
+	gr, err := s.load(inputs, targets, grad)
+	if err != nil {
+		return nil, 0, err
+	}
+	loss, err := gr.run()
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := s.advance(gr); err != nil {
+		return nil, 0, err
+	}
+	return gr, loss, nil
+}
+
+// Loss runs one chunk, B rows of T input tokens with their B rows of T
+// targets (NoTarget where a position has none), from the current state,
+// and returns the mean cross-entropy over the chunk's targets in nats per
+// token (0 if it has none). It advances the state to the end of the chunk.
+func (s *Stream) Loss(inputs, targets [][]int) (float64, error) {
+	_, loss, err := s.run(inputs, targets, false)
+	return loss, err
+}
+
+// Gradient is Loss with the gradient of the chunk's loss with respect to
+// each parameter, in the order of Params, truncated at the chunk start (the
+// carried state is a constant). The gradient slices are owned by the model
+// and valid until its next call.
+func (s *Stream) Gradient(inputs, targets [][]int) (float64, [][]float64, error) {
+	gr, loss, err := s.run(inputs, targets, true)
+	if err != nil {
+		return 0, nil, err
+	}
+	return loss, s.m.grads(gr), nil
+}
+
+// LogProbs runs one chunk of inputs and returns the log-probabilities of
+// every output symbol after each input: out[b][t][v] = log p(x_{t+1} = v |
+// the stream up to x_t). It advances the state.
+func (s *Stream) LogProbs(inputs [][]int) ([][][]float64, error) {
+	gr, _, err := s.run(inputs, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	return gr.logProbs(), nil
+}
+
+// Next feeds one token to each stream and returns each stream's
+// log-probabilities of the next token, out[b][v]. It advances the state;
+// use it for generation and surprisal.
+func (s *Stream) Next(tokens []int) ([][]float64, error) {
+	in := make([][]int, len(tokens))
+	for b, x := range tokens {
+		in[b] = []int{x}
+	}
+	lp, err := s.LogProbs(in)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float64, len(lp))
+	for b := range lp {
+		out[b] = lp[b][0]
+	}
+	return out, nil
+}
+
+// The encoding of a State: magic, batch, then the LSTM layers (count,
+// then per layer the value count and the values), then the stack state's
+// own encoding (length-prefixed; length 0 for none).
+const stateMagic = "nsrnn-state\x00"
+
+// MarshalState encodes the stream's current state exactly, for a
+// checkpoint; UnmarshalState restores it.
+func (s *Stream) MarshalState() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(stateMagic)
+	u64 := func(v uint64) { b.Write(binary.LittleEndian.AppendUint64(nil, v)) }
+	u64(uint64(s.batch))
+	if s.state == nil {
+		u64(0) // initial state: no layers
+		return b.Bytes(), nil
+	}
+	u64(uint64(len(s.state.lstm)))
+	for _, layer := range s.state.lstm {
+		u64(uint64(len(layer)))
+		for _, v := range layer {
+			u64(math.Float64bits(v))
+		}
+	}
+	var st []byte
+	if s.state.stack != nil {
+		var err error
+		if st, err = s.state.stack.MarshalBinary(); err != nil {
+			return nil, err
+		}
+	}
+	u64(uint64(len(st)))
+	b.Write(st)
+	return b.Bytes(), nil
+}
+
+// UnmarshalState restores a state encoded by MarshalState of a stream of
+// the same model configuration and batch size.
+func (s *Stream) UnmarshalState(data []byte) error {
+	bad := func(why string) error { return fmt.Errorf("nsrnn: malformed stream state: %s", why) }
+	if len(data) < len(stateMagic) || string(data[:len(stateMagic)]) != stateMagic {
+		return bad("missing header")
+	}
+	r := data[len(stateMagic):]
+	u64 := func() (uint64, bool) {
+		if len(r) < 8 {
+			return 0, false
+		}
+		v := binary.LittleEndian.Uint64(r)
+		r = r[8:]
+		return v, true
+	}
+	batch, ok := u64()
+	if !ok || batch != uint64(s.batch) {
+		return fmt.Errorf("nsrnn: stream state of %d streams, this stream has %d", batch, s.batch)
+	}
+	layers, ok := u64()
+	if !ok {
+		return bad("truncated")
+	}
+	if layers == 0 {
+		if len(r) != 0 {
+			return bad("trailing bytes")
+		}
+		s.state = nil
+		return nil
+	}
+	if layers != uint64(s.m.cfg.layers()) {
+		return fmt.Errorf("nsrnn: stream state of %d layers, the model has %d", layers, s.m.cfg.layers())
+	}
+	want := uint64(s.batch * 2 * s.m.cfg.Hidden)
+	st := &State{batch: s.batch, lstm: make(controller.Carry, layers)}
+	for i := range st.lstm {
+		n, ok := u64()
+		if !ok || n != want || uint64(len(r)) < 8*n {
+			return bad("LSTM state does not fit the model")
+		}
+		st.lstm[i] = make([]float64, n)
+		for j := range st.lstm[i] {
+			v, _ := u64()
+			st.lstm[i][j] = math.Float64frombits(v)
+		}
+	}
+	n, ok := u64()
+	if !ok || n != uint64(len(r)) {
+		return bad("truncated stack state")
+	}
+	if n > 0 {
+		if s.m.stack == nil {
+			return bad("a stack state for a model without a stack")
+		}
+		var err error
+		if st.stack, err = s.m.stack.UnmarshalState(r); err != nil {
+			return fmt.Errorf("nsrnn: %w", err)
+		}
+		if st.stack.Batch() != s.batch {
+			return bad("stack state of another batch size")
+		}
+	} else if s.m.stack != nil {
+		return bad("missing stack state")
+	}
+	s.state = st
+	return nil
+}
