@@ -39,7 +39,8 @@
 //
 //	cleft.json: item 3: predictions[0] "(6;%np_match%) < (6;%vp%)": no condition "vp" in the item
 //
-// JSON syntax errors give the line and column in the file.
+// JSON syntax errors give the line and column in the file. ReadSuiteDir
+// reads every *.json file of a directory except circuits.json.
 //
 // # Formulas
 //
@@ -84,7 +85,8 @@
 // formula back, with the parentheses that the tree needs, so that parsing
 // the result gives a structurally equal tree. A formula that does not parse
 // gives a *SyntaxError with the column (1-based byte offset) of the
-// problem. Holds evaluates a formula given the value of each term.
+// problem. Holds evaluates a formula, and Value a numeric expression, given
+// the value of each term; Terms lists a formula's terms.
 //
 // # Scores
 //
