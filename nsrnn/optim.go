@@ -1,6 +1,28 @@
 package nsrnn
 
-import "math"
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"math"
+)
+
+// Optimizer updates a model's parameters from their gradients. Its state
+// (moments, step counts, the current learning rate) is saved in training
+// checkpoints through MarshalBinary and UnmarshalBinary.
+type Optimizer interface {
+	// Update applies one step to params given their gradients.
+	Update(params []*Param, grads [][]float64)
+	// LearningRate is the current learning rate; SetLearningRate changes
+	// it (the schedule's decay).
+	LearningRate() float64
+	SetLearningRate(lr float64)
+	// Name describes the optimizer and its settings, for the checkpoint's
+	// check that a resumed run uses the same one.
+	Name() string
+	MarshalBinary() ([]byte, error)
+	UnmarshalBinary([]byte) error
+}
 
 // Adam is the Adam optimizer (Kingma & Ba) with PyTorch's defaults
 // β1 = 0.9, β2 = 0.999, ε = 1e-8 and bias correction.
@@ -12,11 +34,13 @@ type Adam struct {
 	// slice per parameter.
 	Step int
 	M, V [][]float64
+	// initial is the learning rate it was made with.
+	initial float64
 }
 
 // NewAdam returns an Adam optimizer for parameters of the given sizes.
 func NewAdam(lr float64, sizes []int) *Adam {
-	a := &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}
+	a := &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, initial: lr}
 	a.M = make([][]float64, len(sizes))
 	a.V = make([][]float64, len(sizes))
 	for i, n := range sizes {
@@ -26,7 +50,7 @@ func NewAdam(lr float64, sizes []int) *Adam {
 	return a
 }
 
-// Update applies one step to params given their gradients.
+// Update implements Optimizer.
 func (a *Adam) Update(params []*Param, grads [][]float64) {
 	a.Step++
 	c1 := 1 - math.Pow(a.Beta1, float64(a.Step))
@@ -39,6 +63,99 @@ func (a *Adam) Update(params []*Param, grads [][]float64) {
 			x[j] -= a.LR * (m[j] / c1) / (math.Sqrt(v[j]/c2) + a.Eps)
 		}
 	}
+}
+
+// LearningRate implements Optimizer.
+func (a *Adam) LearningRate() float64 { return a.LR }
+
+// SetLearningRate implements Optimizer.
+func (a *Adam) SetLearningRate(lr float64) { a.LR = lr }
+
+// Name implements Optimizer.
+func (a *Adam) Name() string {
+	return fmt.Sprintf("adam(lr=%g, betas=%g,%g, eps=%g)", a.initial, a.Beta1, a.Beta2, a.Eps)
+}
+
+type adamState struct {
+	LR, Beta1, Beta2, Eps float64
+	Step                  int
+	M, V                  [][]float64
+}
+
+// MarshalBinary implements Optimizer.
+func (a *Adam) MarshalBinary() ([]byte, error) {
+	var b bytes.Buffer
+	err := gob.NewEncoder(&b).Encode(adamState{a.LR, a.Beta1, a.Beta2, a.Eps, a.Step, a.M, a.V})
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary implements Optimizer; the state must fit the optimizer's
+// parameter sizes.
+func (a *Adam) UnmarshalBinary(data []byte) error {
+	var s adamState
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err != nil {
+		return fmt.Errorf("nsrnn: Adam state: %w", err)
+	}
+	if len(s.M) != len(a.M) || len(s.V) != len(a.V) {
+		return fmt.Errorf("nsrnn: Adam state for %d parameters, want %d", len(s.M), len(a.M))
+	}
+	for i := range s.M {
+		// gob drops empty slices; restore their shape.
+		if s.M[i] == nil {
+			s.M[i] = make([]float64, len(a.M[i]))
+		}
+		if s.V[i] == nil {
+			s.V[i] = make([]float64, len(a.V[i]))
+		}
+		if len(s.M[i]) != len(a.M[i]) || len(s.V[i]) != len(a.V[i]) {
+			return fmt.Errorf("nsrnn: Adam state of parameter %d has the wrong size", i)
+		}
+	}
+	a.LR, a.Beta1, a.Beta2, a.Eps, a.Step, a.M, a.V = s.LR, s.Beta1, s.Beta2, s.Eps, s.Step, s.M, s.V
+	return nil
+}
+
+// SGD is plain stochastic gradient descent: x ← x − LR·g.
+type SGD struct {
+	LR      float64
+	initial float64
+}
+
+// NewSGD returns SGD with learning rate lr.
+func NewSGD(lr float64) *SGD { return &SGD{LR: lr, initial: lr} }
+
+// Update implements Optimizer.
+func (s *SGD) Update(params []*Param, grads [][]float64) {
+	for i, p := range params {
+		x, g := p.Data(), grads[i]
+		for j := range x {
+			x[j] -= s.LR * g[j]
+		}
+	}
+}
+
+// LearningRate implements Optimizer.
+func (s *SGD) LearningRate() float64 { return s.LR }
+
+// SetLearningRate implements Optimizer.
+func (s *SGD) SetLearningRate(lr float64) { s.LR = lr }
+
+// Name implements Optimizer.
+func (s *SGD) Name() string { return fmt.Sprintf("sgd(lr=%g)", s.initial) }
+
+// MarshalBinary implements Optimizer.
+func (s *SGD) MarshalBinary() ([]byte, error) {
+	return []byte(fmt.Sprintf("%016x", math.Float64bits(s.LR))), nil
+}
+
+// UnmarshalBinary implements Optimizer.
+func (s *SGD) UnmarshalBinary(data []byte) error {
+	var bits uint64
+	if _, err := fmt.Sscanf(string(data), "%016x", &bits); err != nil || len(data) != 16 {
+		return fmt.Errorf("nsrnn: malformed SGD state")
+	}
+	s.LR = math.Float64frombits(bits)
+	return nil
 }
 
 // ClipGradNorm scales grads in place so that their global L2 norm is at

@@ -321,3 +321,92 @@ func (s *Stream) UnmarshalState(data []byte) error {
 	s.state = st
 	return nil
 }
+
+// streamObjective trains a stream chunk by chunk.
+type streamObjective struct {
+	s        *Stream
+	chunks   int
+	chunk    func(i int) (inputs, targets [][]int, err error)
+	validate func() (float64, error)
+}
+
+// StreamObjective is the objective of truncated backpropagation through
+// time over s: an epoch is chunks gradient steps, step i on the chunk
+// that chunk(i) returns, each from the state the previous chunk ended in
+// (the stream is reset at the start of every epoch); a step's loss is the
+// chunk's mean cross-entropy per target, weighted by its number of
+// targets. validate scores the model after each epoch (lower is better;
+// it must not use s). The stream's carried state is saved in checkpoints
+// taken within an epoch.
+func StreamObjective(s *Stream, chunks int, chunk func(i int) (inputs, targets [][]int, err error), validate func() (float64, error)) (StatefulObjective, error) {
+	if chunks < 1 {
+		return nil, fmt.Errorf("nsrnn: a stream objective needs at least one chunk, got %d", chunks)
+	}
+	if chunk == nil || validate == nil {
+		return nil, errors.New("nsrnn: a stream objective needs chunk and validate functions")
+	}
+	return &streamObjective{s: s, chunks: chunks, chunk: chunk, validate: validate}, nil
+}
+
+func (o *streamObjective) Steps() int { return o.chunks }
+
+func (o *streamObjective) Gradient(e, i int) (float64, float64, [][]float64, error) {
+	if i == 0 {
+		o.s.Reset()
+	}
+	in, tgt, err := o.chunk(i)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	loss, grads, err := o.s.Gradient(in, tgt)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	n := 0
+	for _, row := range tgt {
+		for _, y := range row {
+			if y != NoTarget {
+				n++
+			}
+		}
+	}
+	return loss, float64(n), grads, nil
+}
+
+func (o *streamObjective) Validate() (float64, error)    { return o.validate() }
+func (o *streamObjective) MarshalState() ([]byte, error) { return o.s.MarshalState() }
+func (o *streamObjective) UnmarshalState(b []byte) error { return o.s.UnmarshalState(b) }
+
+// CrossEntropy runs chunks from the initial state, chunk(i) for i = 0 …
+// chunks−1, and returns the mean cross-entropy per target in nats and the
+// number of targets (perplexity is the exponential of the first). The
+// stream is reset before and after.
+func (s *Stream) CrossEntropy(chunks int, chunk func(i int) (inputs, targets [][]int, err error)) (float64, int, error) {
+	s.Reset()
+	defer s.Reset()
+	total, count := 0.0, 0
+	for i := 0; i < chunks; i++ {
+		in, tgt, err := chunk(i)
+		if err != nil {
+			return 0, 0, err
+		}
+		loss, err := s.Loss(in, tgt)
+		if err != nil {
+			return 0, 0, err
+		}
+		n := 0
+		for _, row := range tgt {
+			for _, y := range row {
+				if y != NoTarget {
+					n++
+				}
+			}
+		}
+		total += loss * float64(n)
+		count += n
+	}
+	if count == 0 {
+		return 0, 0, errors.New("nsrnn: cross-entropy of a stream without targets")
+	}
+	return total / float64(count), count, nil
+}

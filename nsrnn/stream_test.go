@@ -2,9 +2,9 @@ package nsrnn
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/nsrnn/nsrnn/stacks"
@@ -279,8 +279,8 @@ func TestStreamBadInput(t *testing.T) {
 	} {
 		if _, err := s.Loss(c.in, c.tgt); err == nil {
 			t.Errorf("case %d: no error", i)
-		} else {
-			fmt.Sprint(err)
+		} else if !strings.HasPrefix(err.Error(), "nsrnn: ") {
+			t.Errorf("case %d: error %q lacks the package prefix", i, err)
 		}
 	}
 	if _, err := m.NewStream(0); err == nil {

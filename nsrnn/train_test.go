@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nsrnn/nsrnn/data"
 )
@@ -161,8 +162,8 @@ func TestTrainResumeEqualsUninterrupted(t *testing.T) {
 				// Patience 1 and a large learning rate make the decay
 				// and the best-epoch bookkeeping part of the state.
 				return TrainConfig{
-					LR: 0.5, Patience: 1, DecayFactor: 0.5, EarlyStop: 4, MaxEpochs: 6, Seed: 9, LowerBound: lb,
-					Checkpoint: filepath.Join(dir, name+".ckpt"), LogFile: filepath.Join(dir, name+".jsonl"),
+					LR: 0.5, Schedule: &Plateau{Factor: 0.5, Patience: 0}, EarlyStop: 4, MaxEpochs: 6, Seed: 9, LowerBound: lb,
+					Checkpoint: filepath.Join(dir, name+".ckpt"), Recorder: JSONLog(filepath.Join(dir, name+".jsonl")),
 				}
 			}
 
@@ -179,7 +180,7 @@ func TestTrainResumeEqualsUninterrupted(t *testing.T) {
 
 			part := newTiny(t, cfg, 1)
 			c := tc("part")
-			c.StopAfter = 2
+			c.Recorder = Recorders{c.Recorder, stopAfter(2)}
 			stopped, err := Train(part, train, valid, c)
 			if err != nil {
 				t.Fatal(err)
@@ -208,7 +209,7 @@ func TestTrainResumeEqualsUninterrupted(t *testing.T) {
 				t.Error("final parameters of the resumed run differ from the uninterrupted run's")
 			}
 			// The logs agree too, apart from the timing fields.
-			if a, b := readLog(t, c.LogFile), readLog(t, tc("full").LogFile); !reflect.DeepEqual(withoutTiming(a), withoutTiming(b)) {
+			if a, b := readLog(t, filepath.Join(dir, "part.jsonl")), readLog(t, filepath.Join(dir, "full.jsonl")); !reflect.DeepEqual(withoutTiming(a), withoutTiming(b)) {
 				t.Errorf("logs differ:\nresumed       %+v\nuninterrupted %+v", a, b)
 			}
 			// Training a finished run again changes nothing.
@@ -224,6 +225,17 @@ func TestTrainResumeEqualsUninterrupted(t *testing.T) {
 	}
 }
 
+// stopAfter is a Recorder that stops training after n epochs, as if the
+// process had been killed right after the checkpoint.
+func stopAfter(n int) Recorder {
+	return RecorderFunc(func(e Event) error {
+		if e.Kind == EpochDone && e.Epoch >= n && e.Epoch < e.MaxEpochs {
+			return ErrStop
+		}
+		return nil
+	})
+}
+
 // TestTrainRestoresBest checks that the model ends with the parameters of
 // its best validation epoch, not its last.
 func TestTrainRestoresBest(t *testing.T) {
@@ -234,7 +246,12 @@ func TestTrainRestoresBest(t *testing.T) {
 	var lastParams [][]float64
 	res, err := Train(m, train, valid, TrainConfig{
 		LR: 1, MaxEpochs: 10, EarlyStop: 10, Seed: 2, LowerBound: lb,
-		AfterEpoch: func(EpochRecord) error { lastParams = paramData(m); return nil },
+		Recorder: RecorderFunc(func(e Event) error {
+			if e.Kind == EpochDone {
+				lastParams = paramData(m)
+			}
+			return nil
+		}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -270,6 +287,10 @@ func TestTrainRestoresBest(t *testing.T) {
 func replayProtocol(t *testing.T, h []EpochRecord, cfg TrainConfig) {
 	t.Helper()
 	best, bad, lr := math.Inf(1), 0, cfg.LR
+	sched := CFLPlateau
+	if cfg.Schedule != nil {
+		sched = *cfg.Schedule
+	}
 	for i, r := range h {
 		if r.Epoch != i+1 {
 			t.Fatalf("record %d is of epoch %d", i, r.Epoch)
@@ -285,8 +306,8 @@ func replayProtocol(t *testing.T, h []EpochRecord, cfg TrainConfig) {
 			best, bad = r.ValidCrossEntropy, 0
 		} else {
 			bad++
-			if bad%cfg.Patience == 0 {
-				lr *= cfg.DecayFactor
+			if bad%(sched.Patience+1) == 0 {
+				lr *= sched.Factor
 			}
 			if bad >= cfg.EarlyStop {
 				if i != len(h)-1 {
@@ -308,7 +329,7 @@ func replayProtocol(t *testing.T, h []EpochRecord, cfg TrainConfig) {
 func TestTrainDecayAndEarlyStop(t *testing.T) {
 	train, valid, lb, in, out := tinyTask(t, 20, 10)
 	m := newTiny(t, tinyConfig(LSTM, in, out), 1)
-	cfg := TrainConfig{LR: 1e-300, Patience: 2, DecayFactor: 0.5, EarlyStop: 5, MaxEpochs: 30, Seed: 1, LowerBound: lb}
+	cfg := TrainConfig{LR: 1e-300, Schedule: &Plateau{Factor: 0.5, Patience: 1}, EarlyStop: 5, MaxEpochs: 30, Seed: 1, LowerBound: lb}
 	res, err := Train(m, train, valid, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -331,7 +352,7 @@ func TestTrainDecayAndEarlyStop(t *testing.T) {
 
 	// A normal run obeys the same protocol, whatever its history.
 	m = newTiny(t, tinyConfig(LSTM, in, out), 2)
-	cfg = TrainConfig{LR: 0.5, Patience: 1, DecayFactor: 0.7, EarlyStop: 3, MaxEpochs: 12, Seed: 1, LowerBound: lb}
+	cfg = TrainConfig{LR: 0.5, Schedule: &Plateau{Factor: 0.7}, EarlyStop: 3, MaxEpochs: 12, Seed: 1, LowerBound: lb}
 	res, err = Train(m, train, valid, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -440,7 +461,7 @@ func TestTrainLog(t *testing.T) {
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "log.jsonl")
 	res, err := Train(newTiny(t, tinyConfig(NS, in, out), 1), train, valid,
-		TrainConfig{LR: 0.01, MaxEpochs: 3, LowerBound: lb, LogFile: logPath})
+		TrainConfig{LR: 0.01, MaxEpochs: 3, LowerBound: lb, Recorder: JSONLog(logPath)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,5 +512,126 @@ func TestTrainLog(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("directory holds %v, want only the log", names)
+	}
+}
+
+// tinyStream returns a stream objective over a random token stream cut
+// into 6 chunks of 2 rows of 5 tokens, validated on another stream.
+func tinyStream(t *testing.T, m *Model, seed uint64) StatefulObjective {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	tr, trT := randomStream(rng, 2, 30, m.cfg.InputVocab)
+	va, vaT := randomStream(rng, 2, 10, m.cfg.InputVocab)
+	s, err := m.NewStream(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, _ := m.NewStream(2)
+	obj, err := StreamObjective(s, 6,
+		func(i int) ([][]int, [][]int, error) { return cols(tr, 5*i, 5*i+5), cols(trT, 5*i, 5*i+5), nil },
+		func() (float64, error) {
+			ce, _, err := vs.CrossEntropy(2, func(i int) ([][]int, [][]int, error) {
+				return cols(va, 5*i, 5*i+5), cols(vaT, 5*i, 5*i+5), nil
+			})
+			return ce, err
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// TestFitStreamResumeMidEpoch stops a stream training run in the middle of
+// an epoch, right after a mid-epoch checkpoint, and resumes it in a fresh
+// model: it ends bit for bit where an uninterrupted run ends. It also
+// checks SGD with the plateau schedule at patience 0.
+func TestFitStreamResumeMidEpoch(t *testing.T) {
+	cfg := streamConfigs()["rns-D3"]
+	dir := t.TempDir()
+	tc := func(name string) TrainConfig {
+		return TrainConfig{
+			Optimizer: NewSGD(0.5), Clip: 1, Schedule: &Plateau{Factor: 1 / 1.5, Patience: 0, Threshold: 1e-4},
+			EarlyStop: 2, MaxEpochs: 4, Seed: 3, Checkpoint: filepath.Join(dir, name), CheckpointEvery: time.Nanosecond,
+		}
+	}
+	full := newTiny(t, cfg, 1)
+	want, err := Fit(full, tinyStream(t, full, 4), tc("full"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := newTiny(t, cfg, 1)
+	c := tc("part")
+	c.Recorder = RecorderFunc(func(e Event) error {
+		if e.Kind == Checkpointed && e.Epoch == 2 && e.Step == 3 {
+			return ErrStop
+		}
+		return nil
+	})
+	stopped, err := Fit(part, tinyStream(t, part, 4), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stopped.Finished || stopped.Epochs != 1 {
+		t.Fatalf("stopped run: finished %v after %d epochs", stopped.Finished, stopped.Epochs)
+	}
+	resumed := newTiny(t, cfg, 99)
+	var started Event
+	c.Recorder = RecorderFunc(func(e Event) error {
+		if e.Kind == Started {
+			started = e
+		}
+		return nil
+	})
+	got, err := Fit(resumed, tinyStream(t, resumed, 4), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !started.Resumed || started.Epoch != 2 || started.Step != 3 {
+		t.Errorf("resumed at epoch %d step %d (resumed %v), want epoch 2 step 3", started.Epoch, started.Step, started.Resumed)
+	}
+	if !reflect.DeepEqual(withoutTiming(got.History), withoutTiming(want.History)) {
+		t.Errorf("histories differ:\nresumed       %+v\nuninterrupted %+v", withoutTiming(got.History), withoutTiming(want.History))
+	}
+	if !sameBits(paramData(resumed), paramData(full)) {
+		t.Error("final parameters of the resumed run differ from the uninterrupted run's")
+	}
+	replayProtocol(t, want.History, TrainConfig{LR: 0.5, Schedule: tc("").Schedule, EarlyStop: 2, MaxEpochs: 4})
+}
+
+// TestFitRefusesOtherSettings: resuming a checkpoint with another seed,
+// optimizer or data size is an error listing the differences.
+func TestFitRefusesOtherSettings(t *testing.T) {
+	train, valid, lb, in, out := tinyTask(t, 20, 10)
+	path := filepath.Join(t.TempDir(), "ckpt")
+	cfg := tinyConfig(LSTM, in, out)
+	base := TrainConfig{LR: 0.01, MaxEpochs: 1, Seed: 1, LowerBound: lb, Checkpoint: path, Settings: map[string]string{"task": "marked-reversal"}}
+	if _, err := Train(newTiny(t, cfg, 1), train, valid, base); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		edit  func(*TrainConfig)
+		train []Batch
+		want  string
+	}{
+		{"seed", func(c *TrainConfig) { c.Seed = 2 }, train, "seed: 1 in the checkpoint, now 2"},
+		{"lr", func(c *TrainConfig) { c.LR = 0.02 }, train, "optimizer"},
+		{"data", func(c *TrainConfig) {}, train[:2], "steps"},
+		{"settings", func(c *TrainConfig) { c.Settings = map[string]string{"task": "dyck"} }, train, "settings.task"},
+	} {
+		tc := base
+		tc.MaxEpochs = 2
+		c.edit(&tc)
+		_, err := Train(newTiny(t, cfg, 1), c.train, valid, tc)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: error %v, want one naming %s and %q", c.name, err, path, c.want)
+		}
+	}
+	// A larger MaxEpochs continues the run.
+	tc := base
+	tc.MaxEpochs = 2
+	res, err := Train(newTiny(t, cfg, 1), train, valid, tc)
+	if err != nil || res.Epochs != 2 {
+		t.Errorf("extending MaxEpochs: %v, %+v", err, res)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/nsrnn/nsrnn/internal/param"
 )
 
 // Options control a check.
@@ -27,6 +29,11 @@ type Options struct {
 	MaxPerParam int
 	// Seed chooses the checked elements.
 	Seed uint64
+	// Binding, when set, is the parameter binding of the graph: the
+	// nodes of params that are bound parameters are not differentiated
+	// by gorgonia; their gradients are read from the binding's
+	// accumulators after differentiating with respect to its anchor.
+	Binding *param.Binding
 }
 
 func (o *Options) defaults() {
@@ -60,13 +67,30 @@ func (m Mismatch) String() string {
 // build or run is an error.
 func Check(g *G.ExprGraph, loss *G.Node, params G.Nodes, opt Options) ([]Mismatch, float64, error) {
 	opt.defaults()
-	grads, err := G.Grad(loss, params...)
+	var wrt G.Nodes
+	bound := make([]*param.Param, len(params))
+	for i, p := range params {
+		if opt.Binding != nil {
+			if q, ok := opt.Binding.ParamOf(p); ok {
+				bound[i] = q
+				continue
+			}
+		}
+		wrt = append(wrt, p)
+	}
+	if opt.Binding != nil {
+		wrt = append(wrt, opt.Binding.Anchor())
+	}
+	gs, err := G.Grad(loss, wrt...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("gradcheck: grad: %w", err)
 	}
 	m := G.NewTapeMachine(g)
 	defer m.Close()
 	run := func() (float64, error) {
+		if opt.Binding != nil {
+			opt.Binding.ZeroGrads()
+		}
 		m.Reset()
 		if err := m.RunAll(); err != nil {
 			return 0, err
@@ -77,8 +101,14 @@ func Check(g *G.ExprGraph, loss *G.Node, params G.Nodes, opt Options) ([]Mismatc
 		return nil, 0, fmt.Errorf("gradcheck: run: %w", err)
 	}
 	analytic := make([][]float64, len(params))
-	for i, gn := range grads {
-		analytic[i] = append([]float64(nil), gn.Value().Data().([]float64)...)
+	j := 0
+	for i := range params {
+		if bound[i] != nil {
+			analytic[i] = append([]float64(nil), opt.Binding.Grad(bound[i])...)
+			continue
+		}
+		analytic[i] = append([]float64(nil), gs[j].Value().Data().([]float64)...)
+		j++
 	}
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))
 	var bad []Mismatch

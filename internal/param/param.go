@@ -156,6 +156,16 @@ func (b *Binding) Node(p *Param) *G.Node {
 	return n
 }
 
+// ParamOf returns the parameter whose node n is, if any.
+func (b *Binding) ParamOf(n *G.Node) (*Param, bool) {
+	for p, m := range b.nodes {
+		if m == n {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
 // Bound reports whether p has a node in the binding.
 func (b *Binding) Bound(p *Param) bool { _, ok := b.nodes[p]; return ok }
 
