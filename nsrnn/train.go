@@ -149,6 +149,10 @@ func (c *TrainConfig) defaults(m *Model) error {
 
 // EpochRecord is one line of the training log.
 type EpochRecord struct {
+	// TrainLoss is the epoch's mean training loss per unit of the
+	// objective's weights (nats per symbol for SentenceObjective, per
+	// token for StreamObjective); ValidCrossEntropy is the validation
+	// score after the epoch.
 	Epoch             int     `json:"epoch"`
 	TrainLoss         float64 `json:"train_loss"`
 	ValidCrossEntropy float64 `json:"valid_cross_entropy"`
@@ -372,15 +376,19 @@ func (s *sentences) Gradient(e, i int) (float64, float64, [][]float64, error) {
 	}
 	b := s.train[s.order[i]]
 	loss, grads, err := s.m.Gradient(b)
-	return loss, float64(len(b)), grads, err
+	// The gradient is of the per-sequence loss (the protocol); the
+	// reported loss is per symbol, the unit of the validation score.
+	symbols := float64(len(b[0]) + 1)
+	return loss / symbols, float64(len(b)) * symbols, grads, err
 }
 
 func (s *sentences) Validate() (float64, error) { return s.m.CrossEntropy(s.valid) }
 
 // SentenceObjective is the formal-language objective: each epoch visits the
 // training batches in an order drawn from seed and the epoch, with one
-// gradient step per batch (the per-sequence loss averaged over the batch);
-// validation is the per-symbol cross-entropy on valid.
+// gradient step per batch (of the per-sequence loss averaged over the
+// batch); validation is the per-symbol cross-entropy on valid. The epoch's
+// training loss is reported in the same unit, nats per symbol.
 func SentenceObjective(m *Model, train, valid []Batch, seed uint64) (Objective, error) {
 	if len(train) == 0 || len(valid) == 0 {
 		return nil, errors.New("nsrnn: training needs training and validation batches")

@@ -193,17 +193,20 @@ func trainModel(s settings, dir string, train, valid []nsrnn.Batch, lowerBound f
 		Seed:       s.Seed ^ 0x5eed0002,
 		LowerBound: lowerBound,
 		Checkpoint: filepath.Join(dir, "checkpoint"),
-		LogFile:    filepath.Join(dir, "log.jsonl"),
-		AfterEpoch: func(r nsrnn.EpochRecord) error {
+		Recorder: nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(dir, "log.jsonl")), nsrnn.RecorderFunc(func(e nsrnn.Event) error {
+			if e.Kind != nsrnn.EpochDone {
+				return nil
+			}
+			r := e.Record
 			ran++
 			mark := ""
 			if r.Improved {
 				mark = " *"
 			}
-			fmt.Fprintf(stderr, "  %s epoch %2d/%d: train loss %7.3f  valid cross-entropy %.4f  difference %.4f  lr %.4g  (%.1f s)%s\n",
+			fmt.Fprintf(stderr, "  %s epoch %2d/%d: train %.4f, valid %.4f nats/symbol, %.4f above the bound, lr %.4g (%.1f s)%s\n",
 				name, r.Epoch, s.Epochs, r.TrainLoss, r.ValidCrossEntropy, r.ValidDifference, r.LearningRate, r.EpochSeconds, mark)
 			return nil
-		},
+		})},
 	})
 	if err != nil {
 		return result{}, err

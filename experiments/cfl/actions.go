@@ -114,10 +114,15 @@ func recordActions(s runSettings, t *data.Task, w []int, dir string, stderr io.W
 	var buf bytes.Buffer
 	path := filepath.Join(dir, actionsFile)
 	tc := nsrnn.TrainConfig{
-		LR: s.LR, Clip: s.Clip, DecayFactor: s.Decay, Patience: s.Patience, EarlyStop: s.EarlyStop,
+		LR: s.LR, Clip: s.Clip, Schedule: &nsrnn.Plateau{Factor: s.Decay, Patience: s.Patience - 1}, EarlyStop: s.EarlyStop,
 		MaxEpochs: s.Epochs, Seed: shuffleSeed(s.Seed), LowerBound: lb.Entropy,
-		LogFile: filepath.Join(dir, logFile),
-		AfterEpoch: func(rec nsrnn.EpochRecord) error {
+	}
+	tc.Recorder = nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(dir, logFile)), nsrnn.RecorderFunc(func(e nsrnn.Event) error {
+		if e.Kind != nsrnn.EpochDone {
+			return nil
+		}
+		rec := e.Record
+		{
 			ws, err := m.ActionTypeWeights(w)
 			if err != nil {
 				return err
@@ -129,8 +134,8 @@ func recordActions(s runSettings, t *data.Task, w []int, dir string, stderr io.W
 			buf.Write(append(b, '\n'))
 			fmt.Fprintf(stderr, "actions %s: epoch %d, validation difference %.4f\n", s.Model.Kind, rec.Epoch, rec.ValidDifference)
 			return atomicfile.WriteBytes(path, buf.Bytes())
-		},
-	}
+		}
+	})}
 	fmt.Fprintf(stderr, "actions: training %s on %s (%d strings, lr %g) and recording its actions on %q\n",
 		s.Model.Kind, t.Name(), s.TrainSize, s.LR, text)
 	_, err = nsrnn.Train(m, trainSet, validSet, tc)

@@ -210,8 +210,13 @@ func measureCost(kind string, s costSettings) (*costMeasure, error) {
 	}
 	var last nsrnn.EpochRecord
 	tc := nsrnn.TrainConfig{
-		LR: 0.005, MaxEpochs: s.Epochs, EarlyStop: s.Epochs + 1, Patience: s.Epochs + 1, Seed: shuffleSeed(s.Seed),
-		AfterEpoch: func(rec nsrnn.EpochRecord) error { last = rec; return nil },
+		LR: 0.005, MaxEpochs: s.Epochs, EarlyStop: s.Epochs + 1, Schedule: &nsrnn.Plateau{Factor: 0.9, Patience: s.Epochs + 1}, Seed: shuffleSeed(s.Seed),
+		Recorder: nsrnn.RecorderFunc(func(e nsrnn.Event) error {
+			if e.Kind == nsrnn.EpochDone {
+				last = *e.Record
+			}
+			return nil
+		}),
 	}
 	if _, err := nsrnn.Train(m, trainSet, validSet, tc); err != nil {
 		return nil, err

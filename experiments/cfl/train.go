@@ -13,10 +13,10 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
+	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -167,12 +167,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	tc := nsrnn.TrainConfig{
-		LR: s.LR, Clip: s.Clip, DecayFactor: s.Decay, Patience: s.Patience, EarlyStop: s.EarlyStop,
+		LR: s.LR, Clip: s.Clip, Schedule: &nsrnn.Plateau{Factor: s.Decay, Patience: s.Patience - 1}, EarlyStop: s.EarlyStop,
 		MaxEpochs: s.Epochs, Seed: shuffleSeed(s.Seed), LowerBound: lb.Entropy,
-		Checkpoint: filepath.Join(*out, checkpointFile), LogFile: filepath.Join(*out, logFile),
+		Checkpoint: filepath.Join(*out, checkpointFile),
+		Recorder:   nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(*out, logFile))},
 	}
-	if f, ok := stderr.(*os.File); ok && !*quiet && term.IsTerminal(int(f.Fd())) {
-		tc.Progress = stderr
+	if !*quiet {
+		tc.Recorder = append(tc.Recorder.(nsrnn.Recorders), cli.Progress(stderr, cfg.Kind, cli.IsTerminal(stderr)))
 	}
 	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training and %d validation strings, lower bound %.4f nats\n",
 		cfg.Kind, t.Name(), m.NumParams(), s.TrainSize, s.ValidSize, lb.Entropy)
