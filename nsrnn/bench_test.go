@@ -2,6 +2,8 @@ package nsrnn_test
 
 import (
 	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
 	"testing"
 
 	"github.com/nsrnn/nsrnn/nsrnn"
@@ -58,6 +60,61 @@ func BenchmarkTrainStep(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkStreamStepPTB times one truncated-BPTT training step at the
+// Penn Treebank size (vocabulary 10,000 in and out, embedding = hidden =
+// 256, batch 32, 35 steps) and reports the peak heap of the step as
+// peak-MiB: the heap in use after the step with the garbage collector off
+// during it, which bounds the peak from above (the model, its compiled
+// graph and every allocation of the step).
+func BenchmarkStreamStepPTB(b *testing.B) {
+	const batch, steps, vocab, hidden = 32, 35, 10000, 256
+	for _, c := range []struct {
+		name string
+		cfg  nsrnn.Config
+	}{
+		{"lstm-256", nsrnn.Config{Kind: nsrnn.LSTM, InputVocab: vocab, OutputVocab: vocab, Embedding: hidden, Hidden: hidden, InitRange: 0.05}},
+		{"rns-1-2", nsrnn.Config{Kind: nsrnn.RNS, InputVocab: vocab, OutputVocab: vocab, Embedding: hidden, Hidden: hidden, States: 1, Symbols: 2, Window: 35, InitRange: 0.05}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			m, err := nsrnn.New(c.cfg, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := m.NewStream(batch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			in, tgt := make([][]int, batch), make([][]int, batch)
+			for i := range in {
+				in[i], tgt[i] = make([]int, steps), make([]int, steps)
+				for j := range in[i] {
+					in[i][j], tgt[i][j] = rng.IntN(vocab), rng.IntN(vocab)
+				}
+			}
+			peak := 0.0
+			step := func() {
+				runtime.GC()
+				old := debug.SetGCPercent(-1)
+				if _, _, err := s.Gradient(in, tgt); err != nil {
+					b.Fatal(err)
+				}
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				debug.SetGCPercent(old)
+				peak = max(peak, float64(ms.HeapInuse)/(1<<20))
+			}
+			step() // builds the graph
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				step()
+			}
+			b.ReportMetric(peak, "peak-MiB")
+			b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 		})
 	}
 }

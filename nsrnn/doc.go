@@ -6,16 +6,81 @@
 // LSTM controller (package controller), one of the stacks of package stacks
 // (none, stratification "gref", superposition "jm", or the nondeterministic
 // stack in its four variants "ns", "ns+s", "ns+u" and "rns", unlimited or
-// memory-limited), and an output layer. For input symbols w_1 … w_n it
-// makes n+1 predictions, of w_1 … w_n and EOS, following the controller–
-// stack interface of the paper (§2):
+// memory-limited), and an output layer. Models are built from a Config,
+// scored with Loss, LogProb and LogProbs, differentiated with Gradient, run
+// on token streams with a Stream, trained with Train or Fit, and saved and
+// loaded with Save and Load.
+//
+// # The controller–stack interface
+//
+// At every step the controller reads the input x_t and the stack's previous
+// reading, the output layer predicts the next symbol from the hidden state,
+// and the stack is updated from the hidden state:
 //
 //	(h_t, c_t) = LSTM((h_{t−1}, c_{t−1}), [x_t ; r_{t−1}])
 //	y_t = W_hy h_t + b_hy
 //	a_t = Actions(h_t), s_t = Stack(s_{t−1}, a_t), r_t = Reading(s_t)
 //
-// Models are built from a Config, scored with Loss, LogProb and LogProbs,
-// differentiated with Gradient, and saved and loaded with Save and Load.
-// Each model builds and caches one gorgonia graph per sequence length and
-// batch size; all of them share the model's parameter tensors.
+// Inputs are one-hot vectors (Config.Embedding = 0, the formal-language
+// setting) or learned embeddings. The stack's own semantics, its action
+// layout and its carried state are described in package stacks.
+//
+// # Sentence mode and stream mode
+//
+// Sentence mode (Model.Loss, Gradient, LogProbs, the formal-language tasks)
+// runs each string w_1 … w_n alone from the zero state h_0 = c_0 = 0 and
+// the initial stack, and makes n+1 predictions, of w_1 … w_n and EOS (the
+// last output symbol): prediction 0 comes from h_0, and the stack is
+// updated after h_1 … h_{n−1} (the update after h_n would never be read).
+// The loss is the per-sequence sum of the token cross-entropies, averaged
+// over the batch.
+//
+// Stream mode (Stream; language modeling, generation, surprisal) runs B
+// parallel token streams chunk by chunk from a carried State: for every
+// input token x_t the controller steps, y_t predicts the given target, and
+// the stack is updated after every token, the update made after the last
+// token of a chunk being carried into the next chunk. The carried state is
+// the LSTM's (h, c) of every layer and the stack's own state; it is a
+// detached value, so gradients are truncated at chunk starts (truncated
+// backpropagation through time). Forward computation in chunks is exact:
+// the loss of a stream cut into chunks of any sizes equals its loss
+// computed as one chunk. A chunk's loss is the mean cross-entropy over its
+// targets (nats per token); NoTarget marks a position without one. Only
+// models whose stack can carry its state have streams: the LSTM, JM with a
+// depth limit and the memory-limited nondeterministic stacks.
+//
+// # Training
+//
+// Fit trains a model on an Objective (the gradient steps of an epoch and a
+// validation score) with an Optimizer (Adam or SGD), gradient-norm
+// clipping, a Plateau learning-rate schedule, early stopping and the best
+// parameters restored at the end; a Recorder receives its events
+// (progress, logs, early interruption with ErrStop). Train is Fit on the
+// formal-language protocol (SentenceObjective: Adam, clipping at 5, ×0.9
+// after 5 epochs without improvement, stop after 10, at most 200 epochs);
+// StreamObjective is truncated backpropagation through time over a Stream.
+// With a checkpoint file, a run checkpoints atomically after every epoch
+// (and, with CheckpointEvery, within epochs, the stream's carried state
+// included) and a killed run resumes exactly, ending bit for bit where an
+// uninterrupted run ends; a checkpoint made with other settings is refused
+// with an error listing the differences.
+//
+// # Model kinds
+//
+// AllKinds is the table of model kinds: name, label, colour, the
+// configuration fields and command-line flags each uses, and the
+// constructor of its stack. Everything that lists or distinguishes kinds
+// (validation, parameter counts, figures, sweeps) reads it.
+//
+// # Graphs and memory
+//
+// Each model builds and caches one gorgonia graph per mode, length, batch
+// size and whether it computes gradients (at most MaxGraphs); all of them
+// share the model's parameter tensors. Every heavy kernel is one fused node
+// per step with a hand-written backward pass, so a graph has O(n) nodes.
+// Weight gradients are accumulated in place per graph, never one full-size
+// gradient per step. Validate refuses a configuration with more than
+// MaxParams parameters, naming the fields that set its size, before
+// anything is allocated; CountParams counts parameters without building a
+// model.
 package nsrnn

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -58,6 +59,50 @@ func TestParamCountsMatchPaper(t *testing.T) {
 		if got := m.NumParams(); got != tc.want {
 			t.Errorf("%s: %d parameters, paper has %d", tc.name, got, tc.want)
 		}
+		if got, err := CountParams(tc.cfg); err != nil || got != tc.want {
+			t.Errorf("%s: CountParams gives %d, %v; paper has %d", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// TestCountParamsWithoutBuilding: CountParams agrees with the parameters
+// of a built model for every kind and shape, and refuses a configuration
+// over the memory budget, naming the fields, without allocating it.
+func TestCountParamsWithoutBuilding(t *testing.T) {
+	for _, k := range AllKinds() {
+		for _, c := range []Config{
+			{InputVocab: 3, OutputVocab: 4, Hidden: 5},
+			{InputVocab: 30, OutputVocab: 31, Embedding: 7, Hidden: 9, Layers: 3},
+		} {
+			c.Kind = k.Name
+			switch k.Family {
+			case NondeterministicStack:
+				c.States, c.Symbols = 3, 2
+			case VectorStack:
+				c.StackEmbedding = 4
+			}
+			m, err := build(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := CountParams(c); err != nil || got != m.NumParams() {
+				t.Errorf("%+v: CountParams %d (%v), model has %d", c, got, err, m.NumParams())
+			}
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	huge := Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 20, States: 100, Symbols: 100}
+	_, err := New(huge, 1)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "states, symbols") || !strings.Contains(err.Error(), "GiB") {
+		t.Errorf("|Q| = |Γ| = 100: error %v, want one naming states and symbols and the memory", err)
+	}
+	if _, err := CountParams(huge); err == nil {
+		t.Error("CountParams of |Q| = |Γ| = 100: no error")
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("refusing the configuration allocated %d bytes", grew)
 	}
 }
 

@@ -283,7 +283,7 @@ func TestTrainRestoresBest(t *testing.T) {
 
 // replayProtocol recomputes, from the validation cross-entropies of a
 // history, the improvement flags, learning rates and stopping epoch that
-// DESIGN §7 prescribes, and compares them with the history.
+// the formal-language protocol prescribes, and compares them with the history.
 func replayProtocol(t *testing.T, h []EpochRecord, cfg TrainConfig) {
 	t.Helper()
 	best, bad, lr := math.Inf(1), 0, cfg.LR

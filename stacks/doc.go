@@ -11,12 +11,115 @@
 //     the Renormalizing NS-RNN (RNS = NS+S+U), in unlimited and
 //     memory-limited (window D) forms.
 //
-// Each stack kind is a Layer: it owns the parameters of its Actions layer
-// (DESIGN §2: a_t = Actions(h_t)) and, for every graph the model builds,
-// binds an Instance that turns the controller's hidden state h_t into the
-// reading r_t, one graph node (or two) per step.
+// Each stack kind is a Layer: it owns the parameters of its Actions layer,
+// a_t = Actions(h_t) from the controller's hidden state h_t, and, for every
+// graph a model builds, binds an Instance that turns h_t into the reading
+// r_t, one graph node per step.
+//
+// # The nondeterministic stack
+//
+// The NS stack is a weighted pushdown automaton run on all its paths at
+// once. Its states are Q = {0, …, |Q|−1} and its stack alphabet
+// Γ = {0, …, |Γ|−1}. It starts in state 0 with a stack holding one symbol,
+// 0, the initial bottom. At step t = 1, 2, … every run in configuration
+// (state q, top symbol x) takes exactly one transition, weighted by the
+// step's action weights Δ[t]:
+//
+//	push     Δ[t][q,x → r,•y]   go to state r and push y on top of x
+//	replace  Δ[t][q,x → r,y]    go to state r and replace the top x by y
+//	pop      Δ[t][q,x → r,ε]    go to state r and pop x
+//
+// A run's weight is the product of its transitions' weights; α[t][r,y] is
+// the total weight of the runs in state r with top symbol y after step t.
+// The readings are distributions derived from α:
+//
+//	symbol reading (NS, NS+U)         r_t[y]       = Σ_r α[t][r,y] / Σ α[t]    size |Γ|
+//	state+symbol reading (NS+S, RNS)  r_t[r·|Γ|+y] = α[t][r,y] / Σ α[t]        size |Q||Γ|
+//
+// and r_0, the reading of the initial configuration, puts all its mass on
+// state 0 and symbol 0. A batch element whose every run has weight zero
+// reads all zeros.
+//
+// The weights are summed by Lang's dynamic program in log space, with the
+// pop term factored through an intermediate quantity γ′, in
+// O(|Q|³|Γ|²n³) time and O(|Q|²|Γ|²n²) memory for n steps. Log-weights of
+// ±500 and beyond give finite readings that sum to one, and weights of
+// −∞ (impossible transitions) get a zero gradient, never NaN.
+//
+// # Bottom behaviours
+//
+// Two behaviours of the initial bottom are supported (NSConfig.Bottom):
+//
+//   - Original, the ICLR 2022 paper's equations: the initial bottom can
+//     never be replaced, and no pop may uncover it (a pop is allowed only
+//     when the symbol below the top is not the initial bottom), so the
+//     first step is always a push.
+//   - Fixed, the authors' later release (ICLR 2023): the initial bottom is
+//     an ordinary symbol except that it cannot be popped; it can be
+//     replaced, and pops may uncover it.
+//
+// # Action scores
+//
+// An NS stack's Actions layer is affine, W_a h_t + b_a, with NumActions =
+// |Q||Γ|(2|Q||Γ|+|Q|) outputs per batch element. They are laid out in
+// |Q||Γ| rows, one per configuration (q, x) in the order q·|Γ|+x, each row
+// holding the push scores for every (r, y) (index r·|Γ|+y), then the
+// replace scores for every (r, y), then the pop scores for every r:
+//
+//	row (q,x): push (0,0) … push (|Q|−1,|Γ|−1) | replace (0,0) … | pop 0 … pop |Q|−1
+//
+// For the normalized variants (NS, NS+S) the log-weights are a
+// log-softmax over each row of 2|Q||Γ|+|Q| scores (the paper's eq. 1); for
+// the unnormalized ones (NS+U, RNS) the scores are the log-weights
+// themselves. Run, Viterbi and ActionTypeWeights take log-weights in this
+// layout, step by step: logWeights[t−1] holds step t's (batch, NumActions)
+// values, row-major.
+//
+// # The memory-limited stack
+//
+// With a window D = NSConfig.Window ≥ 1, only the weights γ[i→t] of a
+// symbol pushed at step i+1 and still on the stack at step t with
+// t − i ≤ D are kept (the paper's §5.1); α still sums over every i in the
+// window. Time and memory become O(|Q|³|Γ|²D²n) and O(|Q|²|Γ|²Dn), and
+// the computation can stop after any step and resume: D ≥ n gives exactly
+// the unlimited result.
+//
+// # Carrying state
+//
+// A stack bound with carry (Layer.Bind) starts each run from the State
+// given to Instance.SetState (nil: the initial stack) and records the
+// state after its last step, which Instance.State returns. A State is a
+// detached value: no gradient flows into it, no later run changes it, and
+// its MarshalBinary encoding is exact, so that a stream checkpointed in
+// the middle resumes bit for bit. The carried state is, for the
+// memory-limited NS stack, the last D−1 columns of γ, the last D entries of
+// α and the last reading (the next run's r_0); for JM with a depth limit
+// K, its K cells. Running a sequence in chunks of any sizes, each from the
+// state the previous one ended in, gives exactly the readings of running
+// it whole. The unlimited NS stack, JM without a depth limit and Gref grow
+// with every step and cannot carry their state: Carryable says why, with an
+// error wrapping ErrNoCarry.
+//
+// # Graphs
+//
+// An Instance adds one fused node per step, r_t = Step(t, h_t), whose
+// backward pass is hand-written. The step also takes r_{t−1} as an input
+// that only orders the backward passes (its gradient is zero), so that the
+// stack's adjoints are accumulated from the last step to the first even in
+// graphs where r_{t−1} does not feed h_t; steps whose readings the loss
+// ignores are back-propagated with a zero gradient. Parameters are read
+// through the nodes of a param.Binding and are not differentiated by
+// gorgonia: each step adds its parameters' gradients into the binding's
+// accumulators, and takes the binding's anchor node so that
+// differentiating the loss with respect to the anchor runs every step's
+// backward pass. The stack's dynamic program works on a scratch tape
+// shared by the graphs bound to one stack for one batch size; everything a
+// run leaves behind (its final state, its action weights) is copied out of
+// the tape, so those graphs may run one after another but not
+// concurrently.
 //
 // The heavy numeric kernels live in internal packages and work on plain
 // []float64 slices, so that they can be tested and benchmarked without a
-// graph.
+// graph. The package stackstest holds the conformance tests that every
+// stack kind passes.
 package stacks

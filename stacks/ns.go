@@ -19,7 +19,7 @@ import (
 )
 
 // Bottom selects how the initial bottom symbol of the nondeterministic
-// stack behaves (DESIGN §3.1).
+// stack behaves (see the package documentation, "Bottom behaviours").
 type Bottom int
 
 const (

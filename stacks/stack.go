@@ -76,3 +76,14 @@ var errNoRun = errors.New("stacks: no state yet: the graph has not run")
 // errNotCarrying is returned by SetState and State of an instance bound
 // without carry.
 var errNotCarrying = errors.New("stacks: instance was bound without carry")
+
+// Binding is a set of parameters bound to one gorgonia graph: an input
+// node and a gradient accumulator per parameter, and the graph's gradient
+// anchor (see the package documentation, "Graphs").
+type Binding = param.Binding
+
+// NewBinding returns an empty binding for g.
+func NewBinding(g *G.ExprGraph) *Binding { return param.NewBinding(g) }
+
+// Scheme is how parameters are initialized (Layer.Init).
+type Scheme = param.Scheme

@@ -305,7 +305,7 @@ const (
 // on a marked-reversal string whose marker # is symbol number marker
 // (1-based): push while reading the first half (t < marker), pop from the
 // marker on (t ≥ marker). The reading r_t reaches the prediction of symbol
-// t+2 (DESIGN §2: r_{t−1} feeds h_t, which predicts w_{t+1}), so the
+// t+2 (r_{t−1} feeds h_t, which predicts w_{t+1}), so the
 // update made on reading # must already pop the symbol pushed last, which
 // the prediction made on reading # has used.
 func correctAction(t, marker int) int {

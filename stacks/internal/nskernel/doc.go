@@ -3,8 +3,8 @@
 // with a hand-written backward pass.
 //
 // A Tape holds, for a batch of independent sequences, the stack WFA weights
-// γ[i→t] and the forward weights α[t] (Lang's algorithm; see the design brief
-// §3.3), together with their adjoints. Step appends one column of γ and α
+// γ[i→t] and the forward weights α[t] (Lang's algorithm; the equations are in
+// the stacks package documentation), together with their adjoints. Step appends one column of γ and α
 // and writes the stack reading r_t; Backward, called for the steps in
 // decreasing order, turns ∂L/∂r_t and the adjoints accumulated from later
 // steps into ∂L/∂logΔ_t.
