@@ -80,16 +80,24 @@ const NoTarget = -1
 // positions that have a target (nats per token). Its inputs are the hidden
 // states, W_hy, b_hy, the (batch, steps) targets and the binding's
 // gradient anchor; the gradients of W_hy and b_hy are added into dw and db
-// in place. It keeps the log-probabilities of the latest forward pass in
-// logp, indexed [(t·batch + b)·vocab + v].
+// in place. The hidden states of all positions are gathered into one
+// matrix, so that the layer is one matrix product forward and two
+// backward (its inputs do not feed back into the recurrence). It keeps the
+// log-probabilities of the latest forward pass in logp, indexed
+// [(t·batch + b)·vocab + v] (the probabilities with probs); the backward
+// pass overwrites them with the gradient of the scores.
 type outputLoss struct {
 	graph                uint64
 	steps, batch, hidden int
 	vocab                int
 	perToken             bool
-	dw, db               []float64
-	logp                 []float64
-	dy                   []float64
+	// probs makes the forward pass keep probabilities instead of
+	// log-probabilities in logp (graphs with gradients: the backward pass
+	// needs the softmax, and one exponential per score is saved).
+	probs   bool
+	dw, db  []float64
+	logp    []float64
+	hs, dhs []float64 // (steps·batch, hidden) gathered states and their gradient
 	// count is the number of targets of the latest forward pass.
 	count int
 }
@@ -115,17 +123,48 @@ func (k *outputLoss) divisor() float64 {
 
 func (k *outputLoss) Forward(out []float64, in [][]float64) {
 	w, bias, targets := in[k.steps], in[k.steps+1], in[k.steps+2]
-	v := k.vocab
+	v, H, B := k.vocab, k.hidden, k.batch
+	if k.hs == nil {
+		k.hs = make([]float64, k.steps*B*H)
+	}
+	for t := 0; t < k.steps; t++ {
+		copy(k.hs[t*B*H:(t+1)*B*H], in[t][:B*H])
+	}
+	linalg.Affine(k.logp, k.hs, w, bias, k.steps*B, H, v)
 	loss := 0.0
 	k.count = 0
 	for t := 0; t < k.steps; t++ {
-		lp := k.logp[t*k.batch*v : (t+1)*k.batch*v]
-		linalg.Affine(lp, in[t], w, bias, k.batch, k.hidden, v)
-		for b := 0; b < k.batch; b++ {
-			row := lp[b*v : (b+1)*v]
-			logSoftmax(row)
-			if y := int(targets[b*k.steps+t]); y >= 0 {
-				loss -= row[y]
+		for b := 0; b < B; b++ {
+			row := k.logp[(t*B+b)*v : (t*B+b+1)*v]
+			y := int(targets[b*k.steps+t])
+			if !k.probs {
+				logSoftmax(row)
+				if y >= 0 {
+					loss -= row[y]
+					k.count++
+				}
+				continue
+			}
+			m := math.Inf(-1)
+			for _, x := range row {
+				m = max(m, x)
+			}
+			var zy float64
+			if y >= 0 {
+				zy = row[y] - m
+			}
+			sum := 0.0
+			for i, x := range row {
+				e := math.Exp(x - m)
+				row[i] = e
+				sum += e
+			}
+			inv := 1 / sum
+			for i := range row {
+				row[i] *= inv
+			}
+			if y >= 0 {
+				loss -= zy - math.Log(sum)
 				k.count++
 			}
 		}
@@ -135,27 +174,39 @@ func (k *outputLoss) Forward(out []float64, in [][]float64) {
 
 func (k *outputLoss) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
 	w, targets := in[k.steps], in[k.steps+2]
-	v := k.vocab
+	v, H, B := k.vocab, k.hidden, k.batch
 	scale := gradOut[0] / k.divisor()
-	if k.dy == nil {
-		k.dy = make([]float64, k.batch*v)
-	}
-	dy := k.dy
+	dy := k.logp // overwritten in place: dy = scale·(softmax − onehot)
 	for t := 0; t < k.steps; t++ {
-		lp := k.logp[t*k.batch*v : (t+1)*k.batch*v]
-		for b := 0; b < k.batch; b++ {
-			row := dy[b*v : (b+1)*v]
+		for b := 0; b < B; b++ {
+			row := dy[(t*B+b)*v : (t*B+b+1)*v]
 			y := int(targets[b*k.steps+t])
 			if y < 0 {
 				clear(row)
 				continue
 			}
-			for i, l := range lp[b*v : (b+1)*v] {
-				row[i] = scale * math.Exp(l)
+			if k.probs {
+				for i, p := range row {
+					row[i] = scale * p
+				}
+			} else {
+				for i, l := range row {
+					row[i] = scale * math.Exp(l)
+				}
 			}
 			row[y] -= scale
 		}
-		linalg.AffineBackward(gradIn[t], k.dw, k.db, dy, in[t], w, k.batch, k.hidden, v)
+	}
+	if k.dhs == nil {
+		k.dhs = make([]float64, k.steps*B*H)
+	}
+	clear(k.dhs)
+	linalg.AffineBackward(k.dhs, k.dw, k.db, dy, k.hs, w, k.steps*B, H, v)
+	for t := 0; t < k.steps; t++ {
+		g := gradIn[t]
+		for i, d := range k.dhs[t*B*H : (t+1)*B*H] {
+			g[i] += d
+		}
 	}
 }
 

@@ -9,10 +9,16 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nsrnn/nsrnn/controller"
+	"github.com/nsrnn/nsrnn/internal/fastblas"
 	"github.com/nsrnn/nsrnn/internal/fused"
 	"github.com/nsrnn/nsrnn/internal/param"
 	"github.com/nsrnn/nsrnn/stacks"
 )
+
+// BLAS names the implementation of the matrix products: "gonum" (pure Go,
+// the default) or "openblas" (built with the tag openblas; see the package
+// documentation, "Graphs and memory").
+const BLAS = fastblas.Name
 
 // Param is a named parameter tensor of a model.
 type Param = param.Param
@@ -277,7 +283,7 @@ func (m *Model) buildGraph(key graphKey) (*graph, error) {
 	gr.final = state
 	why, bhy := pb.Node(m.why), pb.Node(m.bhy)
 	gr.out = &outputLoss{graph: id, steps: positions, batch: batch, hidden: m.cfg.Hidden, vocab: m.cfg.OutputVocab,
-		perToken: stream, dw: pb.Grad(m.why), db: pb.Grad(m.bhy),
+		perToken: stream, probs: key.grad, dw: pb.Grad(m.why), db: pb.Grad(m.bhy),
 		logp: make([]float64, positions*batch*m.cfg.OutputVocab)}
 	args := append(hs, why, bhy, targets, pb.Anchor())
 	var err error
