@@ -28,16 +28,7 @@ func runParams(args []string, stdout, stderr io.Writer) error {
 	if *vocab < 1 {
 		return fmt.Errorf("--vocab %d must be positive", *vocab)
 	}
-	if mf.States == 0 && mf.Symbols == 0 && nsrnn.IsNondeterministic(mf.Kind) {
-		return fmt.Errorf("--model %s needs --states and --symbols", mf.Kind)
-	}
-	if mf.Kind == nsrnn.JM && mf.DepthLimit == 0 {
-		mf.DepthLimit = 10 // the paper's PTB setting
-	}
-	if nsrnn.IsNondeterministic(mf.Kind) && mf.Window == 0 {
-		mf.Window = 35 // the paper's PTB setting
-	}
-	cfg, err := mf.Config(*vocab, *vocab, mf.Hidden, 0.05)
+	cfg, err := ptbConfig(mf, *vocab)
 	if err != nil {
 		return err
 	}

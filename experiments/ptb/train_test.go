@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nsrnn/nsrnn/experiment"
+)
+
+// tinyCorpus writes a small corpus with the PTB file names: sentences of
+// a toy grammar over 12 words.
+func tinyCorpus(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	words := []string{"the", "a", "cat", "dog", "sees", "likes", "big", "small", "<unk>", "and", "runs", "N"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for name, lines := range map[string]int{"ptb.train.txt": 120, "ptb.valid.txt": 30, "ptb.test.txt": 30} {
+		var b strings.Builder
+		for i := 0; i < lines; i++ {
+			n := 3 + rng.IntN(6)
+			for j := 0; j < n; j++ {
+				b.WriteString(" " + words[rng.IntN(len(words))])
+			}
+			b.WriteString(" \n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func runCmd(args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	code := prog.Main(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+var tinyModel = []string{"--model", "rns", "--hidden", "6", "--states", "2", "--symbols", "2", "--window", "4",
+	"--batch", "3", "--bptt", "5", "--lr", "0.5", "--clip", "0.5", "--epochs", "3", "--seed", "7"}
+
+// TestTrainResumeBitIdentical kills a run in the middle of its second
+// epoch, right after a checkpoint, resumes it, and checks that it ends with
+// exactly the model and log of an uninterrupted run.
+func TestTrainResumeBitIdentical(t *testing.T) {
+	data := tinyCorpus(t)
+	root := t.TempDir()
+	whole, part := filepath.Join(root, "whole"), filepath.Join(root, "part")
+	if _, e, code := runCmd(append([]string{"train", "--data", data, "--out", whole}, tinyModel...)...); code != 0 {
+		t.Fatalf("train: %s", e)
+	}
+	args := append([]string{"train", "--data", data, "--out", part, "--checkpoint-every", "1ns"}, tinyModel...)
+	_, e, code := runCmd(append(args, "--stop-after-steps", "40")...)
+	if code != 0 || !strings.Contains(e, "--resume") {
+		t.Fatalf("stopped run: code %d, %s", code, e)
+	}
+	if _, err := os.Stat(filepath.Join(part, experiment.ModelFile)); err == nil {
+		t.Fatal("a stopped run wrote its model")
+	}
+	if _, e, code := runCmd(args...); code == 0 {
+		t.Fatal("re-running into a started run without --resume succeeded")
+	} else if !strings.Contains(e, "--out") {
+		t.Errorf("error %q does not name --out", e)
+	}
+	_, e, code = runCmd(append(args, "--resume")...)
+	if code != 0 {
+		t.Fatalf("resume: %s", e)
+	}
+	if !strings.Contains(e, "resuming at epoch") {
+		t.Errorf("resumed run does not say where it continues: %s", e)
+	}
+	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("the resumed run's model differs from the uninterrupted run's")
+	}
+	la, _ := experiment.ReadLog(filepath.Join(whole, experiment.LogFile))
+	lb, _ := experiment.ReadLog(filepath.Join(part, experiment.LogFile))
+	for i := range la {
+		la[i].ElapsedSeconds, la[i].EpochSeconds = 0, 0
+	}
+	for i := range lb {
+		lb[i].ElapsedSeconds, lb[i].EpochSeconds = 0, 0
+	}
+	if len(la) == 0 || !reflect.DeepEqual(la, lb) {
+		t.Errorf("logs differ:\n%+v\n%+v", la, lb)
+	}
+	// eval gives the summary's best validation perplexity.
+	out, e, code := runCmd("eval", "--model", whole, "--data", data, "--split", "valid", "--json")
+	if code != 0 {
+		t.Fatal(e)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	var sum summary
+	raw, _ := os.ReadFile(filepath.Join(whole, experiment.SummaryFile))
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := res["perplexity"].(float64); !ok || math.Abs(p-sum.BestValidPerplexity) > 1e-9*p {
+		t.Errorf("eval perplexity %v, summary's best %v", res["perplexity"], sum.BestValidPerplexity)
+	}
+	if _, e, code := runCmd("eval", "--model", whole, "--data", data, "--split", "test"); code != 0 {
+		t.Error(e)
+	}
+}
+
+// TestTrainBadInput: bad flags and data are refused naming the flag or
+// file, before anything is written.
+func TestTrainBadInput(t *testing.T) {
+	data := tinyCorpus(t)
+	empty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(empty, "ptb.train.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := func(out string, extra ...string) []string {
+		return append(append([]string{"train", "--data", data, "--out", out}, tinyModel...), extra...)
+	}
+	for i, c := range []struct {
+		args []string
+		want string
+	}{
+		{base("", "--lr", "0"), "--lr"},
+		{base("", "--lr", "NaN"), "--lr"},
+		{base("", "--lr", "-1"), "--lr"},
+		{base("", "--clip", "Inf"), "--clip"},
+		{base("", "--batch", "0"), "--batch"},
+		{base("", "--model", "gref", "--states", "0", "--symbols", "0", "--window", "0", "--stack-embedding", "3"), "carr"},
+		{append([]string{"train", "--data", empty, "--out", "x"}, tinyModel...), "ptb.train.txt"},
+		{append([]string{"train", "--data", filepath.Join(data, "nope"), "--out", "x"}, tinyModel...), "--data"},
+	} {
+		out := filepath.Join(t.TempDir(), fmt.Sprint("run", i))
+		args := c.args
+		for j := range args {
+			if args[j] == "--out" && args[j+1] == "" {
+				args[j+1] = out
+			}
+		}
+		_, e, code := runCmd(args...)
+		if code == 0 || !strings.Contains(e, c.want) {
+			t.Errorf("case %d %v: code %d, stderr %q, want an error with %q", i, args, code, e, c.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("case %d: %s was created", i, out)
+		}
+	}
+}
