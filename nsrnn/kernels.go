@@ -98,6 +98,8 @@ type outputLoss struct {
 	dw, db  []float64
 	logp    []float64
 	hs, dhs []float64 // (steps·batch, hidden) gathered states and their gradient
+	// logz holds the log-normalizers of the latest forward pass without probs.
+	logz []float64
 	// count is the number of targets of the latest forward pass.
 	count int
 }
@@ -126,6 +128,7 @@ func (k *outputLoss) Forward(out []float64, in [][]float64) {
 	v, H, B := k.vocab, k.hidden, k.batch
 	if k.hs == nil {
 		k.hs = make([]float64, k.steps*B*H)
+		k.logz = make([]float64, k.steps*B)
 	}
 	for t := 0; t < k.steps; t++ {
 		copy(k.hs[t*B*H:(t+1)*B*H], in[t][:B*H])
@@ -138,7 +141,7 @@ func (k *outputLoss) Forward(out []float64, in [][]float64) {
 			row := k.logp[(t*B+b)*v : (t*B+b+1)*v]
 			y := int(targets[b*k.steps+t])
 			if !k.probs {
-				logSoftmax(row)
+				k.logz[t*B+b] = logSoftmax(row)
 				if y >= 0 {
 					loss -= row[y]
 					k.count++
@@ -211,7 +214,8 @@ func (k *outputLoss) Backward(gradIn [][]float64, gradOut, out []float64, in [][
 }
 
 // logSoftmax replaces x by log softmax(x).
-func logSoftmax(x []float64) {
+// It returns the normalizer log Σ exp(x) subtracted.
+func logSoftmax(x []float64) float64 {
 	m := math.Inf(-1)
 	for _, v := range x {
 		m = max(m, v)
@@ -224,4 +228,5 @@ func logSoftmax(x []float64) {
 	for i := range x {
 		x[i] -= z
 	}
+	return z
 }

@@ -129,6 +129,23 @@ func (gr *graph) logProbs() [][][]float64 {
 	return out
 }
 
+// logits copies the raw output scores of the latest run (without
+// gradients), out[b][t][v] = y_t[v]: the log-probabilities plus each
+// row's normalizer.
+func (gr *graph) logits() [][][]float64 {
+	out := gr.logProbs()
+	k := gr.out
+	for b := range out {
+		for t, row := range out[b] {
+			z := k.logz[t*k.batch+b]
+			for v := range row {
+				row[v] += z
+			}
+		}
+	}
+	return out
+}
+
 // LogProb returns log p(w·EOS) of one sequence under the model.
 func (m *Model) LogProb(w []int) (float64, error) {
 	loss, err := m.Loss([][]int{w})

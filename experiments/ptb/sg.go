@@ -9,9 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data/syntaxgym"
+	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
 func init() {
@@ -49,11 +52,35 @@ func tsvDirSource(dir string) surprisalSource {
 	}
 }
 
-// modelSource is the hook of the --model mode: it will return the source
-// that computes the surprisals of a suite's sentences with the trained
-// model saved in dir. It is not implemented yet.
-func modelSource(dir string) (surprisalSource, error) {
-	return nil, errors.New("not yet supported")
+// modelSource returns the source that computes the surprisals of a
+// suite's sentences with the trained model of the PTB run in dir: each
+// sentence alone from a fresh state, <eos> as the first input, its
+// lowercased whitespace tokens mapped to the run's vocabulary (unknown words
+// as <unk>), in bits; with released, the raw output score divided by ln 2,
+// as the paper's released script did. progress, when set, shows progress.
+func modelSource(dir string, released bool, batch int, progress io.Writer) (surprisalSource, error) {
+	m, v, _, err := loadRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	return func(s *syntaxgym.Suite) ([][]float64, error) {
+		sents := s.Sentences()
+		ids := make([][]int, len(sents))
+		for i, sent := range sents {
+			ids[i] = make([]int, len(sent.Tokens))
+			for j, tok := range sent.Tokens {
+				ids[i][j] = v.ID(strings.ToLower(tok))
+			}
+		}
+		opt := nsrnn.SurprisalOptions{Start: v.EOS(), Batch: batch, RawLogit: released}
+		if progress != nil {
+			bar := progressbar.NewOptions(len(sents), progressbar.OptionSetWriter(progress),
+				progressbar.OptionSetDescription(s.Name), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+			opt.Progress = func(done, total int) { _ = bar.Set(done) }
+			defer bar.Clear()
+		}
+		return m.Surprisals(ids, opt)
+	}, nil
 }
 
 // sgSuiteResult is the JSON form of one suite's score.
@@ -79,7 +106,9 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 	suiteFile := fs.String("suite", "", "score the one suite in this JSON file")
 	suiteDir := fs.String("suites", "", "score every suite (*.json except circuits.json) in this directory")
 	surprisals := fs.String("surprisals", "", "lm-zoo TSV surprisals (bits): a file with --suite; with --suites, a directory holding <suite>.tsv for each suite file <suite>.json")
-	model := fs.String("model", "", "compute the surprisals with the trained model in this directory (not yet supported)")
+	model := fs.String("model", "", "compute the surprisals with the model of this ptb train run directory")
+	convention := fs.String("convention", "surprisal", "with --model: surprisal (−log₂ p, correct), or released (the raw output score / ln 2 of the paper's released script, which inverts single-token comparisons; to reproduce its numbers only)")
+	batch := fs.Int("batch", 32, "with --model: sentences scored together")
 	circuitsFile := fs.String("circuits", "", "with --suites, a JSON file of circuits whose scores to print")
 	itemLevel := fs.Bool("item-level", false, "score items, as Hu et al. (2020): an item counts only when all of its predictions hold (default: (item, prediction) pairs)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -108,8 +137,18 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 
 	var src surprisalSource
 	if *model != "" {
+		if *convention != "surprisal" && *convention != "released" {
+			return fmt.Errorf("--convention %q: want surprisal or released", *convention)
+		}
+		if *batch < 1 {
+			return fmt.Errorf("--batch %d must be at least 1", *batch)
+		}
+		var bar io.Writer
+		if cli.IsTerminal(stderr) {
+			bar = stderr
+		}
 		var err error
-		if src, err = modelSource(*model); err != nil {
+		if src, err = modelSource(*model, *convention == "released", *batch, bar); err != nil {
 			return fmt.Errorf("--model: %w", err)
 		}
 	} else {

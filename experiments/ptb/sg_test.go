@@ -296,8 +296,8 @@ func TestSGErrors(t *testing.T) {
 		{[]string{"--suite", suite, "--suites", suites, "--surprisals", tsv}, "--suite and --suites are mutually exclusive"},
 		{[]string{"--suite", suite}, "--surprisals or --model is required"},
 		{[]string{"--suite", suite, "--surprisals", tsv, "--model", dir}, "--surprisals and --model are mutually exclusive"},
-		{[]string{"--suite", suite, "--model", dir}, "--model: not yet supported"},
-		{[]string{"--suites", suites, "--model", dir}, "--model: not yet supported"},
+		{[]string{"--suite", suite, "--model", dir}, "--model: --model " + dir + ": not a ptb run"},
+		{[]string{"--suites", suites, "--model", dir}, "--model: --model " + dir + ": not a ptb run"},
 		{[]string{"--suite", suite, "--surprisals", tsv, "--circuits", badCircuits}, "--circuits needs --suites"},
 		{[]string{"--suite", suite, "--surprisals", tsv, "extra"}, `unexpected arguments ["extra"]`},
 		{[]string{"--suite", suite, "--surprisals", tsv, "--bogus"}, "bogus"},
@@ -330,7 +330,7 @@ func TestSGErrors(t *testing.T) {
 // TestModelHook checks that the --model hook is separate from the TSV
 // sources: scoring goes through a surprisalSource.
 func TestModelHook(t *testing.T) {
-	if _, err := modelSource(t.TempDir()); err == nil || err.Error() != "not yet supported" {
+	if _, err := modelSource(t.TempDir(), false, 32, nil); err == nil || !strings.Contains(err.Error(), "not a ptb run") {
 		t.Errorf("modelSource: %v", err)
 	}
 	dir := sgSetup(t)

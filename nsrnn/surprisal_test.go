@@ -1,0 +1,88 @@
+package nsrnn
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSurprisalsMatchStepByStep: batched surprisals equal those of running
+// each sentence alone, token by token, with Next.
+func TestSurprisalsMatchStepByStep(t *testing.T) {
+	cfg := streamConfigs()["rns-D3"]
+	m, _ := New(cfg, 2)
+	rng := rand.New(rand.NewPCG(4, 5))
+	var sents [][]int
+	for i := 0; i < 11; i++ {
+		w := make([]int, rng.IntN(7))
+		for j := range w {
+			w[j] = rng.IntN(cfg.InputVocab)
+		}
+		sents = append(sents, w)
+	}
+	got, err := m.Surprisals(sents, SurprisalOptions{Start: 4, Batch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m.NewStream(1)
+	for i, w := range sents {
+		if len(got[i]) != len(w) {
+			t.Fatalf("sentence %d: %d surprisals for %d tokens", i, len(got[i]), len(w))
+		}
+		s.Reset()
+		prev := 4
+		for j, x := range w {
+			lp, err := s.Next([]int{prev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := -lp[0][x] / math.Ln2
+			if math.Abs(got[i][j]-want) > 1e-9*math.Max(1, want) {
+				t.Errorf("sentence %d token %d: %v bits, step by step %v", i, j, got[i][j], want)
+			}
+			prev = x
+		}
+	}
+}
+
+// TestSurprisalsClosedForm: with every weight zero but the output bias b,
+// p(w) = softmax(b)[w] whatever the context, so the surprisal is
+// −log₂ softmax(b)[w] and the released script's value is b[w]/ln 2; for
+// two single-token continuations the two conventions disagree in sign.
+func TestSurprisalsClosedForm(t *testing.T) {
+	cfg := Config{Kind: LSTM, InputVocab: 4, OutputVocab: 4, Embedding: 3, Hidden: 3, InitRange: 0.05}
+	m, _ := New(cfg, 1)
+	for _, p := range m.Params() {
+		clear(p.Data())
+	}
+	b := []float64{0.5, 2, -1, 0}
+	copy(m.bhy.Data(), b)
+	z := 0.0
+	for _, v := range b {
+		z += math.Exp(v)
+	}
+	sents := [][]int{{1}, {2}, {1, 2, 0}}
+	sur, err := m.Surprisals(sents, SurprisalOptions{Start: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := m.Surprisals(sents, SurprisalOptions{Start: 3, RawLogit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range sents {
+		for j, x := range w {
+			want := -(b[x] - math.Log(z)) / math.Ln2
+			if math.Abs(sur[i][j]-want) > 1e-12 {
+				t.Errorf("surprisal of %d: %v, want %v", x, sur[i][j], want)
+			}
+			if math.Abs(raw[i][j]-b[x]/math.Ln2) > 1e-12 {
+				t.Errorf("raw logit of %d: %v, want %v", x, raw[i][j], b[x]/math.Ln2)
+			}
+		}
+	}
+	// Token 1 is likelier than token 2: lower surprisal, higher raw value.
+	if !(sur[0][0] < sur[1][0]) || !(raw[0][0] > raw[1][0]) {
+		t.Errorf("surprisals %v vs %v, raw %v vs %v: the released convention should invert the comparison", sur[0][0], sur[1][0], raw[0][0], raw[1][0])
+	}
+}
