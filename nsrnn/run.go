@@ -207,3 +207,19 @@ func (m *Model) ActionTypeWeights(w []int) ([][3]float64, error) {
 	}
 	return out[0], nil
 }
+
+// Viterbi runs the model on one sequence w (in sentence mode) and decodes
+// the highest-weight run of its nondeterministic stack over the n−1 stack
+// updates: the operation of every step, the stack after it, and the run's
+// log-weight (see stacks.Viterbi).
+func (m *Model) Viterbi(w []int) (stacks.ViterbiRun, error) {
+	lw, err := m.ActionLogWeights(w)
+	if err != nil {
+		return stacks.ViterbiRun{}, err
+	}
+	runs, err := stacks.Viterbi(m.cfg.nsConfig(), 1, lw)
+	if err != nil {
+		return stacks.ViterbiRun{}, err
+	}
+	return runs[0], nil
+}

@@ -1,0 +1,105 @@
+package nsrnn
+
+import (
+	"math"
+	"testing"
+)
+
+// TestSampleLogProbsAgreeWithTheGraph: the runner behind Sample computes
+// the model exactly as the graphs do: a sampled complete string's
+// log-probability equals LogProb (sentence mode) for every kind, and the
+// stream mode's equals the stream's.
+func TestSampleLogProbsAgreeWithTheGraph(t *testing.T) {
+	for _, k := range AllKinds() {
+		cfg := tinyConfig(k.Name, 3, 4)
+		cfg.InitRange = 0.8
+		m := newTiny(t, cfg, 5)
+		gs, err := m.Sample(30, SampleOptions{Seed: 1, MaxLength: 12, Batch: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		complete := 0
+		for _, g := range gs {
+			if !g.Complete {
+				if len(g.Symbols) != 12 {
+					t.Errorf("%s: unfinished string of length %d", k.Name, len(g.Symbols))
+				}
+				continue
+			}
+			complete++
+			lp, err := m.LogProb(g.Symbols)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(lp-g.LogProb) > 1e-9*math.Max(1, -lp) {
+				t.Errorf("%s: sampled %v with log-probability %v, LogProb gives %v", k.Name, g.Symbols, g.LogProb, lp)
+			}
+		}
+		if complete < 5 {
+			t.Errorf("%s: only %d of 30 strings complete", k.Name, complete)
+		}
+		again, _ := m.Sample(30, SampleOptions{Seed: 1, MaxLength: 12, Batch: 4})
+		for i := range gs {
+			if len(again[i].Symbols) != len(gs[i].Symbols) || again[i].LogProb != gs[i].LogProb {
+				t.Errorf("%s: the same seed gave different strings with another batch size", k.Name)
+				break
+			}
+		}
+	}
+}
+
+// TestSampleStreamMode checks stream-mode sampling against the stream's
+// log-probabilities, and the options: prompt, top-k 1 (greedy) and errors.
+func TestSampleStreamMode(t *testing.T) {
+	cfg := streamConfigs()["rns-D3"]
+	m, _ := New(cfg, 2)
+	gs, err := m.Sample(5, SampleOptions{Seed: 3, MaxLength: 20, Stream: true, Start: 4, End: 0, Prompt: []int{2, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := m.NewStream(1)
+	for _, g := range gs {
+		if len(g.Symbols) < 2 || g.Symbols[0] != 2 || g.Symbols[1] != 3 {
+			t.Fatalf("string %v does not start with the prompt", g.Symbols)
+		}
+		s.Reset()
+		prev, lp := 4, 0.0
+		seq := g.Symbols
+		if g.Complete {
+			seq = append(append([]int(nil), seq...), 0)
+		}
+		for j, x := range seq {
+			next, err := s.Next([]int{prev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j >= 2 {
+				lp += next[0][x]
+			}
+			prev = x
+		}
+		if math.Abs(lp-g.LogProb) > 1e-9*math.Max(1, -lp) {
+			t.Errorf("%v: log-probability %v, stream gives %v", g.Symbols, g.LogProb, lp)
+		}
+	}
+	// Greedy sampling is deterministic whatever the seed.
+	a, _ := m.Sample(3, SampleOptions{Seed: 1, MaxLength: 8, TopK: 1, Stream: true, Start: 4, End: 0})
+	b, _ := m.Sample(3, SampleOptions{Seed: 2, MaxLength: 8, TopK: 1, Stream: true, Start: 4, End: 0})
+	for i := range a {
+		if len(a[i].Symbols) != len(b[i].Symbols) || a[i].LogProb != b[i].LogProb {
+			t.Error("top-k 1 depends on the seed")
+		}
+	}
+	for _, opt := range []SampleOptions{
+		{MaxLength: 0},
+		{MaxLength: 5, Temperature: -1},
+		{MaxLength: 5, TopK: -2},
+		{MaxLength: 1, Prompt: []int{1, 2}},
+		{MaxLength: 5, Prompt: []int{9}},
+		{MaxLength: 5, Stream: true, Start: 17},
+	} {
+		if _, err := m.Sample(2, opt); err == nil {
+			t.Errorf("%+v: no error", opt)
+		}
+	}
+}
