@@ -1,0 +1,417 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nsrnn/nsrnn/data/ptb"
+	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/internal/atomicfile"
+)
+
+func init() {
+	prog.Register("sweep", "the paper's random search: runs per model with drawn learning rates and clipping thresholds", runSweep)
+	prog.Register("select", "best run per model of a sweep by validation perplexity, with its test perplexity", runSelect)
+}
+
+// modelSpec is one model of the paper's PTB table.
+type modelSpec struct {
+	Name  string
+	Flags []string
+}
+
+// paperModels are the models of the paper's PTB table, in its order.
+func paperModels() []modelSpec {
+	specs := []modelSpec{
+		{"lstm-256", []string{"--model", "lstm", "--hidden", "256"}},
+		{"lstm-258", []string{"--model", "lstm", "--hidden", "258"}},
+		{"lstm-267", []string{"--model", "lstm", "--hidden", "267"}},
+		{"jm-hidden-247", []string{"--model", "jm", "--hidden", "247", "--push-hidden-state", "--depth-limit", "10"}},
+		{"jm-learned-22", []string{"--model", "jm", "--hidden", "256", "--stack-embedding", "22", "--depth-limit", "10"}},
+	}
+	var qg [][2]int
+	for _, g := range []int{2, 3, 4, 5, 6, 7, 11} {
+		qg = append(qg, [2]int{1, g})
+	}
+	for _, g := range []int{2, 3, 4, 5} {
+		qg = append(qg, [2]int{2, g})
+	}
+	for _, g := range []int{2, 3, 4} {
+		qg = append(qg, [2]int{3, g})
+	}
+	for _, kind := range []string{"ns", "rns"} {
+		for _, p := range qg {
+			specs = append(specs, modelSpec{fmt.Sprintf("%s-%d-%d", kind, p[0], p[1]),
+				[]string{"--model", kind, "--hidden", "256", "--states", strconv.Itoa(p[0]), "--symbols", strconv.Itoa(p[1]), "--window", "35"}})
+		}
+	}
+	return specs
+}
+
+// The paper's search ranges in per-token scaling.
+const (
+	lrMin, lrMax     = 0.03125, 3.125
+	clipMin, clipMax = 0.0112, 1.12
+)
+
+// sweepSettings are saved in sweep.json; a sweep directory is reused only
+// with the same.
+type sweepSettings struct {
+	Data   string   `json:"data"`
+	Models []string `json:"models"`
+	Runs   int      `json:"runs"`
+	Seed   uint64   `json:"seed"`
+	Epochs int      `json:"epochs"`
+	Batch  int      `json:"batch"`
+	BPTT   int      `json:"bptt"`
+	Hidden int      `json:"hidden,omitempty"`
+}
+
+// sweepRun is one training run of a sweep.
+type sweepRun struct {
+	Model string  `json:"model"`
+	Index int     `json:"index"`
+	LR    float64 `json:"lr"`
+	Clip  float64 `json:"clip"`
+	Dir   string  `json:"dir"`
+	Args  []string
+}
+
+// logUniform draws from [lo, hi] log-uniformly.
+func logUniform(rng *rand.Rand, lo, hi float64) float64 {
+	return math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo)))
+}
+
+// plan lists the runs of a sweep; each run's hyperparameters depend only on
+// the seed, the model and the run's index.
+func plan(s sweepSettings, out string) ([]sweepRun, error) {
+	specs := map[string]modelSpec{}
+	for _, m := range paperModels() {
+		specs[m.Name] = m
+	}
+	var runs []sweepRun
+	for _, name := range s.Models {
+		spec, ok := specs[name]
+		if !ok {
+			return nil, fmt.Errorf("--models: unknown model %q", name)
+		}
+		h := fnv.New64a()
+		h.Write([]byte(name))
+		for i := 0; i < s.Runs; i++ {
+			rng := rand.New(rand.NewPCG(s.Seed, h.Sum64()^uint64(i)))
+			r := sweepRun{Model: name, Index: i + 1, LR: logUniform(rng, lrMin, lrMax), Clip: logUniform(rng, clipMin, clipMax),
+				Dir: filepath.Join(out, name, fmt.Sprintf("run-%02d", i+1))}
+			r.Args = append([]string{"train", "--data", s.Data}, spec.Flags...)
+			if s.Hidden > 0 {
+				r.Args = append(r.Args, "--hidden", strconv.Itoa(s.Hidden))
+			}
+			r.Args = append(r.Args, "--lr", strconv.FormatFloat(r.LR, 'g', -1, 64), "--clip", strconv.FormatFloat(r.Clip, 'g', -1, 64),
+				"--epochs", strconv.Itoa(s.Epochs), "--batch", strconv.Itoa(s.Batch), "--bptt", strconv.Itoa(s.BPTT),
+				"--seed", strconv.Itoa(i+1), "--out", r.Dir, "--resume")
+			runs = append(runs, r)
+		}
+	}
+	return runs, nil
+}
+
+func runSweep(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var s sweepSettings
+	dataDir := fs.String("data", "", "directory of the corpus (required)")
+	models := fs.String("models", "lstm-256,rns-1-2", "comma-separated models of the paper's table, or all")
+	fs.IntVar(&s.Runs, "runs", 10, "runs per model")
+	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the drawn hyperparameters")
+	fs.IntVar(&s.Epochs, "epochs", 100, "maximum epochs per run")
+	fs.IntVar(&s.Batch, "batch", 32, "parallel streams B")
+	fs.IntVar(&s.BPTT, "bptt", 35, "chunk length T")
+	fs.IntVar(&s.Hidden, "hidden", 0, "override every model's hidden size (for quick trials; 0: the paper's)")
+	out := fs.String("out", "", "sweep directory (required)")
+	jobs := fs.Int("jobs", 1, "runs trained at once on this machine")
+	slurm := fs.String("slurm", "", "write a Slurm job-array script to this file instead of training")
+	dry := fs.Bool("dry-run", false, "print the runs without training")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	switch {
+	case *dataDir == "":
+		return errors.New("--data is required")
+	case *out == "":
+		return errors.New("--out is required")
+	case s.Runs < 1:
+		return fmt.Errorf("--runs %d must be at least 1", s.Runs)
+	case *jobs < 1:
+		return fmt.Errorf("--jobs %d must be at least 1", *jobs)
+	}
+	abs, err := filepath.Abs(*dataDir)
+	if err != nil {
+		return fmt.Errorf("--data: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(abs, ptb.TrainFile)); err != nil {
+		return fmt.Errorf("--data: %w", err)
+	}
+	s.Data = abs
+	if *models == "all" {
+		for _, m := range paperModels() {
+			s.Models = append(s.Models, m.Name)
+		}
+	} else {
+		s.Models = strings.Split(*models, ",")
+	}
+	runs, err := plan(s, *out)
+	if err != nil {
+		return err
+	}
+	if *dry {
+		for _, r := range runs {
+			fmt.Fprintf(stdout, "%s run %d: lr %.4g clip %.4g → %s\n", r.Model, r.Index, r.LR, r.Clip, r.Dir)
+		}
+		return nil
+	}
+	if err := prepareSweep(*out, s); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if *slurm != "" {
+		return atomicfile.WriteBytes(*slurm, []byte(slurmScript(exe, runs)))
+	}
+	return execute(runs, *jobs, subprocess(exe), stderr)
+}
+
+// trainFunc trains one run of a sweep.
+type trainFunc func(r sweepRun) error
+
+// subprocess trains a run in a subprocess of this program, its output in
+// the run's log file.
+func subprocess(exe string) trainFunc {
+	return func(r sweepRun) error {
+		logf, err := os.OpenFile(r.Dir+".log", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o666)
+		if err != nil {
+			return err
+		}
+		defer logf.Close()
+		cmd := exec.Command(exe, r.Args...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%w (see %s.log)", err, r.Dir)
+		}
+		return nil
+	}
+}
+
+// prepareSweep creates the sweep directory with its sweep.json, or checks
+// that an existing one was made with the same settings.
+func prepareSweep(dir string, s sweepSettings) error {
+	path := filepath.Join(dir, "sweep.json")
+	raw, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		var old sweepSettings
+		if err := json.Unmarshal(raw, &old); err != nil {
+			return fmt.Errorf("--out: %s: %w", path, err)
+		}
+		if !reflect.DeepEqual(old, s) {
+			var d []string
+			ov, nv := reflect.ValueOf(old), reflect.ValueOf(s)
+			for i := 0; i < ov.NumField(); i++ {
+				if !reflect.DeepEqual(ov.Field(i).Interface(), nv.Field(i).Interface()) {
+					d = append(d, fmt.Sprintf("%s: %v in the sweep, now %v", ov.Type().Field(i).Name, ov.Field(i).Interface(), nv.Field(i).Interface()))
+				}
+			}
+			return fmt.Errorf("--out: %s holds a sweep with other settings (%s); use another directory", dir, strings.Join(d, "; "))
+		}
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return experiment.WriteJSON(path, s)
+}
+
+// execute trains the unfinished runs, jobs at a time, each in a
+// subprocess of this program.
+func execute(runs []sweepRun, jobs int, train trainFunc, stderr io.Writer) error {
+	var todo []sweepRun
+	for _, r := range runs {
+		if _, err := os.Stat(filepath.Join(r.Dir, experiment.SummaryFile)); err != nil {
+			todo = append(todo, r)
+		}
+	}
+	fmt.Fprintf(stderr, "sweep: %d runs, %d finished, %d to train, %d at a time\n", len(runs), len(runs)-len(todo), len(todo), jobs)
+	var mu sync.Mutex
+	var failed []string
+	ch := make(chan sweepRun)
+	var wg sync.WaitGroup
+	for w := 0; w < jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range ch {
+				if err := os.MkdirAll(filepath.Dir(r.Dir), 0o777); err != nil {
+					mu.Lock()
+					failed = append(failed, fmt.Sprintf("%s: %v", r.Dir, err))
+					mu.Unlock()
+					continue
+				}
+				err := train(r)
+				mu.Lock()
+				if err != nil {
+					failed = append(failed, fmt.Sprintf("%s: %v", r.Dir, err))
+				} else {
+					fmt.Fprintf(stderr, "sweep: finished %s run %d\n", r.Model, r.Index)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, r := range todo {
+		ch <- r
+	}
+	close(ch)
+	wg.Wait()
+	if len(failed) > 0 {
+		return fmt.Errorf("%d runs failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
+	}
+	return nil
+}
+
+// slurmScript is a Slurm job array running one sweep run per task, with
+// the program built once (exe) and each task running its training command.
+func slurmScript(exe string, runs []sweepRun) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/bash\n#SBATCH --job-name=ptb-sweep\n#SBATCH --array=0-%d\n#SBATCH --cpus-per-task=2\n#SBATCH --mem=8G\n#SBATCH --time=48:00:00\nset -euo pipefail\ncase $SLURM_ARRAY_TASK_ID in\n", len(runs)-1)
+	for i, r := range runs {
+		fmt.Fprintf(&b, "  %d) exec %s", i, shellQuote(exe))
+		for _, a := range r.Args {
+			fmt.Fprintf(&b, " %s", shellQuote(a))
+		}
+		b.WriteString(" ;;\n")
+	}
+	b.WriteString("esac\n")
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=+:,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// selected is the best run of one model.
+type selected struct {
+	Model           string  `json:"model"`
+	Run             string  `json:"run"`
+	Parameters      int     `json:"parameters"`
+	LR              float64 `json:"lr"`
+	Clip            float64 `json:"clip"`
+	Epochs          int     `json:"epochs"`
+	ValidPerplexity float64 `json:"valid_perplexity"`
+	TestPerplexity  float64 `json:"test_perplexity"`
+	Finished        int     `json:"finished_runs"`
+}
+
+func runSelect(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("select", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sweep := fs.String("sweep", "", "sweep directory (required)")
+	dataDir := fs.String("data", "", "directory of the corpus (default: the sweep's)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *sweep == "" {
+		return errors.New("--sweep is required")
+	}
+	raw, err := os.ReadFile(filepath.Join(*sweep, "sweep.json"))
+	if err != nil {
+		return fmt.Errorf("--sweep: %w", err)
+	}
+	var s sweepSettings
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return fmt.Errorf("--sweep: %w", err)
+	}
+	if *dataDir == "" {
+		*dataDir = s.Data
+	}
+	var rows []selected
+	for _, name := range s.Models {
+		dirs, _ := filepath.Glob(filepath.Join(*sweep, name, "run-*"))
+		sort.Strings(dirs)
+		var best *selected
+		n := 0
+		for _, d := range dirs {
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+				continue
+			}
+			var sum summary
+			b, err := os.ReadFile(filepath.Join(d, experiment.SummaryFile))
+			if err != nil {
+				continue
+			}
+			if err := json.Unmarshal(b, &sum); err != nil {
+				fmt.Fprintf(stderr, "select: skipping %s: %v\n", d, err)
+				continue
+			}
+			var rs settings
+			b, _ = os.ReadFile(filepath.Join(d, experiment.RunFile))
+			_ = json.Unmarshal(b, &rs)
+			n++
+			if best == nil || sum.BestValidPerplexity < best.ValidPerplexity {
+				best = &selected{Model: name, Run: d, Parameters: sum.Parameters, LR: rs.LR, Clip: rs.Clip, Epochs: sum.Epochs, ValidPerplexity: sum.BestValidPerplexity}
+			}
+		}
+		if best == nil {
+			fmt.Fprintf(stderr, "select: %s has no finished run\n", name)
+			continue
+		}
+		best.Finished = n
+		res, err := evaluateRun(best.Run, filepath.Join(*dataDir, ptb.TestFile), 0, 0)
+		if err != nil {
+			fmt.Fprintf(stderr, "select: skipping %s: %v\n", best.Run, err)
+			continue
+		}
+		best.TestPerplexity = res.Perplexity
+		rows = append(rows, *best)
+	}
+	if err := experiment.WriteJSON(filepath.Join(*sweep, "selected.json"), rows); err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "model\tparameters\tvalid ppl\ttest ppl\tlr\tclip\tepochs\truns\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.4g\t%.4g\t%d\t%d\t\n", r.Model, r.Parameters, r.ValidPerplexity, r.TestPerplexity, r.LR, r.Clip, r.Epochs, r.Finished)
+	}
+	return tw.Flush()
+}

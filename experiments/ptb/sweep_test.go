@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSweepAndSelect runs a small sweep in process and selects its best
+// runs: hyperparameters drawn in the paper's ranges, deterministic, every
+// run finished, the selection the best validation perplexity of each
+// model with a test perplexity.
+func TestSweepAndSelect(t *testing.T) {
+	data := tinyCorpus(t)
+	out := filepath.Join(t.TempDir(), "sweep")
+	s := sweepSettings{Data: data, Models: []string{"lstm-256", "rns-1-2"}, Runs: 2, Seed: 3, Epochs: 1, Batch: 3, BPTT: 5, Hidden: 4}
+	runs, err := plan(s, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := plan(s, out)
+	for i, r := range runs {
+		if r.LR < lrMin || r.LR > lrMax || r.Clip < clipMin || r.Clip > clipMax {
+			t.Errorf("run %d: lr %v clip %v outside the paper's ranges", i, r.LR, r.Clip)
+		}
+		if r.LR != again[i].LR || r.Clip != again[i].Clip {
+			t.Errorf("run %d: the plan is not deterministic", i)
+		}
+	}
+	if err := prepareSweep(out, s); err != nil {
+		t.Fatal(err)
+	}
+	inProcess := func(r sweepRun) error {
+		if code := prog.Main(r.Args, io.Discard, io.Discard); code != 0 {
+			return fmt.Errorf("exit %d", code)
+		}
+		return nil
+	}
+	if err := execute(runs, 2, inProcess, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	o, e, code := runCmd("select", "--sweep", out, "--json")
+	if code != 0 {
+		t.Fatal(e)
+	}
+	var rows []selected
+	if err := json.Unmarshal([]byte(o), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("%d models selected, want 2", len(rows))
+	}
+	for _, r := range rows {
+		var best float64 = math.Inf(1)
+		for _, run := range runs {
+			if run.Model != r.Model {
+				continue
+			}
+			var sum summary
+			b, _ := os.ReadFile(filepath.Join(run.Dir, "summary.json"))
+			if err := json.Unmarshal(b, &sum); err != nil {
+				t.Fatal(err)
+			}
+			best = math.Min(best, sum.BestValidPerplexity)
+		}
+		if r.ValidPerplexity != best || !(r.TestPerplexity > 1) || r.Finished != 2 {
+			t.Errorf("%s: selected valid %v (best %v), test %v, %d runs", r.Model, r.ValidPerplexity, best, r.TestPerplexity, r.Finished)
+		}
+	}
+	// The same sweep directory with other settings is refused.
+	_, e, code = runCmd("sweep", "--data", data, "--out", out, "--models", "lstm-256", "--runs", "2", "--seed", "3", "--epochs", "1", "--batch", "3", "--bptt", "5", "--hidden", "4")
+	if code == 0 || !strings.Contains(e, "Models") {
+		t.Errorf("re-running with other models: code %d, %q", code, e)
+	}
+	// A Slurm script has one task per run.
+	script := filepath.Join(t.TempDir(), "job.sh")
+	if _, e, code := runCmd("sweep", "--data", data, "--out", filepath.Join(t.TempDir(), "s2"), "--runs", "3", "--slurm", script); code != 0 {
+		t.Fatal(e)
+	}
+	b, _ := os.ReadFile(script)
+	if !strings.Contains(string(b), "--array=0-5") || strings.Count(string(b), " train ") != 6 {
+		t.Errorf("Slurm script:\n%s", b)
+	}
+}
