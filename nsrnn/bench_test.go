@@ -64,21 +64,51 @@ func BenchmarkTrainStep(b *testing.B) {
 	}
 }
 
-// BenchmarkStreamStepPTB times one truncated-BPTT training step at the
-// Penn Treebank size (vocabulary 10,000 in and out, embedding = hidden =
-// 256, batch 32, 35 steps) and reports the peak heap of the step as
-// peak-MiB: the heap in use after the step with the garbage collector off
-// during it, which bounds the peak from above (the model, its compiled
-// graph and every allocation of the step).
-func BenchmarkStreamStepPTB(b *testing.B) {
-	const batch, steps, vocab, hidden = 32, 35, 10000, 256
-	for _, c := range []struct {
+// ptbBenchModels are the models of the Penn Treebank benchmarks: the
+// paper's table at B = 32, T = 35, vocabulary 10,000.
+func ptbBenchModels() []struct {
+	name string
+	cfg  nsrnn.Config
+} {
+	const vocab, hidden = 10000, 256
+	base := nsrnn.Config{InputVocab: vocab, OutputVocab: vocab, Embedding: hidden, Hidden: hidden, InitRange: 0.05}
+	with := func(f func(*nsrnn.Config)) nsrnn.Config { c := base; f(&c); return c }
+	return []struct {
 		name string
 		cfg  nsrnn.Config
 	}{
-		{"lstm-256", nsrnn.Config{Kind: nsrnn.LSTM, InputVocab: vocab, OutputVocab: vocab, Embedding: hidden, Hidden: hidden, InitRange: 0.05}},
-		{"rns-1-2", nsrnn.Config{Kind: nsrnn.RNS, InputVocab: vocab, OutputVocab: vocab, Embedding: hidden, Hidden: hidden, States: 1, Symbols: 2, Window: 35, InitRange: 0.05}},
-	} {
+		{"lstm-256", with(func(c *nsrnn.Config) { c.Kind = nsrnn.LSTM })},
+		{"jm-247", with(func(c *nsrnn.Config) {
+			c.Kind, c.Hidden, c.Embedding, c.PushHiddenState, c.DepthLimit = nsrnn.JM, 247, 247, true, 10
+		})},
+		{"ns-3-4", with(func(c *nsrnn.Config) { c.Kind, c.States, c.Symbols, c.Window = nsrnn.NS, 3, 4, 35 })},
+		{"rns-1-2", with(func(c *nsrnn.Config) { c.Kind, c.States, c.Symbols, c.Window = nsrnn.RNS, 1, 2, 35 })},
+		{"rns-3-4", with(func(c *nsrnn.Config) { c.Kind, c.States, c.Symbols, c.Window = nsrnn.RNS, 3, 4, 35 })},
+	}
+}
+
+func ptbChunk(batch, steps, vocab int) (in, tgt [][]int) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	in, tgt = make([][]int, batch), make([][]int, batch)
+	for i := range in {
+		in[i], tgt[i] = make([]int, steps), make([]int, steps)
+		for j := range in[i] {
+			in[i][j], tgt[i][j] = rng.IntN(vocab), rng.IntN(vocab)
+		}
+	}
+	return in, tgt
+}
+
+// BenchmarkStreamStepPTB times one truncated-BPTT training step (forward
+// and backward of a chunk) at the Penn Treebank sizes, B = 32, T = 35, and
+// reports tokens per second and the peak heap of the step as peak-MiB:
+// the heap in use after the step with the garbage collector off during
+// it, which bounds the peak from above (the model, its compiled graph and
+// every allocation of the step). Build with -tags openblas for the
+// OpenBLAS products.
+func BenchmarkStreamStepPTB(b *testing.B) {
+	const batch, steps = 32, 35
+	for _, c := range ptbBenchModels() {
 		b.Run(c.name, func(b *testing.B) {
 			m, err := nsrnn.New(c.cfg, 1)
 			if err != nil {
@@ -88,14 +118,7 @@ func BenchmarkStreamStepPTB(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			rng := rand.New(rand.NewPCG(1, 2))
-			in, tgt := make([][]int, batch), make([][]int, batch)
-			for i := range in {
-				in[i], tgt[i] = make([]int, steps), make([]int, steps)
-				for j := range in[i] {
-					in[i][j], tgt[i][j] = rng.IntN(vocab), rng.IntN(vocab)
-				}
-			}
+			in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
 			peak := 0.0
 			step := func() {
 				runtime.GC()
@@ -114,6 +137,35 @@ func BenchmarkStreamStepPTB(b *testing.B) {
 				step()
 			}
 			b.ReportMetric(peak, "peak-MiB")
+			b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
+
+// BenchmarkStreamEvalPTB times evaluation (the loss of a chunk, forward
+// only) at the Penn Treebank sizes, in tokens per second.
+func BenchmarkStreamEvalPTB(b *testing.B) {
+	const batch, steps = 32, 35
+	for _, c := range ptbBenchModels() {
+		b.Run(c.name, func(b *testing.B) {
+			m, err := nsrnn.New(c.cfg, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := m.NewStream(batch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
+			if _, err := s.Loss(in, tgt); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Loss(in, tgt); err != nil {
+					b.Fatal(err)
+				}
+			}
 			b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 		})
 	}
