@@ -37,36 +37,19 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
-
-// settings determine a quickstart run; they are saved in each model's
-// run.json, and a run resumes from its checkpoint only if they match.
-type settings struct {
-	Task      string       `json:"task"`
-	Model     nsrnn.Config `json:"model"`
-	LR        float64      `json:"lr"`
-	Epochs    int          `json:"epochs"`
-	TrainSize int          `json:"train_size"`
-	ValidSize int          `json:"valid_size"`
-	BatchSize int          `json:"batch_size"`
-	MinLength int          `json:"min_length"`
-	MaxLength int          `json:"max_length"`
-	Seed      uint64       `json:"seed"`
-}
 
 const (
 	learningRate = 0.005
@@ -124,35 +107,31 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	g := task.Grammar()
-	rng := rand.New(rand.NewPCG(*seed, 1))
-	trainSet, err := data.SampleBatches(g, *trainSize, batchSize, minLength, maxLength, rng)
-	if err != nil {
-		return err
+	// The paper's protocol (learning rate, clipping, schedule, early
+	// stopping) on shorter strings; the models differ only in Model, so
+	// they share the data.
+	base := experiment.Settings{
+		Task: task.Name(), LR: learningRate, Seed: *seed, Epochs: *epochs,
+		TrainSize: *trainSize, ValidSize: *validSize, BatchSize: batchSize, MinLength: minLength, MaxLength: maxLength,
+		Clip: 5, Patience: 5, EarlyStop: 10, Decay: 0.9,
 	}
-	validSet, err := data.SampleBatches(g, *validSize, batchSize, minLength, maxLength, rng)
-	if err != nil {
-		return err
-	}
-	lb, err := data.ComputeLowerBound(g, data.Flatten(validSet), minLength, maxLength)
+	d, err := experiment.SampleRun(task, base)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "marked reversal: %d training and %d validation strings of lengths %d–%d; validation lower bound %.4f nats per symbol\n",
-		*trainSize, *validSize, minLength, maxLength, lb.Entropy)
+		*trainSize, *validSize, minLength, maxLength, d.LowerBound.Entropy)
 
-	base := nsrnn.Config{InputVocab: len(task.Terminals()), OutputVocab: len(task.Vocabulary()), Hidden: hidden}
-	lstm, rns := base, base
+	model := nsrnn.Config{InputVocab: len(task.Terminals()), OutputVocab: len(task.Vocabulary()), Hidden: hidden}
+	lstm, rns := model, model
 	lstm.Kind = nsrnn.LSTM
 	rns.Kind, rns.States, rns.Symbols = nsrnn.RNS, 2, 3
 
 	var results []result
 	for _, cfg := range []nsrnn.Config{rns, lstm} {
-		s := settings{
-			Task: task.Name(), Model: cfg, LR: learningRate, Epochs: *epochs, TrainSize: *trainSize,
-			ValidSize: *validSize, BatchSize: batchSize, MinLength: minLength, MaxLength: maxLength, Seed: *seed,
-		}
-		r, err := trainModel(s, filepath.Join(*out, cfg.Kind), toBatches(trainSet), toBatches(validSet), lb.Entropy, stderr)
+		s := base
+		s.Model = cfg
+		r, err := trainModel(s, filepath.Join(*out, cfg.Kind), d, stderr)
 		if err != nil {
 			return fmt.Errorf("%s: %w", cfg.Kind, err)
 		}
@@ -174,40 +153,36 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// trainModel trains one model in dir, resuming from its checkpoint when the
-// directory holds a run with the same settings.
-func trainModel(s settings, dir string, train, valid []nsrnn.Batch, lowerBound float64, stderr io.Writer) (result, error) {
+// trainModel trains one model on d in dir, resuming from its checkpoint when
+// the directory holds a run with the same settings.
+func trainModel(s experiment.Settings, dir string, d *experiment.RunData, stderr io.Writer) (result, error) {
 	if err := prepareDir(dir, s); err != nil {
 		return result{}, err
 	}
-	m, err := nsrnn.New(s.Model, s.Seed^0x5eed0001)
+	m, err := nsrnn.New(s.Model, experiment.InitSeed(s.Seed))
 	if err != nil {
 		return result{}, err
 	}
 	name := s.Model.Kind
 	fmt.Fprintf(stderr, "training %s (%d parameters) for %d epochs, files in %s\n", name, m.NumParams(), s.Epochs, dir)
 	ran := 0
-	res, err := nsrnn.Train(m, train, valid, nsrnn.TrainConfig{
-		LR:         s.LR,
-		MaxEpochs:  s.Epochs,
-		Seed:       s.Seed ^ 0x5eed0002,
-		LowerBound: lowerBound,
-		Checkpoint: filepath.Join(dir, "checkpoint"),
-		Recorder: nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(dir, "log.jsonl")), nsrnn.RecorderFunc(func(e nsrnn.Event) error {
-			if e.Kind != nsrnn.EpochDone {
-				return nil
-			}
-			r := e.Record
-			ran++
-			mark := ""
-			if r.Improved {
-				mark = " *"
-			}
-			fmt.Fprintf(stderr, "  %s epoch %2d/%d: train %.4f, valid %.4f nats/symbol, %.4f above the bound, lr %.4g (%.1f s)%s\n",
-				name, r.Epoch, s.Epochs, r.TrainLoss, r.ValidCrossEntropy, r.ValidDifference, r.LearningRate, r.EpochSeconds, mark)
+	tc := s.TrainConfig(d.LowerBound.Entropy)
+	tc.Checkpoint = filepath.Join(dir, experiment.CheckpointFile)
+	tc.Recorder = nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(dir, experiment.LogFile)), nsrnn.RecorderFunc(func(e nsrnn.Event) error {
+		if e.Kind != nsrnn.EpochDone {
 			return nil
-		})},
-	})
+		}
+		r := e.Record
+		ran++
+		mark := ""
+		if r.Improved {
+			mark = " *"
+		}
+		fmt.Fprintf(stderr, "  %s epoch %2d/%d: train %.4f, valid %.4f nats/symbol, %.4f above the bound, lr %.4g (%.1f s)%s\n",
+			name, r.Epoch, s.Epochs, r.TrainLoss, r.ValidCrossEntropy, r.ValidDifference, r.LearningRate, r.EpochSeconds, mark)
+		return nil
+	})}
+	res, err := nsrnn.Train(m, d.Train, d.Valid, tc)
 	if err != nil {
 		return result{}, err
 	}
@@ -216,7 +191,7 @@ func trainModel(s settings, dir string, train, valid []nsrnn.Batch, lowerBound f
 		// not a surprise.
 		fmt.Fprintf(stderr, "  %s: already trained in %s; delete it to train again\n", name, dir)
 	}
-	if err := m.Save(filepath.Join(dir, "model")); err != nil {
+	if err := m.Save(filepath.Join(dir, experiment.ModelFile)); err != nil {
 		return result{}, err
 	}
 	return result{
@@ -228,39 +203,14 @@ func trainModel(s settings, dir string, train, valid []nsrnn.Batch, lowerBound f
 
 // prepareDir creates dir and writes run.json, or checks that the run in an
 // existing dir has the same settings, so that its checkpoint is resumed.
-func prepareDir(dir string, s settings) error {
-	path := filepath.Join(dir, "run.json")
-	b, err := os.ReadFile(path)
+func prepareDir(dir string, s experiment.Settings) error {
+	err := experiment.PrepareRun(dir, s, true)
+	var se *experiment.SettingsError
 	switch {
-	case err == nil:
-		var saved settings
-		if err := json.Unmarshal(b, &saved); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if !reflect.DeepEqual(saved, s) {
-			return fmt.Errorf("%s holds a run with other settings (%s); delete it or choose another --out", dir, path)
-		}
-		return nil
-	case !errors.Is(err, os.ErrNotExist):
-		return err
-	}
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+	case errors.As(err, &se):
+		return fmt.Errorf("%s holds a run with other settings (%s); delete it or choose another --out", dir, se.Path)
+	case errors.Is(err, experiment.ErrNoRun):
 		return fmt.Errorf("%s exists and is not a quickstart run; delete it or choose another --out", dir)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, err = json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
-func toBatches(bs [][][]int) []nsrnn.Batch {
-	out := make([]nsrnn.Batch, len(bs))
-	for i, b := range bs {
-		out[i] = b
-	}
-	return out
+	return err
 }

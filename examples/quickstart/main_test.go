@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -23,6 +24,19 @@ func TestQuickstartTiny(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("%s: %v", kind, err)
 			}
+		}
+		// Every file is created with mode 0666 less the umask.
+		for _, f := range []string{"log.jsonl", "checkpoint", "model", "run.json"} {
+			if umask, ok := currentUmask(); !ok {
+				break
+			} else if fi, err := os.Stat(filepath.Join(dir, f)); err == nil && fi.Mode().Perm() != 0o666&^umask {
+				t.Errorf("%s: mode %03o with umask %03o", f, fi.Mode().Perm(), umask)
+			}
+		}
+		// run.json holds the run's settings, as train writes them.
+		s, err := experiment.ReadSettings(dir)
+		if err != nil || s.Task != "marked-reversal" || s.Seed != 3 || s.Epochs != 2 || s.Model.Kind != kind {
+			t.Errorf("run.json: %+v, %v", s, err)
 		}
 		m, err := nsrnn.Load(filepath.Join(dir, "model"))
 		if err != nil {

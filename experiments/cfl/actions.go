@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
 	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
@@ -41,7 +42,7 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	taskName := fs.String("task", data.MarkedReversal, "task (Figure 3 uses marked-reversal)")
 	out := fs.String("out", "", "output directory (required); each model writes DIR/<model>/actions.jsonl")
 	modelList := fs.String("models", "ns+s,rns", "comma-separated models that record actions (ns+s, rns)")
-	var s runSettings
+	var s experiment.Settings
 	// All epochs are run: early stopping is off (0) unless set.
 	lengths := protocolFlags(fs, &s, 0.005, 30, 0)
 	hidden := fs.Int("hidden", 20, "LSTM hidden units")
@@ -53,7 +54,7 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if err := s.checkProtocol(*lengths); err != nil {
+	if err := checkProtocol(&s, *lengths); err != nil {
 		return err
 	}
 	switch {
@@ -95,29 +96,26 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 // recordActions trains a model as train does (same data, seeds and
 // protocol) and writes the action-type weights on w after every epoch to
 // dir/actions.jsonl, along with the training log and run.json.
-func recordActions(s runSettings, t *data.Task, w []int, dir string, stderr io.Writer) error {
+func recordActions(s experiment.Settings, t *data.Task, w []int, dir string, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	if err := writeJSON(filepath.Join(dir, "settings.json"), s); err != nil {
+	if err := experiment.WriteJSON(filepath.Join(dir, "settings.json"), s); err != nil {
 		return err
 	}
-	trainSet, validSet, lb, err := sampleRun(t, s.Seed, s.TrainSize, s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength)
+	d, err := experiment.SampleRun(t, s)
 	if err != nil {
 		return err
 	}
-	m, err := nsrnn.New(s.Model, initSeed(s.Seed))
+	m, err := nsrnn.New(s.Model, experiment.InitSeed(s.Seed))
 	if err != nil {
 		return err
 	}
 	text := data.FormatString(w, t.Terminals())
 	var buf bytes.Buffer
 	path := filepath.Join(dir, actionsFile)
-	tc := nsrnn.TrainConfig{
-		LR: s.LR, Clip: s.Clip, Schedule: &nsrnn.Plateau{Factor: s.Decay, Patience: s.Patience - 1}, EarlyStop: s.EarlyStop,
-		MaxEpochs: s.Epochs, Seed: shuffleSeed(s.Seed), LowerBound: lb.Entropy,
-	}
-	tc.Recorder = nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(dir, logFile)), nsrnn.RecorderFunc(func(e nsrnn.Event) error {
+	tc := s.TrainConfig(d.LowerBound.Entropy)
+	tc.Recorder = nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(dir, experiment.LogFile)), nsrnn.RecorderFunc(func(e nsrnn.Event) error {
 		if e.Kind != nsrnn.EpochDone {
 			return nil
 		}
@@ -138,6 +136,6 @@ func recordActions(s runSettings, t *data.Task, w []int, dir string, stderr io.W
 	})}
 	fmt.Fprintf(stderr, "actions: training %s on %s (%d strings, lr %g) and recording its actions on %q\n",
 		s.Model.Kind, t.Name(), s.TrainSize, s.LR, text)
-	_, err = nsrnn.Train(m, trainSet, validSet, tc)
+	_, err = nsrnn.Train(m, d.Train, d.Valid, tc)
 	return err
 }

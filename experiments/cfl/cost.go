@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
@@ -200,17 +201,20 @@ func measureCost(kind string, s costSettings) (*costMeasure, error) {
 	if err != nil {
 		return nil, err
 	}
-	trainSet, validSet, _, err := sampleRun(t, s.Seed, s.TrainSize, s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength)
+	d, err := experiment.SampleRun(t, experiment.Settings{
+		Seed: s.Seed, TrainSize: s.TrainSize, ValidSize: s.ValidSize, BatchSize: s.BatchSize, MinLength: s.MinLength, MaxLength: s.MaxLength,
+	})
 	if err != nil {
 		return nil, err
 	}
-	m, err := nsrnn.New(cfg, initSeed(s.Seed))
+	trainSet, validSet := d.Train, d.Valid
+	m, err := nsrnn.New(cfg, experiment.InitSeed(s.Seed))
 	if err != nil {
 		return nil, err
 	}
 	var last nsrnn.EpochRecord
 	tc := nsrnn.TrainConfig{
-		LR: 0.005, MaxEpochs: s.Epochs, EarlyStop: s.Epochs + 1, Schedule: &nsrnn.Plateau{Factor: 0.9, Patience: s.Epochs + 1}, Seed: shuffleSeed(s.Seed),
+		LR: 0.005, MaxEpochs: s.Epochs, EarlyStop: s.Epochs + 1, Schedule: &nsrnn.Plateau{Factor: 0.9, Patience: s.Epochs + 1}, Seed: experiment.ShuffleSeed(s.Seed),
 		Recorder: nsrnn.RecorderFunc(func(e nsrnn.Event) error {
 			if e.Kind == nsrnn.EpochDone {
 				last = *e.Record

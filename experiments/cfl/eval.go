@@ -1,43 +1,21 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
 	"path/filepath"
-	"sort"
-	"strconv"
 
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
 func init() {
 	prog.Register("eval", "measure a trained model's cross-entropy difference by length", runEval)
-}
-
-// lengthResult is the evaluation of the strings of one length (or all).
-type lengthResult struct {
-	Length       int     `json:"length,omitempty"`
-	Strings      int     `json:"strings"`
-	Symbols      int     `json:"symbols"`
-	CrossEntropy float64 `json:"cross_entropy"`
-	LowerBound   float64 `json:"lower_bound"`
-	Difference   float64 `json:"cross_entropy_diff"`
-}
-
-// evalReport is the output of eval.
-type evalReport struct {
-	Task     string         `json:"task"`
-	Model    string         `json:"model"`
-	Overall  lengthResult   `json:"overall"`
-	ByLength []lengthResult `json:"by_length"`
 }
 
 func runEval(args []string, stdout, stderr io.Writer) error {
@@ -66,15 +44,15 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if *batchSize < 1 || *perLength < 1 {
 		return fmt.Errorf("--batch-size and --per-length must be at least 1")
 	}
-	t, err := data.NewTask(*taskName)
+	t, err := taskFlag(*taskName)
 	if err != nil {
-		return fmt.Errorf("--task: %w", err)
+		return err
 	}
 	minLen, maxLen, err := parseLengths(*lengths)
 	if err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	}
-	m, err := nsrnn.Load(filepath.Join(*dir, modelFile))
+	m, err := nsrnn.Load(filepath.Join(*dir, experiment.ModelFile))
 	if err != nil {
 		return fmt.Errorf("--model: %w", err)
 	}
@@ -87,12 +65,12 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	} else {
-		rng := rand.New(rand.NewPCG(*seed, 2))
-		if strs, err = data.SampleTestSet(t.Grammar(), *perLength, minLen, maxLen, rng); err != nil {
+		spec := experiment.TestSpec{MinLength: minLen, MaxLength: maxLen, PerLength: *perLength, Seed: *seed}
+		if strs, err = experiment.SampleTestSet(t, spec); err != nil {
 			return err
 		}
 	}
-	rep, err := evaluate(m, t, strs, minLen, maxLen, *batchSize)
+	rep, err := experiment.EvaluateByLength(m, t, strs, minLen, maxLen, *batchSize)
 	if err != nil {
 		// A string of the file outside the language or the lengths: name
 		// its line (one string per line).
@@ -103,76 +81,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	rep.Model = *dir
 	if *asCSV {
-		return writeEvalCSV(stdout, rep)
+		return rep.WriteCSV(stdout)
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
-}
-
-// evaluate computes the cross-entropy difference of m on strs, by length
-// and overall. The lower bound uses the valid lengths in [minLen, maxLen].
-func evaluate(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen, batchSize int) (*evalReport, error) {
-	lb, err := data.ComputeLowerBound(t.Grammar(), strs, minLen, maxLen)
-	if err != nil {
-		return nil, err
-	}
-	k := float64(lb.ValidLengths)
-	byLen := map[int][]int{} // length → indices into strs
-	for i, w := range strs {
-		byLen[len(w)] = append(byLen[len(w)], i)
-	}
-	ls := make([]int, 0, len(byLen))
-	for l := range byLen {
-		ls = append(ls, l)
-	}
-	sort.Ints(ls)
-	rep := &evalReport{Task: t.Name()}
-	var all lengthResult
-	for _, l := range ls {
-		idx := byLen[l]
-		r := lengthResult{Length: l, Strings: len(idx), Symbols: len(idx) * (l + 1)}
-		model, truth := 0.0, 0.0
-		for start := 0; start < len(idx); start += batchSize {
-			var b nsrnn.Batch
-			for _, i := range idx[start:min(start+batchSize, len(idx))] {
-				b = append(b, strs[i])
-				// −log p(w·EOS) of the true distribution, p(w) = p_G(w | |w|)/K.
-				truth += -(lb.LogProbsGivenLength[i] - math.Log(k))
-			}
-			loss, err := m.Loss(b)
-			if err != nil {
-				return nil, err
-			}
-			model += loss * float64(len(b))
-		}
-		r.CrossEntropy = model / float64(r.Symbols)
-		r.LowerBound = truth / float64(r.Symbols)
-		r.Difference = r.CrossEntropy - r.LowerBound
-		rep.ByLength = append(rep.ByLength, r)
-		all.Strings += r.Strings
-		all.Symbols += r.Symbols
-		all.CrossEntropy += model
-		all.LowerBound += truth
-	}
-	all.CrossEntropy /= float64(all.Symbols)
-	all.LowerBound /= float64(all.Symbols)
-	all.Difference = all.CrossEntropy - all.LowerBound
-	rep.Overall = all
-	return rep, nil
-}
-
-func writeEvalCSV(w io.Writer, rep *evalReport) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{"length", "strings", "symbols", "cross_entropy", "lower_bound", "cross_entropy_diff"})
-	row := func(l string, r lengthResult) {
-		f := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
-		cw.Write([]string{l, strconv.Itoa(r.Strings), strconv.Itoa(r.Symbols), f(r.CrossEntropy), f(r.LowerBound), f(r.Difference)})
-	}
-	for _, r := range rep.ByLength {
-		row(strconv.Itoa(r.Length), r)
-	}
-	row("all", rep.Overall)
-	cw.Flush()
-	return cw.Error()
 }

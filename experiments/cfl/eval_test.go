@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nsrnn/nsrnn/experiment"
 )
 
 // tinyModelDir trains a tiny marked-reversal model and returns its run
@@ -22,13 +24,13 @@ func tinyModelDir(t *testing.T) string {
 	return out
 }
 
-func evalJSON(t *testing.T, args ...string) evalReport {
+func evalJSON(t *testing.T, args ...string) experiment.Report {
 	t.Helper()
 	status, stdout, stderr := run(append([]string{"eval"}, args...)...)
 	if status != 0 {
 		t.Fatalf("eval %v: status %d: %s", args, status, stderr)
 	}
-	var rep evalReport
+	var rep experiment.Report
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rep); err != nil {
@@ -111,7 +113,7 @@ func TestEvalCommandCSV(t *testing.T) {
 	if len(rows) != len(rep.ByLength)+2 || strings.Join(rows[0], ",") != header {
 		t.Fatalf("CSV:\n%s", stdout)
 	}
-	want := append(append([]lengthResult(nil), rep.ByLength...), rep.Overall)
+	want := append(append([]experiment.LengthResult(nil), rep.ByLength...), rep.Overall)
 	for i, row := range rows[1:] {
 		w := want[i]
 		label := strconv.Itoa(w.Length)
@@ -210,7 +212,7 @@ func TestEvalCommandErrors(t *testing.T) {
 	// A corrupted model file is an error naming it.
 	bad := filepath.Join(t.TempDir(), "run")
 	os.MkdirAll(bad, 0o755)
-	os.WriteFile(filepath.Join(bad, modelFile), []byte("not a model"), 0o644)
+	os.WriteFile(filepath.Join(bad, experiment.ModelFile), []byte("not a model"), 0o644)
 	status, _, stderr := run("eval", "--model", bad, "--task", "marked-reversal")
 	if status == 0 || !strings.Contains(stderr, bad) {
 		t.Errorf("corrupted model: status %d, stderr %q", status, stderr)

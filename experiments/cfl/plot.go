@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -95,16 +97,13 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	}
 	var written []string
 	if *sweep != "" {
-		path := filepath.Join(*sweep, selectedFile)
-		b, err := os.ReadFile(path)
-		if err != nil {
+		sel, err := experiment.ReadSelection(*sweep)
+		if _, ok := errors.AsType[*iofs.PathError](err); ok {
 			return fmt.Errorf("--sweep: %w (run select first)", err)
+		} else if err != nil {
+			return err
 		}
-		var sel selection
-		if err := json.Unmarshal(b, &sel); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		files, err := plotSelection(&sel, *sweep, *out, stderr)
+		files, err := plotSelection(sel, *sweep, *out, stderr)
 		if err != nil {
 			return err
 		}
@@ -132,8 +131,8 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 }
 
 // plotSelection draws Figures 1 and 2 for every task of the selection.
-func plotSelection(sel *selection, sweep, out string, stderr io.Writer) ([]string, error) {
-	byTask := map[string][]selectedRun{}
+func plotSelection(sel *experiment.Selection, sweep, out string, stderr io.Writer) ([]string, error) {
+	byTask := map[string][]experiment.Selected{}
 	var tasks []string
 	for _, s := range sel.Selected {
 		if _, ok := byTask[s.Task]; !ok {
@@ -147,7 +146,7 @@ func plotSelection(sel *selection, sweep, out string, stderr io.Writer) ([]strin
 		p := newPlot(fmt.Sprintf("%s: validation set during training", task),
 			"training time (s)", "cross-entropy diff. (nats)")
 		for _, s := range byTask[task] {
-			recs, err := readLog(filepath.Join(s.Dir, logFile))
+			recs, err := experiment.ReadLog(filepath.Join(s.Dir, experiment.LogFile))
 			if err != nil {
 				return nil, err
 			}
@@ -169,14 +168,14 @@ func plotSelection(sel *selection, sweep, out string, stderr io.Writer) ([]strin
 		p = newPlot(fmt.Sprintf("%s: test set by length", task), "string length", "cross-entropy diff. (nats)")
 		n := 0
 		for _, s := range byTask[task] {
-			path := testResultPath(sweep, task, s.Model)
+			path := experiment.TestResultPath(sweep, task, s.Model)
 			b, err := os.ReadFile(path)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			} else if err != nil {
 				return nil, err
 			}
-			var rep evalReport
+			var rep experiment.Report
 			if err := json.Unmarshal(b, &rep); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
@@ -190,7 +189,7 @@ func plotSelection(sel *selection, sweep, out string, stderr io.Writer) ([]strin
 			n++
 		}
 		if n == 0 {
-			fmt.Fprintf(stderr, "plot: no test results in %s; skipping Figure 2 of %s (run select without --no-test)\n", filepath.Join(sweep, testDir, task), task)
+			fmt.Fprintf(stderr, "plot: no test results in %s; skipping Figure 2 of %s (run select without --no-test)\n", filepath.Join(sweep, experiment.TestDir, task), task)
 			continue
 		}
 		if fs, err = savePlot(p, out, fig2Name(task), 6*vg.Inch, 4*vg.Inch); err != nil {
@@ -246,29 +245,6 @@ func savePlot(p *plot.Plot, dir, name string, w, h vg.Length) ([]string, error) 
 		files = append(files, path)
 	}
 	return files, nil
-}
-
-// readLog reads a training log (log.jsonl).
-func readLog(path string) ([]nsrnn.EpochRecord, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var recs []nsrnn.EpochRecord
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for line := 1; sc.Scan(); line++ {
-		if len(strings.TrimSpace(sc.Text())) == 0 {
-			continue
-		}
-		var r nsrnn.EpochRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		recs = append(recs, r)
-	}
-	return recs, sc.Err()
 }
 
 // readActions reads an actions.jsonl file.

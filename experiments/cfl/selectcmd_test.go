@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
@@ -26,7 +27,7 @@ func fakeRun(t *testing.T, dir, task, kind string, lr float64, seed uint64, diff
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeJSON(filepath.Join(dir, runFile), runSettings{Task: task, Model: cfg, LR: lr, Seed: seed}); err != nil {
+	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), experiment.Settings{Task: task, Model: cfg, LR: lr, Seed: seed}); err != nil {
 		t.Fatal(err)
 	}
 	if withModel {
@@ -34,7 +35,7 @@ func fakeRun(t *testing.T, dir, task, kind string, lr float64, seed uint64, diff
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := m.Save(filepath.Join(dir, modelFile)); err != nil {
+		if err := m.Save(filepath.Join(dir, experiment.ModelFile)); err != nil {
 			t.Fatal(err)
 		}
 		var log []byte
@@ -42,46 +43,13 @@ func fakeRun(t *testing.T, dir, task, kind string, lr float64, seed uint64, diff
 			b, _ := json.Marshal(nsrnn.EpochRecord{Epoch: e, ElapsedSeconds: float64(e) * 1.5, ValidDifference: diff + 0.1/float64(e)})
 			log = append(append(log, b...), '\n')
 		}
-		if err := os.WriteFile(filepath.Join(dir, logFile), log, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, experiment.LogFile), log, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if finished {
-		if err := writeJSON(filepath.Join(dir, summaryFile), summary{Task: task, Model: cfg, Epochs: 3, BestEpoch: 2, BestValidCrossEntropyDiff: diff}); err != nil {
+		if err := experiment.WriteJSON(filepath.Join(dir, experiment.SummaryFile), experiment.Summary{Task: task, Model: cfg, Epochs: 3, BestEpoch: 2, BestValidCrossEntropyDiff: diff}); err != nil {
 			t.Fatal(err)
-		}
-	}
-}
-
-func TestSelectBest(t *testing.T) {
-	root := t.TempDir()
-	mr := data.MarkedReversal
-	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed1"), mr, "lstm", 0.01, 1, 0.30, true, false)
-	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed2"), mr, "lstm", 0.01, 2, 0.10, true, false)
-	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.001", "seed1"), mr, "lstm", 0.001, 1, 0.05, false, false) // unfinished, better
-	fakeRun(t, filepath.Join(root, mr, "jm-e2", "lr0.01", "seed1"), mr, "jm", 0.01, 1, 0.20, true, false)
-	fakeRun(t, filepath.Join(root, mr, "jm-e20", "lr0.005", "seed3"), mr, "jm", 0.005, 3, 0.02, true, false)
-	fakeRun(t, filepath.Join(root, data.Dyck, "rns", "lr0.01", "seed1"), data.Dyck, "rns", 0.01, 1, 0.40, true, false)
-	sel, err := selectBest(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sel.Finished != 5 || sel.Unfinished != 1 {
-		t.Errorf("finished %d unfinished %d, want 5 and 1", sel.Finished, sel.Unfinished)
-	}
-	if len(sel.Selected) != 3 {
-		t.Fatalf("%d selected, want 3: %+v", len(sel.Selected), sel.Selected)
-	}
-	want := []struct {
-		task, model string
-		diff        float64
-		seed        uint64
-		emb, n      int
-	}{{mr, "lstm", 0.10, 2, 0, 2}, {mr, "jm", 0.02, 3, 20, 2}, {data.Dyck, "rns", 0.40, 1, 0, 1}}
-	for i, w := range want {
-		s := sel.Selected[i]
-		if s.Task != w.task || s.Model != w.model || s.ValidDiff != w.diff || s.Seed != w.seed || s.StackEmbedding != w.emb || s.Candidates != w.n {
-			t.Errorf("selected[%d] = %+v, want %+v", i, s, w)
 		}
 	}
 }
@@ -107,8 +75,8 @@ func TestSelectCommandWithTest(t *testing.T) {
 	if !strings.Contains(stderr.String(), "ignoring 1 unfinished") {
 		t.Errorf("stderr does not mention the unfinished run:\n%s", stderr.String())
 	}
-	var sel selection
-	b, err := os.ReadFile(filepath.Join(root, selectedFile))
+	var sel experiment.Selection
+	b, err := os.ReadFile(filepath.Join(root, experiment.SelectedFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +87,8 @@ func TestSelectCommandWithTest(t *testing.T) {
 		t.Fatalf("selected.json: %+v", sel.Selected)
 	}
 	for _, m := range []string{"lstm", "rns"} {
-		var rep evalReport
-		b, err := os.ReadFile(testResultPath(root, mr, m))
+		var rep experiment.Report
+		b, err := os.ReadFile(experiment.TestResultPath(root, mr, m))
 		if err != nil {
 			t.Fatal(err)
 		}

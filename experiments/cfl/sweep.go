@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -128,7 +128,7 @@ const (
 // runState tells whether a run's directory is absent (new), holds an
 // interrupted run (resume), or a finished one with summary.json.
 func runState(dir string) (string, error) {
-	if _, err := os.Stat(filepath.Join(dir, summaryFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, experiment.SummaryFile)); err == nil {
 		return runFinished, nil
 	}
 	entries, err := os.ReadDir(dir)
@@ -274,7 +274,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run runFunc) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	if err := writeJSON(filepath.Join(*out, sweepManifestFile), sweepManifest{Created: time.Now().Format(time.RFC3339), Runs: runs}); err != nil {
+	if err := experiment.WriteJSON(filepath.Join(*out, sweepManifestFile), sweepManifest{Created: time.Now().Format(time.RFC3339), Runs: runs}); err != nil {
 		return err
 	}
 	if *slurm != "" {
@@ -358,7 +358,7 @@ func executeSweep(runs []sweepRun, jobs int, run runFunc, stderr io.Writer) erro
 				if err != nil {
 					failed++
 					fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs: %v (output in %s)\n", done, len(todo), name, secs, err, logPath)
-				} else if s, err := readSummary(j.r.Dir); err != nil {
+				} else if s, err := experiment.ReadSummary(j.r.Dir); err != nil {
 					failed++
 					fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs: %v (output in %s)\n", done, len(todo), name, secs, err, logPath)
 				} else {
@@ -388,20 +388,6 @@ func countIf[T any](xs []T, f func(T) bool) int {
 		}
 	}
 	return n
-}
-
-// readSummary reads a run's summary.json.
-func readSummary(dir string) (*summary, error) {
-	path := filepath.Join(dir, summaryFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var s summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &s, nil
 }
 
 // slurmScript is a Slurm job-array script with one run per array index.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -82,7 +83,7 @@ func (f *fakeRunner) run(args []string, logPath string, threads int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return writeJSON(filepath.Join(dir, summaryFile), summary{BestValidCrossEntropyDiff: 0.5, BestEpoch: 1, Epochs: 1})
+	return experiment.WriteJSON(filepath.Join(dir, experiment.SummaryFile), experiment.Summary{BestValidCrossEntropyDiff: 0.5, BestEpoch: 1, Epochs: 1})
 }
 
 func TestSweepSkipAndResume(t *testing.T) {
@@ -94,11 +95,11 @@ func TestSweepSkipAndResume(t *testing.T) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(d, runFile), []byte("{}"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(d, experiment.RunFile), []byte("{}"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := writeJSON(filepath.Join(finished, summaryFile), summary{}); err != nil {
+	if err := experiment.WriteJSON(filepath.Join(finished, experiment.SummaryFile), experiment.Summary{}); err != nil {
 		t.Fatal(err)
 	}
 	var f fakeRunner
@@ -186,11 +187,11 @@ func TestSweepSlurm(t *testing.T) {
 	if err := os.MkdirAll(runs[5].Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(runs[5].Dir, runFile), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(runs[5].Dir, experiment.RunFile), []byte("{}"), 0o644)
 	if o := exec5(); !strings.Contains(o, want+" --resume\n") {
 		t.Errorf("interrupted index 5 printed %q, want %q --resume", o, want)
 	}
-	os.WriteFile(filepath.Join(runs[5].Dir, summaryFile), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(runs[5].Dir, experiment.SummaryFile), []byte("{}"), 0o644)
 	if o := exec5(); strings.Contains(o, "BIN") {
 		t.Errorf("finished index 5 ran again: %q", o)
 	}

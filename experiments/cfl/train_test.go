@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -125,7 +126,7 @@ func TestTrainCommandRefusesNonEmptyOut(t *testing.T) {
 
 	// --resume does not adopt a directory that holds no run.
 	status, _, stderr = run(tinyTrainArgs(out, "--resume")...)
-	if status == 0 || !strings.Contains(stderr, "--resume") || !strings.Contains(stderr, runFile) {
+	if status == 0 || !strings.Contains(stderr, "--resume") || !strings.Contains(stderr, experiment.RunFile) {
 		t.Errorf("--resume of a directory without a run: status %d, stderr %q", status, stderr)
 	}
 	if after := dirContents(t, out); !reflect.DeepEqual(before, after) {
@@ -209,18 +210,18 @@ func TestTrainCommandFiles(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	sort.Strings(names)
-	if want := []string{checkpointFile, logFile, modelFile, runFile, summaryFile}; !reflect.DeepEqual(names, want) {
+	if want := []string{experiment.CheckpointFile, experiment.LogFile, experiment.ModelFile, experiment.RunFile, experiment.SummaryFile}; !reflect.DeepEqual(names, want) {
 		t.Errorf("run directory holds %v, want %v", names, want)
 	}
 
-	sum := readJSONObject(t, filepath.Join(out, summaryFile))
+	sum := readJSONObject(t, filepath.Join(out, experiment.SummaryFile))
 	for _, k := range []string{"task", "model", "parameters", "epochs", "best_epoch", "best_valid_cross_entropy",
 		"valid_lower_bound", "best_valid_cross_entropy_diff", "elapsed_seconds", "seconds_per_epoch"} {
 		if _, ok := sum[k]; !ok {
 			t.Errorf("summary.json lacks %q: %v", k, sum)
 		}
 	}
-	recs := readLogFile(t, filepath.Join(out, logFile))
+	recs := readLogFile(t, filepath.Join(out, experiment.LogFile))
 	if len(recs) != 3 || sum["epochs"] != 3.0 {
 		t.Fatalf("%d log records, %v epochs in the summary; want 3", len(recs), sum["epochs"])
 	}
@@ -241,7 +242,7 @@ func TestTrainCommandFiles(t *testing.T) {
 		t.Errorf("summary: lower bound %v, difference %v, cross-entropy %v", lb, sum["best_valid_cross_entropy_diff"], ce)
 	}
 
-	m, err := nsrnn.Load(filepath.Join(out, modelFile))
+	m, err := nsrnn.Load(filepath.Join(out, experiment.ModelFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestTrainCommandFiles(t *testing.T) {
 	if n, _ := nsrnn.CountParams(cfg); sum["parameters"] != float64(n) || n != m.NumParams() {
 		t.Errorf("summary says %v parameters, the model has %d", sum["parameters"], n)
 	}
-	rs := readJSONObject(t, filepath.Join(out, runFile))
+	rs := readJSONObject(t, filepath.Join(out, experiment.RunFile))
 	for k, want := range map[string]any{"task": "marked-reversal", "lr": 0.01, "seed": 4.0, "epochs": 3.0,
 		"train_size": 40.0, "valid_size": 20.0, "batch_size": 5.0, "min_length": 5.0, "max_length": 9.0,
 		"clip": 5.0, "patience": 5.0, "early_stop": 10.0, "decay": 0.9} {
@@ -262,13 +263,13 @@ func TestTrainCommandFiles(t *testing.T) {
 	}
 
 	// Resuming a finished run changes neither the model nor the results.
-	model, _ := os.ReadFile(filepath.Join(out, modelFile))
+	model, _ := os.ReadFile(filepath.Join(out, experiment.ModelFile))
 	if status, _, stderr := run(tinyTrainArgs(out, "--resume")...); status != 0 {
 		t.Fatalf("--resume of a finished run: status %d: %s", status, stderr)
 	}
-	model2, _ := os.ReadFile(filepath.Join(out, modelFile))
-	sum2 := readJSONObject(t, filepath.Join(out, summaryFile))
-	if !bytes.Equal(model, model2) || sum2["best_valid_cross_entropy"] != ce || len(readLogFile(t, filepath.Join(out, logFile))) != 3 {
+	model2, _ := os.ReadFile(filepath.Join(out, experiment.ModelFile))
+	sum2 := readJSONObject(t, filepath.Join(out, experiment.SummaryFile))
+	if !bytes.Equal(model, model2) || sum2["best_valid_cross_entropy"] != ce || len(readLogFile(t, filepath.Join(out, experiment.LogFile))) != 3 {
 		t.Error("resuming a finished run changed its results")
 	}
 }
@@ -352,7 +353,7 @@ func TestTrainCommandResumeAfterKill(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	ckpt := filepath.Join(killed, checkpointFile)
+	ckpt := filepath.Join(killed, experiment.CheckpointFile)
 	deadline := time.After(60 * time.Second)
 wait:
 	for {
@@ -376,14 +377,14 @@ wait:
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the child was not killed: %v\n%s", err, childErr.String())
 	}
-	if _, err := os.Stat(filepath.Join(killed, summaryFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(killed, experiment.SummaryFile)); err == nil {
 		t.Fatal("the child had finished before it was killed; the test needs longer epochs")
 	}
 	// The kill may fall between the checkpoint and the log written after
 	// it; the resumed run rewrites the log from the checkpoint.
 	done := 0
-	if _, err := os.Stat(filepath.Join(killed, logFile)); err == nil {
-		done = len(readLogFile(t, filepath.Join(killed, logFile)))
+	if _, err := os.Stat(filepath.Join(killed, experiment.LogFile)); err == nil {
+		done = len(readLogFile(t, filepath.Join(killed, experiment.LogFile)))
 	}
 	t.Logf("killed with %d of 6 epochs in the log", done)
 
@@ -394,25 +395,25 @@ wait:
 		t.Fatalf("uninterrupted run: status %d: %s", status, stderr)
 	}
 
-	sk := readJSONObject(t, filepath.Join(killed, summaryFile))
-	sw := readJSONObject(t, filepath.Join(whole, summaryFile))
+	sk := readJSONObject(t, filepath.Join(killed, experiment.SummaryFile))
+	sw := readJSONObject(t, filepath.Join(whole, experiment.SummaryFile))
 	for _, k := range []string{"best_valid_cross_entropy", "best_epoch", "epochs", "valid_lower_bound", "best_valid_cross_entropy_diff", "parameters"} {
 		if sk[k] != sw[k] {
 			t.Errorf("summary %s: %v resumed, %v uninterrupted", k, sk[k], sw[k])
 		}
 	}
-	mk, err := os.ReadFile(filepath.Join(killed, modelFile))
+	mk, err := os.ReadFile(filepath.Join(killed, experiment.ModelFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw, err := os.ReadFile(filepath.Join(whole, modelFile))
+	mw, err := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(mk, mw) {
 		t.Error("the resumed run's model file differs from the uninterrupted run's")
 	}
-	lk, lw := readLogFile(t, filepath.Join(killed, logFile)), readLogFile(t, filepath.Join(whole, logFile))
+	lk, lw := readLogFile(t, filepath.Join(killed, experiment.LogFile)), readLogFile(t, filepath.Join(whole, experiment.LogFile))
 	if !reflect.DeepEqual(noTiming(lk), noTiming(lw)) {
 		t.Errorf("logs differ:\nresumed       %+v\nuninterrupted %+v", lk, lw)
 	}
@@ -421,7 +422,7 @@ wait:
 	entries, _ := os.ReadDir(killed)
 	for _, e := range entries {
 		switch e.Name() {
-		case checkpointFile, logFile, modelFile, runFile, summaryFile:
+		case experiment.CheckpointFile, experiment.LogFile, experiment.ModelFile, experiment.RunFile, experiment.SummaryFile:
 		default:
 			if !strings.HasPrefix(e.Name(), ".") {
 				t.Errorf("unexpected file %s in the run directory", e.Name())

@@ -2,21 +2,57 @@
 // after a crash) sees either the old content or the new, never a mix: it
 // writes a temporary file in the same directory, syncs it, and renames it
 // over the target.
+//
+// The file is created with mode 0666 less the process's umask (0644 under
+// the usual umask 022), as os.Create and os.WriteFile(path, data, 0666) do,
+// whatever the mode of the file it replaces.
 package atomicfile
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
+
+// perm is the mode the temporary file is created with; the kernel
+// removes the umask's bits from it.
+const perm = 0o666
+
+// createTemp creates a new temporary file next to path, named
+// ".<base>.tmp<random>", with mode perm less the umask. Unlike
+// os.CreateTemp, which always creates mode 0600, it lets the umask decide,
+// and it never changes the process's umask (which would race with other
+// goroutines creating files).
+func createTemp(dir, base string) (*os.File, error) {
+	var err error
+	for range 100 {
+		var rnd [8]byte
+		if _, err = rand.Read(rnd[:]); err != nil {
+			return nil, err
+		}
+		name := filepath.Join(dir, "."+base+".tmp"+hex.EncodeToString(rnd[:]))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("atomicfile: no unused temporary name for %s: %w", filepath.Join(dir, base), err)
+}
 
 // Write creates or replaces path with what write produces. On any error the
 // target is left as it was and the temporary file is removed.
 func Write(path string, write func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	f, err := createTemp(dir, filepath.Base(path))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,80 @@
+package experiment
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+// RunData is the data of a training run.
+type RunData struct {
+	// Train and Valid are the training and validation batches, each of
+	// strings of one length.
+	Train, Valid []nsrnn.Batch
+	// LowerBound is the validation set's true-entropy lower bound.
+	LowerBound data.LowerBound
+}
+
+// SampleRun draws the training and validation batches of a run with
+// settings s from task t, deterministically from DataSeed(s.Seed): first
+// s.TrainSize training strings, then s.ValidSize validation strings, in
+// batches of s.BatchSize strings whose length is drawn uniformly from t's
+// valid lengths in [s.MinLength, s.MaxLength]; and it computes the
+// validation set's lower bound. Runs with the same seed and data settings
+// get the same data whatever their model. When s.Task is set, it must be
+// t's name.
+func SampleRun(t *data.Task, s Settings) (*RunData, error) {
+	if s.Task != "" && s.Task != t.Name() {
+		return nil, fmt.Errorf("experiment: settings of task %s for data of task %s", s.Task, t.Name())
+	}
+	if err := s.checkData(); err != nil {
+		return nil, err
+	}
+	g := t.Grammar()
+	rng := rand.New(rand.NewPCG(DataSeed(s.Seed), 1))
+	tr, err := data.SampleBatches(g, s.TrainSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
+	if err != nil {
+		return nil, err
+	}
+	va, err := data.SampleBatches(g, s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
+	if err != nil {
+		return nil, err
+	}
+	lb, err := data.ComputeLowerBound(g, data.Flatten(va), s.MinLength, s.MaxLength)
+	if err != nil {
+		return nil, err
+	}
+	return &RunData{Train: Batches(tr), Valid: Batches(va), LowerBound: lb}, nil
+}
+
+// Batches converts batches of strings, as data.SampleBatches returns them,
+// to nsrnn batches.
+func Batches(bs [][][]int) []nsrnn.Batch {
+	out := make([]nsrnn.Batch, len(bs))
+	for i, b := range bs {
+		out[i] = b
+	}
+	return out
+}
+
+// TestSpec describes a sampled test set: PerLength strings of every valid
+// length in [MinLength, MaxLength], drawn from Seed. The same spec gives
+// the same strings for every model of a task.
+type TestSpec struct {
+	MinLength int    `json:"min_length"`
+	MaxLength int    `json:"max_length"`
+	PerLength int    `json:"per_length"`
+	Seed      uint64 `json:"seed"`
+}
+
+// SampleTestSet draws the test set of spec from task t (as data.SampleTestSet
+// does, from a generator seeded with spec.Seed).
+func SampleTestSet(t *data.Task, spec TestSpec) ([][]int, error) {
+	if spec.PerLength < 1 {
+		return nil, fmt.Errorf("experiment: %d test strings per length; want at least 1", spec.PerLength)
+	}
+	rng := rand.New(rand.NewPCG(spec.Seed, 2))
+	return data.SampleTestSet(t.Grammar(), spec.PerLength, spec.MinLength, spec.MaxLength, rng)
+}

@@ -1,0 +1,67 @@
+// Package experiment is the experimental protocol of DuSell & Chiang,
+// "Learning Hierarchical Structures with Differentiable Nondeterministic
+// Stacks" (ICLR 2022), as a library: the run directories that training
+// writes, their settings, data, logs and summaries, evaluation by string
+// length, and model selection over a sweep of runs. The programs
+// experiments/cfl and examples/quickstart are built on it, and a notebook
+// or another program can call the same functions and get values back:
+//
+//	sel, err := experiment.SelectBest("runs/sweep")           // best run per task and model
+//	recs, err := experiment.ReadLog("runs/rns/log.jsonl")     // one record per epoch
+//	rep, err := experiment.EvaluateByLength(m, task, strs, 40, 100, 10)
+//
+// Only PrepareRun and WriteJSON write files; errors are returned, never
+// panics.
+//
+// # Run directories
+//
+// A training run lives in a directory holding RunFile (run.json, its
+// settings), LogFile (log.jsonl, one nsrnn.EpochRecord per epoch),
+// CheckpointFile (the training state after every epoch, from which a killed
+// run resumes exactly), ModelFile (the model with its best parameters) and,
+// once finished, SummaryFile (summary.json, a Summary). PrepareRun creates
+// a run directory, or checks that the run being resumed there was made with
+// the same settings, listing the ones that differ (SettingsError). Files are
+// written atomically by WriteJSON, with mode 0666 less the umask.
+//
+// # Settings and seeds
+//
+// Settings are what determines a run of the formal-language protocol: the
+// task, the model's configuration, the learning rate, the data sizes and
+// lengths, and the schedule. One seed
+// drives everything random, through DataSeed (the data), InitSeed (the
+// initial parameters) and ShuffleSeed (the order of the batches), so that
+// runs that differ only in their model see the same data. TrainConfig turns
+// Settings into an nsrnn.TrainConfig.
+//
+// # Data
+//
+// SampleRun draws a run's training and validation batches (one length per
+// batch, drawn uniformly from the task's valid lengths) and the validation
+// set's lower bound: every program that trains on a task's data with the
+// same seed gets the same strings. SampleTestSet draws a test set described
+// by a TestSpec, a fixed number of strings of every valid length.
+//
+// # Logs and summaries
+//
+// ReadLog reads a training log, ReadSummary a finished run's summary,
+// ReadSettings its settings, and NewSummary makes the summary of a
+// training result.
+//
+// # Evaluation by length
+//
+// EvaluateByLength scores a model on a set of strings and reports, for
+// every length and overall, its cross-entropy, the true distribution's
+// (the lower bound) and their difference, in nats per symbol: the paper's
+// measure, 0 being perfect. Report.WriteCSV writes a report as CSV.
+//
+// # Model selection
+//
+// FindRuns lists the runs under a directory, finished or not; SelectRuns
+// picks, for every task and model kind, the finished run with the lowest
+// validation cross-entropy difference, and SelectBest does both.
+// Selection.Evaluate then evaluates the selected models on a common test
+// set. ReadSelection reads the selection that
+// cfl select saved, and TestResultPath names the file of a model's test
+// report.
+package experiment

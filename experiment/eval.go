@@ -1,0 +1,125 @@
+package experiment
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+// LengthResult is the evaluation of the strings of one length, or of all
+// of them (then Length is 0 and omitted from the JSON). Cross-entropies
+// are in nats per symbol, EOS included.
+type LengthResult struct {
+	Length  int `json:"length,omitempty"`
+	Strings int `json:"strings"`
+	// Symbols counts the predictions: the strings' symbols and one EOS
+	// per string.
+	Symbols      int     `json:"symbols"`
+	CrossEntropy float64 `json:"cross_entropy"`
+	// LowerBound is the cross-entropy of the true distribution on the
+	// same strings, and Difference is CrossEntropy − LowerBound, the
+	// paper's measure (0 is perfect).
+	LowerBound float64 `json:"lower_bound"`
+	Difference float64 `json:"cross_entropy_diff"`
+}
+
+// Report is an evaluation by length (the output of cfl eval).
+type Report struct {
+	Task string `json:"task"`
+	// Model names the evaluated model (cfl eval puts its run directory
+	// there); EvaluateByLength leaves it empty.
+	Model    string         `json:"model"`
+	Overall  LengthResult   `json:"overall"`
+	ByLength []LengthResult `json:"by_length"`
+}
+
+// EvaluateByLength computes the cross-entropy of model m on the strings of
+// task t, the true distribution's lower bound and their difference, for
+// every length present and overall (symbol-weighted). The true
+// distribution is t's source distribution over its valid lengths in
+// [minLen, maxLen]: p(w) = p_G(w | |w|)/K, K the number of valid lengths.
+// Strings are scored batchSize at a time, each batch of one length. A
+// string outside the language or the lengths is an error wrapping a
+// *data.StringError with its index. The model's compiled graphs are kept
+// (Model.ReleaseGraphs drops them).
+func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen, batchSize int) (*Report, error) {
+	switch cfg := m.Config(); {
+	case batchSize < 1:
+		return nil, fmt.Errorf("experiment: batch size %d; want at least 1", batchSize)
+	case len(strs) == 0:
+		return nil, fmt.Errorf("experiment: no strings to evaluate")
+	case cfg.InputVocab != len(t.Terminals()) || cfg.OutputVocab != len(t.Vocabulary()):
+		return nil, fmt.Errorf("experiment: the model has a vocabulary of %d symbols, task %s has %d", cfg.OutputVocab, t.Name(), len(t.Vocabulary()))
+	}
+	lb, err := data.ComputeLowerBound(t.Grammar(), strs, minLen, maxLen)
+	if err != nil {
+		return nil, err
+	}
+	k := float64(lb.ValidLengths)
+	byLen := map[int][]int{} // length → indices into strs
+	for i, w := range strs {
+		byLen[len(w)] = append(byLen[len(w)], i)
+	}
+	ls := make([]int, 0, len(byLen))
+	for l := range byLen {
+		ls = append(ls, l)
+	}
+	sort.Ints(ls)
+	rep := &Report{Task: t.Name()}
+	var all LengthResult
+	for _, l := range ls {
+		idx := byLen[l]
+		r := LengthResult{Length: l, Strings: len(idx), Symbols: len(idx) * (l + 1)}
+		model, truth := 0.0, 0.0
+		for start := 0; start < len(idx); start += batchSize {
+			var b nsrnn.Batch
+			for _, i := range idx[start:min(start+batchSize, len(idx))] {
+				b = append(b, strs[i])
+				// −log p(w·EOS) of the true distribution, p(w) = p_G(w | |w|)/K.
+				truth += -(lb.LogProbsGivenLength[i] - math.Log(k))
+			}
+			loss, err := m.Loss(b)
+			if err != nil {
+				return nil, err
+			}
+			model += loss * float64(len(b))
+		}
+		r.CrossEntropy = model / float64(r.Symbols)
+		r.LowerBound = truth / float64(r.Symbols)
+		r.Difference = r.CrossEntropy - r.LowerBound
+		rep.ByLength = append(rep.ByLength, r)
+		all.Strings += r.Strings
+		all.Symbols += r.Symbols
+		all.CrossEntropy += model
+		all.LowerBound += truth
+	}
+	all.CrossEntropy /= float64(all.Symbols)
+	all.LowerBound /= float64(all.Symbols)
+	all.Difference = all.CrossEntropy - all.LowerBound
+	rep.Overall = all
+	return rep, nil
+}
+
+// WriteCSV writes the report as CSV: a header (length, strings, symbols,
+// cross_entropy, lower_bound, cross_entropy_diff), a row per length, and a
+// last row, labelled "all", for the overall result.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"length", "strings", "symbols", "cross_entropy", "lower_bound", "cross_entropy_diff"})
+	row := func(l string, r LengthResult) {
+		f := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
+		cw.Write([]string{l, strconv.Itoa(r.Strings), strconv.Itoa(r.Symbols), f(r.CrossEntropy), f(r.LowerBound), f(r.Difference)})
+	}
+	for _, lr := range r.ByLength {
+		row(strconv.Itoa(lr.Length), lr)
+	}
+	row("all", r.Overall)
+	cw.Flush()
+	return cw.Error()
+}

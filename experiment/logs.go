@@ -1,0 +1,81 @@
+package experiment
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+// Summary is summary.json, the outcome of a finished training run.
+type Summary struct {
+	Task       string       `json:"task"`
+	Model      nsrnn.Config `json:"model"`
+	Parameters int          `json:"parameters"`
+	// Epochs is the number of epochs run and BestEpoch the one whose
+	// parameters were kept.
+	Epochs    int `json:"epochs"`
+	BestEpoch int `json:"best_epoch"`
+	// BestValidCrossEntropy is the best epoch's validation cross-entropy,
+	// ValidLowerBound the validation set's lower bound, and
+	// BestValidCrossEntropyDiff their difference, in nats per symbol.
+	BestValidCrossEntropy     float64 `json:"best_valid_cross_entropy"`
+	ValidLowerBound           float64 `json:"valid_lower_bound"`
+	BestValidCrossEntropyDiff float64 `json:"best_valid_cross_entropy_diff"`
+	// ElapsedSeconds is the training time, over all epochs and resumptions.
+	ElapsedSeconds  float64 `json:"elapsed_seconds"`
+	SecondsPerEpoch float64 `json:"seconds_per_epoch"`
+}
+
+// NewSummary is the summary of a training run of task with model m and
+// result res; lowerBound is the validation set's lower bound.
+func NewSummary(task string, m *nsrnn.Model, res *nsrnn.TrainResult, lowerBound float64) Summary {
+	return Summary{
+		Task: task, Model: m.Config(), Parameters: m.NumParams(), Epochs: res.Epochs, BestEpoch: res.BestEpoch,
+		BestValidCrossEntropy: res.BestValidCrossEntropy, ValidLowerBound: lowerBound,
+		BestValidCrossEntropyDiff: res.BestValidDifference, ElapsedSeconds: res.ElapsedSeconds,
+		SecondsPerEpoch: res.ElapsedSeconds / float64(max(res.Epochs, 1)),
+	}
+}
+
+// ReadSummary reads the summary.json of the run in dir. The error for an
+// unfinished run, which has none, wraps os.ErrNotExist.
+func ReadSummary(dir string) (*Summary, error) {
+	var s Summary
+	if err := readJSON(filepath.Join(dir, SummaryFile), &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// ReadLog reads a training log (a run's log.jsonl): one record per epoch,
+// in order. Blank lines are skipped; an undecodable line is an error
+// naming the file and the line.
+func ReadLog(path string) ([]nsrnn.EpochRecord, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var recs []nsrnn.EpochRecord
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for line := 1; sc.Scan(); line++ {
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var r nsrnn.EpochRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return recs, nil
+}

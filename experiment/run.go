@@ -1,0 +1,168 @@
+package experiment
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/nsrnn/nsrnn/internal/atomicfile"
+)
+
+// Files in a training run's directory.
+const (
+	// RunFile holds the run's settings (Settings for the formal-language
+	// runs), written when the run is created.
+	RunFile = "run.json"
+	// LogFile is the training log, one nsrnn.EpochRecord per line (see
+	// ReadLog).
+	LogFile = "log.jsonl"
+	// CheckpointFile is the training state, rewritten after every epoch.
+	CheckpointFile = "checkpoint"
+	// ModelFile is the trained model with its best parameters (nsrnn.Load).
+	ModelFile = "model"
+	// SummaryFile is the Summary of a finished run; a run without it is
+	// unfinished.
+	SummaryFile = "summary.json"
+)
+
+// ErrNotEmpty is returned (wrapped) by PrepareRun when a new run's directory
+// exists and holds files.
+var ErrNotEmpty = errors.New("directory exists and is not empty")
+
+// ErrNoRun is returned (wrapped) by PrepareRun when a run to resume is in a
+// directory that holds files but no run.json.
+var ErrNoRun = errors.New("directory holds no training run")
+
+// SettingsError is returned by PrepareRun when the run to resume was made
+// with other settings.
+type SettingsError struct {
+	// Dir is the run directory and Path its run.json.
+	Dir, Path string
+	// Diffs are the settings that differ, sorted, each written
+	// "name: saved → given" with the names and values of run.json (the
+	// JSON keys of the settings' top level).
+	Diffs []string
+}
+
+func (e *SettingsError) Error() string {
+	return fmt.Sprintf("the settings differ from those of the run in %s (%s): %s", e.Dir, e.Path, strings.Join(e.Diffs, "; "))
+}
+
+// PrepareRun makes dir ready for a training run with settings s, which are
+// saved as JSON in dir/run.json.
+//
+// Without resume, dir must be absent or empty: it is created and run.json
+// written; a directory that holds files is never touched, and the error
+// wraps ErrNotEmpty. With resume, a dir that holds a run.json must hold a
+// run with the same settings, compared as JSON after decoding run.json into
+// an S (so a field that an older run.json lacks takes the value S's
+// decoding gives it): the error for other settings is a *SettingsError
+// listing them, and nothing is written. An absent or empty dir is created
+// as without resume, and one that holds files but no run.json is an error
+// wrapping ErrNoRun.
+func PrepareRun[S any](dir string, s S, resume bool) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	case len(entries) > 0 && !resume:
+		return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+	}
+	path := filepath.Join(dir, RunFile)
+	if resume {
+		b, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			var saved S
+			if err := json.Unmarshal(b, &saved); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			diffs, err := diffJSON(saved, s)
+			if err != nil {
+				return err
+			}
+			if len(diffs) > 0 {
+				return &SettingsError{Dir: dir, Path: path, Diffs: diffs}
+			}
+			return nil
+		case !errors.Is(err, os.ErrNotExist):
+			return err
+		case len(entries) > 0:
+			return fmt.Errorf("%s: %w (no %s)", dir, ErrNoRun, RunFile)
+		}
+	}
+	return WriteJSON(path, s)
+}
+
+// diffJSON lists the top-level JSON keys whose values differ between
+// saved and given, as "key: saved → given", sorted.
+func diffJSON(saved, given any) ([]string, error) {
+	flat := func(v any) (map[string]string, error) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("settings are not a JSON object: %w", err)
+		}
+		out := make(map[string]string, len(m))
+		for k, v := range m {
+			out[k] = string(v)
+		}
+		return out, nil
+	}
+	a, err := flat(saved)
+	if err != nil {
+		return nil, err
+	}
+	b, err := flat(given)
+	if err != nil {
+		return nil, err
+	}
+	var diffs []string
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			diffs = append(diffs, fmt.Sprintf("%s: %s → %s", k, v, w))
+		}
+	}
+	for k, w := range b {
+		if _, ok := a[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s: %s → %s", k, "", w))
+		}
+	}
+	slices.Sort(diffs)
+	return diffs, nil
+}
+
+// WriteJSON writes v as indented JSON, with a final newline, to path,
+// atomically: a reader sees the old file or the new one, never a mix. The
+// file's mode is 0666 less the umask.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(path, append(b, '\n'))
+}
+
+// readJSON decodes the JSON file at path into v; a decoding error names
+// the file.
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

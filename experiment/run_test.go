@@ -1,0 +1,126 @@
+package experiment
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+// tinySettings are the settings of a small marked-reversal run.
+func tinySettings() Settings {
+	return Settings{
+		Task:  data.MarkedReversal,
+		Model: nsrnn.Config{Kind: nsrnn.RNS, InputVocab: 3, OutputVocab: 4, Hidden: 4, States: 2, Symbols: 3},
+		LR:    0.01, Seed: 4, Epochs: 3, TrainSize: 20, ValidSize: 10, BatchSize: 5, MinLength: 5, MaxLength: 9,
+		Clip: 5, Patience: 5, EarlyStop: 10, Decay: 0.9,
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestPrepareRunNew(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "run")
+	s := tinySettings()
+	if err := PrepareRun(dir, s, false); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSettings(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Errorf("run.json reads back as %+v, want %+v", got, s)
+	}
+	// The keys of run.json, in order.
+	text := readFile(t, filepath.Join(dir, RunFile))
+	last := -1
+	for _, k := range []string{"task", "model", "lr", "seed", "epochs", "train_size", "valid_size",
+		"batch_size", "min_length", "max_length", "clip", "patience", "early_stop", "decay"} {
+		i := strings.Index(text, `"`+k+`":`)
+		if i < last {
+			t.Errorf("run.json: key %q missing or out of order:\n%s", k, text)
+		}
+		last = i
+	}
+
+	// A non-empty directory is refused without resume, and left alone.
+	err = PrepareRun(dir, s, false)
+	if !errors.Is(err, ErrNotEmpty) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("existing run without resume: error %v, want ErrNotEmpty naming %s", err, dir)
+	}
+	// An empty existing directory is fine.
+	if err := PrepareRun(t.TempDir(), s, false); err != nil {
+		t.Errorf("empty directory: %v", err)
+	}
+}
+
+func TestPrepareRunResume(t *testing.T) {
+	dir := t.TempDir()
+	s := tinySettings()
+	if err := PrepareRun(dir, s, true); err != nil {
+		t.Fatalf("resume into an empty directory: %v", err)
+	}
+	before := readFile(t, filepath.Join(dir, RunFile))
+	if err := PrepareRun(dir, s, true); err != nil {
+		t.Errorf("resume with the same settings: %v", err)
+	}
+	other := s
+	other.LR, other.Model.Hidden = 0.02, 5
+	err := PrepareRun(dir, other, true)
+	var se *SettingsError
+	if !errors.As(err, &se) {
+		t.Fatalf("resume with other settings: error %v, want a *SettingsError", err)
+	}
+	if se.Dir != dir || se.Path != filepath.Join(dir, RunFile) || len(se.Diffs) != 2 {
+		t.Errorf("SettingsError %+v", se)
+	}
+	for i, want := range []string{"lr: 0.01 → 0.02", "model: "} {
+		if i < len(se.Diffs) && !strings.HasPrefix(se.Diffs[i], want) {
+			t.Errorf("diff %d is %q, want it to start with %q", i, se.Diffs[i], want)
+		}
+	}
+	if after := readFile(t, filepath.Join(dir, RunFile)); after != before {
+		t.Error("a refused resume changed run.json")
+	}
+
+	// Files but no run.json: no run to resume.
+	stray := t.TempDir()
+	os.WriteFile(filepath.Join(stray, "notes.txt"), []byte("x"), 0o644)
+	if err := PrepareRun(stray, s, true); !errors.Is(err, ErrNoRun) {
+		t.Errorf("resume in a directory without a run: error %v, want ErrNoRun", err)
+	}
+	if _, err := os.Stat(filepath.Join(stray, RunFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Error("run.json written into a directory that holds no run")
+	}
+}
+
+func TestSeedsAndTrainConfig(t *testing.T) {
+	// The derivations are part of the runs on disk: they must not change.
+	if DataSeed(7) != 7 || InitSeed(7) != 7^0x5eed0001 || ShuffleSeed(7) != 7^0x5eed0002 {
+		t.Error("the seed derivations changed")
+	}
+	s := tinySettings()
+	tc := s.TrainConfig(1.25)
+	if tc.LR != 0.01 || tc.Clip != 5 || tc.EarlyStop != 10 || tc.MaxEpochs != 3 || tc.Seed != ShuffleSeed(4) || tc.LowerBound != 1.25 {
+		t.Errorf("TrainConfig %+v", tc)
+	}
+	if tc.Schedule == nil || *tc.Schedule != nsrnn.CFLPlateau {
+		t.Errorf("schedule %+v, want the paper's %+v", tc.Schedule, nsrnn.CFLPlateau)
+	}
+	if tc := (Settings{LR: 0.1}).TrainConfig(0); tc.Schedule != nil || tc.Clip != 0 || tc.EarlyStop != 0 {
+		t.Errorf("zero settings: %+v, want nsrnn's defaults", tc)
+	}
+}

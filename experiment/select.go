@@ -1,0 +1,256 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+// Files and directories that cfl select writes into a sweep directory.
+const (
+	// SelectedFile is the Selection, in the sweep directory.
+	SelectedFile = "selected.json"
+	// TestDir holds the test Reports, one file per task and model (see
+	// TestResultPath).
+	TestDir = "test"
+)
+
+// TestResultPath is where cfl select writes the test report of the
+// selected model of kind model on task: sweep/test/<task>/<model>.json.
+func TestResultPath(sweep, task, model string) string {
+	return filepath.Join(sweep, TestDir, task, model+".json")
+}
+
+// Run is a training run found on disk.
+type Run struct {
+	// Dir is the run's directory.
+	Dir string
+	// Settings are the run's settings, from its run.json.
+	Settings Settings
+	// Summary is the run's summary.json, nil while the run is unfinished.
+	Summary *Summary
+}
+
+// FindRuns returns the training runs under root, the directories that
+// hold a run.json, in lexical order.
+func FindRuns(root string) ([]Run, error) {
+	var runs []Run
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || d.Name() != RunFile {
+			return nil
+		}
+		dir := filepath.Dir(path)
+		s, err := ReadSettings(dir)
+		if err != nil {
+			return err
+		}
+		r := Run{Dir: dir, Settings: s}
+		if sum, err := ReadSummary(dir); err == nil {
+			r.Summary = sum
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		runs = append(runs, r)
+		return nil
+	})
+	return runs, err
+}
+
+// Selected is the best run of one model kind on one task.
+type Selected struct {
+	Task string `json:"task"`
+	// Model is the model kind.
+	Model string `json:"model"`
+	// Dir is the run's directory.
+	Dir            string  `json:"dir"`
+	LR             float64 `json:"lr"`
+	Seed           uint64  `json:"seed"`
+	StackEmbedding int     `json:"stack_embedding,omitempty"`
+	States         int     `json:"states,omitempty"`
+	Symbols        int     `json:"symbols,omitempty"`
+	Parameters     int     `json:"parameters"`
+	Epochs         int     `json:"epochs"`
+	BestEpoch      int     `json:"best_epoch"`
+	// ValidDiff is the run's best validation cross-entropy difference,
+	// the selection criterion.
+	ValidDiff float64 `json:"valid_cross_entropy_diff"`
+	// Candidates is the number of finished runs the selection chose from.
+	Candidates int `json:"candidates"`
+	// TestDiff is set when the test set was evaluated (Selection.Evaluate),
+	// and TestFile when its report was written to a file.
+	TestDiff *float64 `json:"test_cross_entropy_diff,omitempty"`
+	TestFile string   `json:"test_file,omitempty"`
+}
+
+// Selection is the outcome of model selection over a sweep (selected.json).
+type Selection struct {
+	// Sweep is the directory the runs were found in.
+	Sweep string `json:"sweep"`
+	// Finished and Unfinished count the runs found with and without a
+	// summary; only finished runs are selected.
+	Finished   int `json:"finished_runs"`
+	Unfinished int `json:"unfinished_runs"`
+	// Test is the test set the selected models were evaluated on, if any.
+	Test     *TestSpec  `json:"test,omitempty"`
+	Selected []Selected `json:"selected"`
+}
+
+// SelectBest finds the runs under root (FindRuns) and selects the best of
+// each model kind on each task (SelectRuns).
+func SelectBest(root string) (*Selection, error) {
+	runs, err := FindRuns(root)
+	if err != nil {
+		return nil, err
+	}
+	return SelectRuns(root, runs), nil
+}
+
+// SelectRuns picks, per task and model kind, the finished run with the
+// lowest best validation cross-entropy difference (ties: the first in the
+// order of runs). The selection is ordered by task (in the order of
+// data.TaskNames) and model kind (nsrnn.Kinds); sweep is recorded as its
+// Sweep.
+func SelectRuns(sweep string, runs []Run) *Selection {
+	sel := &Selection{Sweep: sweep, Selected: []Selected{}}
+	type key struct{ task, model string }
+	best := map[key]*Selected{}
+	var order []key
+	for _, r := range runs {
+		if r.Summary == nil {
+			sel.Unfinished++
+			continue
+		}
+		sel.Finished++
+		s := r.Settings
+		k := key{s.Task, s.Model.Kind}
+		c := &Selected{
+			Task: k.task, Model: k.model, Dir: r.Dir, LR: s.LR, Seed: s.Seed,
+			StackEmbedding: s.Model.StackEmbedding, States: s.Model.States, Symbols: s.Model.Symbols,
+			Parameters: r.Summary.Parameters, Epochs: r.Summary.Epochs, BestEpoch: r.Summary.BestEpoch,
+			ValidDiff: r.Summary.BestValidCrossEntropyDiff,
+		}
+		b := best[k]
+		if b == nil {
+			order = append(order, k)
+		}
+		if b == nil || c.ValidDiff < b.ValidDiff {
+			if b != nil {
+				c.Candidates = b.Candidates
+			}
+			best[k] = c
+		}
+		best[k].Candidates++
+	}
+	for _, k := range order {
+		sel.Selected = append(sel.Selected, *best[k])
+	}
+	rank := func(names []string, n string) int {
+		if i := slices.Index(names, n); i >= 0 {
+			return i
+		}
+		return len(names) // unknown names last, in the order found
+	}
+	slices.SortStableFunc(sel.Selected, func(a, b Selected) int {
+		if d := rank(data.TaskNames(), a.Task) - rank(data.TaskNames(), b.Task); d != 0 {
+			return d
+		}
+		return rank(nsrnn.Kinds, a.Model) - rank(nsrnn.Kinds, b.Model)
+	})
+	return sel
+}
+
+// ReadSelection reads the selection that cfl select wrote into the sweep
+// directory (selected.json). The error when there is none wraps
+// os.ErrNotExist.
+func ReadSelection(sweep string) (*Selection, error) {
+	var sel Selection
+	if err := readJSON(filepath.Join(sweep, SelectedFile), &sel); err != nil {
+		return nil, err
+	}
+	return &sel, nil
+}
+
+// TestOptions are the options of Selection.Evaluate.
+type TestOptions struct {
+	// BatchSize is the number of test strings per batch (default 10).
+	BatchSize int
+	// Start, when set, is called when each model has been loaded, before
+	// it is evaluated, with the number of test strings.
+	Start func(s *Selected, strings int)
+	// Done, when set, is called after each model has been evaluated, with
+	// its report (whose Model is the run's directory); an
+	// error from it stops the evaluation and is returned.
+	Done func(s *Selected, rep *Report) error
+}
+
+// loadModel loads a run's model.
+var loadModel = nsrnn.Load
+
+// Evaluate evaluates every selected model on its task's test set of spec
+// (SampleTestSet; one per task, shared by its models) with
+// EvaluateByLength, sets each one's TestDiff to the overall difference and
+// sel.Test to spec, and returns the reports in the order of sel.Selected.
+func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error) {
+	if opt.BatchSize == 0 {
+		opt.BatchSize = 10
+	}
+	tasks := map[string]*data.Task{}
+	testSets := map[string][][]int{}
+	reports := make([]*Report, 0, len(sel.Selected))
+	sel.Test = &spec
+	for i := range sel.Selected {
+		s := &sel.Selected[i]
+		k := s.Task
+		t, ok := tasks[k]
+		if !ok {
+			var err error
+			if t, err = data.NewTask(s.Task); err != nil {
+				return reports, fmt.Errorf("%s: %w", filepath.Join(s.Dir, RunFile), err)
+			}
+			strs, err := SampleTestSet(t, spec)
+			if err != nil {
+				return reports, fmt.Errorf("test set of %s: %w", s.Task, err)
+			}
+			tasks[k], testSets[k] = t, strs
+		}
+		rep, err := testOne(s, t, testSets[k], spec, opt)
+		if err != nil {
+			return reports, err
+		}
+		d := rep.Overall.Difference
+		s.TestDiff = &d
+		reports = append(reports, rep)
+		if opt.Done != nil {
+			if err := opt.Done(s, rep); err != nil {
+				return reports, err
+			}
+		}
+	}
+	return reports, nil
+}
+
+// testOne loads the model of s's run and evaluates it on strs.
+func testOne(s *Selected, t *data.Task, strs [][]int, spec TestSpec, opt TestOptions) (*Report, error) {
+	m, err := loadModel(filepath.Join(s.Dir, ModelFile))
+	if err != nil {
+		return nil, err
+	}
+	if opt.Start != nil {
+		opt.Start(s, len(strs))
+	}
+	rep, err := EvaluateByLength(m, t, strs, spec.MinLength, spec.MaxLength, opt.BatchSize)
+	if err != nil {
+		return nil, fmt.Errorf("testing %s: %w", s.Dir, err)
+	}
+	rep.Model = s.Dir
+	return rep, nil
+}

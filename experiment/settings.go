@@ -1,0 +1,99 @@
+package experiment
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+// Settings is everything that determines a training run of the
+// formal-language protocol: it is saved in the run's run.json, and a
+// resumed run must have the same. Zero values of Clip, Patience, Decay,
+// EarlyStop and Epochs select the protocol's defaults in TrainConfig.
+type Settings struct {
+	// Task is the task's name (data.TaskNames).
+	Task string `json:"task"`
+	// Model is the model's configuration.
+	Model nsrnn.Config `json:"model"`
+	// LR is Adam's initial learning rate.
+	LR float64 `json:"lr"`
+	// Seed determines the data, the initial parameters and the order of
+	// the batches, through DataSeed, InitSeed and ShuffleSeed.
+	Seed uint64 `json:"seed"`
+	// Epochs is the maximum number of epochs.
+	Epochs int `json:"epochs"`
+	// TrainSize and ValidSize are the numbers of training and validation
+	// strings, drawn in batches of BatchSize strings of one length, each
+	// length uniformly from the task's valid lengths in
+	// [MinLength, MaxLength].
+	TrainSize int `json:"train_size"`
+	ValidSize int `json:"valid_size"`
+	BatchSize int `json:"batch_size"`
+	MinLength int `json:"min_length"`
+	MaxLength int `json:"max_length"`
+	// Clip is the gradient-norm clipping threshold.
+	Clip float64 `json:"clip"`
+	// Patience is the number of epochs without improvement after which
+	// the learning rate is multiplied by Decay.
+	Patience int `json:"patience"`
+	// EarlyStop is the number of epochs without improvement after which
+	// training stops.
+	EarlyStop int     `json:"early_stop"`
+	Decay     float64 `json:"decay"`
+}
+
+// ReadSettings reads the Settings of the run in dir from its run.json. The
+// error for a directory without one wraps os.ErrNotExist.
+func ReadSettings(dir string) (Settings, error) {
+	var s Settings
+	err := readJSON(filepath.Join(dir, RunFile), &s)
+	return s, err
+}
+
+// The seeds of a run, derived from Settings.Seed, one per source of
+// randomness, so that runs that differ only in their model share their
+// data. SampleRun draws the data from DataSeed; nsrnn.New takes InitSeed;
+// ShuffleSeed orders the batches (TrainConfig's Seed).
+
+// DataSeed is the seed of a run's training and validation data.
+func DataSeed(seed uint64) uint64 { return seed }
+
+// InitSeed is the seed of a run's initial parameters.
+func InitSeed(seed uint64) uint64 { return seed ^ 0x5eed0001 }
+
+// ShuffleSeed is the seed of the order of a run's training batches.
+func ShuffleSeed(seed uint64) uint64 { return seed ^ 0x5eed0002 }
+
+// TrainConfig returns the training configuration of the settings, for
+// nsrnn.Train: Adam with learning rate LR, clipping at Clip, the rate
+// multiplied by Decay after Patience epochs without improvement, early
+// stopping after EarlyStop, at most Epochs epochs, batches shuffled from
+// ShuffleSeed(Seed), and lowerBound (the validation set's lower bound, in
+// nats per symbol) as the records' reference. Zero values select
+// nsrnn.TrainConfig's defaults (with Decay and Patience both zero,
+// nsrnn.CFLPlateau). The checkpoint and the recorder are left for the
+// caller.
+func (s Settings) TrainConfig(lowerBound float64) nsrnn.TrainConfig {
+	tc := nsrnn.TrainConfig{
+		LR: s.LR, Clip: s.Clip, EarlyStop: s.EarlyStop, MaxEpochs: s.Epochs,
+		Seed: ShuffleSeed(s.Seed), LowerBound: lowerBound,
+	}
+	if s.Decay != 0 || s.Patience != 0 {
+		tc.Schedule = &nsrnn.Plateau{Factor: s.Decay, Patience: max(s.Patience-1, 0)}
+	}
+	return tc
+}
+
+// checkData checks the settings that SampleRun uses.
+func (s Settings) checkData() error {
+	switch {
+	case s.TrainSize < 1 || s.ValidSize < 1:
+		return fmt.Errorf("experiment: %d training and %d validation strings; want at least 1 each", s.TrainSize, s.ValidSize)
+	case s.BatchSize < 1:
+		return fmt.Errorf("experiment: batch size %d; want at least 1", s.BatchSize)
+	case s.MinLength < 0 || s.MinLength > s.MaxLength:
+		return fmt.Errorf("experiment: length range [%d, %d] is empty or negative", s.MinLength, s.MaxLength)
+	}
+	return nil
+}
