@@ -61,7 +61,9 @@
 // picks, for every task and model kind, the finished run with the lowest
 // validation cross-entropy difference, and SelectBest does both.
 // Selection.Evaluate then evaluates the selected models on a common test
-// set. ReadSelection reads the selection that
+// set, one model at a time, releasing each (its compiled graphs included)
+// before loading the next, so that memory stays bounded by one model
+// however many are selected. ReadSelection reads the selection that
 // cfl select saved, and TestResultPath names the file of a model's test
 // report.
 package experiment

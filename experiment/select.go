@@ -186,19 +186,24 @@ type TestOptions struct {
 	// Start, when set, is called when each model has been loaded, before
 	// it is evaluated, with the number of test strings.
 	Start func(s *Selected, strings int)
-	// Done, when set, is called after each model has been evaluated, with
-	// its report (whose Model is the run's directory); an
+	// Done, when set, is called after each model has been evaluated and
+	// released, with its report (whose Model is the run's directory); an
 	// error from it stops the evaluation and is returned.
 	Done func(s *Selected, rep *Report) error
 }
 
-// loadModel loads a run's model.
+// loadModel loads a run's model; tests replace it to watch the models.
 var loadModel = nsrnn.Load
 
 // Evaluate evaluates every selected model on its task's test set of spec
 // (SampleTestSet; one per task, shared by its models) with
 // EvaluateByLength, sets each one's TestDiff to the overall difference and
 // sel.Test to spec, and returns the reports in the order of sel.Selected.
+//
+// Models are evaluated one at a time: each is loaded from its run's
+// directory, evaluated, and released with its compiled graphs before the
+// next is loaded, so memory is bounded by one model (and the test sets)
+// however many are selected.
 func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error) {
 	if opt.BatchSize == 0 {
 		opt.BatchSize = 10
@@ -238,12 +243,14 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 	return reports, nil
 }
 
-// testOne loads the model of s's run and evaluates it on strs.
+// testOne loads the model of s's run, evaluates it on strs, and releases
+// its graphs whatever happens; nothing it returns refers to the model.
 func testOne(s *Selected, t *data.Task, strs [][]int, spec TestSpec, opt TestOptions) (*Report, error) {
 	m, err := loadModel(filepath.Join(s.Dir, ModelFile))
 	if err != nil {
 		return nil, err
 	}
+	defer m.ReleaseGraphs()
 	if opt.Start != nil {
 		opt.Start(s, len(strs))
 	}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -102,5 +103,98 @@ func TestSelectBest(t *testing.T) {
 	os.WriteFile(filepath.Join(bad, RunFile), []byte("{"), 0o644)
 	if _, err := SelectBest(root); err == nil {
 		t.Error("no error for a corrupt run.json")
+	}
+}
+
+// TestEvaluateReleasesEachModel checks that Selection.Evaluate works on one
+// model at a time: when a model is loaded, every model loaded before it
+// holds no compiled graphs any more, and after the evaluation none does, so
+// memory is bounded by one model however many are selected.
+func TestEvaluateReleasesEachModel(t *testing.T) {
+	root := t.TempDir()
+	mr := data.MarkedReversal
+	kinds := []string{nsrnn.LSTM, nsrnn.Gref, nsrnn.JM, nsrnn.RNS}
+	for i, k := range kinds {
+		fakeRun(t, filepath.Join(root, mr, k), mr, k, 0.01, uint64(i+1), 0.1, true, true)
+	}
+	fakeRun(t, filepath.Join(root, data.Dyck, "lstm"), data.Dyck, "lstm", 0.01, 1, 0.1, true, true)
+	sel, err := SelectBest(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sel.Selected) != 5 {
+		t.Fatalf("%d selected, want 5", len(sel.Selected))
+	}
+
+	var loaded []*nsrnn.Model
+	defer func(load func(string) (*nsrnn.Model, error)) { loadModel = load }(loadModel)
+	load := loadModel
+	loadModel = func(path string) (*nsrnn.Model, error) {
+		for i, m := range loaded {
+			if n := m.Graphs(); n != 0 {
+				t.Errorf("loading model %d while model %d still holds %d graphs", len(loaded), i, n)
+			}
+		}
+		m, err := load(path)
+		if err == nil {
+			loaded = append(loaded, m)
+		}
+		return m, err
+	}
+	var started, done []string
+	spec := TestSpec{MinLength: 5, MaxLength: 9, PerLength: 2, Seed: 7}
+	reps, err := sel.Evaluate(spec, TestOptions{
+		BatchSize: 2,
+		Start: func(s *Selected, n int) {
+			started = append(started, s.Dir)
+			if n != 6 && s.Task == mr {
+				t.Errorf("%s: %d test strings, want 6", s.Dir, n)
+			}
+			if len(loaded) != len(started) {
+				t.Errorf("Start of %s after %d loads", s.Dir, len(loaded))
+			}
+		},
+		Done: func(s *Selected, rep *Report) error {
+			done = append(done, s.Dir)
+			if cur := loaded[len(loaded)-1]; cur.Graphs() != 0 {
+				t.Errorf("%s: %d graphs left when its evaluation is done", s.Dir, cur.Graphs())
+			}
+			if rep.Model != s.Dir || s.TestDiff == nil || *s.TestDiff != rep.Overall.Difference {
+				t.Errorf("%s: report of %s, test diff %v", s.Dir, rep.Model, s.TestDiff)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(loaded) != 5 || len(started) != 5 || len(done) != 5 || len(reps) != 5 {
+		t.Fatalf("%d loaded, %d started, %d done, %d reports; want 5 each", len(loaded), len(started), len(done), len(reps))
+	}
+	for i, m := range loaded {
+		if n := m.Graphs(); n != 0 {
+			t.Errorf("model %d holds %d graphs after the evaluation", i, n)
+		}
+		if reps[i].Model != sel.Selected[i].Dir || started[i] != sel.Selected[i].Dir {
+			t.Errorf("report %d is of %s, want %s", i, reps[i].Model, sel.Selected[i].Dir)
+		}
+	}
+	if sel.Test == nil || *sel.Test != spec {
+		t.Errorf("selection's test spec %+v", sel.Test)
+	}
+	// The models of a task share its test set: the same lower bound.
+	for i := 1; i < 4; i++ {
+		if reps[i].Overall.LowerBound != reps[0].Overall.LowerBound || reps[i].Overall.Strings != 6 {
+			t.Errorf("report %d: %+v; report 0: %+v", i, reps[i].Overall, reps[0].Overall)
+		}
+	}
+
+	// An error from Done stops the evaluation.
+	stop := errors.New("stop")
+	loaded = nil
+	n := 0
+	_, err = sel.Evaluate(spec, TestOptions{Done: func(*Selected, *Report) error { n++; return stop }})
+	if !errors.Is(err, stop) || n != 1 || len(loaded) != 1 {
+		t.Errorf("Done's error: %v after %d evaluations, %d loads", err, n, len(loaded))
 	}
 }

@@ -74,8 +74,9 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 }
 
 // evaluateSelection evaluates the selected models on their tasks' test
-// set and writes the per-length results to DIR/test/<task>/<model>.json as
-// each is done.
+// set, one model at a time (each released before the next is loaded), and
+// writes the per-length results to DIR/test/<task>/<model>.json as each
+// is done.
 func evaluateSelection(sel *experiment.Selection, spec experiment.TestSpec, batchSize int, stderr io.Writer) error {
 	_, err := sel.Evaluate(spec, experiment.TestOptions{
 		BatchSize: batchSize,
