@@ -24,10 +24,10 @@ type RunData struct {
 // valid lengths in [s.MinLength, s.MaxLength]; and it computes the
 // validation set's lower bound. Runs with the same seed and data settings
 // get the same data whatever their model. When s.Task is set, it must be
-// t's name.
+// t's name, and s.Grammar t's definition.
 func SampleRun(t *data.Task, s Settings) (*RunData, error) {
-	if s.Task != "" && s.Task != t.Name() {
-		return nil, fmt.Errorf("experiment: settings of task %s for data of task %s", s.Task, t.Name())
+	if s.Task != "" && (s.Task != t.Name() || s.Grammar.String() != t.Definition().String()) {
+		return nil, fmt.Errorf("experiment: settings of task %s (%s) for data of task %s (%s)", s.Task, s.Grammar, t.Name(), t.Definition())
 	}
 	if err := s.checkData(); err != nil {
 		return nil, err

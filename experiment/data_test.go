@@ -47,9 +47,10 @@ func TestSampleRun(t *testing.T) {
 		t.Error("SampleRun's data is not the protocol's")
 	}
 
-	// Settings of another task, and bad sizes, are errors.
+	// Settings of another task or definition, and bad sizes, are errors.
 	for _, bad := range []func(*Settings){
 		func(s *Settings) { s.Task = data.Dyck },
+		func(s *Settings) { s.Grammar = data.GrammarReleased },
 		func(s *Settings) { s.BatchSize = 0 },
 		func(s *Settings) { s.TrainSize = 0 },
 		func(s *Settings) { s.MinLength = 10 },

@@ -27,8 +27,9 @@
 // # Settings and seeds
 //
 // Settings are what determines a run of the formal-language protocol: the
-// task, the model's configuration, the learning rate, the data sizes and
-// lengths, and the schedule. One seed
+// task and its definition (data.Grammar; a run.json written before the
+// definition could be chosen reads as "paper"), the model's configuration,
+// the learning rate, the data sizes and lengths, and the schedule. One seed
 // drives everything random, through DataSeed (the data), InitSeed (the
 // initial parameters) and ShuffleSeed (the order of the batches), so that
 // runs that differ only in their model see the same data. TrainConfig turns
@@ -58,12 +59,13 @@
 // # Model selection
 //
 // FindRuns lists the runs under a directory, finished or not; SelectRuns
-// picks, for every task and model kind, the finished run with the lowest
-// validation cross-entropy difference, and SelectBest does both.
-// Selection.Evaluate then evaluates the selected models on a common test
-// set, one model at a time, releasing each (its compiled graphs included)
-// before loading the next, so that memory stays bounded by one model
-// however many are selected. ReadSelection reads the selection that
+// picks, for every task, task definition and model kind, the finished run
+// with the lowest validation cross-entropy difference, and SelectBest does
+// both. Selection.Evaluate then evaluates the selected models on a common
+// test set (each run's task under its own definition), one model at a
+// time, releasing each (its compiled graphs included) before loading the
+// next, so that memory stays bounded by one model however many are
+// selected. ReadSelection reads the selection that
 // cfl select saved, and TestResultPath names the file of a model's test
 // report.
 package experiment

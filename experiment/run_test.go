@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 // tinySettings are the settings of a small marked-reversal run.
 func tinySettings() Settings {
 	return Settings{
-		Task:  data.MarkedReversal,
+		Task: data.MarkedReversal, Grammar: data.GrammarPaper,
 		Model: nsrnn.Config{Kind: nsrnn.RNS, InputVocab: 3, OutputVocab: 4, Hidden: 4, States: 2, Symbols: 3},
 		LR:    0.01, Seed: 4, Epochs: 3, TrainSize: 20, ValidSize: 10, BatchSize: 5, MinLength: 5, MaxLength: 9,
 		Clip: 5, Patience: 5, EarlyStop: 10, Decay: 0.9,
@@ -47,13 +48,16 @@ func TestPrepareRunNew(t *testing.T) {
 	// The keys of run.json, in order.
 	text := readFile(t, filepath.Join(dir, RunFile))
 	last := -1
-	for _, k := range []string{"task", "model", "lr", "seed", "epochs", "train_size", "valid_size",
+	for _, k := range []string{"task", "grammar", "model", "lr", "seed", "epochs", "train_size", "valid_size",
 		"batch_size", "min_length", "max_length", "clip", "patience", "early_stop", "decay"} {
 		i := strings.Index(text, `"`+k+`":`)
 		if i < last {
 			t.Errorf("run.json: key %q missing or out of order:\n%s", k, text)
 		}
 		last = i
+	}
+	if !strings.Contains(text, `"grammar": "paper"`) {
+		t.Errorf("run.json does not record the grammar:\n%s", text)
 	}
 
 	// A non-empty directory is refused without resume, and left alone.
@@ -78,16 +82,16 @@ func TestPrepareRunResume(t *testing.T) {
 		t.Errorf("resume with the same settings: %v", err)
 	}
 	other := s
-	other.LR, other.Model.Hidden = 0.02, 5
+	other.LR, other.Model.Hidden, other.Grammar = 0.02, 5, data.GrammarReleased
 	err := PrepareRun(dir, other, true)
 	var se *SettingsError
 	if !errors.As(err, &se) {
 		t.Fatalf("resume with other settings: error %v, want a *SettingsError", err)
 	}
-	if se.Dir != dir || se.Path != filepath.Join(dir, RunFile) || len(se.Diffs) != 2 {
+	if se.Dir != dir || se.Path != filepath.Join(dir, RunFile) || len(se.Diffs) != 3 {
 		t.Errorf("SettingsError %+v", se)
 	}
-	for i, want := range []string{"lr: 0.01 → 0.02", "model: "} {
+	for i, want := range []string{`grammar: "paper" → "released"`, "lr: 0.01 → 0.02", "model: "} {
 		if i < len(se.Diffs) && !strings.HasPrefix(se.Diffs[i], want) {
 			t.Errorf("diff %d is %q, want it to start with %q", i, se.Diffs[i], want)
 		}
@@ -104,6 +108,52 @@ func TestPrepareRunResume(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(stray, RunFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Error("run.json written into a directory that holds no run")
+	}
+}
+
+// TestOldRunJSON checks that a run.json without "grammar" (written before
+// the choice) is a paper run: it resumes with the paper's settings and is
+// refused with the released ones.
+func TestOldRunJSON(t *testing.T) {
+	dir := t.TempDir()
+	s := tinySettings()
+	b, _ := json.Marshal(s)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	delete(m, "grammar")
+	b, _ = json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, RunFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSettings(dir)
+	if err != nil || got.Grammar != data.GrammarPaper {
+		t.Fatalf("old run.json: grammar %q, error %v; want paper", got.Grammar, err)
+	}
+	if err := PrepareRun(dir, s, true); err != nil {
+		t.Errorf("resuming an old run with --grammar paper: %v", err)
+	}
+	s.Grammar = data.GrammarReleased
+	var se *SettingsError
+	if err := PrepareRun(dir, s, true); !errors.As(err, &se) || len(se.Diffs) != 1 || !strings.HasPrefix(se.Diffs[0], "grammar:") {
+		t.Errorf("resuming an old run as released: error %v, want a difference in grammar", err)
+	}
+}
+
+func TestSettingsJSON(t *testing.T) {
+	var s Settings
+	b, err := json.Marshal(s)
+	if err != nil || !strings.Contains(string(b), `"grammar":"paper"`) {
+		t.Errorf("zero Settings marshal to %s, %v; want grammar paper", b, err)
+	}
+	err = json.Unmarshal([]byte(`{"task":"dyck","grammar":"authors"}`), &s)
+	if err == nil || !strings.Contains(err.Error(), "authors") || !strings.Contains(err.Error(), "paper, released") {
+		t.Errorf("unknown grammar: error %v, want one naming it and listing the names", err)
+	}
+	if err := json.Unmarshal([]byte(`{"task":"dyck","grammar":"released"}`), &s); err != nil || s.Grammar != data.GrammarReleased {
+		t.Errorf("released: %+v, %v", s, err)
+	}
+	if task, err := s.TaskDef(); err != nil || task.Name() != data.Dyck || task.Definition() != data.GrammarReleased {
+		t.Errorf("TaskDef: %v, %v", task, err)
 	}
 }
 

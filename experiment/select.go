@@ -65,9 +65,11 @@ func FindRuns(root string) ([]Run, error) {
 	return runs, err
 }
 
-// Selected is the best run of one model kind on one task.
+// Selected is the best run of one model kind on one task, under one task
+// definition.
 type Selected struct {
-	Task string `json:"task"`
+	Task    string       `json:"task"`
+	Grammar data.Grammar `json:"grammar"`
 	// Model is the model kind.
 	Model string `json:"model"`
 	// Dir is the run's directory.
@@ -114,14 +116,18 @@ func SelectBest(root string) (*Selection, error) {
 	return SelectRuns(root, runs), nil
 }
 
-// SelectRuns picks, per task and model kind, the finished run with the
-// lowest best validation cross-entropy difference (ties: the first in the
-// order of runs). The selection is ordered by task (in the order of
-// data.TaskNames) and model kind (nsrnn.Kinds); sweep is recorded as its
-// Sweep.
+// SelectRuns picks, per task, task definition and model kind, the finished
+// run with the lowest best validation cross-entropy difference (ties: the
+// first in the order of runs). The selection is ordered by task (in the
+// order of data.TaskNames), definition (data.GrammarNames) and model kind
+// (nsrnn.Kinds); sweep is recorded as its Sweep.
 func SelectRuns(sweep string, runs []Run) *Selection {
 	sel := &Selection{Sweep: sweep, Selected: []Selected{}}
-	type key struct{ task, model string }
+	type key struct {
+		task    string
+		grammar data.Grammar
+		model   string
+	}
 	best := map[key]*Selected{}
 	var order []key
 	for _, r := range runs {
@@ -131,9 +137,9 @@ func SelectRuns(sweep string, runs []Run) *Selection {
 		}
 		sel.Finished++
 		s := r.Settings
-		k := key{s.Task, s.Model.Kind}
+		k := key{s.Task, data.Grammar(s.Grammar.String()), s.Model.Kind}
 		c := &Selected{
-			Task: k.task, Model: k.model, Dir: r.Dir, LR: s.LR, Seed: s.Seed,
+			Task: k.task, Grammar: k.grammar, Model: k.model, Dir: r.Dir, LR: s.LR, Seed: s.Seed,
 			StackEmbedding: s.Model.StackEmbedding, States: s.Model.States, Symbols: s.Model.Symbols,
 			Parameters: r.Summary.Parameters, Epochs: r.Summary.Epochs, BestEpoch: r.Summary.BestEpoch,
 			ValidDiff: r.Summary.BestValidCrossEntropyDiff,
@@ -161,6 +167,9 @@ func SelectRuns(sweep string, runs []Run) *Selection {
 	}
 	slices.SortStableFunc(sel.Selected, func(a, b Selected) int {
 		if d := rank(data.TaskNames(), a.Task) - rank(data.TaskNames(), b.Task); d != 0 {
+			return d
+		}
+		if d := rank(data.GrammarNames(), string(a.Grammar)) - rank(data.GrammarNames(), string(b.Grammar)); d != 0 {
 			return d
 		}
 		return rank(nsrnn.Kinds, a.Model) - rank(nsrnn.Kinds, b.Model)
@@ -196,7 +205,7 @@ type TestOptions struct {
 var loadModel = nsrnn.Load
 
 // Evaluate evaluates every selected model on its task's test set of spec
-// (SampleTestSet; one per task, shared by its models) with
+// (SampleTestSet; one per task and definition, shared by its models) with
 // EvaluateByLength, sets each one's TestDiff to the overall difference and
 // sel.Test to spec, and returns the reports in the order of sel.Selected.
 //
@@ -208,17 +217,21 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 	if opt.BatchSize == 0 {
 		opt.BatchSize = 10
 	}
-	tasks := map[string]*data.Task{}
-	testSets := map[string][][]int{}
+	type taskKey struct {
+		task    string
+		grammar data.Grammar
+	}
+	tasks := map[taskKey]*data.Task{}
+	testSets := map[taskKey][][]int{}
 	reports := make([]*Report, 0, len(sel.Selected))
 	sel.Test = &spec
 	for i := range sel.Selected {
 		s := &sel.Selected[i]
-		k := s.Task
+		k := taskKey{s.Task, data.Grammar(s.Grammar.String())}
 		t, ok := tasks[k]
 		if !ok {
 			var err error
-			if t, err = data.NewTask(s.Task); err != nil {
+			if t, err = data.TaskFor(s.Task, s.Grammar); err != nil {
 				return reports, fmt.Errorf("%s: %w", filepath.Join(s.Dir, RunFile), err)
 			}
 			strs, err := SampleTestSet(t, spec)

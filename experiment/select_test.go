@@ -1,22 +1,25 @@
 package experiment
 
 import (
+	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
-// fakeRun writes a run directory of task with run.json
+// fakeRun writes a run directory of task under definition g with run.json
 // and, when finished, a summary.json with the given best validation
 // difference. With a model, it also saves a real (untrained) model drawn
 // from seed.
-func fakeRun(t *testing.T, dir, task, kind string, lr float64, seed uint64, diff float64, finished, withModel bool) {
+func fakeRun(t *testing.T, dir, task string, g data.Grammar, kind string, lr float64, seed uint64, diff float64, finished, withModel bool) {
 	t.Helper()
-	tk, err := data.NewTask(task)
+	tk, err := data.TaskFor(task, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +33,7 @@ func fakeRun(t *testing.T, dir, task, kind string, lr float64, seed uint64, diff
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteJSON(filepath.Join(dir, RunFile), Settings{Task: task, Model: cfg, LR: lr, Seed: seed}); err != nil {
+	if err := WriteJSON(filepath.Join(dir, RunFile), Settings{Task: task, Grammar: g, Model: cfg, LR: lr, Seed: seed}); err != nil {
 		t.Fatal(err)
 	}
 	if withModel {
@@ -51,32 +54,40 @@ func fakeRun(t *testing.T, dir, task, kind string, lr float64, seed uint64, diff
 
 func TestSelectBest(t *testing.T) {
 	root := t.TempDir()
-	mr := data.MarkedReversal
-	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed1"), mr, "lstm", 0.01, 1, 0.30, true, false)
-	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed2"), mr, "lstm", 0.01, 2, 0.10, true, false)
-	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.001", "seed1"), mr, "lstm", 0.001, 1, 0.05, false, false) // unfinished, better
-	fakeRun(t, filepath.Join(root, mr, "jm-e2", "lr0.01", "seed1"), mr, "jm", 0.01, 1, 0.20, true, false)
-	fakeRun(t, filepath.Join(root, mr, "jm-e20", "lr0.005", "seed3"), mr, "jm", 0.005, 3, 0.02, true, false)
-	fakeRun(t, filepath.Join(root, data.Dyck, "rns", "lr0.01", "seed1"), data.Dyck, "rns", 0.01, 1, 0.40, true, false)
+	mr, p := data.MarkedReversal, data.GrammarPaper
+	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed1"), mr, p, "lstm", 0.01, 1, 0.30, true, false)
+	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed2"), mr, p, "lstm", 0.01, 2, 0.10, true, false)
+	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.001", "seed1"), mr, p, "lstm", 0.001, 1, 0.05, false, false) // unfinished, better
+	fakeRun(t, filepath.Join(root, mr, "jm-e2", "lr0.01", "seed1"), mr, p, "jm", 0.01, 1, 0.20, true, false)
+	fakeRun(t, filepath.Join(root, mr, "jm-e20", "lr0.005", "seed3"), mr, p, "jm", 0.005, 3, 0.02, true, false)
+	fakeRun(t, filepath.Join(root, data.Dyck, "rns", "lr0.01", "seed1"), data.Dyck, p, "rns", 0.01, 1, 0.40, true, false)
+	// The same task and model under the released definition is another
+	// selection, listed after the paper's.
+	fakeRun(t, filepath.Join(root, "released", data.Dyck, "rns", "lr0.01", "seed1"), data.Dyck, data.GrammarReleased, "rns", 0.01, 1, 0.50, true, false)
 	sel, err := SelectBest(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sel.Sweep != root || sel.Finished != 5 || sel.Unfinished != 1 {
-		t.Errorf("sweep %s, finished %d, unfinished %d; want %s, 5 and 1", sel.Sweep, sel.Finished, sel.Unfinished, root)
+	if sel.Sweep != root || sel.Finished != 6 || sel.Unfinished != 1 {
+		t.Errorf("sweep %s, finished %d, unfinished %d; want %s, 6 and 1", sel.Sweep, sel.Finished, sel.Unfinished, root)
 	}
 	want := []struct {
-		task, model string
-		diff        float64
-		seed        uint64
-		emb, n      int
-	}{{mr, "lstm", 0.10, 2, 0, 2}, {mr, "jm", 0.02, 3, 20, 2}, {data.Dyck, "rns", 0.40, 1, 0, 1}}
+		task    string
+		grammar data.Grammar
+		model   string
+		diff    float64
+		seed    uint64
+		emb, n  int
+	}{
+		{mr, p, "lstm", 0.10, 2, 0, 2}, {mr, p, "jm", 0.02, 3, 20, 2},
+		{data.Dyck, p, "rns", 0.40, 1, 0, 1}, {data.Dyck, data.GrammarReleased, "rns", 0.50, 1, 0, 1},
+	}
 	if len(sel.Selected) != len(want) {
 		t.Fatalf("%d selected, want %d: %+v", len(sel.Selected), len(want), sel.Selected)
 	}
 	for i, w := range want {
 		s := sel.Selected[i]
-		if s.Task != w.task || s.Model != w.model || s.ValidDiff != w.diff || s.Seed != w.seed ||
+		if s.Task != w.task || s.Grammar != w.grammar || s.Model != w.model || s.ValidDiff != w.diff || s.Seed != w.seed ||
 			s.StackEmbedding != w.emb || s.Candidates != w.n || s.TestDiff != nil {
 			t.Errorf("selected[%d] = %+v, want %+v", i, s, w)
 		}
@@ -84,7 +95,7 @@ func TestSelectBest(t *testing.T) {
 
 	// FindRuns sees every run, finished or not, in lexical order.
 	runs, err := FindRuns(root)
-	if err != nil || len(runs) != 6 || runs[0].Dir != filepath.Join(root, data.Dyck, "rns", "lr0.01", "seed1") || runs[0].Summary == nil {
+	if err != nil || len(runs) != 7 || runs[0].Dir != filepath.Join(root, data.Dyck, "rns", "lr0.01", "seed1") || runs[0].Summary == nil {
 		t.Errorf("FindRuns: %d runs, %v", len(runs), err)
 	}
 	unfinished := 0
@@ -112,12 +123,12 @@ func TestSelectBest(t *testing.T) {
 // memory is bounded by one model however many are selected.
 func TestEvaluateReleasesEachModel(t *testing.T) {
 	root := t.TempDir()
-	mr := data.MarkedReversal
+	mr, p := data.MarkedReversal, data.GrammarPaper
 	kinds := []string{nsrnn.LSTM, nsrnn.Gref, nsrnn.JM, nsrnn.RNS}
 	for i, k := range kinds {
-		fakeRun(t, filepath.Join(root, mr, k), mr, k, 0.01, uint64(i+1), 0.1, true, true)
+		fakeRun(t, filepath.Join(root, mr, k), mr, p, k, 0.01, uint64(i+1), 0.1, true, true)
 	}
-	fakeRun(t, filepath.Join(root, data.Dyck, "lstm"), data.Dyck, "lstm", 0.01, 1, 0.1, true, true)
+	fakeRun(t, filepath.Join(root, data.Dyck, "lstm"), data.Dyck, p, "lstm", 0.01, 1, 0.1, true, true)
 	sel, err := SelectBest(root)
 	if err != nil {
 		t.Fatal(err)
@@ -196,5 +207,36 @@ func TestEvaluateReleasesEachModel(t *testing.T) {
 	_, err = sel.Evaluate(spec, TestOptions{Done: func(*Selected, *Report) error { n++; return stop }})
 	if !errors.Is(err, stop) || n != 1 || len(loaded) != 1 {
 		t.Errorf("Done's error: %v after %d evaluations, %d loads", err, n, len(loaded))
+	}
+}
+
+// TestEvaluateUnderEachGrammar checks that each selected model is tested on
+// its own run's task definition.
+func TestEvaluateUnderEachGrammar(t *testing.T) {
+	root := t.TempDir()
+	for _, g := range []data.Grammar{data.GrammarPaper, data.GrammarReleased} {
+		fakeRun(t, filepath.Join(root, string(g)), data.Dyck, g, "lstm", 0.01, 1, 0.1, true, true)
+	}
+	sel, err := SelectBest(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps, err := sel.Evaluate(TestSpec{MinLength: 4, MaxLength: 4, PerLength: 50, Seed: 7}, TestOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Given length 4, released's test strings are the 4 concatenations,
+	// ( ) ( ) and the like, each with probability 1/4: ln 4 nats over 5
+	// symbols; paper's are mostly nested, with probability 39/160 each.
+	paper, released := reps[0].Overall, reps[1].Overall
+	if sel.Selected[0].Grammar != data.GrammarPaper || sel.Selected[1].Grammar != data.GrammarReleased {
+		t.Fatalf("selection %+v", sel.Selected)
+	}
+	if want := math.Log(4) / 5; math.Abs(released.LowerBound-want) > 1e-12 || math.Abs(paper.LowerBound-want) < 1e-3 {
+		t.Errorf("lower bounds: paper %v, released %v (want %v)", paper.LowerBound, released.LowerBound, want)
+	}
+	b, _ := json.Marshal(sel.Selected[1])
+	if !strings.Contains(string(b), `"grammar":"released"`) {
+		t.Errorf("selected run's JSON lacks its grammar: %s", b)
 	}
 }

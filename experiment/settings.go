@@ -1,9 +1,11 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 
+	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -12,8 +14,11 @@ import (
 // resumed run must have the same. Zero values of Clip, Patience, Decay,
 // EarlyStop and Epochs select the protocol's defaults in TrainConfig.
 type Settings struct {
-	// Task is the task's name (data.TaskNames).
-	Task string `json:"task"`
+	// Task is the task's name (data.TaskNames) and Grammar its definition.
+	// A run.json without "grammar", written before there was a choice, is
+	// read as data.GrammarPaper; an empty Grammar is written as "paper".
+	Task    string       `json:"task"`
+	Grammar data.Grammar `json:"grammar"`
 	// Model is the model's configuration.
 	Model nsrnn.Config `json:"model"`
 	// LR is Adam's initial learning rate.
@@ -42,6 +47,36 @@ type Settings struct {
 	EarlyStop int     `json:"early_stop"`
 	Decay     float64 `json:"decay"`
 }
+
+// settingsJSON has Settings' fields without its methods.
+type settingsJSON Settings
+
+// MarshalJSON writes the settings with an empty Grammar as "paper".
+func (s Settings) MarshalJSON() ([]byte, error) {
+	s.Grammar = data.Grammar(s.Grammar.String())
+	return json.Marshal(settingsJSON(s))
+}
+
+// UnmarshalJSON reads settings; a missing or empty "grammar" is
+// data.GrammarPaper, and an unknown one is an error listing the names.
+func (s *Settings) UnmarshalJSON(b []byte) error {
+	var v settingsJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if v.Grammar == "" {
+		v.Grammar = data.GrammarPaper
+	}
+	if _, err := data.ParseGrammar(string(v.Grammar)); err != nil {
+		return err
+	}
+	*s = Settings(v)
+	return nil
+}
+
+// TaskDef returns the run's task under its definition:
+// data.TaskFor(s.Task, s.Grammar).
+func (s Settings) TaskDef() (*data.Task, error) { return data.TaskFor(s.Task, s.Grammar) }
 
 // ReadSettings reads the Settings of the run in dir from its run.json. The
 // error for a directory without one wraps os.ErrNotExist.

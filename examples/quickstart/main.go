@@ -111,7 +111,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	// stopping) on shorter strings; the models differ only in Model, so
 	// they share the data.
 	base := experiment.Settings{
-		Task: task.Name(), LR: learningRate, Seed: *seed, Epochs: *epochs,
+		Task: task.Name(), Grammar: task.Definition(), LR: learningRate, Seed: *seed, Epochs: *epochs,
 		TrainSize: *trainSize, ValidSize: *validSize, BatchSize: batchSize, MinLength: minLength, MaxLength: maxLength,
 		Clip: 5, Patience: 5, EarlyStop: 10, Decay: 0.9,
 	}

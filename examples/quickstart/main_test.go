@@ -35,7 +35,7 @@ func TestQuickstartTiny(t *testing.T) {
 		}
 		// run.json holds the run's settings, as train writes them.
 		s, err := experiment.ReadSettings(dir)
-		if err != nil || s.Task != "marked-reversal" || s.Seed != 3 || s.Epochs != 2 || s.Model.Kind != kind {
+		if err != nil || s.Task != "marked-reversal" || s.Grammar != "paper" || s.Seed != 3 || s.Epochs != 2 || s.Model.Kind != kind {
 			t.Errorf("run.json: %+v, %v", s, err)
 		}
 		m, err := nsrnn.Load(filepath.Join(dir, "model"))

@@ -40,6 +40,7 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("actions", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	taskName := fs.String("task", data.MarkedReversal, "task (Figure 3 uses marked-reversal)")
+	grammar := cli.AddGrammarFlag(fs)
 	out := fs.String("out", "", "output directory (required); each model writes DIR/<model>/actions.jsonl")
 	modelList := fs.String("models", "ns+s,rns", "comma-separated models that record actions (ns+s, rns)")
 	var s experiment.Settings
@@ -70,7 +71,7 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	t, err := taskFlag(*taskName)
+	t, err := taskFlag(*taskName, *grammar)
 	if err != nil {
 		return err
 	}
@@ -80,12 +81,12 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, kind := range models {
 		mf := &cli.ModelFlags{Kind: kind, Hidden: *hidden, Layers: 1, Bottom: "original"}
-		_, cfg, err := taskModel(t.Name(), mf)
+		_, cfg, err := taskModel(t.Name(), t.Definition(), mf)
 		if err != nil {
 			return err
 		}
 		ms := s
-		ms.Task, ms.Model = t.Name(), cfg
+		ms.Task, ms.Grammar, ms.Model = t.Name(), t.Definition(), cfg
 		if err := recordActions(ms, t, w[0], filepath.Join(*out, kind), stderr); err != nil {
 			return fmt.Errorf("%s: %w", kind, err)
 		}
@@ -135,7 +136,7 @@ func recordActions(s experiment.Settings, t *data.Task, w []int, dir string, std
 		}
 	})}
 	fmt.Fprintf(stderr, "actions: training %s on %s (%d strings, lr %g) and recording its actions on %q\n",
-		s.Model.Kind, t.Name(), s.TrainSize, s.LR, text)
+		s.Model.Kind, taskLabel(t.Name(), t.Definition()), s.TrainSize, s.LR, text)
 	_, err = nsrnn.Train(m, d.Train, d.Valid, tc)
 	return err
 }

@@ -197,7 +197,7 @@ func measureCost(kind string, s costSettings) (*costMeasure, error) {
 	if kind == nsrnn.Gref || kind == nsrnn.JM {
 		mf.StackEmbedding = s.StackEmbedding
 	}
-	_, cfg, err := taskModel(t.Name(), mf)
+	_, cfg, err := taskModel(t.Name(), t.Definition(), mf)
 	if err != nil {
 		return nil, err
 	}

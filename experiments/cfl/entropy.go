@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 
-	"github.com/nsrnn/nsrnn/data"
 	"github.com/spf13/pflag"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/internal/cli"
 )
 
 func init() {
@@ -17,11 +19,13 @@ func init() {
 
 // runEntropy reads strings of --task and prints the per-symbol cross-entropy
 // of the source distribution p(w) = (1/K)·p_G(w)/p_G(|w|) on them, the lower
-// bound of a model's cross-entropy, in nats.
+// bound of a model's cross-entropy, in nats; G is the task's grammar under
+// the definition --grammar.
 func runEntropy(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("entropy", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	taskName := fs.String("task", "", fmt.Sprintf("task, one of %v (required)", data.TaskNames()))
+	grammar := cli.AddGrammarFlag(fs)
 	lengths := fs.String("lengths", "", "MIN:MAX range of lengths of the source distribution (required)")
 	in := fs.String("in", "", "file of strings, one per line (default: standard input)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -34,7 +38,7 @@ func runEntropy(args []string, stdout, stderr io.Writer) error {
 	if err := requireFlags(fs, "task", "lengths"); err != nil {
 		return err
 	}
-	t, err := taskFlag(*taskName)
+	t, err := taskFlag(*taskName, *grammar)
 	if err != nil {
 		return err
 	}

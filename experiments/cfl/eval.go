@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -23,6 +25,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	dir := fs.String("model", "", "directory of a training run (required)")
 	taskName := fs.String("task", "", "task (required)")
+	grammar := cli.AddGrammarFlag(fs)
+	gf := fs.Lookup("grammar")
+	gf.Usage = "task definition: " + joinNames(data.GrammarNames()) + " (default: the run's, from its " + experiment.RunFile + ", else paper)"
+	gf.DefValue = ""
+	force := fs.Bool("force", false, "evaluate under a --grammar other than the run's")
 	testFile := fs.String("test", "", "file of test strings (default: sample them)")
 	lengths := fs.String("lengths", "40:100", "MIN:MAX test lengths")
 	perLength := fs.Int("per-length", 100, "sampled test strings per valid length")
@@ -44,7 +51,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if *batchSize < 1 || *perLength < 1 {
 		return fmt.Errorf("--batch-size and --per-length must be at least 1")
 	}
-	t, err := taskFlag(*taskName)
+	g, err := evalGrammar(*dir, *grammar, fs.Changed("grammar"), *force)
+	if err != nil {
+		return err
+	}
+	t, err := taskFlag(*taskName, g)
 	if err != nil {
 		return err
 	}
@@ -86,4 +97,24 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rep)
+}
+
+// evalGrammar is the task definition eval uses for the run in dir: the
+// run's (from its run.json; "paper" for a run.json that predates the
+// choice, or the flag's for a directory without one), or the --grammar
+// given, which must be the run's unless forced.
+func evalGrammar(dir string, flag data.Grammar, given, force bool) (data.Grammar, error) {
+	s, err := experiment.ReadSettings(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return flag, nil
+	case err != nil:
+		return "", fmt.Errorf("--model: %w", err)
+	case !given:
+		return s.Grammar, nil
+	case flag != s.Grammar && !force:
+		return "", fmt.Errorf("--grammar %s differs from the run's grammar %s (%s); use --force to evaluate it under %s anyway",
+			flag, s.Grammar, filepath.Join(dir, experiment.RunFile), flag)
+	}
+	return flag, nil
 }

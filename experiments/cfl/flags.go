@@ -43,11 +43,24 @@ func requireFlags(fs interface{ Changed(string) bool }, names ...string) error {
 	return nil
 }
 
-// taskFlag returns the task named by the --task flag's value.
-func taskFlag(name string) (*data.Task, error) {
-	t, err := data.NewTask(name)
+// taskFlag returns the task named by the --task flag's value under the
+// definition of the --grammar flag.
+func taskFlag(name string, g data.Grammar) (*data.Task, error) {
+	t, err := data.TaskFor(name, g)
 	if err != nil {
 		return nil, fmt.Errorf("--task: %w", err)
 	}
 	return t, nil
 }
+
+// taskLabel names a task in messages: its name, followed by its definition
+// when that is not the default.
+func taskLabel(task string, g data.Grammar) string {
+	if g.String() == string(data.GrammarPaper) {
+		return task
+	}
+	return fmt.Sprintf("%s (%s grammar)", task, g)
+}
+
+// joinNames joins names with commas.
+func joinNames(names []string) string { return strings.Join(names, ", ") }

@@ -15,11 +15,13 @@ func init() {
 	prog.Register("params", "print the number of parameters of a model for a task", runParams)
 }
 
-// taskModelFlags registers the flags that describe a model for a CFL task.
-func taskModelFlags(fs *pflag.FlagSet) (task *string, mf *cli.ModelFlags) {
+// taskModelFlags registers the flags that describe a model for a CFL task:
+// the task, its definition (--grammar) and the model.
+func taskModelFlags(fs *pflag.FlagSet) (task *string, grammar *data.Grammar, mf *cli.ModelFlags) {
 	task = fs.String("task", "", "task: marked-reversal, unmarked-reversal, padded-reversal, dyck, hardest-cfl (required)")
+	grammar = cli.AddGrammarFlag(fs)
 	mf = cli.AddModelFlags(fs, 20)
-	return task, mf
+	return task, grammar, mf
 }
 
 // stackDefaults are the paper's |Q| and |Γ| for each task (appendix B).
@@ -31,16 +33,16 @@ func stackDefaults(task string) (states, symbols int) {
 	return 2, 3
 }
 
-// taskModel resolves the task and the model configuration from the flags,
-// filling the paper's defaults: |Q| and |Γ| per task for the ns models, and
-// stack vectors of size 20 for gref and jm.
-func taskModel(taskName string, mf *cli.ModelFlags) (*data.Task, nsrnn.Config, error) {
+// taskModel resolves the task under definition g and the model
+// configuration from the flags, filling the paper's defaults: |Q| and |Γ|
+// per task for the ns models, and stack vectors of size 20 for gref and jm.
+func taskModel(taskName string, g data.Grammar, mf *cli.ModelFlags) (*data.Task, nsrnn.Config, error) {
 	if taskName == "" {
 		return nil, nsrnn.Config{}, fmt.Errorf("--task is required (one of %v)", data.TaskNames())
 	}
-	task, err := data.NewTask(taskName)
+	task, err := taskFlag(taskName, g)
 	if err != nil {
-		return nil, nsrnn.Config{}, fmt.Errorf("--task: %w", err)
+		return nil, nsrnn.Config{}, err
 	}
 	if nsrnn.IsNondeterministic(mf.Kind) {
 		q, g := stackDefaults(taskName)
@@ -61,14 +63,14 @@ func taskModel(taskName string, mf *cli.ModelFlags) (*data.Task, nsrnn.Config, e
 func runParams(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("params", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	task, mf := taskModelFlags(fs)
+	task, grammar, mf := taskModelFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	_, cfg, err := taskModel(*task, mf)
+	_, cfg, err := taskModel(*task, *grammar, mf)
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,10 @@ import (
 	"io"
 	"math/rand/v2"
 
-	"github.com/nsrnn/nsrnn/data"
 	"github.com/spf13/pflag"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/internal/cli"
 )
 
 func init() {
@@ -15,11 +17,13 @@ func init() {
 
 // runSample writes --count strings of --task, one per line, each with a
 // length drawn uniformly from the valid lengths in --lengths and then drawn
-// from the task's PCFG conditioned on that length.
+// from the task's PCFG (under the definition --grammar) conditioned on that
+// length.
 func runSample(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("sample", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	taskName := fs.String("task", "", fmt.Sprintf("task, one of %v (required)", data.TaskNames()))
+	grammar := cli.AddGrammarFlag(fs)
 	count := fs.Int("count", 0, "number of strings (required)")
 	lengths := fs.String("lengths", "", "MIN:MAX range of lengths (required)")
 	seed := fs.Uint64("seed", 1, "random seed")
@@ -32,7 +36,7 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if err := requireFlags(fs, "task", "count", "lengths"); err != nil {
 		return err
 	}
-	t, err := taskFlag(*taskName)
+	t, err := taskFlag(*taskName, *grammar)
 	if err != nil {
 		return err
 	}

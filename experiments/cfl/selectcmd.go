@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
+	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
 )
 
@@ -21,6 +23,9 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("select", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sweep := fs.String("sweep", "", "sweep directory (required)")
+	var only data.Grammar
+	fs.Var(grammarFilter{&only}, "grammar", "select only the runs of this task definition ("+
+		joinNames(data.GrammarNames())+"; default: every run, each tested under its own, from its "+experiment.RunFile+")")
 	lengths := fs.String("test-lengths", "40:100", "MIN:MAX test lengths")
 	perLength := fs.Int("per-length", 100, "test strings per valid length")
 	seed := fs.Uint64("seed", 7, "seed of the test set (the same for all models of a task)")
@@ -46,12 +51,24 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if _, err := os.Stat(*sweep); err != nil {
 		return fmt.Errorf("--sweep: %w", err)
 	}
-	sel, err := experiment.SelectBest(*sweep)
+	runs, err := experiment.FindRuns(*sweep)
 	if err != nil {
 		return fmt.Errorf("--sweep: %w", err)
 	}
+	if only != "" {
+		runs = slices.DeleteFunc(runs, func(r experiment.Run) bool { return r.Settings.Grammar != only })
+	}
+	sel := experiment.SelectRuns(*sweep, runs)
 	if len(sel.Selected) == 0 {
 		return fmt.Errorf("--sweep %s: no finished runs (%d unfinished)", *sweep, sel.Unfinished)
+	}
+	// The test results and the figures are per task: one definition each.
+	for i := 1; i < len(sel.Selected); i++ {
+		a, b := sel.Selected[i-1], sel.Selected[i]
+		if a.Task == b.Task && a.Grammar != b.Grammar {
+			return fmt.Errorf("--sweep %s holds runs of %s under two grammars (%s in %s, %s in %s); choose one with --grammar",
+				*sweep, a.Task, a.Grammar, a.Dir, b.Grammar, b.Dir)
+		}
 	}
 	if sel.Unfinished > 0 {
 		fmt.Fprintf(stderr, "select: ignoring %d unfinished runs (no %s)\n", sel.Unfinished, experiment.SummaryFile)
@@ -81,7 +98,7 @@ func evaluateSelection(sel *experiment.Selection, spec experiment.TestSpec, batc
 	_, err := sel.Evaluate(spec, experiment.TestOptions{
 		BatchSize: batchSize,
 		Start: func(s *experiment.Selected, n int) {
-			fmt.Fprintf(stderr, "select: testing %s on %s (%d strings) …\n", s.Dir, s.Task, n)
+			fmt.Fprintf(stderr, "select: testing %s on %s (%d strings) …\n", s.Dir, taskLabel(s.Task, s.Grammar), n)
 		},
 		Done: func(s *experiment.Selected, rep *experiment.Report) error {
 			path := experiment.TestResultPath(sel.Sweep, s.Task, s.Model)
@@ -115,7 +132,7 @@ func writeSelectionTable(w io.Writer, sel *experiment.Selection) error {
 			test = fmt.Sprintf("%.4f", *s.TestDiff)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%.4f\t%s\t%d\n",
-			s.Task, s.Model, formatLR(s.LR), stack, s.Seed, s.BestEpoch, s.Epochs, s.ValidDiff, test, s.Candidates)
+			taskLabel(s.Task, s.Grammar), s.Model, formatLR(s.LR), stack, s.Seed, s.BestEpoch, s.Epochs, s.ValidDiff, test, s.Candidates)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -127,3 +144,11 @@ func writeSelectionTable(w io.Writer, sel *experiment.Selection) error {
 	fmt.Fprintln(w)
 	return nil
 }
+
+// grammarFilter is select's --grammar: a task definition, or empty for
+// every one.
+type grammarFilter struct{ g *data.Grammar }
+
+func (f grammarFilter) String() string     { return string(*f.g) }
+func (f grammarFilter) Set(s string) error { return f.g.Set(s) }
+func (f grammarFilter) Type() string       { return "grammar" }

@@ -19,15 +19,21 @@ import (
 // it also saves a real (untrained) model and a two-epoch log.
 func fakeRun(t *testing.T, dir, task, kind string, lr float64, seed uint64, diff float64, finished, withModel bool) {
 	t.Helper()
+	fakeRunGrammar(t, dir, task, data.GrammarPaper, kind, lr, seed, diff, finished, withModel)
+}
+
+// fakeRunGrammar is fakeRun for a run of task under definition g.
+func fakeRunGrammar(t *testing.T, dir, task string, g data.Grammar, kind string, lr float64, seed uint64, diff float64, finished, withModel bool) {
+	t.Helper()
 	mf := &cli.ModelFlags{Kind: kind, Hidden: 4, Layers: 1, Bottom: "original"}
-	_, cfg, err := taskModel(task, mf)
+	_, cfg, err := taskModel(task, g, mf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), experiment.Settings{Task: task, Model: cfg, LR: lr, Seed: seed}); err != nil {
+	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), experiment.Settings{Task: task, Grammar: g, Model: cfg, LR: lr, Seed: seed}); err != nil {
 		t.Fatal(err)
 	}
 	if withModel {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -43,6 +44,8 @@ type sweepRun struct {
 	Restart        int     `json:"restart"`
 	Seed           uint64  `json:"seed"`
 	Dir            string  `json:"dir"`
+	// Grammar is the task definition, when it is not the default, paper.
+	Grammar data.Grammar `json:"grammar,omitempty"`
 	// Args are the arguments of the train command, without "train" and
 	// without --resume, which is added when Dir holds an interrupted run.
 	Args []string `json:"args"`
@@ -55,6 +58,9 @@ type sweepGrid struct {
 	LRs             []float64
 	StackEmbeddings []int
 	Restarts        int
+	// Grammar is the definition of the tasks, passed to every run with
+	// --grammar unless it is the default, paper.
+	Grammar data.Grammar
 	// Extra are train flags passed to every run (--epochs and the like).
 	Extra []string
 	Out   string
@@ -83,6 +89,10 @@ func formatLR(lr float64) string { return strconv.FormatFloat(lr, 'g', -1, 64) }
 // parameters and shuffling, while different settings share data.
 func (g sweepGrid) enumerate() []sweepRun {
 	var runs []sweepRun
+	var grammar data.Grammar
+	if g.Grammar.String() != string(data.GrammarPaper) {
+		grammar = g.Grammar
+	}
 	for _, task := range g.Tasks {
 		for _, kind := range g.Models {
 			embs := []int{0}
@@ -98,6 +108,9 @@ func (g sweepGrid) enumerate() []sweepRun {
 					for k := 1; k <= g.Restarts; k++ {
 						dir := filepath.Join(g.Out, task, modelDirName(kind, e), "lr"+formatLR(lr), fmt.Sprintf("seed%d", k))
 						args := []string{"--task", task, "--model", kind, "--lr", formatLR(lr), "--seed", strconv.Itoa(k)}
+						if grammar != "" {
+							args = append(args, "--grammar", string(grammar))
+						}
 						if e > 0 {
 							args = append(args, "--stack-embedding", strconv.Itoa(e))
 						}
@@ -107,7 +120,7 @@ func (g sweepGrid) enumerate() []sweepRun {
 						args = append(args, g.Extra...)
 						args = append(args, "--out", dir, "--quiet")
 						runs = append(runs, sweepRun{
-							Task: task, Model: kind, StackEmbedding: e, States: q, Symbols: gamma,
+							Task: task, Grammar: grammar, Model: kind, StackEmbedding: e, States: q, Symbols: gamma,
 							LR: lr, Restart: k, Seed: uint64(k), Dir: dir, Args: args,
 						})
 					}
@@ -192,6 +205,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run runFunc) error {
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	taskList := fs.String("task", "", "task, or all (required)")
+	grammar := cli.AddGrammarFlag(fs)
 	modelList := fs.String("models", "all", "comma-separated models, or all ("+strings.Join(nsrnn.Kinds, ",")+")")
 	out := fs.String("out", "", "sweep directory (required)")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs executed in parallel (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
@@ -211,7 +225,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run runFunc) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	g := sweepGrid{LRs: *lrs, StackEmbeddings: *embs, Restarts: *restarts, Out: *out}
+	g := sweepGrid{Grammar: *grammar, LRs: *lrs, StackEmbeddings: *embs, Restarts: *restarts, Out: *out}
 	var err error
 	switch {
 	case *taskList == "":

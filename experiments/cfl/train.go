@@ -73,7 +73,7 @@ func checkProtocol(s *experiment.Settings, lengths string) error {
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := pflag.NewFlagSet("train", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
-	task, mf := taskModelFlags(fs)
+	task, grammar, mf := taskModelFlags(fs)
 	var s experiment.Settings
 	lengths := protocolFlags(fs, &s, 0, 200, 10)
 	out := fs.String("out", "", "output directory (required)")
@@ -88,11 +88,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if mf.Kind != "" && !slices.Contains(nsrnn.Kinds, mf.Kind) {
 		return fmt.Errorf("--model %q: unknown model (want one of %s)", mf.Kind, strings.Join(nsrnn.Kinds, ", "))
 	}
-	t, cfg, err := taskModel(*task, mf)
+	t, cfg, err := taskModel(*task, *grammar, mf)
 	if err != nil {
 		return err
 	}
-	s.Task, s.Model = t.Name(), cfg
+	s.Task, s.Grammar, s.Model = t.Name(), t.Definition(), cfg
 	if err := checkProtocol(&s, *lengths); err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		tc.Recorder = append(tc.Recorder.(nsrnn.Recorders), cli.Progress(stderr, cfg.Kind, cli.IsTerminal(stderr)))
 	}
 	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training and %d validation strings, lower bound %.4f nats\n",
-		cfg.Kind, t.Name(), m.NumParams(), s.TrainSize, s.ValidSize, d.LowerBound.Entropy)
+		cfg.Kind, taskLabel(t.Name(), t.Definition()), m.NumParams(), s.TrainSize, s.ValidSize, d.LowerBound.Entropy)
 	res, err := nsrnn.Train(m, d.Train, d.Valid, tc)
 	if err != nil {
 		return err
