@@ -71,6 +71,28 @@ func TestParamCount(t *testing.T) {
 	}
 }
 
+// TestInit checks that Init draws every parameter, biases included, by the
+// scheme's Recurrent rule: uniform in ±u, or ±0.1 for the zero scheme.
+func TestInit(t *testing.T) {
+	for _, u := range []float64{0, 0.05, 0.3} {
+		l, _ := NewLSTM("lstm", 4, 5, 2)
+		l.Init(param.Scheme{Uniform: u}, rand.New(rand.NewPCG(1, 1)))
+		bound := u
+		if u == 0 {
+			bound = 0.1
+		}
+		for _, p := range l.Params() {
+			big := 0.0
+			for _, v := range p.Data() {
+				big = math.Max(big, math.Abs(v))
+			}
+			if big > bound || big < bound/2 {
+				t.Errorf("scheme %v: %s reaches ±%v, want up to ±%v", u, p.Name, big, bound)
+			}
+		}
+	}
+}
+
 // TestStepByHand checks one step of a one-unit LSTM against the equations
 // written out by hand, for two batch rows, with the input in two parts.
 func TestStepByHand(t *testing.T) {
@@ -90,7 +112,7 @@ func TestStepByHand(t *testing.T) {
 	c0 := []float64{-0.2, 0.7}
 
 	g := G.NewGraph()
-	lg := l.Bind(g, 2)
+	lg := l.Bind(param.NewBinding(g), 2)
 	in := lg.Input()
 	if err := lg.SetInput(Carry{{h0[0], c0[0], h0[1], c0[1]}}); err != nil {
 		t.Fatal(err)
@@ -145,7 +167,8 @@ func TestGradients(t *testing.T) {
 			}
 			l.Init(param.Scheme{Uniform: 0.8}, rng)
 			g := G.NewGraph()
-			lg := l.Bind(g, batch)
+			pb := param.NewBinding(g)
+			lg := l.Bind(pb, batch)
 			st := lg.Input()
 			carry := make(Carry, tc.layers)
 			for i := range carry {
@@ -156,7 +179,7 @@ func TestGradients(t *testing.T) {
 			}
 			var params G.Nodes
 			for _, p := range l.Params() {
-				params = append(params, g.ByName(p.Name)[0])
+				params = append(params, pb.Node(p))
 			}
 			for i := 0; i < tc.layers; i++ {
 				params = append(params, st.Layer(i))
@@ -183,7 +206,7 @@ func TestGradients(t *testing.T) {
 				}
 			}
 			loss = G.Must(G.Add(loss, dot(g, st.C(), randDense(rng, 1, batch, hidden), "cfinal")))
-			bad, worst, err := gradcheck.Check(g, loss, params, gradcheck.Options{Tol: 1e-6, Step: 1e-5})
+			bad, worst, err := gradcheck.Check(g, loss, params, gradcheck.Options{Tol: 1e-6, Step: 1e-5, Binding: pb})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,7 +231,7 @@ func TestCarry(t *testing.T) {
 	}
 	chain := func(from, to int, c Carry) Carry {
 		g := G.NewGraph()
-		lg := l.Bind(g, batch)
+		lg := l.Bind(param.NewBinding(g), batch)
 		st := lg.Zero()
 		if c != nil {
 			st = lg.Input()
@@ -240,6 +263,149 @@ func TestCarry(t *testing.T) {
 	}
 }
 
+// TestBindings checks the gradient accumulators: a run adds the
+// parameters' gradients into its own graph's binding (a second run without
+// ZeroGrads doubles them), and running another graph of the same LSTM,
+// with a binding of its own, leaves them alone.
+func TestBindings(t *testing.T) {
+	const hidden, steps = 3, 3
+	rng := rand.New(rand.NewPCG(4, 4))
+	l, _ := NewLSTM("lstm", 2, hidden, 2)
+	l.Init(param.Scheme{Uniform: 0.5}, rng)
+	type graph struct {
+		pb *param.Binding
+		m  G.VM
+	}
+	build := func(batch int) graph {
+		g := G.NewGraph()
+		pb := param.NewBinding(g)
+		lg := l.Bind(pb, batch)
+		st := lg.Zero()
+		var loss *G.Node
+		for s := 1; s <= steps; s++ {
+			var err error
+			if st, err = lg.Step(s, []*G.Node{input(g, fmt.Sprint("x", s), randDense(rng, 1, batch, 2))}, st); err != nil {
+				t.Fatal(err)
+			}
+			term := dot(g, st.H(), randDense(rng, 1, batch, hidden), fmt.Sprint("a", s))
+			if loss == nil {
+				loss = term
+			} else {
+				loss = G.Must(G.Add(loss, term))
+			}
+		}
+		if _, err := G.Grad(loss, pb.Anchor()); err != nil {
+			t.Fatal(err)
+		}
+		return graph{pb, G.NewTapeMachine(g)}
+	}
+	a, b := build(2), build(3)
+	defer a.m.Close()
+	defer b.m.Close()
+	runAll := func(gr graph) {
+		gr.m.Reset()
+		if err := gr.m.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grads := func(pb *param.Binding) [][]float64 {
+		var out [][]float64
+		for _, p := range l.Params() {
+			out = append(out, append([]float64(nil), pb.Grad(p)...))
+		}
+		return out
+	}
+	runAll(a)
+	once := grads(a.pb)
+	nonzero := false
+	for _, g := range once {
+		for _, v := range g {
+			nonzero = nonzero || v != 0
+		}
+	}
+	if !nonzero {
+		t.Fatal("a run left every gradient zero")
+	}
+	runAll(b)
+	for i, g := range grads(a.pb) {
+		for j, v := range g {
+			if v != once[i][j] {
+				t.Fatalf("%s: running another graph changed the gradient from %v to %v", l.Params()[i].Name, once[i][j], v)
+			}
+		}
+	}
+	runAll(a)
+	for i, g := range grads(a.pb) {
+		for j, v := range g {
+			if math.Abs(v-2*once[i][j]) > 1e-12*(1+math.Abs(v)) {
+				t.Fatalf("%s: two runs without ZeroGrads gave %v, want twice %v", l.Params()[i].Name, v, once[i][j])
+			}
+		}
+	}
+	a.pb.ZeroGrads()
+	runAll(a)
+	for i, g := range grads(a.pb) {
+		for j, v := range g {
+			if v != once[i][j] {
+				t.Fatalf("%s: a run after ZeroGrads gave %v, want %v", l.Params()[i].Name, v, once[i][j])
+			}
+		}
+	}
+}
+
+// TestRunner checks that a Runner fed with the inputs of a graph gives the
+// graph's hidden states (two layers, the input in two parts), that Reset
+// returns it to the zero state, and that NewRunner refuses parts that do
+// not fit.
+func TestRunner(t *testing.T) {
+	const batch, hidden, steps = 2, 3, 4
+	rng := rand.New(rand.NewPCG(6, 6))
+	l, _ := NewLSTM("lstm", 5, hidden, 2)
+	l.Init(param.Scheme{Uniform: 0.8}, rng)
+	g := G.NewGraph()
+	lg := l.Bind(param.NewBinding(g), batch)
+	st := lg.Zero()
+	var xs [][2]*tensor.Dense
+	var hs []*G.Node
+	for s := 1; s <= steps; s++ {
+		x := [2]*tensor.Dense{randDense(rng, 1, batch, 2), randDense(rng, 1, batch, 3)}
+		xs = append(xs, x)
+		var err error
+		if st, err = lg.Step(s, []*G.Node{input(g, fmt.Sprint("a", s), x[0]), input(g, fmt.Sprint("b", s), x[1])}, st); err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, st.H()) // nothing consumes it: its value outlives the run
+	}
+	run(t, g)
+	r, err := l.NewRunner(batch, []int{2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pass := range 2 {
+		for s, x := range xs {
+			got := r.Step([][]float64{x[0].Float64s(), x[1].Float64s()})
+			want := hs[s].Value().Data().([]float64)
+			for i := range want {
+				if math.Abs(got[i]-want[i]) > 1e-14 {
+					t.Fatalf("pass %d step %d: runner h %v, graph %v", pass, s+1, got, want)
+				}
+			}
+			if &r.H()[0] != &got[0] {
+				t.Error("H is not the latest hidden state")
+			}
+		}
+		r.Reset()
+	}
+	for _, sizes := range [][]int{{2, 2}, {5, 1}, {-1, 6}} {
+		if _, err := l.NewRunner(batch, sizes); err == nil {
+			t.Errorf("NewRunner with parts %v gave no error", sizes)
+		}
+	}
+	if _, err := l.NewRunner(0, []int{5}); err == nil {
+		t.Error("NewRunner with batch 0 gave no error")
+	}
+}
+
 // BenchmarkLSTM60 runs forward and backward of 60 steps, batch 10, input
 // 4+6, hidden 20, one layer, through a TapeMachine.
 func BenchmarkLSTM60(b *testing.B) {
@@ -248,13 +414,10 @@ func BenchmarkLSTM60(b *testing.B) {
 	l, _ := NewLSTM("lstm", 10, hidden, 1)
 	l.Init(param.Scheme{Uniform: 0.1}, rng)
 	g := G.NewGraph()
-	lg := l.Bind(g, batch)
+	pb := param.NewBinding(g)
+	lg := l.Bind(pb, batch)
 	st := lg.Zero()
 	var loss *G.Node
-	var params G.Nodes
-	for _, p := range l.Params() {
-		params = append(params, g.ByName(p.Name)[0])
-	}
 	for s := 1; s <= steps; s++ {
 		x := input(g, fmt.Sprint("x", s), randDense(rng, 1, batch, 4))
 		r := input(g, fmt.Sprint("r", s), randDense(rng, 1, batch, 6))
@@ -269,13 +432,16 @@ func BenchmarkLSTM60(b *testing.B) {
 			loss = G.Must(G.Add(loss, term))
 		}
 	}
-	if _, err := G.Grad(loss, params...); err != nil {
+	// The parameters' gradients go into pb's accumulators; the anchor
+	// makes gorgonia run the cells' backward passes.
+	if _, err := G.Grad(loss, pb.Anchor()); err != nil {
 		b.Fatal(err)
 	}
 	m := G.NewTapeMachine(g)
 	defer m.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		pb.ZeroGrads()
 		if err := m.RunAll(); err != nil {
 			b.Fatal(err)
 		}

@@ -339,7 +339,7 @@ func (k *jmStep) Forward(out []float64, in [][]float64) {
 	}
 	inst.tape.Forward(k.t, a, v, out)
 	inst.ran = k.t
-	if inst.carry && k.t == inst.steps {
+	if inst.carry && k.t == inst.last {
 		inst.capture()
 	}
 }

@@ -1,16 +1,14 @@
 package stacks_test
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
-
 	"github.com/nsrnn/nsrnn/internal/param"
 	"github.com/nsrnn/nsrnn/stacks"
 	"github.com/nsrnn/nsrnn/stacks/internal/baseline"
+	"github.com/nsrnn/nsrnn/stacks/stackstest"
 )
 
 // TestJMByHand runs three steps of a superposition stack with given action
@@ -26,18 +24,18 @@ func TestJMByHand(t *testing.T) {
 	tape.Begin(3, nil, false)
 	tape.Forward(1, a[0], v[0], r)
 	// s_1 = [0.7·v1].
-	blNear(t, "s_1", tape.Stack(1, 0), []float64{0.7, 1.4})
-	blNear(t, "r_1", r, []float64{0.7, 1.4})
+	near(t, "s_1", tape.Stack(1, 0), []float64{0.7, 1.4}, 1e-12)
+	near(t, "r_1", r, []float64{0.7, 1.4}, 1e-12)
 	tape.Forward(2, a[1], v[1], r)
 	// s_2[1] = 0.5·v2 + 0.3·s_1[1] = (1.71, 0.42); s_2[2] = 0.5·s_1[1].
-	blNear(t, "s_2", tape.Stack(2, 0), []float64{1.71, 0.42, 0.35, 0.7})
-	blNear(t, "r_2", r, []float64{1.71, 0.42})
+	near(t, "s_2", tape.Stack(2, 0), []float64{1.71, 0.42, 0.35, 0.7}, 1e-12)
+	near(t, "r_2", r, []float64{1.71, 0.42}, 1e-12)
 	tape.Forward(3, a[2], v[2], r)
 	// s_3[1] = 0.1·v3 + 0.1·s_2[1] + 0.8·s_2[2] = (0.451, 1.102);
 	// s_3[2] = 0.1·s_2[1] + 0.1·s_2[2] = (0.206, 0.112);
 	// s_3[3] = 0.1·s_2[2] = (0.035, 0.07).
-	blNear(t, "s_3", tape.Stack(3, 0), []float64{0.451, 1.102, 0.206, 0.112, 0.035, 0.07})
-	blNear(t, "r_3", r, []float64{0.451, 1.102})
+	near(t, "s_3", tape.Stack(3, 0), []float64{0.451, 1.102, 0.206, 0.112, 0.035, 0.07}, 1e-12)
+	near(t, "r_3", r, []float64{0.451, 1.102}, 1e-12)
 
 	// Depth limit 1: s_2 = [(1.71, 0.42)], the pushed-down cell is lost;
 	// s_3[1] = 0.1·v3 + 0.1·s_2[1] + 0.8·0 = (0.171, 0.542).
@@ -45,9 +43,9 @@ func TestJMByHand(t *testing.T) {
 	tape.Begin(3, nil, false)
 	tape.Forward(1, a[0], v[0], r)
 	tape.Forward(2, a[1], v[1], r)
-	blNear(t, "limited s_2", tape.Stack(2, 0), []float64{1.71, 0.42})
+	near(t, "limited s_2", tape.Stack(2, 0), []float64{1.71, 0.42}, 1e-12)
 	tape.Forward(3, a[2], v[2], r)
-	blNear(t, "limited r_3", r, []float64{0.171, 0.542})
+	near(t, "limited r_3", r, []float64{0.171, 0.542}, 1e-12)
 
 	// With trimming for a 3-step pass, s_2 keeps 2 cells and s_3 one, and
 	// the readings do not change.
@@ -59,7 +57,7 @@ func TestJMByHand(t *testing.T) {
 	if tape.Height(2) != 2 || tape.Height(3) != 1 {
 		t.Errorf("trimmed heights %d, %d, want 2, 1", tape.Height(2), tape.Height(3))
 	}
-	blNear(t, "trimmed r_3", r, []float64{0.451, 1.102})
+	near(t, "trimmed r_3", r, []float64{0.451, 1.102}, 1e-12)
 }
 
 // TestJMTrim checks on random actions that the trimmed tape reads exactly
@@ -76,7 +74,7 @@ func TestJMTrim(t *testing.T) {
 			lo, hi := min(x, y), max(x, y)
 			copy(a[s][3*b:], []float64{lo, hi - lo, 1 - hi})
 		}
-		v[s] = blDense(rng, 1, batch, m).Float64s()
+		v[s] = dense(rng, 1, batch, m).Float64s()
 	}
 	for _, depth := range []int{0, 3} {
 		whole, trimmed := baseline.NewJM(batch, m, depth), baseline.NewJM(batch, m, depth)
@@ -101,57 +99,30 @@ func TestJMTrim(t *testing.T) {
 // TestJMLayerByHand checks the Actions layer's wiring: with zero weights
 // the actions are softmax(b_a) and v = σ(b_v). With b_a = (ln 6, ln 3,
 // ln 1), a = (0.6, 0.3, 0.1), so r_1 = 0.6·v and r_2 = 0.6·v + 0.3·0.6·v
-// = 0.78·v.
+// = 0.78·v. Pushing the hidden state instead, v = h_t.
 func TestJMLayerByHand(t *testing.T) {
-	s, err := stacks.NewJM("jm", 2, 2, false, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := s.Params()
-	copy(ps[1].Data(), []float64{math.Log(6), math.Log(3), 0})
-	copy(ps[3].Data(), []float64{0.3, -1.2})
-	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
-	v := []float64{sig(0.3), sig(-1.2)}
-	g := G.NewGraph()
-	inst, err := s.Bind(g, 1, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := blInput(g, "h", blDense(rand.New(rand.NewPCG(1, 1)), 1, 1, 2))
-	r1, _ := inst.Step(1, h)
-	r2, _ := inst.Step(2, h)
-	blRun(t, g)
-	blNear(t, "r_1", r1.Value().Data().([]float64), []float64{0.6 * v[0], 0.6 * v[1]})
-	blNear(t, "r_2", r2.Value().Data().([]float64), []float64{0.78 * v[0], 0.78 * v[1]})
-}
-
-func TestJMGradients(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		hidden, m  int
-		pushHidden bool
-		depth      int
-		steps      int
-		feedback   bool
-	}{
-		{"learned", 3, 2, false, 0, 6, false},
-		{"learned feedback", 3, 2, false, 0, 6, true},
-		{"push hidden", 3, 3, true, 0, 6, false},
-		{"push hidden feedback", 3, 3, true, 0, 6, true},
-		{"depth limit 2", 3, 2, false, 2, 7, true},
-		{"push hidden depth limit 1", 3, 3, true, 1, 5, true},
-		{"one step", 3, 2, false, 0, 1, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(uint64(tc.steps), uint64(tc.depth)))
-			s, err := stacks.NewJM("jm", tc.hidden, tc.m, tc.pushHidden, tc.depth)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Scheme = param.Scheme{Uniform: 1}
-			s.Init(rng)
-			blCheck(t, blBuild(t, s, rng, 2, tc.hidden, tc.steps, tc.feedback))
-		})
+	for _, push := range []bool{false, true} {
+		s, err := stacks.NewJM("jm", 2, 2, push, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := s.Params()
+		copy(ps[1].Data(), []float64{math.Log(6), math.Log(3), 0})
+		d := stackstest.NewData(rand.New(rand.NewPCG(1, 1)), 1, 2, 2, 2)
+		var v []float64
+		if push {
+			d.X[1] = d.X[0]
+			v = d.X[0]
+		} else {
+			copy(ps[3].Data(), []float64{0.3, -1.2})
+			sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+			v = []float64{sig(0.3), sig(-1.2)}
+		}
+		n := newNet(t, s, d, stackstest.Options{Steps: 2})
+		runNet(t, n)
+		n.Close()
+		near(t, "r_0", n.Instance.Initial().Value().Data().([]float64), []float64{0, 0}, 0)
+		nearAll(t, "r", n.Readings(), [][]float64{{0.6 * v[0], 0.6 * v[1]}, {0.78 * v[0], 0.78 * v[1]}}, 1e-12)
 	}
 }
 
@@ -171,6 +142,9 @@ func TestJMParams(t *testing.T) {
 		if got := param.Count(s.Params()); got != want {
 			t.Errorf("%+v: %d parameters, want %d", c, got, want)
 		}
+		if s.Hidden() != c.hidden || s.ReadingSize() != c.m || s.PushHidden() != c.push || s.DepthLimit() != 10 {
+			t.Errorf("%+v: hidden %d, reading size %d, push hidden %v, depth limit %d", c, s.Hidden(), s.ReadingSize(), s.PushHidden(), s.DepthLimit())
+		}
 	}
 	for _, c := range []struct {
 		hidden, m int
@@ -183,92 +157,12 @@ func TestJMParams(t *testing.T) {
 	}
 }
 
-// TestJMCarry checks that a depth-limited stack run as two chunks of one
-// graph, carrying the stack between the runs, reads exactly what it reads
-// in one run of a longer graph, and that ResetCarry starts afresh.
-func TestJMCarry(t *testing.T) {
-	const batch, hidden, chunk = 2, 3, 4
-	rng := rand.New(rand.NewPCG(9, 9))
-	s, _ := stacks.NewJM("jm", hidden, 2, false, 3)
-	s.Scheme = param.Scheme{Uniform: 1}
-	s.Init(rng)
-	hs := make([][]float64, 2*chunk)
-	for i := range hs {
-		hs[i] = blDense(rng, 1, batch, hidden).Float64s()
-	}
-	// build returns a graph of n steps, its instance, its h nodes and its
-	// readings.
-	build := func(n int) (*G.ExprGraph, stacks.Instance, []*G.Node, []*G.Node) {
-		g := G.NewGraph()
-		inst, err := s.Bind(g, batch, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var hn, rs []*G.Node
-		for k := 1; k <= n; k++ {
-			h := blInput(g, fmt.Sprint("h", k), blDense(rng, 0, batch, hidden))
-			r, err := inst.Step(k, h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			hn, rs = append(hn, h), append(rs, r)
-		}
-		return g, inst, hn, rs
-	}
-	values := func(ns []*G.Node) [][]float64 {
-		var out [][]float64
-		for _, n := range ns {
-			out = append(out, append([]float64(nil), n.Value().Data().([]float64)...))
-		}
-		return out
-	}
-	g, _, hn, rs := build(2 * chunk)
-	for k, h := range hn {
-		copy(h.Value().Data().([]float64), hs[k])
-	}
-	blRun(t, g)
-	whole := values(rs)
-
-	var inst stacks.Instance
-	g, inst, hn, rs = build(chunk)
-	c, ok := inst.(interface {
-		Carry()
-		ResetCarry()
-	})
-	if !ok {
-		t.Fatal("a depth-limited JM instance is not a carrier")
-	}
-	m := G.NewTapeMachine(g)
-	defer m.Close()
-	runChunk := func(from int) [][]float64 {
-		for k, h := range hn {
-			copy(h.Value().Data().([]float64), hs[from+k])
-		}
-		m.Reset()
-		if err := m.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		return values(rs)
-	}
-	first := runChunk(0)
-	c.Carry()
-	second := runChunk(chunk)
-	for k := 0; k < chunk; k++ {
-		blNear(t, fmt.Sprint("first chunk reading ", k+1), first[k], whole[k])
-		blNear(t, fmt.Sprint("second chunk reading ", chunk+k+1), second[k], whole[chunk+k])
-	}
-	blNear(t, "carried r_0", inst.Initial().Value().Data().([]float64), whole[chunk-1])
-	c.ResetCarry()
-	again := runChunk(0)
-	blNear(t, "after reset", again[chunk-1], whole[chunk-1])
-}
-
 func BenchmarkJM60(b *testing.B) {
 	s, _ := stacks.NewJM("jm", 20, 20, false, 0)
-	blBench(b, s)
+	bench(b, s)
 }
 
 func BenchmarkJM60PushHidden(b *testing.B) {
 	s, _ := stacks.NewJM("jm", 20, 20, true, 0)
-	blBench(b, s)
+	bench(b, s)
 }

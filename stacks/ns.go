@@ -303,6 +303,9 @@ type nsInstance struct {
 	gLogw, gLogits, zeroReading []float64
 	// nextBack is the step whose backward pass the tape expects next.
 	nextBack int
+	// added is the last step added to the graph: with carry, its forward
+	// pass records the final state.
+	added int
 }
 
 func (in *nsInstance) setInitialReading(st *nsState) {
@@ -370,7 +373,7 @@ func (in *nsInstance) Step(t int, h *G.Node) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.prev = r
+	in.prev, in.added = r, max(in.added, t)
 	return r, nil
 }
 
@@ -432,7 +435,7 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 	inst.tape.Step(inst.logw[k.t], out)
 	copy(inst.readings[k.t], out)
 	inst.ran, inst.nextBack = k.t, k.t
-	if inst.carry && k.t == len(inst.logits)-1 {
+	if inst.carry && k.t == inst.added {
 		inst.latest = &nsState{k: inst.tape.State(), reading: append([]float64(nil), out...)}
 	}
 }

@@ -3,124 +3,142 @@ package stacks_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/nsrnn/nsrnn/internal/gradcheck"
+	"github.com/nsrnn/nsrnn/internal/param"
 	"github.com/nsrnn/nsrnn/stacks"
-	"github.com/nsrnn/nsrnn/stacks/internal/nskernel"
+	"github.com/nsrnn/nsrnn/stacks/stackstest"
 )
 
-// scoreNet builds a graph in which the action scores of step t are
-// x_t W for an input x_t of shape (batch, 3), fed to a stack made by
-// NewNSScores, with loss Σ_t Σ C_t ⊙ r_t.
-func scoreNet(t *testing.T, cfg stacks.NSConfig, rng *rand.Rand, batch, steps int) (*G.ExprGraph, *G.Node, G.Nodes, []*nstTap) {
-	t.Helper()
+// scoresLayer puts a stack made by NewNSScores, which has no Actions layer,
+// through the conformance suite: its instances compute the action scores
+// from h as h·M, for a fixed random matrix M (not a parameter), so that
+// the suite's gradients with respect to h check the stack's gradients
+// with respect to its scores.
+type scoresLayer struct {
+	*stacks.NS
+	m *tensor.Dense // (hidden, NumActions)
+}
+
+func newScoresLayer(hidden int, cfg stacks.NSConfig) (stacks.Layer, error) {
 	s, err := stacks.NewNSScores("scores", cfg)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	if len(s.Params()) != 0 {
-		t.Fatalf("a score stack has parameters %v", s.Params())
-	}
-	g := G.NewGraph()
-	inst, err := s.Bind(g, batch, steps)
+	return &scoresLayer{NS: s, m: dense(rand.New(rand.NewPCG(uint64(hidden), 8)), 1, hidden, cfg.NumActions())}, nil
+}
+
+var scoresIDs atomic.Uint64
+
+func (l *scoresLayer) Bind(pb *param.Binding, batch, steps int, carry bool) (stacks.Instance, error) {
+	inst, err := l.NS.Bind(pb, batch, steps, carry)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	w := blInput(g, "W", blDense(rng, 1.5, 3, cfg.NumActions()))
-	wrt := G.Nodes{w}
-	var loss *G.Node
-	var taps []*nstTap
-	for k := 1; k <= steps; k++ {
-		x := blInput(g, fmt.Sprint("x", k), blDense(rng, 1, batch, 3))
-		wrt = append(wrt, x)
-		r, err := inst.Step(k, G.Must(G.Mul(x, w)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tap, term := nstTapOf(r, blDense(rng, 1, batch, s.ReadingSize()).Float64s())
-		taps = append(taps, tap)
-		if loss == nil {
-			loss = term
-		} else {
-			loss = G.Must(G.Add(loss, term))
-		}
-	}
-	return g, loss, wrt, taps
+	m := input(pb.Graph(), fmt.Sprint("M#", scoresIDs.Add(1)), l.m)
+	return &scoresInstance{Instance: inst, m: m}, nil
 }
 
-// TestNSScoresGradients checks a stack fed with action scores by
-// finite differences through the whole graph, for every variant.
-func TestNSScoresGradients(t *testing.T) {
-	for i, cfg := range nstAllConfigs(0, 2) {
-		rng := rand.New(rand.NewPCG(uint64(i), 4))
-		g, loss, wrt, _ := scoreNet(t, cfg, rng, 2, 4)
-		bad, _, err := gradcheck.Check(g, loss, wrt, gradcheck.Options{Floor: 1e-2})
-		if err != nil {
-			t.Fatalf("%s: %v", nstName(cfg), err)
-		}
-		for _, b := range bad {
-			t.Errorf("%s: %v", nstName(cfg), b)
-		}
-	}
+type scoresInstance struct {
+	stacks.Instance
+	m *G.Node
 }
 
-// TestNSScoresMatchesRun checks that the graph's readings equal Run's on the
-// log-weights the scores define (normalized by log-softmax for NS).
-func TestNSScoresMatchesRun(t *testing.T) {
-	const batch, steps = 2, 5
-	for i, cfg := range nstAllConfigs(0, 3) {
-		rng := rand.New(rand.NewPCG(uint64(i), 5))
-		s, err := stacks.NewNSScores("scores", cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := G.NewGraph()
-		inst, _ := s.Bind(g, batch, steps)
-		var taps []*nstTap
-		var logw [][]float64
-		for k := 1; k <= steps; k++ {
-			sc := blDense(rng, 3, batch, cfg.NumActions())
-			lw := append([]float64(nil), sc.Float64s()...)
-			if cfg.Normalized {
-				nstLogSoftmax(lw, cfg, batch)
+func (in *scoresInstance) Step(t int, h *G.Node) (*G.Node, error) {
+	s, err := G.Mul(h, in.m)
+	if err != nil {
+		return nil, err
+	}
+	return in.Instance.Step(t, s)
+}
+
+// NewRunner gives a runner that computes the scores as the instances do.
+func (l *scoresLayer) NewRunner(batch, maxSteps int) (stacks.Runner, error) {
+	r, err := l.NS.NewRunner(batch, maxSteps)
+	if err != nil {
+		return nil, err
+	}
+	return &scoresRunner{Runner: r, m: l.m.Float64s(), batch: batch, actions: l.Config().NumActions()}, nil
+}
+
+type scoresRunner struct {
+	stacks.Runner
+	m              []float64
+	batch, actions int
+}
+
+func (r *scoresRunner) Step(h, out []float64) error {
+	hidden := len(r.m) / r.actions
+	s := make([]float64, r.batch*r.actions)
+	for b := 0; b < r.batch; b++ {
+		for j := 0; j < r.actions; j++ {
+			for k := 0; k < hidden; k++ {
+				s[b*r.actions+j] += h[b*hidden+k] * r.m[k*r.actions+j]
 			}
-			logw = append(logw, lw)
-			r, err := inst.Step(k, blInput(g, fmt.Sprint("s", k), sc))
+		}
+	}
+	return r.Runner.Step(s, out)
+}
+
+// TestConformanceNSScores runs the conformance suite on stacks without an
+// Actions layer, through scoresLayer.
+func TestConformanceNSScores(t *testing.T) {
+	for _, v := range nsVariants {
+		for _, window := range []int{0, 2} {
+			bottom := stacks.Original
+			if v.stateReading {
+				bottom = stacks.Fixed
+			}
+			cfg := nsConfig(2, 2, v.normalized, v.stateReading, bottom, window)
+			stackstest.Test(t, nsName(cfg), func(hidden int) (stacks.Layer, error) { return newScoresLayer(hidden, cfg) })
+		}
+	}
+}
+
+// TestNSScores checks a stack made by NewNSScores fed with the action
+// scores directly: it has no parameters, its readings are Run's on the
+// log-weights the scores define (normalized by log-softmax for NS and
+// NS+S), and ActionLogWeights returns those log-weights.
+func TestNSScores(t *testing.T) {
+	const batch, steps = 2, 5
+	for i, cfg := range nsAllConfigs(0, 3) {
+		t.Run(nsName(cfg), func(t *testing.T) {
+			s, err := stacks.NewNSScores("scores", cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tap, _ := nstTapOf(r, nil)
-			taps = append(taps, tap)
-		}
-		m := G.NewTapeMachine(g)
-		if err := m.RunAll(); err != nil {
-			t.Fatal(err)
-		}
-		want, err := stacks.Run(cfg, batch, logw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		nstClose(t, nstName(cfg), nstSeen(taps), want, 1e-12)
-		m.Close()
+			if len(s.Params()) != 0 {
+				t.Fatalf("a score stack has parameters %v", s.Params())
+			}
+			d := stackstest.NewData(rand.New(rand.NewPCG(uint64(i), 5)), batch, cfg.NumActions(), cfg.ReadingSize(), steps)
+			var lw [][]float64
+			for _, x := range d.X {
+				for j := range x {
+					x[j] *= 3
+				}
+				l := append([]float64(nil), x...)
+				if cfg.Normalized {
+					logSoftmaxRows(l, cfg)
+				}
+				lw = append(lw, l)
+			}
+			n := newNet(t, s, d, stackstest.Options{Steps: steps})
+			defer n.Close()
+			runNet(t, n)
+			want, err := stacks.Run(cfg, batch, lw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nearAll(t, "reading", n.Readings(), want, 1e-12)
+			got, err := n.Instance.(stacks.ActionRecorder).ActionLogWeights()
+			if err != nil {
+				t.Fatal(err)
+			}
+			nearAll(t, "log-weights", got, lw, 1e-12)
+		})
 	}
-	if _, err := stacks.NewNSScores("bad", stacks.NSConfig{States: 0, Symbols: 1}); err == nil {
-		t.Error("NewNSScores accepted |Q| = 0")
-	}
-	s, _ := stacks.NewNSScores("scores", nstConfig(1, 1, false, false, stacks.Original, 0))
-	g := G.NewGraph()
-	inst, _ := s.Bind(g, 2, 1)
-	wrong := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 4), G.WithName("wrong"))
-	if _, err := inst.Step(1, wrong); err == nil {
-		t.Error("a score node of the wrong width was accepted")
-	}
-}
-
-// nstLogSoftmax normalizes log-weights over each (q, x) row in place.
-func nstLogSoftmax(lw []float64, cfg stacks.NSConfig, batch int) {
-	kc := nskernel.Config{States: cfg.States, Symbols: cfg.Symbols, Fixed: cfg.Bottom == stacks.Fixed, StateReading: cfg.StateReading, Window: cfg.Window}
-	nskernel.LogSoftmaxRows(lw, lw, kc, batch)
 }
