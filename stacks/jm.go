@@ -151,10 +151,9 @@ func (s *JM) tape(batch int) *baseline.JM {
 }
 
 // Bind implements Layer. Each Step adds one node. The instance works on a
-// tape shared with the other graphs bound to s for the same batch size,
-// so those graphs must not run concurrently. With a depth limit the
-// instance is a Carrier: its stack can be carried from one run to the
-// next.
+// scratch tape shared with the other graphs bound to s for the same batch
+// size, so those graphs must not run concurrently. With a depth limit the
+// stack can be carried from one run to the next (carry).
 func (s *JM) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, error) {
 	if batch < 1 || steps < 0 {
 		return nil, fmt.Errorf("stacks: JM bind with batch %d, steps %d", batch, steps)

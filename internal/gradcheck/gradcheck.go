@@ -78,7 +78,11 @@ func Check(g *G.ExprGraph, loss *G.Node, params G.Nodes, opt Options) ([]Mismatc
 		}
 		wrt = append(wrt, p)
 	}
-	if opt.Binding != nil {
+	anyBound := false
+	for _, q := range bound {
+		anyBound = anyBound || q != nil
+	}
+	if anyBound {
 		wrt = append(wrt, opt.Binding.Anchor())
 	}
 	gs, err := G.Grad(loss, wrt...)
