@@ -150,6 +150,11 @@ type graphKey struct {
 
 var graphIDs atomic.Uint64
 
+// MaxGraphBytes bounds the memory of one graph's output layer (the
+// scores of every position); larger batches and lengths are refused with
+// an error before anything is allocated.
+const MaxGraphBytes = 8 << 30
+
 // graph is the compiled computation for one graphKey.
 type graph struct {
 	key     graphKey
@@ -224,6 +229,10 @@ func (m *Model) buildGraph(key graphKey) (*graph, error) {
 	stackSteps := max(n-1, 0)
 	if stream {
 		positions, stackSteps = n, n
+	}
+	if bytes := 8 * float64(positions) * float64(batch) * float64(m.cfg.OutputVocab+2*m.cfg.Hidden); bytes > MaxGraphBytes {
+		return nil, fmt.Errorf("nsrnn: a graph for a batch of %d over %d positions would take %.3g GiB for its outputs alone, more than the limit of %d GiB: reduce the batch or the length",
+			batch, n, bytes/(1<<30), MaxGraphBytes>>30)
 	}
 	gr.tokens = tensor.New(tensor.WithShape(batch, width), tensor.Of(tensor.Float64))
 	gr.targets = tensor.New(tensor.WithShape(batch, positions), tensor.Of(tensor.Float64))

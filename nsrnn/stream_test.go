@@ -287,3 +287,26 @@ func TestStreamBadInput(t *testing.T) {
 		t.Error("NewStream(0): no error")
 	}
 }
+
+// TestHugeBatchRefused: a batch or length whose graph would not fit in
+// memory is an error, not a crash.
+func TestHugeBatchRefused(t *testing.T) {
+	m, _ := New(Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 4, States: 3, Symbols: 3}, 1)
+	w := make([]int, 2000)
+	batch := make([][]int, 300)
+	for i := range batch {
+		batch[i] = w
+	}
+	if _, err := m.Loss(batch); err == nil || !strings.Contains(err.Error(), "GiB") {
+		t.Errorf("a huge unlimited stack: %v", err)
+	}
+	big, _ := New(Config{Kind: LSTM, InputVocab: 3, OutputVocab: 1000000, Hidden: 4}, 1)
+	s, _ := big.NewStream(2000)
+	in := make([][]int, 2000)
+	for i := range in {
+		in[i] = make([]int, 1000)
+	}
+	if _, err := s.Loss(in, in); err == nil || !strings.Contains(err.Error(), "GiB") {
+		t.Errorf("a huge output layer: %v", err)
+	}
+}

@@ -194,6 +194,11 @@ func (s *NS) Carryable() error {
 
 var graphIDs atomic.Uint64
 
+// MaxTapeBytes is the most memory the dynamic program of one bound NS
+// stack may take; Bind refuses larger batches and lengths with an error
+// rather than exhausting the machine's memory.
+const MaxTapeBytes = 8 << 30
+
 // Bind implements Layer.
 func (s *NS) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, error) {
 	if batch < 1 || steps < 0 {
@@ -203,6 +208,10 @@ func (s *NS) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, er
 		if err := s.Carryable(); err != nil {
 			return nil, err
 		}
+	}
+	if b := nskernel.TapeBytes(s.cfg.kernel(), batch, max(steps, 1)); b > MaxTapeBytes {
+		return nil, fmt.Errorf("stacks: the %s stack's dynamic program for batch %d over %d steps (|Q| = %d, |Γ| = %d, window %d) would take %.3g GiB, more than the limit of %d GiB: reduce the batch, the length, the states or symbols, or use a window",
+			s.cfg.Variant(), batch, steps, s.cfg.States, s.cfg.Symbols, s.cfg.Window, b/(1<<30), MaxTapeBytes>>30)
 	}
 	g := pb.Graph()
 	id := graphIDs.Add(1)

@@ -109,3 +109,18 @@ func UnmarshalState(data []byte) (*State, error) {
 	}
 	return s, nil
 }
+
+// TapeBytes estimates the memory of a tape for batch sequences of up to
+// maxSteps steps (the γ blocks, their adjoints and scratch), in float64 so
+// that absurd sizes cannot overflow.
+func TapeBytes(c Config, batch, maxSteps int) float64 {
+	capPos := float64(maxSteps + 2)
+	d := capPos
+	if c.Window > 0 {
+		capPos = float64(maxSteps + max(2, c.Window))
+		d = float64(c.Window)
+	}
+	m := float64(c.States) * float64(c.Symbols)
+	blocks := capPos * min(d, capPos)
+	return float64(batch) * 8 * (blocks*(4*m*m+2) + capPos*m*float64(c.States)*4)
+}
