@@ -31,8 +31,12 @@ type Config struct {
 	Window int `json:"window,omitempty"`
 	// Bottom is the nondeterministic stack's bottom-symbol behaviour.
 	Bottom stacks.Bottom `json:"bottom,omitempty"`
-	// StackEmbedding is the size of the vectors of a Gref or JM stack.
+	// StackEmbedding is the size of the vectors of a Gref or JM stack, and
+	// of the pushed vectors of a VRNS stack.
 	StackEmbedding int `json:"stack_embedding,omitempty"`
+	// BottomVector is the vector of a VRNS stack's initial bottom symbol:
+	// learned (the default), zero or one.
+	BottomVector stacks.BottomVector `json:"bottom_vector,omitempty"`
 	// PushHiddenState makes JM push the hidden state instead of a learned
 	// vector (then StackEmbedding must be 0 or equal Hidden).
 	PushHiddenState bool `json:"push_hidden_state,omitempty"`
@@ -94,8 +98,15 @@ func (c Config) Validate() error {
 			bad("the bottom behaviour applies only to the ns models, not %s", c.Kind)
 		}
 	}
-	switch kind.Family {
-	case VectorStack:
+	switch {
+	case kind.Name == VRNS:
+		if c.StackEmbedding < 1 {
+			bad("model vrns needs a pushed-vector size (stack embedding) ≥ 1, got %d", c.StackEmbedding)
+		}
+		if c.PushHiddenState {
+			bad("push-hidden-state applies only to jm, not vrns")
+		}
+	case kind.Family == VectorStack:
 		if c.PushHiddenState {
 			if c.Kind != JM {
 				bad("push-hidden-state applies only to jm")
@@ -107,11 +118,14 @@ func (c Config) Validate() error {
 		}
 	default:
 		if c.StackEmbedding != 0 {
-			bad("a stack embedding size applies only to gref and jm, not %s", c.Kind)
+			bad("a stack embedding size applies only to gref, jm and vrns, not %s", c.Kind)
 		}
 		if c.PushHiddenState {
 			bad("push-hidden-state applies only to jm, not %s", c.Kind)
 		}
+	}
+	if c.BottomVector != stacks.LearnedBottom && c.Kind != VRNS {
+		bad("a bottom vector applies only to vrns, not %s", c.Kind)
 	}
 	if c.DepthLimit != 0 && c.Kind != JM {
 		bad("a depth limit applies only to jm, not %s", c.Kind)
@@ -169,6 +183,12 @@ func (c Config) sizeFields(kind Kind) string {
 	return f
 }
 
+// vrnsConfig is the stack configuration of a VRNS model.
+func (c Config) vrnsConfig() stacks.VRNSConfig {
+	return stacks.VRNSConfig{States: c.States, Symbols: c.Symbols, Vector: c.StackEmbedding,
+		Bottom: c.Bottom, Window: c.Window, BottomVector: c.BottomVector}
+}
+
 // jmSize is the size of the vectors of a JM stack.
 func (c Config) jmSize() int {
 	if c.PushHiddenState {
@@ -196,7 +216,7 @@ func (c Config) nsConfig() stacks.NSConfig {
 	return stacks.NSConfig{
 		States: c.States, Symbols: c.Symbols,
 		Normalized:   c.Kind == NS || c.Kind == NSS,
-		StateReading: c.Kind == NSS || c.Kind == RNS,
+		StateReading: c.Kind == NSS || c.Kind == RNS || c.Kind == VRNS,
 		Bottom:       c.Bottom, Window: c.Window,
 	}
 }

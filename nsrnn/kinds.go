@@ -17,6 +17,7 @@ const (
 	NSS  = "ns+s" // normalized, state+symbol reading
 	NSU  = "ns+u" // unnormalized, symbol reading
 	RNS  = "rns"  // unnormalized, state+symbol reading (NS+S+U)
+	VRNS = "vrns" // RNS that also pushes vectors, reading the expected top vector
 )
 
 // StackFamily groups the model kinds by the configuration fields their
@@ -111,9 +112,24 @@ var kindTable = []Kind{
 	nsKind(NSS, "NS+S", color.RGBA{0xd6, 0x27, 0x28, 0xff}, false),
 	nsKind(NSU, "NS+U", color.RGBA{0x94, 0x67, 0xbd, 0xff}, true),
 	nsKind(RNS, "NS+S+U (RNS)", color.RGBA{0x8c, 0x56, 0x4b, 0xff}, false),
+	{
+		Name: VRNS, Label: "VRNS", Color: color.RGBA{0xe3, 0x77, 0xc2, 0xff}, Dashed: true, Family: NondeterministicStack,
+		Flags: append(append([]string(nil), nsFlags...), "stack-embedding", "bottom-vector"),
+		Stack: func(n string, c Config) (stacks.Layer, error) { return stacks.NewVRNS(n, c.Hidden, c.vrnsConfig()) },
+		StackParams: func(c Config) float64 {
+			q, g, m := float64(c.States), float64(c.Symbols), float64(c.StackEmbedding)
+			p := (float64(c.Hidden) + 1) * (q*g*(2*q*g+q) + m)
+			if c.BottomVector == stacks.LearnedBottom {
+				p += m
+			}
+			return p
+		},
+		ReadingSize: func(c Config) float64 { return float64(c.States) * float64(c.Symbols) * float64(c.StackEmbedding) },
+	},
 }
 
-// Kinds lists the names of the model kinds in the paper's order.
+// Kinds lists the names of the model kinds: the paper's, in its order,
+// then the vector stack of the authors' later release.
 var Kinds = kindNames()
 
 func kindNames() []string {

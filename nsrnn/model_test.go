@@ -78,6 +78,9 @@ func TestCountParamsWithoutBuilding(t *testing.T) {
 			switch k.Family {
 			case NondeterministicStack:
 				c.States, c.Symbols = 3, 2
+				if k.Name == VRNS {
+					c.StackEmbedding = 3
+				}
 			case VectorStack:
 				c.StackEmbedding = 4
 			}

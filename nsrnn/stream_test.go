@@ -24,6 +24,7 @@ func streamConfigs() map[string]Config {
 		"ns-D3":      with(func(c *Config) { c.Kind, c.States, c.Symbols, c.Window = NS, 2, 2, 3 }),
 		"ns-D35":     with(func(c *Config) { c.Kind, c.States, c.Symbols, c.Window = NS, 1, 2, 35 }),
 		"rns-D3-fix": with(func(c *Config) { c.Kind, c.States, c.Symbols, c.Window, c.Bottom = RNS, 1, 3, 3, stacks.Fixed }),
+		"vrns-D3":    with(func(c *Config) { c.Kind, c.States, c.Symbols, c.StackEmbedding, c.Window = VRNS, 2, 2, 2, 3 }),
 	}
 }
 

@@ -57,6 +57,9 @@ func tinyConfig(kind string, in, out int) Config {
 	case kind == Gref || kind == JM:
 		cfg.StackEmbedding = 4
 	}
+	if kind == VRNS {
+		cfg.StackEmbedding = 2
+	}
 	return cfg
 }
 

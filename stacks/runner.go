@@ -7,6 +7,7 @@ import (
 	"github.com/nsrnn/nsrnn/internal/linalg"
 	"github.com/nsrnn/nsrnn/stacks/internal/baseline"
 	"github.com/nsrnn/nsrnn/stacks/internal/nskernel"
+	"github.com/nsrnn/nsrnn/stacks/internal/vrnskernel"
 )
 
 // Runner runs a stack forward, step by step, on plain slices and without
@@ -205,5 +206,53 @@ func (r *grefRunner) Step(h, out []float64) error {
 	grefActions(s, r.u, r.d, r.v, h, [6][]float64{s.wu.Data(), s.bu.Data(), s.wd.Data(), s.bd.Data(), s.wv.Data(), s.bv.Data()}, r.batch)
 	r.steps++
 	r.tape.Forward(r.steps, r.u, r.d, r.v, out)
+	return nil
+}
+
+type vrnsRunner struct {
+	s             *VRNS
+	batch, max    int
+	tape          *vrnskernel.Tape
+	logw, v, bott []float64
+	steps         int
+}
+
+// NewRunner implements Runners.
+func (s *VRNS) NewRunner(batch, maxSteps int) (Runner, error) {
+	if err := checkRunner(batch, maxSteps); err != nil {
+		return nil, err
+	}
+	r := &vrnsRunner{s: s, batch: batch, max: maxSteps, tape: vrnskernel.NewTape(s.cfg.kernel(), batch, maxSteps),
+		logw: make([]float64, batch*s.cfg.NumActions()), v: make([]float64, batch*s.cfg.Vector),
+		bott: make([]float64, s.cfg.Vector)}
+	var w0 []float64
+	if s.w0 != nil {
+		w0 = s.w0.Data()
+	}
+	s.bottomVector(r.bott, w0)
+	return r, r.tape.Begin(nil, r.bott)
+}
+
+func (r *vrnsRunner) Initial(out []float64) {
+	n := r.s.ReadingSize()
+	for b := 0; b < r.batch; b++ {
+		r.s.cfg.kernel().InitialReading(out[b*n:(b+1)*n], r.bott)
+	}
+}
+
+func (r *vrnsRunner) Steps() int { return r.steps }
+
+func (r *vrnsRunner) Step(h, out []float64) error {
+	if r.steps >= r.max {
+		return fmt.Errorf("stacks: runner made for %d steps", r.max)
+	}
+	s := r.s
+	linalg.Affine(r.logw, h, s.wa.Data(), s.ba.Data(), r.batch, s.hidden, s.cfg.NumActions())
+	linalg.Affine(r.v, h, s.wv.Data(), s.bv.Data(), r.batch, s.hidden, s.cfg.Vector)
+	for i, x := range r.v {
+		r.v[i] = 1 / (1 + math.Exp(-x))
+	}
+	r.tape.Step(r.logw, r.v, out)
+	r.steps++
 	return nil
 }
