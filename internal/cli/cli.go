@@ -1,17 +1,38 @@
 // Package cli is the small subcommand dispatcher shared by the programs in
-// experiments/.
+// experiments/, with what their commands have in common: flag sets whose
+// help shows every default, the model and grammar flags, the training
+// progress lines, and the execution of sweeps (locally in parallel, or as
+// Slurm job arrays).
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
 	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
 )
 
 // RunFunc executes a command with its arguments (without the command name).
 // It writes results to stdout and diagnostics to stderr; a returned error is
 // printed by the program, prefixed by the program and command names.
+// Returning pflag.ErrHelp (as FlagSet.Parse does for --help) ends the
+// program with status 0; an *ExitError sets the exit status.
 type RunFunc func(args []string, stdout, stderr io.Writer) error
+
+// ExitError is an error that ends the program with exit status Code.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
 
 // Program is a set of named subcommands.
 type Program struct {
@@ -29,6 +50,9 @@ func New(name string) *Program {
 	return &Program{name: name, commands: map[string]command{}}
 }
 
+// Name is the program's name.
+func (p *Program) Name() string { return p.name }
+
 // Register adds a command. Registering a name twice is a programmer error
 // and panics.
 func (p *Program) Register(name, summary string, run RunFunc) {
@@ -38,38 +62,138 @@ func (p *Program) Register(name, summary string, run RunFunc) {
 	p.commands[name] = command{summary: summary, run: run}
 }
 
-// Usage writes the list of commands to w.
-func (p *Program) Usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", p.name)
+// Commands returns the names of the commands, sorted.
+func (p *Program) Commands() []string {
 	names := make([]string, 0, len(p.commands))
 	for n := range p.commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
+	return names
+}
+
+// Usage writes the list of commands to w.
+func (p *Program) Usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", p.name)
+	for _, n := range p.Commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", n, p.commands[n].summary)
 	}
+	fmt.Fprintf(w, "\nRun \"%s help <command>\" (or \"%s <command> --help\") for a command's flags.\n", p.name, p.name)
 }
 
 // Main runs the command named by args[0] and returns the process exit
-// status: 0 on success, 1 when the command fails, 2 for a usage error.
+// status: 0 on success and for help (help, help <command>, --help), 1 when
+// the command fails (or an ExitError's code), 2 for a usage error (no or
+// an unknown command).
 func (p *Program) Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) < 1 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		p.Usage(stderr)
-		if len(args) < 1 {
-			return 2
-		}
-		return 0
-	}
-	c, ok := p.commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "%s: unknown command %q\n", p.name, args[0])
+	if len(args) < 1 {
 		p.Usage(stderr)
 		return 2
 	}
-	if err := c.run(args[1:], stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "%s %s: %v\n", p.name, args[0], err)
-		return 1
+	name, rest := args[0], args[1:]
+	switch name {
+	case "-h", "--help", "help":
+		if name != "help" || len(rest) == 0 {
+			p.Usage(stderr)
+			return 0
+		}
+		if len(rest) > 1 {
+			fmt.Fprintf(stderr, "%s help: want one command, got %q\n", p.name, rest)
+			return 2
+		}
+		name, rest = rest[0], []string{"--help"}
 	}
-	return 0
+	c, ok := p.commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "%s: unknown command %q\n", p.name, name)
+		p.Usage(stderr)
+		return 2
+	}
+	err := c.run(rest, stdout, stderr)
+	switch {
+	case err == nil, errors.Is(err, pflag.ErrHelp):
+		return 0
+	}
+	fmt.Fprintf(stderr, "%s %s: %v\n", p.name, name, err)
+	if ee, ok := errors.AsType[*ExitError](err); ok {
+		return ee.Code
+	}
+	return 1
+}
+
+// FlagSet returns a new flag set for the command name that reports parse
+// errors (rather than exiting) and writes its help to stderr: the
+// command's usage line and summary, then every flag with its default,
+// zero defaults included (see ShowDefaults).
+func (p *Program) FlagSet(name string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s %s [flags]\n", p.name, name)
+		if c, ok := p.commands[name]; ok {
+			fmt.Fprintf(stderr, "\n%s\n", c.summary)
+		}
+		ShowDefaults(fs)
+		fmt.Fprintf(stderr, "\nflags:\n%s", fs.FlagUsages())
+	}
+	return fs
+}
+
+// ShowDefaults adds "(default V)" to the help of every flag whose default
+// pflag would not show because it is a zero value (0, false), unless the
+// help already speaks of its default or says the flag is required. Flags
+// whose default is empty ("" or []) must say in their help what the
+// absence of a value means.
+func ShowDefaults(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		u := strings.ToLower(f.Usage)
+		if strings.Contains(u, "default") || strings.Contains(u, "required") {
+			return
+		}
+		switch f.DefValue {
+		case "0", "false", "0s":
+			f.Usage += " (default " + f.DefValue + ")"
+		}
+	})
+}
+
+// CommandLine is the shell command that runs this program with args (the
+// command name first), as the user would type it again: "go run
+// ./path/to/program" when the running binary is one that go run built
+// (in a temporary directory), otherwise the binary's path as invoked.
+func (p *Program) CommandLine(args []string) string {
+	return ShellJoin(append(strings.Fields(p.invocation()), args...))
+}
+
+func (p *Program) invocation() string {
+	exe, err := os.Executable()
+	if err == nil && strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path != "" && strings.HasPrefix(bi.Path, bi.Main.Path+"/") {
+			return "go run ./" + strings.TrimPrefix(bi.Path, bi.Main.Path+"/")
+		}
+	}
+	if len(os.Args) > 0 {
+		return os.Args[0]
+	}
+	return p.name
+}
+
+// ShellQuote quotes s for a POSIX shell where needed.
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=+,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ShellJoin quotes and joins words into a shell command line.
+func ShellJoin(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = ShellQuote(w)
+	}
+	return strings.Join(q, " ")
 }

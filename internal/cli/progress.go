@@ -18,18 +18,28 @@ func IsTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// Progress returns a training recorder that writes to w one line per epoch
-// (epoch, training loss and validation cross-entropy in nats per symbol,
-// the difference from the lower bound, learning rate, elapsed time, and a
-// * when the epoch is the best so far), a line when a run resumes, and on
-// a terminal (bar) also a progress bar over the epoch's steps.
+// Progress returns a training recorder that writes to w:
+//
+//   - when a run resumes, the epoch it continues from;
+//   - after every epoch, one line (EpochLine): the epoch, the training
+//     loss and validation cross-entropy in nats per symbol, the
+//     difference from the lower bound, the learning rate, the elapsed
+//     time, and "best so far" when the epoch is the best yet;
+//   - with bar (on a terminal), also a progress bar over the current
+//     epoch's batches, whose time estimate is the epoch's: the number of
+//     epochs is not known in advance (early stopping), so nothing
+//     estimates the whole run. The bar is cleared before each epoch's
+//     line, so that the lines stay.
+//
+// The lines are written whether or not w is a terminal, so that a log
+// file (Slurm, nohup, 2>file) gets one line per epoch.
 func Progress(w io.Writer, label string, bar bool) nsrnn.Recorder {
 	var pb *progressbar.ProgressBar
 	return nsrnn.RecorderFunc(func(e nsrnn.Event) error {
 		switch e.Kind {
 		case nsrnn.Started:
 			if e.Resumed {
-				fmt.Fprintf(w, "%s: resuming at epoch %d (step %d of %d)\n", label, e.Epoch, e.Step, e.Steps)
+				fmt.Fprintln(w, ResumeLine(label, e))
 			}
 		case nsrnn.StepDone:
 			if !bar {
@@ -46,22 +56,42 @@ func Progress(w io.Writer, label string, bar bool) nsrnn.Recorder {
 					progressbar.OptionClearOnFinish())
 				_ = pb.Set(e.Step - 1)
 			}
-			pb.Describe(fmt.Sprintf("%s epoch %d/%d loss %.3f", label, e.Epoch, e.MaxEpochs, e.Loss))
+			pb.Describe(fmt.Sprintf("%s epoch %d, loss %.3f nats/symbol, this epoch:", label, e.Epoch, e.Loss))
 			_ = pb.Add(1)
 		case nsrnn.EpochDone:
 			if pb != nil {
 				_ = pb.Clear()
 				pb = nil
 			}
-			r := e.Record
-			mark := ""
-			if r.Improved {
-				mark = " *"
-			}
-			fmt.Fprintf(w, "%s epoch %3d/%d: train %.4f, valid %.4f nats/symbol (%+.4f from the bound), lr %.4g, %s%s\n",
-				label, r.Epoch, e.MaxEpochs, r.TrainLoss, r.ValidCrossEntropy, r.ValidDifference, r.LearningRate,
-				(time.Duration(r.ElapsedSeconds * float64(time.Second))).Round(time.Second), mark)
+			fmt.Fprintln(w, EpochLine(label, e.MaxEpochs, *e.Record))
 		}
 		return nil
 	})
+}
+
+// ResumeLine is the line Progress writes when a run resumes (e is the
+// Started event): "<label>: resuming at epoch N …".
+func ResumeLine(label string, e nsrnn.Event) string {
+	s := fmt.Sprintf("%s: resuming at epoch %d of at most %d", label, e.Epoch, e.MaxEpochs)
+	if e.Step > 0 {
+		s += fmt.Sprintf(", batch %d of %d", e.Step+1, e.Steps)
+	}
+	return s + fmt.Sprintf(" (%d epochs done, from the checkpoint)", e.Epoch-1)
+}
+
+// EpochLine is the line Progress writes after an epoch, e.g.
+//
+//	rns epoch 3 of at most 200: cross-entropy in nats per symbol: train 0.5123, validation 0.4567, +0.0731 from the lower bound; lr 0.005; 3m28s elapsed; best so far
+//
+// The training loss is the epoch's mean over its batches, with the
+// parameters changing along; the validation cross-entropy is measured
+// after the epoch.
+func EpochLine(label string, maxEpochs int, r nsrnn.EpochRecord) string {
+	mark := ""
+	if r.Improved {
+		mark = "; best so far"
+	}
+	elapsed := time.Duration(r.ElapsedSeconds * float64(time.Second)).Round(time.Second)
+	return fmt.Sprintf("%s epoch %d of at most %d: cross-entropy in nats per symbol: train %.4f, validation %.4f, %+.4f from the lower bound; lr %.4g; %s elapsed%s",
+		label, r.Epoch, maxEpochs, r.TrainLoss, r.ValidCrossEntropy, r.ValidDifference, r.LearningRate, elapsed, mark)
 }

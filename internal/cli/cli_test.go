@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+// testProgram has a command "run" with flags of every kind and zero
+// defaults, and a command "fail" that fails with the given error.
+func testProgram(failWith error) *Program {
+	p := New("prog")
+	p.Register("run", "run something", func(args []string, stdout, stderr io.Writer) error {
+		fs := p.FlagSet("run", stderr)
+		fs.Int("count", 0, "how many")
+		fs.Bool("dry", false, "do nothing")
+		fs.Float64("rate", 0.5, "the rate")
+		fs.String("out", "", "output (required)")
+		fs.String("in", "", "input (default: standard input)")
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "ran")
+		return nil
+	})
+	p.Register("fail", "fail", func([]string, io.Writer, io.Writer) error { return failWith })
+	return p
+}
+
+func TestMainHelp(t *testing.T) {
+	p := testProgram(nil)
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+		var stdout, stderr bytes.Buffer
+		if code := p.Main(args, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "run something") {
+			t.Errorf("%v: status %d, stderr %q", args, code, stderr.String())
+		}
+	}
+	var stderr bytes.Buffer
+	if code := p.Main(nil, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage: prog") {
+		t.Errorf("no command: status %d, stderr %q", code, stderr.String())
+	}
+	for _, args := range [][]string{{"help", "run"}, {"run", "--help"}, {"run", "-h"}} {
+		var stdout, stderr bytes.Buffer
+		code := p.Main(args, &stdout, &stderr)
+		e := stderr.String()
+		if code != 0 || strings.Contains(e, "help requested") || stdout.Len() != 0 {
+			t.Errorf("%v: status %d, stdout %q, stderr %q; want status 0 and the help alone", args, code, stdout.String(), e)
+		}
+		for _, want := range []string{"usage: prog run [flags]", "run something", "--count int", "how many (default 0)",
+			"do nothing (default false)", "the rate (default 0.5)", "output (required)\n", "input (default: standard input)\n"} {
+			if !strings.Contains(e, want) {
+				t.Errorf("%v: help lacks %q:\n%s", args, want, e)
+			}
+		}
+	}
+	// Asking twice does not add the defaults twice.
+	var e1, e2 bytes.Buffer
+	p.Main([]string{"help", "run"}, io.Discard, &e1)
+	p.Main([]string{"help", "run"}, io.Discard, &e2)
+	if strings.Count(e2.String(), "(default 0)") != 1 {
+		t.Errorf("second help:\n%s", e2.String())
+	}
+	if code := p.Main([]string{"help", "nope"}, io.Discard, io.Discard); code != 2 {
+		t.Errorf("help of an unknown command: status %d, want 2", code)
+	}
+}
+
+func TestMainStatus(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := testProgram(errors.New("boom")).Main([]string{"fail"}, io.Discard, &stderr); code != 1 || stderr.String() != "prog fail: boom\n" {
+		t.Errorf("status %d, stderr %q", code, stderr.String())
+	}
+	stderr.Reset()
+	err := &ExitError{Code: 130, Err: errors.New("interrupted")}
+	if code := testProgram(err).Main([]string{"fail"}, io.Discard, &stderr); code != 130 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("ExitError: status %d, stderr %q", code, stderr.String())
+	}
+	if code := testProgram(nil).Main([]string{"run", "--nope"}, io.Discard, io.Discard); code == 0 {
+		t.Error("unknown flag: status 0")
+	}
+	if code := testProgram(nil).Main([]string{"nope"}, io.Discard, io.Discard); code != 2 {
+		t.Errorf("unknown command: status %d, want 2", code)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"runs/a": "runs/a", "ns+s": "ns+s", "": "''", "a b": "'a b'", "it's": `'it'\''s'`, "$HOME": "'$HOME'",
+	} {
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	got := New("prog").CommandLine([]string{"train", "--out", "a b"})
+	if !strings.HasSuffix(got, " train --out 'a b'") {
+		t.Errorf("CommandLine: %q", got)
+	}
+}

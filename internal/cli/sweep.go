@@ -1,0 +1,353 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nsrnn/nsrnn/experiment"
+)
+
+// SweepRun is one training run of a sweep, as the programs' sweep commands
+// execute it, locally (RunSweep) or on Slurm (SlurmScript).
+type SweepRun struct {
+	// Dir is the run's directory: the run is finished when it holds
+	// experiment.SummaryFile.
+	Dir string
+	// Args are the program's arguments that train the run, the command
+	// name first.
+	Args []string
+	// Resume, when set, is appended to Args when Dir holds files (an
+	// interrupted run), e.g. "--resume".
+	Resume string
+}
+
+// LogFile is the file a run's output is appended to: <Dir>.log, next to
+// the run's directory.
+func (r SweepRun) LogFile() string { return filepath.Clean(r.Dir) + ".log" }
+
+// Run states found on disk (RunState).
+const (
+	RunNew      = "new"
+	RunResume   = "resume"
+	RunFinished = "finished"
+)
+
+// RunState tells whether a run's directory is absent or empty (RunNew),
+// holds an interrupted run (RunResume), or a finished one with
+// experiment.SummaryFile (RunFinished).
+func RunState(dir string) (string, error) {
+	if _, err := os.Stat(filepath.Join(dir, experiment.SummaryFile)); err == nil {
+		return RunFinished, nil
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return RunNew, nil
+	case err != nil:
+		return "", err
+	case len(entries) == 0:
+		return RunNew, nil
+	}
+	return RunResume, nil
+}
+
+// CommandArgs are the arguments that execute the run in the given state:
+// Args, with Resume for an interrupted run.
+func (r SweepRun) CommandArgs(state string) []string {
+	args := append([]string(nil), r.Args...)
+	if state == RunResume && r.Resume != "" {
+		args = append(args, r.Resume)
+	}
+	return args
+}
+
+// Runner executes one run with the given arguments, its output appended to
+// logPath, with at most threads OS threads running Go code. RunSweep
+// executes each run with one; tests replace the subprocess.
+type Runner func(args []string, logPath string, threads int) error
+
+// Subprocess is the Runner that executes the program exe (this same
+// program: os.Executable) as a subprocess, so that the crash or kill of
+// one run does not affect the others. Its output is appended to the log
+// after a line with the time and the command; GOMAXPROCS is set to
+// threads unless it is set already.
+func Subprocess(exe string) Runner {
+	return func(args []string, logPath string, threads int) error {
+		if err := os.MkdirAll(filepath.Dir(logPath), 0o777); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fmt.Fprintf(f, "# %s %s\n", time.Now().Format(time.RFC3339), ShellJoin(append([]string{exe}, args...)))
+		cmd := exec.Command(exe, args...)
+		cmd.Stdout, cmd.Stderr = f, f
+		cmd.Env = os.Environ()
+		if os.Getenv("GOMAXPROCS") == "" && threads > 0 {
+			cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(threads))
+		}
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%w (output in %s)", err, logPath)
+		}
+		return nil
+	}
+}
+
+// SweepResult is what RunSweep reports about each run it executed.
+type SweepResult struct {
+	Run SweepRun
+	// State is the run's state before it was executed (RunNew or
+	// RunResume).
+	State string
+	// Err is the run's error, nil when it finished.
+	Err     error
+	Elapsed time.Duration
+	// Done and Total count the runs executed so far (this one included)
+	// and to execute.
+	Done, Total int
+}
+
+// RunSweep executes the unfinished runs (RunState), jobs at a time, each
+// with run and GOMAXPROCS = CPUs/jobs (at least 1), resuming interrupted
+// ones (with r.Resume) and skipping finished ones. It calls started once
+// with the counts of runs, finished runs and runs to resume, then done
+// after each run (one call at a time), and returns the number of runs that
+// failed.
+func RunSweep(runs []SweepRun, jobs int, run Runner, started func(total, finished, resumed int), done func(SweepResult)) (failed int, err error) {
+	type job struct {
+		r     SweepRun
+		state string
+	}
+	var todo []job
+	resumed := 0
+	for _, r := range runs {
+		st, err := RunState(r.Dir)
+		if err != nil {
+			return 0, err
+		}
+		switch st {
+		case RunFinished:
+			continue
+		case RunResume:
+			resumed++
+		}
+		todo = append(todo, job{r, st})
+	}
+	if started != nil {
+		started(len(runs), len(runs)-len(todo), resumed)
+	}
+	jobs = max(jobs, 1)
+	threads := max(1, runtime.NumCPU()/jobs)
+	var (
+		mu sync.Mutex
+		n  int
+		wg sync.WaitGroup
+	)
+	ch := make(chan job)
+	for range min(jobs, max(len(todo), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				start := time.Now()
+				err := os.MkdirAll(filepath.Dir(filepath.Clean(j.r.Dir)), 0o777)
+				if err == nil {
+					err = run(j.r.CommandArgs(j.state), j.r.LogFile(), threads)
+				}
+				mu.Lock()
+				n++
+				if err != nil {
+					failed++
+				}
+				if done != nil {
+					done(SweepResult{Run: j.r, State: j.state, Err: err, Elapsed: time.Since(start), Done: n, Total: len(todo)})
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range todo {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	return failed, nil
+}
+
+// MaxArrayTasks is the most tasks SlurmScript puts in one job array:
+// Slurm's default MaxArraySize is 1001, which allows indices 0 … 1000.
+const MaxArrayTasks = 1000
+
+// SlurmFlags are the flags that write a sweep as Slurm job arrays instead
+// of running it.
+type SlurmFlags struct {
+	// Script is the file to write (--slurm); empty runs the sweep here.
+	Script string
+	// Time, Mem and CPUs are each array task's --time, --mem and
+	// --cpus-per-task.
+	Time, Mem string
+	CPUs      int
+	// Binary is a built program to run instead of building one.
+	Binary string
+	// Sbatch are further #SBATCH options.
+	Sbatch []string
+}
+
+// AddSlurmFlags registers --slurm, --time, --mem, --cpus-per-task,
+// --binary and --sbatch on fs, with the given defaults for the resources
+// of one run, and the program's name (for the built binary's path).
+func AddSlurmFlags(fs *pflag.FlagSet, program, time, mem string, cpus int) *SlurmFlags {
+	f := &SlurmFlags{}
+	fs.StringVar(&f.Script, "slurm", "", "write a Slurm script to this file instead of running the sweep here (default: run here); "+
+		"run it with bash on the login node: it builds the program once and submits job arrays of at most 1000 runs")
+	fs.StringVar(&f.Time, "time", time, "Slurm --time limit of each run (minutes, HH:MM:SS or D-HH:MM:SS)")
+	fs.StringVar(&f.Mem, "mem", mem, "Slurm --mem of each run (e.g. 4G)")
+	fs.IntVar(&f.CPUs, "cpus-per-task", cpus, "Slurm --cpus-per-task of each run (its GOMAXPROCS)")
+	fs.StringVar(&f.Binary, "binary", "", "with --slurm, a built "+program+" binary for the runs (default: the script builds one into <out>/bin/"+program+" with go build)")
+	fs.StringArrayVar(&f.Sbatch, "sbatch", nil, "with --slurm, a further #SBATCH option, e.g. --sbatch=--partition=cpu (repeatable; none by default)")
+	return f
+}
+
+var (
+	slurmTime = regexp.MustCompile(`^(\d+-)?\d+(:\d+){0,2}$`)
+	slurmMem  = regexp.MustCompile(`^\d+[KMGT]?$`)
+)
+
+// Check checks the resource flags, naming the one at fault.
+func (f *SlurmFlags) Check() error {
+	switch {
+	case !slurmTime.MatchString(f.Time):
+		return fmt.Errorf("--time %q: want minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS", f.Time)
+	case !slurmMem.MatchString(f.Mem):
+		return fmt.Errorf("--mem %q: want a size such as 4096M or 4G", f.Mem)
+	case f.CPUs < 1:
+		return fmt.Errorf("--cpus-per-task %d must be at least 1", f.CPUs)
+	}
+	return nil
+}
+
+// SlurmJob is a sweep to run on Slurm.
+type SlurmJob struct {
+	// Name is the job name, e.g. "cfl-sweep".
+	Name string
+	// Package is the import path of the program, which the script builds
+	// (go build) into Out/bin/<Program> unless Flags.Binary is set.
+	Package, Program string
+	// Out is the sweep directory; the Slurm output goes to Out/slurm.
+	Out string
+	// Manifest names the file that lists the runs, for the script's
+	// header.
+	Manifest string
+	Runs     []SweepRun
+	Flags    SlurmFlags
+}
+
+// SlurmScript writes the Slurm script of job to job.Flags.Script and
+// returns the number of job arrays it submits. The script runs in two
+// ways:
+//
+//   - "bash SCRIPT" (on the login node) builds the program once, unless
+//     --binary names one, and submits the runs as job arrays of at most
+//     MaxArrayTasks tasks each (sbatch --array=0-999 SCRIPT OFFSET);
+//   - as an array task, it runs run number OFFSET + SLURM_ARRAY_TASK_ID
+//     with the built binary, as a local sweep would: a finished run is
+//     skipped, an interrupted one resumed, and its output appended to
+//     the run's log (<run dir>.log).
+//
+// Paths are made absolute, so that the script works from any directory.
+func SlurmScript(job SlurmJob) (arrays int, err error) {
+	if len(job.Runs) == 0 {
+		return 0, errors.New("no runs")
+	}
+	f := job.Flags
+	if err := f.Check(); err != nil {
+		return 0, err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return 0, err
+	}
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		return filepath.Join(wd, p)
+	}
+	script := abs(f.Script)
+	out := abs(job.Out)
+	bin := filepath.Join(out, "bin", job.Program)
+	if f.Binary != "" {
+		bin = abs(f.Binary)
+	}
+	var b strings.Builder
+	arrays = (len(job.Runs) + MaxArrayTasks - 1) / MaxArrayTasks
+	fmt.Fprintf(&b, "#!/bin/bash\n")
+	fmt.Fprintf(&b, "# Generated by: %s. %d training runs (listed in %s).\n", job.Name, len(job.Runs), abs(job.Manifest))
+	fmt.Fprintf(&b, "# Submit from a login node with:  bash %s\n", ShellQuote(script))
+	if f.Binary == "" {
+		fmt.Fprintf(&b, "# It builds %s once into %s and submits %d job array(s) of at most %d runs.\n", job.Program, bin, arrays, MaxArrayTasks)
+	} else {
+		fmt.Fprintf(&b, "# It submits %d job array(s) of at most %d runs of %s.\n", arrays, MaxArrayTasks, bin)
+	}
+	fmt.Fprintf(&b, "# Submitting it again resumes interrupted runs and skips finished ones.\n")
+	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", job.Name)
+	fmt.Fprintf(&b, "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%d\n#SBATCH --mem=%s\n#SBATCH --time=%s\n", f.CPUs, f.Mem, f.Time)
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(out, "slurm", "%A_%a.out"))
+	for _, o := range f.Sbatch {
+		fmt.Fprintf(&b, "#SBATCH %s\n", o)
+	}
+	b.WriteString("set -euo pipefail\n")
+	fmt.Fprintf(&b, "cd %s\n", ShellQuote(wd))
+	fmt.Fprintf(&b, "BIN=%s\n", ShellQuote(bin))
+	b.WriteString("if [ -z \"${SLURM_ARRAY_TASK_ID:-}\" ]; then\n")
+	fmt.Fprintf(&b, "  mkdir -p %s\n", ShellQuote(filepath.Join(out, "slurm")))
+	if f.Binary == "" {
+		b.WriteString("  mkdir -p \"$(dirname \"$BIN\")\"\n")
+		fmt.Fprintf(&b, "  echo \"building $BIN\"\n  go build -o \"$BIN\" %s\n", ShellQuote(job.Package))
+	}
+	for a := range arrays {
+		n := min(MaxArrayTasks, len(job.Runs)-a*MaxArrayTasks)
+		fmt.Fprintf(&b, "  sbatch --array=0-%d %s %d\n", n-1, ShellQuote(script), a*MaxArrayTasks)
+	}
+	b.WriteString("  exit 0\nfi\n")
+	b.WriteString("export GOMAXPROCS=${GOMAXPROCS:-${SLURM_CPUS_PER_TASK:-1}}\n")
+	b.WriteString("i=$(( ${1:?usage: sbatch --array=… SCRIPT OFFSET} + SLURM_ARRAY_TASK_ID ))\n")
+	b.WriteString("case $i in\n")
+	for i, r := range job.Runs {
+		fmt.Fprintf(&b, "%d) DIR=%s; RESUME=%s; set -- %s ;;\n", i, ShellQuote(abs(r.Dir)), ShellQuote(r.Resume), ShellJoin(r.Args))
+	}
+	b.WriteString("*) echo \"no run $i\" >&2; exit 1 ;;\nesac\n")
+	b.WriteString(`if [ -f "$DIR/` + experiment.SummaryFile + `" ]; then
+  echo "run $i finished already: $DIR"
+  exit 0
+fi
+if [ -n "$RESUME" ] && [ -d "$DIR" ] && [ -n "$(ls -A "$DIR")" ]; then
+  set -- "$@" "$RESUME"
+fi
+mkdir -p "$(dirname "$DIR")"
+LOG="$DIR.log"
+echo "run $i: $BIN $* (output in $LOG)"
+echo "# $(date -Iseconds) $BIN $* (Slurm job ${SLURM_ARRAY_JOB_ID:-?} task ${SLURM_ARRAY_TASK_ID})" >>"$LOG"
+exec "$BIN" "$@" >>"$LOG" 2>&1
+`)
+	if err := os.MkdirAll(filepath.Dir(script), 0o777); err != nil {
+		return 0, fmt.Errorf("--slurm: %w", err)
+	}
+	if err := os.WriteFile(script, []byte(b.String()), 0o666); err != nil {
+		return 0, fmt.Errorf("--slurm: %w", err)
+	}
+	return arrays, nil
+}

@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nsrnn/nsrnn/experiment"
+)
+
+// sweepRuns are n runs under dir, each "train --out <dir>/run<i>".
+func sweepRuns(dir string, n int) []SweepRun {
+	runs := make([]SweepRun, n)
+	for i := range runs {
+		d := filepath.Join(dir, fmt.Sprintf("run%d", i))
+		runs[i] = SweepRun{Dir: d, Args: []string{"train", "--out", d, "--note", "it's"}, Resume: "--resume"}
+	}
+	return runs
+}
+
+func TestRunSweep(t *testing.T) {
+	dir := t.TempDir()
+	runs := sweepRuns(dir, 5)
+	// run0 is finished, run1 interrupted, run2 an empty directory.
+	for i := range 3 {
+		if err := os.MkdirAll(runs[i].Dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(runs[0].Dir, experiment.SummaryFile), []byte("{}"), 0o666)
+	os.WriteFile(filepath.Join(runs[1].Dir, experiment.RunFile), []byte("{}"), 0o666)
+	var mu sync.Mutex
+	got := map[string][]string{}
+	run := func(args []string, logPath string, threads int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got[logPath] = args
+		if threads < 1 {
+			t.Errorf("%d threads", threads)
+		}
+		if strings.HasSuffix(logPath, "run4.log") {
+			return fmt.Errorf("boom")
+		}
+		return nil
+	}
+	var total, finished, resumed int
+	var results []SweepResult
+	failed, err := RunSweep(runs, 2, run, func(a, b, c int) { total, finished, resumed = a, b, c }, func(r SweepResult) { results = append(results, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 5 || finished != 1 || resumed != 1 || failed != 1 || len(results) != 4 || len(got) != 4 {
+		t.Fatalf("total %d finished %d resumed %d failed %d, %d results, %d runs", total, finished, resumed, failed, len(results), len(got))
+	}
+	for i, r := range runs[1:] {
+		args := got[r.LogFile()]
+		if want := (i == 0); slices.Contains(args, "--resume") != want {
+			t.Errorf("%s: args %v; --resume wanted: %v", r.Dir, args, want)
+		}
+	}
+	for _, r := range results {
+		if r.Total != 4 || r.Done < 1 || r.Done > 4 || (r.Err != nil) != strings.HasSuffix(r.Run.Dir, "run4") {
+			t.Errorf("result %+v", r)
+		}
+	}
+}
+
+// TestSubprocess runs a shell command as the program: its output goes to
+// the log after a header line, with GOMAXPROCS set.
+func TestSubprocess(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	t.Setenv("GOMAXPROCS", "")
+	os.Unsetenv("GOMAXPROCS")
+	log := filepath.Join(t.TempDir(), "a", "run.log")
+	if err := Subprocess(sh)([]string{"-c", "echo threads=$GOMAXPROCS"}, log, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := Subprocess(sh)([]string{"-c", "exit 3"}, log, 3); err == nil || !strings.Contains(err.Error(), log) {
+		t.Errorf("failing run: error %v, want one naming the log", err)
+	}
+	b, _ := os.ReadFile(log)
+	if !strings.Contains(string(b), "threads=3\n") || strings.Count(string(b), "# ") != 2 {
+		t.Errorf("log:\n%s", b)
+	}
+}
+
+func TestSlurmFlagsCheck(t *testing.T) {
+	for _, f := range []SlurmFlags{{Time: "90", Mem: "4G", CPUs: 1}, {Time: "2-00:00:00", Mem: "512M", CPUs: 2}, {Time: "12:00:00", Mem: "4096", CPUs: 1}} {
+		if err := f.Check(); err != nil {
+			t.Errorf("%+v: %v", f, err)
+		}
+	}
+	for flag, f := range map[string]SlurmFlags{
+		"--time": {Time: "two days", Mem: "4G", CPUs: 1}, "--mem": {Time: "1:00:00", Mem: "4 GB", CPUs: 1},
+		"--cpus-per-task": {Time: "1:00:00", Mem: "4G", CPUs: 0},
+	} {
+		if err := f.Check(); err == nil || !strings.Contains(err.Error(), flag) {
+			t.Errorf("%+v: error %v, want one naming %s", f, err, flag)
+		}
+	}
+}
+
+// fakeTools puts fake go and sbatch commands first on PATH, which log
+// their arguments to dir/<name>.calls; the fake go build writes a binary
+// that prints its arguments.
+func fakeTools(t *testing.T, dir string) {
+	t.Helper()
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("sbatch", `echo "$*" >>"`+dir+`/sbatch.calls"`+"\n")
+	write("go", `echo "$*" >>"`+dir+`/go.calls"
+[ "$1" = build ] && [ "$2" = -o ] && printf '#!/bin/sh\necho "args: $*"\n' >"$3" && chmod +x "$3"
+`)
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestSlurmScript writes the script of 2,345 runs, submits it with fake
+// go and sbatch commands, and runs array tasks: the program is built once,
+// the runs go into arrays of at most 1,000 tasks, with the resources
+// asked for, and a task runs its run with the built binary, skipping a
+// finished run and resuming an interrupted one.
+func TestSlurmScript(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sweep")
+	runs := sweepRuns(out, 2345)
+	script := filepath.Join(dir, "job.sh")
+	flags := SlurmFlags{Script: script, Time: "3-00:00:00", Mem: "6G", CPUs: 2, Sbatch: []string{"--partition=cpu"}}
+	arrays, err := SlurmScript(SlurmJob{Name: "x-sweep", Package: "example.com/x", Program: "x", Out: out, Manifest: filepath.Join(out, "sweep.json"), Runs: runs, Flags: flags})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if arrays != 3 {
+		t.Errorf("%d arrays, want 3", arrays)
+	}
+	b, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for _, want := range []string{"#SBATCH --time=3-00:00:00\n", "#SBATCH --mem=6G\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --partition=cpu\n", "#SBATCH --job-name=x-sweep\n"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "go run") {
+		t.Error("the script uses go run")
+	}
+	if fi, _ := os.Stat(script); fi.Mode().Perm() != 0o666&^umask(t) {
+		t.Errorf("script mode %v", fi.Mode())
+	}
+
+	tools := t.TempDir()
+	fakeTools(t, tools)
+	if o, err := exec.Command("bash", script).CombinedOutput(); err != nil {
+		t.Fatalf("submitting: %v\n%s", err, o)
+	}
+	goCalls, _ := os.ReadFile(filepath.Join(tools, "go.calls"))
+	bin := filepath.Join(out, "bin", "x")
+	if string(goCalls) != "build -o "+bin+" example.com/x\n" {
+		t.Errorf("go was called with:\n%s", goCalls)
+	}
+	sb, _ := os.ReadFile(filepath.Join(tools, "sbatch.calls"))
+	want := fmt.Sprintf("--array=0-999 %[1]s 0\n--array=0-999 %[1]s 1000\n--array=0-344 %[1]s 2000\n", script)
+	if string(sb) != want {
+		t.Errorf("sbatch was called with:\n%s\nwant:\n%s", sb, want)
+	}
+	if n := len(regexp.MustCompile(`(?m)^\d+\) `).FindAllString(s, -1)); n != len(runs) {
+		t.Errorf("%d cases for %d runs", n, len(runs))
+	}
+
+	task := func(offset, id int) string {
+		t.Helper()
+		cmd := exec.Command("bash", script, fmt.Sprint(offset))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", id), "SLURM_CPUS_PER_TASK=2")
+		o, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("task %d+%d: %v\n%s", offset, id, err, o)
+		}
+		return string(o)
+	}
+	r := runs[1005]
+	task(1000, 5)
+	logb, _ := os.ReadFile(r.LogFile())
+	if !strings.Contains(string(logb), "args: train --out "+r.Dir+" --note it's\n") {
+		t.Errorf("run 1005's log:\n%s", logb)
+	}
+	// Interrupted: resumed.
+	os.MkdirAll(r.Dir, 0o777)
+	os.WriteFile(filepath.Join(r.Dir, experiment.RunFile), []byte("{}"), 0o666)
+	task(1000, 5)
+	logb, _ = os.ReadFile(r.LogFile())
+	if !strings.Contains(string(logb), "--note it's --resume\n") {
+		t.Errorf("interrupted run 1005's log:\n%s", logb)
+	}
+	// Finished: skipped.
+	os.WriteFile(filepath.Join(r.Dir, experiment.SummaryFile), []byte("{}"), 0o666)
+	if o := task(1000, 5); !strings.Contains(o, "finished already") {
+		t.Errorf("finished run: %s", o)
+	}
+}
+
+// umask is the process's umask, found by creating a file.
+func umask(t *testing.T) os.FileMode {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, nil, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(p)
+	return 0o777 &^ fi.Mode().Perm()
+}
