@@ -10,8 +10,8 @@
 //	recs, err := experiment.ReadLog("runs/rns/log.jsonl")     // one record per epoch
 //	rep, err := experiment.EvaluateByLength(m, task, strs, 40, 100, 10)
 //
-// Only PrepareRun and WriteJSON write files; errors are returned, never
-// panics.
+// Only PrepareRun, PrepareDir, CheckWritable (a probe it removes) and
+// WriteJSON write files; errors are returned, never panics.
 //
 // # Run directories
 //
@@ -21,7 +21,11 @@
 // run resumes exactly), ModelFile (the model with its best parameters) and,
 // once finished, SummaryFile (summary.json, a Summary). PrepareRun creates
 // a run directory, or checks that the run being resumed there was made with
-// the same settings, listing the ones that differ (SettingsError). Files are
+// the same settings, listing the ones that differ (SettingsError), and that
+// the directory is writable (CheckWritable), so that a run cannot fail for
+// want of permission after its first epoch; PrepareDir does the same with
+// another settings file, and CheckSettingsFile compares a settings file
+// with settings (a sweep's, say) without writing anything. Files are
 // written atomically by WriteJSON, with mode 0666 less the umask.
 //
 // # Settings and seeds
@@ -47,7 +51,8 @@
 //
 // ReadLog reads a training log, ReadSummary a finished run's summary,
 // ReadSettings its settings, and NewSummary makes the summary of a
-// training result.
+// training result. TaskTitle names a task as the paper does ("Marked
+// reversal"), for figures and tables.
 //
 // # Evaluation by length
 //

@@ -63,43 +63,89 @@ func (e *SettingsError) Error() string {
 // decoding gives it): the error for other settings is a *SettingsError
 // listing them, and nothing is written. An absent or empty dir is created
 // as without resume, and one that holds files but no run.json is an error
-// wrapping ErrNoRun.
+// wrapping ErrNoRun. In every case dir must be writable (CheckWritable), so
+// that a run cannot fail at its first checkpoint for want of permission.
 func PrepareRun[S any](dir string, s S, resume bool) error {
+	_, err := PrepareDir(dir, RunFile, s, resume)
+	return err
+}
+
+// PrepareDir is PrepareRun with the settings saved in dir/file instead of
+// dir/run.json, for directories of runs that model selection should not
+// find (FindRuns looks for run.json). It reports whether it wrote the
+// settings file, that is, whether the run is new.
+func PrepareDir[S any](dir, file string, s S, resume bool) (created bool, err error) {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return false, err
 		}
 	case err != nil:
-		return err
+		return false, err
 	case len(entries) > 0 && !resume:
-		return fmt.Errorf("%s: %w", dir, ErrNotEmpty)
+		return false, fmt.Errorf("%s: %w", dir, ErrNotEmpty)
 	}
-	path := filepath.Join(dir, RunFile)
+	if err := CheckWritable(dir); err != nil {
+		return false, err
+	}
+	path := filepath.Join(dir, file)
 	if resume {
-		b, err := os.ReadFile(path)
+		exists, err := CheckSettingsFile(path, s)
 		switch {
-		case err == nil:
-			var saved S
-			if err := json.Unmarshal(b, &saved); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
-			diffs, err := diffJSON(saved, s)
-			if err != nil {
-				return err
-			}
-			if len(diffs) > 0 {
-				return &SettingsError{Dir: dir, Path: path, Diffs: diffs}
-			}
-			return nil
-		case !errors.Is(err, os.ErrNotExist):
-			return err
+		case err != nil:
+			return false, err
+		case exists:
+			return false, nil
 		case len(entries) > 0:
-			return fmt.Errorf("%s: %w (no %s)", dir, ErrNoRun, RunFile)
+			return false, fmt.Errorf("%s: %w (no %s)", dir, ErrNoRun, file)
 		}
 	}
-	return WriteJSON(path, s)
+	if err := WriteJSON(path, s); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// CheckSettingsFile compares the settings saved as JSON in path with s,
+// after decoding the file into an S. It reports whether the file exists;
+// when it does and the settings differ, the error is a *SettingsError
+// listing the differences. Nothing is written.
+func CheckSettingsFile[S any](path string, s S) (exists bool, err error) {
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	var saved S
+	if err := json.Unmarshal(b, &saved); err != nil {
+		return true, fmt.Errorf("%s: %w", path, err)
+	}
+	diffs, err := diffJSON(saved, s)
+	if err != nil {
+		return true, err
+	}
+	if len(diffs) > 0 {
+		return true, &SettingsError{Dir: filepath.Dir(path), Path: path, Diffs: diffs}
+	}
+	return true, nil
+}
+
+// CheckWritable checks that files can be created in the directory dir, by
+// creating and removing one; the error names dir.
+func CheckWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".write-test-*")
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return fmt.Errorf("%s is not writable: %w", dir, err)
+		}
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
 
 // diffJSON lists the top-level JSON keys whose values differ between

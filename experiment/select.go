@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/nsrnn"
@@ -88,9 +89,12 @@ type Selected struct {
 	// Candidates is the number of finished runs the selection chose from.
 	Candidates int `json:"candidates"`
 	// TestDiff is set when the test set was evaluated (Selection.Evaluate),
-	// and TestFile when its report was written to a file.
-	TestDiff *float64 `json:"test_cross_entropy_diff,omitempty"`
-	TestFile string   `json:"test_file,omitempty"`
+	// and TestFile when its report was written to a file. TestError says
+	// why the model could not be evaluated (a missing or corrupt model
+	// file, say); the other selected models are evaluated all the same.
+	TestDiff  *float64 `json:"test_cross_entropy_diff,omitempty"`
+	TestFile  string   `json:"test_file,omitempty"`
+	TestError string   `json:"test_error,omitempty"`
 }
 
 // Selection is the outcome of model selection over a sweep (selected.json).
@@ -199,6 +203,10 @@ type TestOptions struct {
 	// released, with its report (whose Model is the run's directory); an
 	// error from it stops the evaluation and is returned.
 	Done func(s *Selected, rep *Report) error
+	// Skipped, when set, is called for each model that could not be
+	// loaded or evaluated, with the error (also recorded in its
+	// TestError).
+	Skipped func(s *Selected, err error)
 }
 
 // loadModel loads a run's model; tests replace it to watch the models.
@@ -208,6 +216,12 @@ var loadModel = nsrnn.Load
 // (SampleTestSet; one per task and definition, shared by its models) with
 // EvaluateByLength, sets each one's TestDiff to the overall difference and
 // sel.Test to spec, and returns the reports in the order of sel.Selected.
+//
+// A model that cannot be loaded (a missing or corrupt model file) or
+// evaluated is skipped: its TestError says why, its report is nil, and the
+// others are evaluated all the same. The error returned is for what stops
+// the whole evaluation: a task or test set that cannot be made, or an
+// error from opt.Done.
 //
 // Models are evaluated one at a time: each is loaded from its run's
 // directory, evaluated, and released with its compiled graphs before the
@@ -242,8 +256,14 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 		}
 		rep, err := testOne(s, t, testSets[k], spec, opt)
 		if err != nil {
-			return reports, err
+			s.TestDiff, s.TestError = nil, err.Error()
+			reports = append(reports, nil)
+			if opt.Skipped != nil {
+				opt.Skipped(s, err)
+			}
+			continue
 		}
+		s.TestError = ""
 		d := rep.Overall.Difference
 		s.TestDiff = &d
 		reports = append(reports, rep)
@@ -261,6 +281,9 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 func testOne(s *Selected, t *data.Task, strs [][]int, spec TestSpec, opt TestOptions) (*Report, error) {
 	m, err := loadModel(filepath.Join(s.Dir, ModelFile))
 	if err != nil {
+		if !strings.Contains(err.Error(), s.Dir) {
+			err = fmt.Errorf("%s: %w", filepath.Join(s.Dir, ModelFile), err)
+		}
 		return nil, err
 	}
 	defer m.ReleaseGraphs()

@@ -240,3 +240,41 @@ func TestEvaluateUnderEachGrammar(t *testing.T) {
 		t.Errorf("selected run's JSON lacks its grammar: %s", b)
 	}
 }
+
+// TestEvaluateSkipsCorruptModel checks that a model file that cannot be
+// loaded is skipped and reported, and the other models are evaluated.
+func TestEvaluateSkipsCorruptModel(t *testing.T) {
+	root := t.TempDir()
+	mr, p := data.MarkedReversal, data.GrammarPaper
+	for i, k := range []string{nsrnn.LSTM, nsrnn.JM, nsrnn.RNS} {
+		fakeRun(t, filepath.Join(root, mr, k), mr, p, k, 0.01, uint64(i+1), 0.1, true, true)
+	}
+	bad := filepath.Join(root, mr, nsrnn.JM)
+	if err := os.WriteFile(filepath.Join(bad, ModelFile), []byte("not a model"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := SelectBest(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var skipped []string
+	done := 0
+	reps, err := sel.Evaluate(TestSpec{MinLength: 5, MaxLength: 7, PerLength: 2, Seed: 7}, TestOptions{
+		Done:    func(*Selected, *Report) error { done++; return nil },
+		Skipped: func(s *Selected, err error) { skipped = append(skipped, s.Dir+": "+err.Error()) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 3 || done != 2 || len(skipped) != 1 || !strings.Contains(skipped[0], bad) {
+		t.Fatalf("%d reports, %d done, skipped %q", len(reps), done, skipped)
+	}
+	for i, s := range sel.Selected {
+		switch {
+		case s.Dir == bad && (reps[i] != nil || s.TestDiff != nil || !strings.Contains(s.TestError, ModelFile)):
+			t.Errorf("corrupt %s: report %v, test diff %v, error %q", s.Dir, reps[i], s.TestDiff, s.TestError)
+		case s.Dir != bad && (reps[i] == nil || s.TestDiff == nil || s.TestError != ""):
+			t.Errorf("%s: report %v, test diff %v, error %q", s.Dir, reps[i], s.TestDiff, s.TestError)
+		}
+	}
+}
