@@ -9,20 +9,15 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
-
-	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
 	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/atomicfile"
+	"github.com/nsrnn/nsrnn/internal/cli"
 )
 
 func init() {
@@ -131,8 +126,7 @@ func plan(s sweepSettings, out string) ([]sweepRun, error) {
 }
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("sweep", stderr)
 	var s sweepSettings
 	dataDir := fs.String("data", "", "directory of the corpus (required)")
 	models := fs.String("models", "lstm-256,rns-1-2", "comma-separated models of the paper's table, or all")
@@ -141,10 +135,10 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&s.Epochs, "epochs", 100, "maximum epochs per run")
 	fs.IntVar(&s.Batch, "batch", 32, "parallel streams B")
 	fs.IntVar(&s.BPTT, "bptt", 35, "chunk length T")
-	fs.IntVar(&s.Hidden, "hidden", 0, "override every model's hidden size (for quick trials; 0: the paper's)")
-	out := fs.String("out", "", "sweep directory (required)")
-	jobs := fs.Int("jobs", 1, "runs trained at once on this machine")
-	slurm := fs.String("slurm", "", "write a Slurm job-array script to this file instead of training")
+	fs.IntVar(&s.Hidden, "hidden", 0, "override every model's hidden size (for quick trials; default 0: the paper's)")
+	out := fs.String("out", "", "sweep directory (required): sweep.json, and <model>/run-NN for each run with its output in <that>.log")
+	jobs := fs.Int("jobs", 1, "runs trained at once on this machine (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
+	slurm := cli.AddSlurmFlags(fs, "ptb", "2-00:00:00", "8G", 2)
 	dry := fs.Bool("dry-run", false, "print the runs without training")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -161,6 +155,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--runs %d must be at least 1", s.Runs)
 	case *jobs < 1:
 		return fmt.Errorf("--jobs %d must be at least 1", *jobs)
+	}
+	if err := slurm.Check(); err != nil {
+		return err
 	}
 	abs, err := filepath.Abs(*dataDir)
 	if err != nil {
@@ -190,138 +187,83 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err := prepareSweep(*out, s); err != nil {
 		return err
 	}
+	jobList := sweepJobs(runs)
+	if slurm.Script != "" {
+		arrays, err := cli.SlurmScript(cli.SlurmJob{
+			Name: "ptb-sweep", Package: "github.com/nsrnn/nsrnn/experiments/ptb", Program: "ptb",
+			Out: *out, Manifest: filepath.Join(*out, "sweep.json"), Runs: jobList, Flags: *slurm,
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s: %d runs in %d job array(s), each run with --time %s --mem %s --cpus-per-task %d; submit from a login node with: bash %s\n",
+			slurm.Script, len(runs), arrays, slurm.Time, slurm.Mem, slurm.CPUs, slurm.Script)
+		return nil
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	if *slurm != "" {
-		return atomicfile.WriteBytes(*slurm, []byte(slurmScript(exe, runs)))
-	}
-	return execute(runs, *jobs, subprocess(exe), stderr)
+	return execute(jobList, *jobs, cli.Subprocess(exe), stderr)
 }
 
-// trainFunc trains one run of a sweep.
-type trainFunc func(r sweepRun) error
-
-// subprocess trains a run in a subprocess of this program, its output in
-// the run's log file.
-func subprocess(exe string) trainFunc {
-	return func(r sweepRun) error {
-		logf, err := os.OpenFile(r.Dir+".log", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o666)
-		if err != nil {
-			return err
-		}
-		defer logf.Close()
-		cmd := exec.Command(exe, r.Args...)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%w (see %s.log)", err, r.Dir)
-		}
-		return nil
+// sweepJobs are the runs as the shared sweep executor runs them: their
+// train commands end with --resume, which starts a run afresh in an
+// absent or empty directory.
+func sweepJobs(runs []sweepRun) []cli.SweepRun {
+	jobs := make([]cli.SweepRun, len(runs))
+	for i, r := range runs {
+		jobs[i] = cli.SweepRun{Dir: r.Dir, Args: r.Args}
 	}
+	return jobs
 }
 
 // prepareSweep creates the sweep directory with its sweep.json, or checks
-// that an existing one was made with the same settings.
+// that an existing one was made with the same settings, listing those that
+// differ.
 func prepareSweep(dir string, s sweepSettings) error {
 	path := filepath.Join(dir, "sweep.json")
-	raw, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		var old sweepSettings
-		if err := json.Unmarshal(raw, &old); err != nil {
-			return fmt.Errorf("--out: %s: %w", path, err)
-		}
-		if !reflect.DeepEqual(old, s) {
-			var d []string
-			ov, nv := reflect.ValueOf(old), reflect.ValueOf(s)
-			for i := 0; i < ov.NumField(); i++ {
-				if !reflect.DeepEqual(ov.Field(i).Interface(), nv.Field(i).Interface()) {
-					d = append(d, fmt.Sprintf("%s: %v in the sweep, now %v", ov.Type().Field(i).Name, ov.Field(i).Interface(), nv.Field(i).Interface()))
-				}
-			}
-			return fmt.Errorf("--out: %s holds a sweep with other settings (%s); use another directory", dir, strings.Join(d, "; "))
-		}
-		return nil
-	case !errors.Is(err, os.ErrNotExist):
+	exists, err := experiment.CheckSettingsFile(path, s)
+	if se, ok := errors.AsType[*experiment.SettingsError](err); ok {
+		return fmt.Errorf("--out: %s holds a sweep with other settings (%s); use another directory", dir, strings.Join(se.Diffs, "; "))
+	} else if err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
+	if err := experiment.CheckWritable(dir); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if exists {
+		return nil
+	}
 	return experiment.WriteJSON(path, s)
 }
 
-// execute trains the unfinished runs, jobs at a time, each in a
-// subprocess of this program.
-func execute(runs []sweepRun, jobs int, train trainFunc, stderr io.Writer) error {
-	var todo []sweepRun
-	for _, r := range runs {
-		if _, err := os.Stat(filepath.Join(r.Dir, experiment.SummaryFile)); err != nil {
-			todo = append(todo, r)
-		}
-	}
-	fmt.Fprintf(stderr, "sweep: %d runs, %d finished, %d to train, %d at a time\n", len(runs), len(runs)-len(todo), len(todo), jobs)
-	var mu sync.Mutex
+// execute trains the unfinished runs, jobs at a time, with run (each in a
+// subprocess of this program).
+func execute(runs []cli.SweepRun, jobs int, run cli.Runner, stderr io.Writer) error {
 	var failed []string
-	ch := make(chan sweepRun)
-	var wg sync.WaitGroup
-	for w := 0; w < jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range ch {
-				if err := os.MkdirAll(filepath.Dir(r.Dir), 0o777); err != nil {
-					mu.Lock()
-					failed = append(failed, fmt.Sprintf("%s: %v", r.Dir, err))
-					mu.Unlock()
-					continue
-				}
-				err := train(r)
-				mu.Lock()
-				if err != nil {
-					failed = append(failed, fmt.Sprintf("%s: %v", r.Dir, err))
-				} else {
-					fmt.Fprintf(stderr, "sweep: finished %s run %d\n", r.Model, r.Index)
-				}
-				mu.Unlock()
+	_, err := cli.RunSweep(runs, jobs, run,
+		func(total, finished, resumed int) {
+			fmt.Fprintf(stderr, "sweep: %d runs, %d finished, %d to train (%d resumed), %d at a time\n", total, finished, total-finished, resumed, jobs)
+		},
+		func(r cli.SweepResult) {
+			if r.Err != nil {
+				failed = append(failed, fmt.Sprintf("%s: %v", r.Run.Dir, r.Err))
+				fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs: %v\n", r.Done, r.Total, r.Run.Dir, r.Elapsed.Seconds(), r.Err)
+				return
 			}
-		}()
+			fmt.Fprintf(stderr, "[%d/%d] finished %s in %.0fs\n", r.Done, r.Total, r.Run.Dir, r.Elapsed.Seconds())
+		})
+	if err != nil {
+		return err
 	}
-	for _, r := range todo {
-		ch <- r
-	}
-	close(ch)
-	wg.Wait()
 	if len(failed) > 0 {
 		return fmt.Errorf("%d runs failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
 	}
 	return nil
-}
-
-// slurmScript is a Slurm job array running one sweep run per task, with
-// the program built once (exe) and each task running its training command.
-func slurmScript(exe string, runs []sweepRun) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "#!/bin/bash\n#SBATCH --job-name=ptb-sweep\n#SBATCH --array=0-%d\n#SBATCH --cpus-per-task=2\n#SBATCH --mem=8G\n#SBATCH --time=48:00:00\nset -euo pipefail\ncase $SLURM_ARRAY_TASK_ID in\n", len(runs)-1)
-	for i, r := range runs {
-		fmt.Fprintf(&b, "  %d) exec %s", i, shellQuote(exe))
-		for _, a := range r.Args {
-			fmt.Fprintf(&b, " %s", shellQuote(a))
-		}
-		b.WriteString(" ;;\n")
-	}
-	b.WriteString("esac\n")
-	return b.String()
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=+:,", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // selected is the best run of one model.
@@ -338,8 +280,7 @@ type selected struct {
 }
 
 func runSelect(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("select", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("select", stderr)
 	sweep := fs.String("sweep", "", "sweep directory (required)")
 	dataDir := fs.String("data", "", "directory of the corpus (default: the sweep's)")
 	asJSON := fs.Bool("json", false, "print JSON")

@@ -35,13 +35,13 @@ func TestSweepAndSelect(t *testing.T) {
 	if err := prepareSweep(out, s); err != nil {
 		t.Fatal(err)
 	}
-	inProcess := func(r sweepRun) error {
-		if code := prog.Main(r.Args, io.Discard, io.Discard); code != 0 {
+	inProcess := func(args []string, logPath string, threads int) error {
+		if code := prog.Main(args, io.Discard, io.Discard); code != 0 {
 			return fmt.Errorf("exit %d", code)
 		}
 		return nil
 	}
-	if err := execute(runs, 2, inProcess, io.Discard); err != nil {
+	if err := execute(sweepJobs(runs), 2, inProcess, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	o, e, code := runCmd("select", "--sweep", out, "--json")
@@ -74,16 +74,45 @@ func TestSweepAndSelect(t *testing.T) {
 	}
 	// The same sweep directory with other settings is refused.
 	_, e, code = runCmd("sweep", "--data", data, "--out", out, "--models", "lstm-256", "--runs", "2", "--seed", "3", "--epochs", "1", "--batch", "3", "--bptt", "5", "--hidden", "4")
-	if code == 0 || !strings.Contains(e, "Models") {
+	if code == 0 || !strings.Contains(e, "models: [") {
 		t.Errorf("re-running with other models: code %d, %q", code, e)
 	}
-	// A Slurm script has one task per run.
+	// A Slurm script has one task per run, runs the built program, and
+	// asks for the resources given.
 	script := filepath.Join(t.TempDir(), "job.sh")
-	if _, e, code := runCmd("sweep", "--data", data, "--out", filepath.Join(t.TempDir(), "s2"), "--runs", "3", "--slurm", script); code != 0 {
+	if _, e, code := runCmd("sweep", "--data", data, "--out", filepath.Join(t.TempDir(), "s2"), "--runs", "3", "--slurm", script,
+		"--time", "12:00:00", "--mem", "16G", "--cpus-per-task", "4"); code != 0 {
 		t.Fatal(e)
 	}
 	b, _ := os.ReadFile(script)
-	if !strings.Contains(string(b), "--array=0-5") || strings.Count(string(b), " train ") != 6 {
-		t.Errorf("Slurm script:\n%s", b)
+	sc := string(b)
+	for _, want := range []string{"sbatch --array=0-5 ", "#SBATCH --time=12:00:00\n", "#SBATCH --mem=16G\n", "#SBATCH --cpus-per-task=4\n",
+		"go build -o ", "github.com/nsrnn/nsrnn/experiments/ptb"} {
+		if !strings.Contains(sc, want) {
+			t.Errorf("Slurm script lacks %q:\n%s", want, sc)
+		}
+	}
+	if strings.Count(sc, "set -- train ") != 6 || strings.Contains(sc, "go run") {
+		t.Errorf("Slurm script:\n%s", sc)
+	}
+	if _, e, code := runCmd("sweep", "--data", data, "--out", filepath.Join(t.TempDir(), "s3"), "--slurm", script, "--time", "soon"); code == 0 || !strings.Contains(e, "--time") {
+		t.Errorf("bad --time: status %d, %q", code, e)
+	}
+}
+
+// TestHelp checks that help and --help exit 0 with the flags' help, for
+// the commands of this file and the others.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help", "sweep"}, {"sweep", "--help"}, {"help", "train"}, {"train", "-h"}, {"help"}} {
+		o, e, code := runCmd(args...)
+		if code != 0 || strings.Contains(e, "help requested") || o != "" {
+			t.Errorf("%v: status %d, stdout %q, stderr %q", args, code, o, e)
+		}
+	}
+	_, e, _ := runCmd("help", "sweep")
+	for _, want := range []string{"--cpus-per-task int", "(default 2)", "--mem string", `(default "8G")`, "--time string"} {
+		if !strings.Contains(e, want) {
+			t.Errorf("help sweep lacks %q:\n%s", want, e)
+		}
 	}
 }
