@@ -43,8 +43,9 @@ type SettingsError struct {
 	// Dir is the run directory and Path its run.json.
 	Dir, Path string
 	// Diffs are the settings that differ, sorted, each written
-	// "name: saved → given" with the names and values of run.json (the
-	// JSON keys of the settings' top level).
+	// "name: saved → given" with the names and values of run.json (its
+	// JSON keys, those of nested objects joined with dots, as in
+	// "model.hidden: 20 → 10").
 	Diffs []string
 }
 
@@ -148,22 +149,34 @@ func CheckWritable(dir string) error {
 	return os.Remove(name)
 }
 
-// diffJSON lists the top-level JSON keys whose values differ between
-// saved and given, as "key: saved → given", sorted.
+// diffJSON lists the JSON values that differ between saved and given, as
+// "key: saved → given", sorted; the keys of nested objects are joined with
+// dots ("model.hidden: 20 → 10").
 func diffJSON(saved, given any) ([]string, error) {
+	var flatten func(prefix string, raw json.RawMessage, out map[string]string)
+	flatten = func(prefix string, raw json.RawMessage, out map[string]string) {
+		var m map[string]json.RawMessage
+		if len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &m) == nil && len(m) > 0 {
+			for k, v := range m {
+				if prefix != "" {
+					k = prefix + "." + k
+				}
+				flatten(k, v, out)
+			}
+			return
+		}
+		out[prefix] = string(raw)
+	}
 	flat := func(v any) (map[string]string, error) {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return nil, err
 		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("settings are not a JSON object: %w", err)
+		if len(b) == 0 || b[0] != '{' {
+			return nil, fmt.Errorf("settings are not a JSON object: %s", b)
 		}
-		out := make(map[string]string, len(m))
-		for k, v := range m {
-			out[k] = string(v)
-		}
+		out := map[string]string{}
+		flatten("", b, out)
 		return out, nil
 	}
 	a, err := flat(saved)

@@ -91,7 +91,7 @@ func TestPrepareRunResume(t *testing.T) {
 	if se.Dir != dir || se.Path != filepath.Join(dir, RunFile) || len(se.Diffs) != 3 {
 		t.Errorf("SettingsError %+v", se)
 	}
-	for i, want := range []string{`grammar: "paper" → "released"`, "lr: 0.01 → 0.02", "model: "} {
+	for i, want := range []string{`grammar: "paper" → "released"`, "lr: 0.01 → 0.02", "model.hidden: 4 → 5"} {
 		if i < len(se.Diffs) && !strings.HasPrefix(se.Diffs[i], want) {
 			t.Errorf("diff %d is %q, want it to start with %q", i, se.Diffs[i], want)
 		}
