@@ -3,13 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-
-	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
@@ -22,9 +21,24 @@ func init() {
 	prog.Register("actions", "train ns+s and rns and record their stack action types after every epoch (Figure 3)", runActions)
 }
 
-// actionsFile is the per-model file of the actions command, in
-// DIR/<model>/.
-const actionsFile = "actions.jsonl"
+// Files of a model's directory DIR/<model>/ of the actions command, which
+// also holds the training log and checkpoint of a train run.
+const (
+	// actionsFile holds one actionRecord per epoch.
+	actionsFile = "actions.jsonl"
+	// actionsSettingsFile holds the actionsSettings; it is not run.json,
+	// so that model selection does not take these runs for a sweep's.
+	actionsSettingsFile = "settings.json"
+)
+
+// actionsSettings are what determines a model's actions.jsonl: a resumed
+// run must have the same.
+type actionsSettings struct {
+	Run        experiment.Settings `json:"run"`
+	Length     int                 `json:"length"`
+	StringSeed uint64              `json:"string_seed"`
+	String     string              `json:"string"`
+}
 
 // actionRecord is one line of actions.jsonl: after epoch Epoch, the
 // normalized weights of the action types (push, replace, pop) of each
@@ -36,19 +50,33 @@ type actionRecord struct {
 	Weights [][3]float64 `json:"weights"`
 }
 
+// actionKinds are the model kinds whose stack actions can be recorded:
+// those with a nondeterministic stack.
+func actionKinds() []string {
+	var names []string
+	for _, k := range nsrnn.AllKinds() {
+		if k.Family == nsrnn.NondeterministicStack {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
+
 func runActions(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("actions", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	taskName := fs.String("task", data.MarkedReversal, "task (Figure 3 uses marked-reversal)")
+	fs := prog.FlagSet("actions", stderr)
+	taskName := fs.String("task", data.MarkedReversal, "task: "+joinNames(data.TaskNames())+" (Figure 3 uses marked-reversal)")
 	grammar := cli.AddGrammarFlag(fs)
-	out := fs.String("out", "", "output directory (required); each model writes DIR/<model>/actions.jsonl")
-	modelList := fs.String("models", "ns+s,rns", "comma-separated models that record actions (ns+s, rns)")
+	out := fs.String("out", "", "output directory (required); each model's run goes to DIR/<model>: "+
+		actionsFile+", "+actionsSettingsFile+", "+experiment.LogFile+", "+experiment.CheckpointFile)
+	modelList := fs.String("models", "ns+s,rns", "comma-separated models that record actions (some of "+joinNames(actionKinds())+")")
 	var s experiment.Settings
 	// All epochs are run: early stopping is off (0) unless set.
 	lengths := protocolFlags(fs, &s, 0.005, 30, 0)
 	hidden := fs.Int("hidden", 20, "LSTM hidden units")
 	length := fs.Int("length", 41, "length of the fixed string whose actions are recorded")
 	stringSeed := fs.Uint64("string-seed", 3, "seed of the fixed string")
+	resume := fs.Bool("resume", false, "continue the interrupted runs in --out from their last finished epoch")
+	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -67,7 +95,7 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	if s.EarlyStop == 0 {
 		s.EarlyStop = s.Epochs + 1
 	}
-	models, err := parseList(*modelList, []string{nsrnn.NSS, nsrnn.RNS}, "--models")
+	models, err := parseList(*modelList, actionKinds(), "--models")
 	if err != nil {
 		return err
 	}
@@ -85,25 +113,39 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		ms := s
-		ms.Task, ms.Grammar, ms.Model = t.Name(), t.Definition(), cfg
-		if err := recordActions(ms, t, w[0], filepath.Join(*out, kind), stderr); err != nil {
-			return fmt.Errorf("%s: %w", kind, err)
+		as := actionsSettings{Run: s, Length: *length, StringSeed: *stringSeed, String: data.FormatString(w[0], t.Terminals())}
+		as.Run.Task, as.Run.Grammar, as.Run.Model = t.Name(), t.Definition(), cfg
+		if err := recordActions(as, t, w[0], filepath.Join(*out, kind), *resume, args, !*quiet && cli.IsTerminal(stderr), stderr); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 // recordActions trains a model as train does (same data, seeds and
-// protocol) and writes the action-type weights on w after every epoch to
-// dir/actions.jsonl, along with the training log and run.json.
-func recordActions(s experiment.Settings, t *data.Task, w []int, dir string, stderr io.Writer) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	if err := experiment.WriteJSON(filepath.Join(dir, "settings.json"), s); err != nil {
+// protocol, checkpointed after every epoch into dir, resumed with resume)
+// and writes the action-type weights on w after every epoch to
+// dir/actions.jsonl. The weights of an epoch are recorded after its last
+// batch, before its checkpoint, so that the file always holds every
+// checkpointed epoch; a resumed run drops the records of later ones.
+func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume bool, args []string, bar bool, stderr io.Writer) error {
+	s := as.Run
+	_, statErr := os.Stat(dir)
+	dirExisted := statErr == nil
+	created, err := prepareRunDir(dir, actionsSettingsFile, as, resume)
+	if err != nil {
 		return err
 	}
+	path := filepath.Join(dir, actionsFile)
+	ok := false
+	defer func() {
+		if !ok && created {
+			if _, err := os.Stat(filepath.Join(dir, experiment.CheckpointFile)); err != nil {
+				os.Remove(path)
+			}
+			abandonRun(dir, actionsSettingsFile, dirExisted)
+		}
+	}()
 	d, err := experiment.SampleRun(t, s)
 	if err != nil {
 		return err
@@ -112,31 +154,64 @@ func recordActions(s experiment.Settings, t *data.Task, w []int, dir string, std
 	if err != nil {
 		return err
 	}
-	text := data.FormatString(w, t.Terminals())
-	var buf bytes.Buffer
-	path := filepath.Join(dir, actionsFile)
-	tc := s.TrainConfig(d.LowerBound.Entropy)
-	tc.Recorder = nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(dir, experiment.LogFile)), nsrnn.RecorderFunc(func(e nsrnn.Event) error {
-		if e.Kind != nsrnn.EpochDone {
-			return nil
+	var recs []actionRecord
+	write := func() error {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		for _, r := range recs {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
 		}
-		rec := e.Record
-		{
+		return atomicfile.WriteBytes(path, buf.Bytes())
+	}
+	record := nsrnn.RecorderFunc(func(e nsrnn.Event) error {
+		switch {
+		case e.Kind == nsrnn.Started && e.Resumed:
+			// The checkpoint holds epochs 1 … e.Epoch−1.
+			old, err := readActions(path)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			for _, r := range old {
+				if r.Epoch < e.Epoch {
+					recs = append(recs, r)
+				}
+			}
+			if len(recs) != e.Epoch-1 {
+				return fmt.Errorf("%s holds %d epochs, the checkpoint %d; start afresh in another --out", path, len(recs), e.Epoch-1)
+			}
+			return write()
+		case e.Kind == nsrnn.StepDone && e.Step == e.Steps:
 			ws, err := m.ActionTypeWeights(w)
 			if err != nil {
 				return err
 			}
-			b, err := json.Marshal(actionRecord{Epoch: rec.Epoch, String: text, Weights: ws})
-			if err != nil {
-				return err
-			}
-			buf.Write(append(b, '\n'))
-			fmt.Fprintf(stderr, "actions %s: epoch %d, validation difference %.4f\n", s.Model.Kind, rec.Epoch, rec.ValidDifference)
-			return atomicfile.WriteBytes(path, buf.Bytes())
+			recs = append(recs, actionRecord{Epoch: e.Epoch, String: as.String, Weights: ws})
+			return write()
 		}
-	})}
-	fmt.Fprintf(stderr, "actions: training %s on %s (%d strings, lr %g) and recording its actions on %q\n",
-		s.Model.Kind, taskLabel(t.Name(), t.Definition()), s.TrainSize, s.LR, text)
-	_, err = nsrnn.Train(m, d.Train, d.Valid, tc)
-	return err
+		return nil
+	})
+	intr := catchInterrupts(stderr)
+	defer intr.stop()
+	tc := s.TrainConfig(d.LowerBound.Entropy)
+	tc.Checkpoint = filepath.Join(dir, experiment.CheckpointFile)
+	tc.Recorder = nsrnn.Recorders{
+		record,
+		nsrnn.JSONLog(filepath.Join(dir, experiment.LogFile)),
+		cli.Progress(stderr, "actions "+s.Model.Kind, bar),
+		intr.recorder(),
+	}
+	fmt.Fprintf(stderr, "actions: training %s on %s (%d strings, lr %g, %d epochs) and recording its actions on %q after every epoch in %s\n",
+		s.Model.Kind, taskLabel(t.Name(), t.Definition()), s.TrainSize, s.LR, s.Epochs, as.String, path)
+	res, err := nsrnn.Train(m, d.Train, d.Valid, tc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Model.Kind, err)
+	}
+	if !res.Finished {
+		return intr.resumeError("actions", args, res.Epochs, dir)
+	}
+	ok = true
+	fmt.Fprintf(stderr, "actions %s: %d epochs recorded in %s\n", s.Model.Kind, res.Epochs, path)
+	return nil
 }

@@ -2,10 +2,17 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"math"
+	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/internal/cli"
 )
 
 func TestActionsRecordsEveryEpoch(t *testing.T) {
@@ -40,5 +47,82 @@ func TestActionsRecordsEveryEpoch(t *testing.T) {
 	}
 	if err := runActions([]string{"--out", out, "--models", "lstm"}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--models") {
 		t.Errorf("error %v, want one naming --models", err)
+	}
+}
+
+// TestActionsResume checks that actions checkpoints like train: an --out
+// made with other flags is refused, with the differences; an interrupted
+// run resumes with --resume and records exactly what an uninterrupted run
+// records.
+func TestActionsResume(t *testing.T) {
+	dir := t.TempDir()
+	args := func(out string, extra ...string) []string {
+		return append([]string{"--out", out, "--models", "rns", "--epochs", "4", "--train-size", "200", "--valid-size", "4",
+			"--batch-size", "2", "--lengths", "9:15", "--length", "9", "--hidden", "4", "--quiet"}, extra...)
+	}
+	whole := filepath.Join(dir, "whole")
+	if err := runActions(args(whole), &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := readActions(filepath.Join(whole, "rns", actionsFile))
+	if err != nil || len(want) != 4 {
+		t.Fatalf("%d records (%v), want 4", len(want), err)
+	}
+
+	// Not without --resume, nor with other flags.
+	if err := runActions(args(whole), &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Errorf("again without --resume: %v", err)
+	}
+	err = runActions(args(whole, "--lr", "0.01", "--resume"), &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "run.lr: 0.005 → 0.01") {
+		t.Errorf("other --lr: %v", err)
+	}
+	err = runActions(args(whole, "--string-seed", "4", "--resume"), &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "string_seed") {
+		t.Errorf("other --string-seed: %v", err)
+	}
+	if got, _ := readActions(filepath.Join(whole, "rns", actionsFile)); !reflect.DeepEqual(got, want) {
+		t.Error("a refused run changed actions.jsonl")
+	}
+
+	// Interrupt a run once its first epoch is checkpointed.
+	out := filepath.Join(dir, "out")
+	sigs := make(chan chan<- os.Signal, 1)
+	defer func(f func(chan<- os.Signal)) { notifySignals = f }(notifySignals)
+	notifySignals = func(ch chan<- os.Signal) { sigs <- ch }
+	go func() {
+		ch := <-sigs
+		for {
+			if _, err := os.Stat(filepath.Join(out, "rns", experiment.CheckpointFile)); err == nil {
+				ch <- os.Interrupt
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	var stderr bytes.Buffer
+	err = runActions(args(out), &bytes.Buffer{}, &stderr)
+	if err == nil {
+		t.Skip("the run finished before the interrupt reached it")
+	}
+	if ee, ok := errors.AsType[*cli.ExitError](err); !ok || ee.Code != 130 || !strings.Contains(err.Error(), "interrupted; resume with: ") ||
+		!strings.Contains(err.Error(), " actions --out "+out) || !strings.HasSuffix(err.Error(), " --resume") {
+		t.Fatalf("interrupted: %v", err)
+	}
+	got, _ := readActions(filepath.Join(out, "rns", actionsFile))
+	if len(got) == 0 || len(got) >= 4 || !reflect.DeepEqual(got, want[:len(got)]) {
+		t.Fatalf("interrupted after %d records: %v", len(got), got)
+	}
+	notifySignals = func(chan<- os.Signal) {}
+	stderr.Reset()
+	if err := runActions(args(out, "--resume"), &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatalf("--resume: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "resuming at epoch ") {
+		t.Errorf("the resumed run does not say where it resumes:\n%s", stderr.String())
+	}
+	got, _ = readActions(filepath.Join(out, "rns", actionsFile))
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("resumed records differ from an uninterrupted run's:\n%v\n%v", got, want)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
@@ -21,16 +19,15 @@ func init() {
 }
 
 func runEval(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("eval", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dir := fs.String("model", "", "directory of a training run (required)")
-	taskName := fs.String("task", "", "task (required)")
+	fs := prog.FlagSet("eval", stderr)
+	modelPath := fs.String("model", "", "a training run's directory, or its model file (required)")
+	taskName := fs.String("task", "", "task: "+joinNames(data.TaskNames())+" (default: the run's, from its "+experiment.RunFile+")")
 	grammar := cli.AddGrammarFlag(fs)
 	gf := fs.Lookup("grammar")
 	gf.Usage = "task definition: " + joinNames(data.GrammarNames()) + " (default: the run's, from its " + experiment.RunFile + ", else paper)"
 	gf.DefValue = ""
-	force := fs.Bool("force", false, "evaluate under a --grammar other than the run's")
-	testFile := fs.String("test", "", "file of test strings (default: sample them)")
+	force := fs.Bool("force", false, "evaluate on a --task or under a --grammar other than the run's")
+	testFile := fs.String("test", "", "file of test strings, one per line (default: sample them with --per-length and --seed)")
 	lengths := fs.String("lengths", "40:100", "MIN:MAX test lengths")
 	perLength := fs.Int("per-length", 100, "sampled test strings per valid length")
 	seed := fs.Uint64("seed", 7, "seed of the sampled test set")
@@ -42,38 +39,27 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if *dir == "" {
+	if *modelPath == "" {
 		return fmt.Errorf("--model is required")
-	}
-	if *taskName == "" {
-		return fmt.Errorf("--task is required (one of %v)", data.TaskNames())
 	}
 	if *batchSize < 1 || *perLength < 1 {
 		return fmt.Errorf("--batch-size and --per-length must be at least 1")
-	}
-	g, err := evalGrammar(*dir, *grammar, fs.Changed("grammar"), *force)
-	if err != nil {
-		return err
-	}
-	t, err := taskFlag(*taskName, g)
-	if err != nil {
-		return err
 	}
 	minLen, maxLen, err := parseLengths(*lengths)
 	if err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	}
-	m, err := nsrnn.Load(filepath.Join(*dir, experiment.ModelFile))
+	t, m, err := loadEvalRun(*modelPath, *taskName, *grammar, fs.Changed("grammar"), *force)
 	if err != nil {
-		return fmt.Errorf("--model: %w", err)
-	}
-	if m.Config().OutputVocab != len(t.Vocabulary()) || m.Config().InputVocab != len(t.Terminals()) {
-		return fmt.Errorf("--model %s has a vocabulary of %d symbols, task %s has %d", *dir, m.Config().OutputVocab, t.Name(), len(t.Vocabulary()))
+		return err
 	}
 	var strs [][]int
 	if *testFile != "" {
 		if strs, err = data.ReadStringsFile(*testFile, t.Terminals()); err != nil {
-			return err
+			return fmt.Errorf("--test: %w", err)
+		}
+		if len(strs) == 0 {
+			return fmt.Errorf("--test %s: the file holds no strings", *testFile)
 		}
 	} else {
 		spec := experiment.TestSpec{MinLength: minLen, MaxLength: maxLen, PerLength: *perLength, Seed: *seed}
@@ -90,7 +76,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
-	rep.Model = *dir
+	rep.Model = *modelPath
 	if *asCSV {
 		return rep.WriteCSV(stdout)
 	}
@@ -99,22 +85,60 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	return enc.Encode(rep)
 }
 
-// evalGrammar is the task definition eval uses for the run in dir: the
-// run's (from its run.json; "paper" for a run.json that predates the
-// choice, or the flag's for a directory without one), or the --grammar
-// given, which must be the run's unless forced.
-func evalGrammar(dir string, flag data.Grammar, given, force bool) (data.Grammar, error) {
+// loadEvalRun resolves eval's --model (a run directory, or a model file in
+// one) into the task to evaluate on and the loaded model. The task and its
+// definition are the run's, from its run.json, unless --task or --grammar
+// (given) say otherwise, which must then agree with the run's unless
+// forced; without a run.json, --task is required. Errors name the flags.
+func loadEvalRun(path, taskName string, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--model: %w", err)
+	}
+	dir, file := path, filepath.Join(path, experiment.ModelFile)
+	if !fi.IsDir() {
+		dir, file = filepath.Dir(path), path
+	}
 	s, err := experiment.ReadSettings(dir)
+	hasRun := err == nil
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return flag, nil
 	case err != nil:
-		return "", fmt.Errorf("--model: %w", err)
-	case !given:
-		return s.Grammar, nil
-	case flag != s.Grammar && !force:
-		return "", fmt.Errorf("--grammar %s differs from the run's grammar %s (%s); use --force to evaluate it under %s anyway",
-			flag, s.Grammar, filepath.Join(dir, experiment.RunFile), flag)
+		return nil, nil, fmt.Errorf("--model: %w", err)
 	}
-	return flag, nil
+	g := flag
+	switch {
+	case !hasRun && taskName == "":
+		return nil, nil, fmt.Errorf("--task is required: --model %s has no %s to take it from (one of %s)", path, experiment.RunFile, joinNames(data.TaskNames()))
+	case hasRun && taskName == "":
+		taskName = s.Task
+	case hasRun && taskName != s.Task && !force:
+		return nil, nil, fmt.Errorf("--task %s differs from the task the model was trained on, %s (%s); use --force to evaluate it on %s anyway",
+			taskName, s.Task, filepath.Join(dir, experiment.RunFile), taskName)
+	}
+	if hasRun {
+		switch {
+		case !grammarGiven:
+			g = s.Grammar
+		case flag != s.Grammar && !force:
+			return nil, nil, fmt.Errorf("--grammar %s differs from the run's grammar %s (%s); use --force to evaluate it under %s anyway",
+				flag, s.Grammar, filepath.Join(dir, experiment.RunFile), flag)
+		}
+	}
+	t, err := taskFlag(taskName, g)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) && hasRun {
+		return nil, nil, fmt.Errorf("--model %s: the run has not finished: no model yet (no %s; its progress is in %s)",
+			path, experiment.ModelFile, filepath.Join(dir, experiment.LogFile))
+	}
+	m, err := nsrnn.Load(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--model: %w", err)
+	}
+	if m.Config().OutputVocab != len(t.Vocabulary()) || m.Config().InputVocab != len(t.Terminals()) {
+		return nil, nil, fmt.Errorf("--model %s has a vocabulary of %d symbols, task %s has %d", path, m.Config().OutputVocab, t.Name(), len(t.Vocabulary()))
+	}
+	return t, m, nil
 }

@@ -189,9 +189,9 @@ func TestEvalCommandErrors(t *testing.T) {
 		{"missing --model", []string{"--task", "marked-reversal"}, []string{"--model is required"}},
 		{"missing model dir", []string{"--model", missing, "--task", "marked-reversal"}, []string{"--model", missing}},
 		{"dir without a model", []string{"--model", filepath.Dir(missing), "--task", "marked-reversal"}, []string{"--model", filepath.Dir(missing)}},
-		{"missing --task", []string{"--model", dir}, []string{"--task is required"}},
-		{"unknown --task", []string{"--model", dir, "--task", "anbn"}, []string{"--task", "anbn"}},
-		{"other vocabulary", []string{"--model", dir, "--task", "dyck"}, []string{"--model", "vocabulary"}},
+		{"unknown --task", []string{"--model", dir, "--task", "anbn", "--force"}, []string{"--task", "anbn"}},
+		{"other task", []string{"--model", dir, "--task", "dyck"}, []string{"--task dyck", "marked-reversal", "--force"}},
+		{"other vocabulary", []string{"--model", dir, "--task", "dyck", "--force"}, []string{"--model", "vocabulary"}},
 		{"bad --lengths", []string{"--model", dir, "--task", "marked-reversal", "--lengths", "x:9"}, []string{"--lengths"}},
 		{"bad --per-length", []string{"--model", dir, "--task", "marked-reversal", "--per-length", "0"}, []string{"--per-length"}},
 		{"bad --batch-size", []string{"--model", dir, "--task", "marked-reversal", "--batch-size", "0"}, []string{"--batch-size"}},
@@ -216,5 +216,41 @@ func TestEvalCommandErrors(t *testing.T) {
 	status, _, stderr := run("eval", "--model", bad, "--task", "marked-reversal")
 	if status == 0 || !strings.Contains(stderr, bad) {
 		t.Errorf("corrupted model: status %d, stderr %q", status, stderr)
+	}
+	// Without a run.json, --task is required.
+	status, _, stderr = run("eval", "--model", filepath.Join(bad, experiment.ModelFile))
+	if status == 0 || !strings.Contains(stderr, "--task is required") || !strings.Contains(stderr, "marked-reversal, ") {
+		t.Errorf("no run.json, no --task: status %d, stderr %q", status, stderr)
+	}
+}
+
+// TestEvalCommandFromRun checks that eval takes the task from the run's
+// run.json, accepts the model file as well as the run directory, says
+// when a run has not finished, and names an empty --test file.
+func TestEvalCommandFromRun(t *testing.T) {
+	dir := tinyModelDir(t)
+	args := []string{"--lengths", "5:9", "--per-length", "2"}
+	withTask := evalJSON(t, append([]string{"--model", dir, "--task", "marked-reversal"}, args...)...)
+	fromRun := evalJSON(t, append([]string{"--model", dir}, args...)...)
+	fromFile := evalJSON(t, append([]string{"--model", filepath.Join(dir, experiment.ModelFile)}, args...)...)
+	if fromRun.Task != "marked-reversal" || fromRun.Overall != withTask.Overall || fromFile.Overall != withTask.Overall {
+		t.Errorf("task %q: overall %+v from the run, %+v from the model file, %+v with --task", fromRun.Task, fromRun.Overall, fromFile.Overall, withTask.Overall)
+	}
+
+	// An unfinished run: run.json, no model yet.
+	unfinished := filepath.Join(t.TempDir(), "run")
+	os.MkdirAll(unfinished, 0o755)
+	b, _ := os.ReadFile(filepath.Join(dir, experiment.RunFile))
+	os.WriteFile(filepath.Join(unfinished, experiment.RunFile), b, 0o644)
+	status, stdout, stderr := run("eval", "--model", unfinished)
+	if status == 0 || stdout != "" || !strings.Contains(stderr, "the run has not finished: no model yet") || !strings.Contains(stderr, unfinished) {
+		t.Errorf("unfinished run: status %d, stderr %q", status, stderr)
+	}
+
+	empty := filepath.Join(t.TempDir(), "empty.txt")
+	os.WriteFile(empty, nil, 0o644)
+	status, _, stderr = run("eval", "--model", dir, "--test", empty)
+	if status == 0 || !strings.Contains(stderr, "--test "+empty) || !strings.Contains(stderr, "no strings") {
+		t.Errorf("empty --test: status %d, stderr %q", status, stderr)
 	}
 }

@@ -353,8 +353,8 @@ func TestParamsAndActionsGrammar(t *testing.T) {
 	if err := runActions(args, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	s := readJSONObject(t, filepath.Join(out, "rns", "settings.json"))
-	if s["grammar"] != "released" || s["task"] != "dyck" {
-		t.Errorf("settings.json: %v", s)
+	s := readJSONObject(t, filepath.Join(out, "rns", actionsSettingsFile))
+	if r, ok := s["run"].(map[string]any); !ok || r["grammar"] != "released" || r["task"] != "dyck" {
+		t.Errorf("%s: %v", actionsSettingsFile, s)
 	}
 }

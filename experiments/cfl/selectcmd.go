@@ -2,14 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
-
-	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
@@ -20,8 +20,7 @@ func init() {
 }
 
 func runSelect(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("select", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("select", stderr)
 	sweep := fs.String("sweep", "", "sweep directory (required)")
 	var only data.Grammar
 	fs.Var(grammarFilter{&only}, "grammar", "select only the runs of this task definition ("+
@@ -73,21 +72,44 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if sel.Unfinished > 0 {
 		fmt.Fprintf(stderr, "select: ignoring %d unfinished runs (no %s)\n", sel.Unfinished, experiment.SummaryFile)
 	}
+	// The selection is written into the sweep directory: find out now
+	// rather than after the evaluation.
+	if err := experiment.CheckWritable(*sweep); err != nil {
+		return fmt.Errorf("--sweep: %w", err)
+	}
+	var evalErr error
 	if !*noTest {
 		spec := experiment.TestSpec{MinLength: minLen, MaxLength: maxLen, PerLength: *perLength, Seed: *seed}
-		if err := evaluateSelection(sel, spec, *batchSize, stderr); err != nil {
-			return err
-		}
+		evalErr = evaluateSelection(sel, spec, *batchSize, stderr)
 	}
+	// selected.json holds what could be evaluated, whatever happened to
+	// the rest.
 	if err := experiment.WriteJSON(filepath.Join(*sweep, experiment.SelectedFile), sel); err != nil {
-		return err
+		return errors.Join(evalErr, err)
+	}
+	if evalErr != nil {
+		return fmt.Errorf("%w (%s holds the selection, with the test results obtained)", evalErr, filepath.Join(*sweep, experiment.SelectedFile))
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(sel)
+		if err := enc.Encode(sel); err != nil {
+			return err
+		}
+	} else if err := writeSelectionTable(stdout, sel); err != nil {
+		return err
 	}
-	return writeSelectionTable(stdout, sel)
+	var skipped []string
+	for _, s := range sel.Selected {
+		if s.TestError != "" {
+			skipped = append(skipped, s.Dir)
+		}
+	}
+	if len(skipped) > 0 {
+		return fmt.Errorf("%d of %d selected models could not be tested (see above; test_error in %s): %s",
+			len(skipped), len(sel.Selected), filepath.Join(*sweep, experiment.SelectedFile), strings.Join(skipped, ", "))
+	}
+	return nil
 }
 
 // evaluateSelection evaluates the selected models on their tasks' test
@@ -102,7 +124,7 @@ func evaluateSelection(sel *experiment.Selection, spec experiment.TestSpec, batc
 		},
 		Done: func(s *experiment.Selected, rep *experiment.Report) error {
 			path := experiment.TestResultPath(sel.Sweep, s.Task, s.Model)
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 				return err
 			}
 			if err := experiment.WriteJSON(path, rep); err != nil {
@@ -110,6 +132,9 @@ func evaluateSelection(sel *experiment.Selection, spec experiment.TestSpec, batc
 			}
 			s.TestFile = path
 			return nil
+		},
+		Skipped: func(s *experiment.Selected, err error) {
+			fmt.Fprintf(stderr, "select: skipping the test of %s (%s on %s): %v\n", s.Dir, s.Model, taskLabel(s.Task, s.Grammar), err)
 		},
 	})
 	return err
@@ -128,8 +153,11 @@ func writeSelectionTable(w io.Writer, sel *experiment.Selection) error {
 			stack = fmt.Sprintf("Q=%d,G=%d", s.States, s.Symbols)
 		}
 		test := "-"
-		if s.TestDiff != nil {
+		switch {
+		case s.TestDiff != nil:
 			test = fmt.Sprintf("%.4f", *s.TestDiff)
+		case s.TestError != "":
+			test = "failed"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%.4f\t%s\t%d\n",
 			taskLabel(s.Task, s.Grammar), s.Model, formatLR(s.LR), stack, s.Seed, s.BestEpoch, s.Epochs, s.ValidDiff, test, s.Candidates)

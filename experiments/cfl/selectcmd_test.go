@@ -135,3 +135,44 @@ func TestSelectErrors(t *testing.T) {
 		t.Errorf("error %v, want no finished runs", err)
 	}
 }
+
+// TestSelectSkipsCorruptModel checks that a selected run whose model file
+// is corrupt is skipped and reported, the others are tested, and
+// selected.json is written all the same.
+func TestSelectSkipsCorruptModel(t *testing.T) {
+	root := t.TempDir()
+	mr := data.MarkedReversal
+	bad := filepath.Join(root, mr, "gref", "lr0.01", "seed1")
+	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed1"), mr, "lstm", 0.01, 1, 0.3, true, true)
+	fakeRun(t, bad, mr, "gref", 0.01, 1, 0.2, true, true)
+	fakeRun(t, filepath.Join(root, mr, "rns", "lr0.01", "seed1"), mr, "rns", 0.01, 1, 0.1, true, true)
+	if err := os.WriteFile(filepath.Join(bad, experiment.ModelFile), []byte("truncated"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := runSelect([]string{"--sweep", root, "--test-lengths", "5:9", "--per-length", "2"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "1 of 3") || !strings.Contains(err.Error(), bad) {
+		t.Errorf("error %v, want one naming the skipped run", err)
+	}
+	if !strings.Contains(stderr.String(), "skipping the test of "+bad) {
+		t.Errorf("stderr does not report the skipped run:\n%s", stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "failed") {
+		t.Errorf("the table does not show the failed test:\n%s", stdout.String())
+	}
+	sel, err := experiment.ReadSelection(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sel.Selected) != 3 {
+		t.Fatalf("%d selected", len(sel.Selected))
+	}
+	for _, s := range sel.Selected {
+		if tested := s.TestDiff != nil; tested == (s.Dir == bad) || (s.TestError != "") != (s.Dir == bad) {
+			t.Errorf("%s: test diff %v, error %q", s.Dir, s.TestDiff, s.TestError)
+		}
+		if _, err := os.Stat(experiment.TestResultPath(root, mr, s.Model)); (err == nil) == (s.Dir == bad) {
+			t.Errorf("%s: test report: %v", s.Dir, err)
+		}
+	}
+}

@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"os"
+	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -38,7 +42,11 @@ func protocolFlags(fs *pflag.FlagSet, s *experiment.Settings, lr float64, epochs
 	fs.Float64Var(&s.Clip, "clip", 5, "gradient-norm clipping threshold")
 	fs.IntVar(&s.Patience, "patience", 5, "epochs without improvement before the learning rate decays")
 	fs.Float64Var(&s.Decay, "decay", 0.9, "learning-rate decay factor")
-	fs.IntVar(&s.EarlyStop, "early-stop", earlyStop, "epochs without improvement before training stops")
+	esHelp := "epochs without improvement before training stops"
+	if earlyStop == 0 {
+		esHelp += " (default 0: never, all --epochs are run)"
+	}
+	fs.IntVar(&s.EarlyStop, "early-stop", earlyStop, esHelp)
 	return lengths
 }
 
@@ -50,8 +58,12 @@ func checkProtocol(s *experiment.Settings, lengths string) error {
 		return fmt.Errorf("--lengths: %w", err)
 	}
 	switch {
-	case s.LR <= 0:
-		return fmt.Errorf("--lr is required and must be positive")
+	case s.LR == 0:
+		return fmt.Errorf("--lr is required and must be positive (the paper searches 0.01, 0.005, 0.001, 0.0005)")
+	case !(s.LR > 0) || math.IsInf(s.LR, 0):
+		return fmt.Errorf("--lr %g: the learning rate must be positive and finite", s.LR)
+	case !(s.Clip > 0) || math.IsInf(s.Clip, 0):
+		return fmt.Errorf("--clip %g: the clipping threshold must be positive and finite", s.Clip)
 	case s.Epochs < 1:
 		return fmt.Errorf("--epochs %d must be at least 1", s.Epochs)
 	case s.TrainSize < 1:
@@ -61,32 +73,28 @@ func checkProtocol(s *experiment.Settings, lengths string) error {
 	case s.BatchSize < 1:
 		return fmt.Errorf("--batch-size %d must be at least 1", s.BatchSize)
 	case s.Patience < 1:
-		return fmt.Errorf("--patience and --early-stop must be at least 1")
+		return fmt.Errorf("--patience %d must be at least 1", s.Patience)
 	case s.EarlyStop < 0:
 		return fmt.Errorf("--early-stop %d must not be negative", s.EarlyStop)
-	case s.Decay <= 0 || s.Decay > 1:
+	case !(s.Decay > 0 && s.Decay <= 1):
 		return fmt.Errorf("--decay %g must be in (0, 1]", s.Decay)
 	}
 	return nil
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("train", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("train", stderr)
 	task, grammar, mf := taskModelFlags(fs)
 	var s experiment.Settings
 	lengths := protocolFlags(fs, &s, 0, 200, 10)
-	out := fs.String("out", "", "output directory (required)")
-	resume := fs.Bool("resume", false, "continue the interrupted run in --out")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	out := fs.String("out", "", "output directory (required): run.json, log.jsonl, checkpoint, then model and summary.json")
+	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its last finished epoch")
+	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if mf.Kind != "" && !slices.Contains(nsrnn.Kinds, mf.Kind) {
-		return fmt.Errorf("--model %q: unknown model (want one of %s)", mf.Kind, strings.Join(nsrnn.Kinds, ", "))
 	}
 	t, cfg, err := taskModel(*task, *grammar, mf)
 	if err != nil {
@@ -98,13 +106,24 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case s.EarlyStop < 1:
-		return fmt.Errorf("--patience and --early-stop must be at least 1")
+		return fmt.Errorf("--early-stop %d must be at least 1", s.EarlyStop)
 	case *out == "":
 		return fmt.Errorf("--out is required")
 	}
-	if err := prepareRunDir(*out, s, *resume); err != nil {
+	_, statErr := os.Stat(*out)
+	dirExisted := statErr == nil
+	created, err := prepareRunDir(*out, experiment.RunFile, s, *resume)
+	if err != nil {
 		return err
 	}
+	// A new run that fails or is interrupted before its first epoch leaves
+	// nothing behind, so that the same --out can be used again.
+	ok := false
+	defer func() {
+		if !ok && created {
+			abandonRun(*out, experiment.RunFile, dirExisted)
+		}
+	}()
 
 	d, err := experiment.SampleRun(t, s)
 	if err != nil {
@@ -116,15 +135,21 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	tc := s.TrainConfig(d.LowerBound.Entropy)
 	tc.Checkpoint = filepath.Join(*out, experiment.CheckpointFile)
-	tc.Recorder = nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile))}
-	if !*quiet {
-		tc.Recorder = append(tc.Recorder.(nsrnn.Recorders), cli.Progress(stderr, cfg.Kind, cli.IsTerminal(stderr)))
+	intr := catchInterrupts(stderr)
+	defer intr.stop()
+	tc.Recorder = nsrnn.Recorders{
+		nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile)),
+		cli.Progress(stderr, cfg.Kind, !*quiet && cli.IsTerminal(stderr)),
+		intr.recorder(),
 	}
-	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training and %d validation strings, lower bound %.4f nats\n",
-		cfg.Kind, taskLabel(t.Name(), t.Definition()), m.NumParams(), s.TrainSize, s.ValidSize, d.LowerBound.Entropy)
+	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training and %d validation strings, lower bound %.4f nats per symbol; files in %s (Ctrl-C stops, --resume continues)\n",
+		cfg.Kind, taskLabel(t.Name(), t.Definition()), m.NumParams(), s.TrainSize, s.ValidSize, d.LowerBound.Entropy, *out)
 	res, err := nsrnn.Train(m, d.Train, d.Valid, tc)
 	if err != nil {
 		return err
+	}
+	if !res.Finished {
+		return intr.resumeError("train", args, res.Epochs, *out)
 	}
 	if err := m.Save(filepath.Join(*out, experiment.ModelFile)); err != nil {
 		return err
@@ -133,26 +158,116 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := experiment.WriteJSON(filepath.Join(*out, experiment.SummaryFile), sum); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "best epoch %d of %d: validation cross-entropy %.4f, %.4f nats above the lower bound; files in %s\n",
+	ok = true
+	fmt.Fprintf(stderr, "best epoch %d of %d: validation cross-entropy %.4f nats per symbol, %.4f above the lower bound; files in %s\n",
 		res.BestEpoch, res.Epochs, res.BestValidCrossEntropy, res.BestValidDifference, *out)
 	return nil
 }
 
-// prepareRunDir creates the run directory, or checks that a resumed run's
-// settings match the saved ones, with errors that name the flags. An
-// existing non-empty directory is never overwritten without --resume.
-func prepareRunDir(dir string, s experiment.Settings, resume bool) error {
-	err := experiment.PrepareRun(dir, s, resume)
+// prepareRunDir creates the run directory with its settings file, or
+// checks that a resumed run's settings match the saved ones, with errors
+// that name the flags; it reports whether it created the settings file.
+// An existing non-empty directory is never overwritten without --resume.
+func prepareRunDir[S any](dir, file string, s S, resume bool) (created bool, err error) {
+	created, err = experiment.PrepareDir(dir, file, s, resume)
 	var se *experiment.SettingsError
 	switch {
 	case err == nil:
-		return nil
+		return created, nil
 	case errors.Is(err, experiment.ErrNotEmpty):
-		return fmt.Errorf("--out %s exists and is not empty; use --resume to continue its run, or choose another directory", dir)
+		return false, fmt.Errorf("--out %s exists and is not empty; use --resume to continue its run, or choose another directory", dir)
 	case errors.Is(err, experiment.ErrNoRun):
-		return fmt.Errorf("--resume: %s holds no training run (no %s); choose another --out", dir, experiment.RunFile)
+		return false, fmt.Errorf("--resume: %s holds no run (no %s); choose another --out", dir, file)
 	case errors.As(err, &se):
-		return fmt.Errorf("--resume: the flags differ from those of the run in %s (%s): %s", dir, se.Path, strings.Join(se.Diffs, "; "))
+		return false, fmt.Errorf("--resume: the flags differ from those of the run in %s (%s): %s; choose another --out for these flags", dir, se.Path, strings.Join(se.Diffs, "; "))
 	}
-	return fmt.Errorf("--out: %w", err)
+	return false, fmt.Errorf("--out: %w", err)
+}
+
+// abandonRun removes what prepareRunDir created for a run that ended
+// before its first checkpoint: the settings file, the log, and the
+// directory itself if it did not exist before and is left empty. A run
+// with a checkpoint is left alone: it can be resumed.
+func abandonRun(dir, file string, dirExisted bool) {
+	if _, err := os.Stat(filepath.Join(dir, experiment.CheckpointFile)); err == nil {
+		return
+	}
+	os.Remove(filepath.Join(dir, file))
+	os.Remove(filepath.Join(dir, experiment.LogFile))
+	if !dirExisted {
+		os.Remove(dir)
+	}
+}
+
+// interrupts catches SIGINT and SIGTERM during training: the first one
+// stops training after the current batch (the checkpoint of the last
+// finished epoch stays valid); a second one kills the program.
+type interrupts struct {
+	ch   chan os.Signal
+	done chan struct{}
+	got  atomic.Value // os.Signal
+}
+
+// notifySignals registers ch for SIGINT and SIGTERM; tests replace it.
+var notifySignals = func(ch chan<- os.Signal) { signal.Notify(ch, os.Interrupt, syscall.SIGTERM) }
+
+func catchInterrupts(stderr io.Writer) *interrupts {
+	in := &interrupts{ch: make(chan os.Signal, 1), done: make(chan struct{})}
+	notifySignals(in.ch)
+	go func() {
+		select {
+		case sig := <-in.ch:
+			in.got.Store(sig)
+			// Back to the default: a second signal kills.
+			signal.Stop(in.ch)
+			fmt.Fprintf(stderr, "\n%v: stopping after the current batch; interrupt again to kill\n", sig)
+		case <-in.done:
+		}
+	}()
+	return in
+}
+
+func (in *interrupts) stop() {
+	signal.Stop(in.ch)
+	close(in.done)
+}
+
+func (in *interrupts) signal() os.Signal {
+	sig, _ := in.got.Load().(os.Signal)
+	return sig
+}
+
+// recorder stops training (nsrnn.ErrStop) at the first event after a
+// signal.
+func (in *interrupts) recorder() nsrnn.Recorder {
+	return nsrnn.RecorderFunc(func(nsrnn.Event) error {
+		if in.signal() != nil {
+			return nsrnn.ErrStop
+		}
+		return nil
+	})
+}
+
+// resumeError is the error of a command (cmd with args) that a signal
+// interrupted after epochs finished epochs: it says how to resume, and
+// exits with 128 + the signal's number, as a shell reports a process
+// killed by it.
+func (in *interrupts) resumeError(cmd string, args []string, epochs int, out string) error {
+	var again []string
+	for _, a := range args {
+		if a == "--resume" || strings.HasPrefix(a, "--resume=") {
+			continue
+		}
+		again = append(again, a)
+	}
+	again = append(append([]string{cmd}, again...), "--resume")
+	code := 130
+	if sig, ok := in.signal().(syscall.Signal); ok {
+		code = 128 + int(sig)
+	}
+	done := "no epoch finished yet"
+	if epochs > 0 {
+		done = fmt.Sprintf("epochs 1–%d finished and checkpointed in %s", epochs, out)
+	}
+	return &cli.ExitError{Code: code, Err: fmt.Errorf("%s\ninterrupted; resume with: %s", done, prog.CommandLine(again))}
 }

@@ -10,7 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,6 +88,13 @@ func TestTrainCommandFlagErrors(t *testing.T) {
 		{"--batch-size", base("", "--batch-size", "0"), "--batch-size"},
 		{"--patience", base("", "--patience", "0"), "--patience"},
 		{"--decay", base("", "--decay", "1.5"), "--decay"},
+		{"NaN --decay", base("", "--decay", "NaN"), "--decay"},
+		{"NaN --lr", base("", "--lr", "NaN"), "--lr"},
+		{"infinite --lr", base("", "--lr", "+Inf"), "--lr"},
+		{"zero --clip", base("", "--clip", "0"), "--clip"},
+		{"negative --clip", base("", "--clip", "-5"), "--clip"},
+		{"NaN --clip", base("", "--clip", "NaN"), "--clip"},
+		{"infinite --clip", base("", "--clip", "Inf"), "--clip"},
 		{"unknown flag", base("", "--learning-rate", "0.1"), "--learning-rate"},
 		{"bad number", base("", "--epochs", "many"), "--epochs"},
 		{"extra argument", base("", "extra"), "unexpected arguments"},
@@ -253,6 +263,23 @@ func TestTrainCommandFiles(t *testing.T) {
 	if n, _ := nsrnn.CountParams(cfg); sum["parameters"] != float64(n) || n != m.NumParams() {
 		t.Errorf("summary says %v parameters, the model has %d", sum["parameters"], n)
 	}
+	// Every file is created with mode 0666 less the umask.
+	for _, n := range names {
+		fi, err := os.Stat(filepath.Join(out, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 0o666 &^ testUmask(t); fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want %v", n, fi.Mode().Perm(), want)
+		}
+	}
+	// One line per epoch, with units, although stderr is no terminal and
+	// --quiet is given.
+	lines := regexp.MustCompile(`(?m)^rns epoch \d+ of at most 3: cross-entropy in nats per symbol: train [0-9.]+, validation [0-9.]+, [-+][0-9.]+ from the lower bound; lr [0-9.e-]+; \d+s elapsed(; best so far)?$`).FindAllString(stderr, -1)
+	if len(lines) != 3 {
+		t.Errorf("%d epoch lines, want 3:\n%s", len(lines), stderr)
+	}
+
 	rs := readJSONObject(t, filepath.Join(out, experiment.RunFile))
 	for k, want := range map[string]any{"task": "marked-reversal", "lr": 0.01, "seed": 4.0, "epochs": 3.0,
 		"train_size": 40.0, "valid_size": 20.0, "batch_size": 5.0, "min_length": 5.0, "max_length": 9.0,
@@ -428,5 +455,153 @@ wait:
 				t.Errorf("unexpected file %s in the run directory", e.Name())
 			}
 		}
+	}
+}
+
+// testUmask is the process's umask, found by creating a file.
+func testUmask(t *testing.T) os.FileMode {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, nil, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0o777 &^ fi.Mode().Perm()
+}
+
+// TestTrainCommandDiverges checks that a run whose loss diverges stops
+// with an error naming the epoch and the batch (step), and that a new run
+// that fails before its first epoch leaves nothing behind: the same --out
+// works with fixed flags.
+func TestTrainCommandDiverges(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "run")
+	status, _, stderr := run(tinyTrainArgs(out, "--lr", "1e308")...)
+	if status == 0 {
+		t.Fatalf("status 0 with --lr 1e308:\n%s", stderr)
+	}
+	if !regexp.MustCompile(`epoch 1 step \d+ of \d+: the loss is (NaN|[-+]Inf)`).MatchString(stderr) {
+		t.Errorf("stderr does not name the epoch and batch of the divergence:\n%s", stderr)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the failed run left %s behind (%v): %v", out, err, dirContents(t, out))
+	}
+	// An existing empty directory is left empty.
+	if err := os.Mkdir(out, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := run(tinyTrainArgs(out, "--lr", "1e308")...); status == 0 {
+		t.Fatal("status 0")
+	}
+	if entries, err := os.ReadDir(out); err != nil || len(entries) != 0 {
+		t.Errorf("the failed run left %v in the existing directory (%v)", entries, err)
+	}
+	if status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1")...); status != 0 {
+		t.Errorf("the same --out with a sound --lr: status %d: %s", status, stderr)
+	}
+}
+
+// TestTrainCommandReadOnlyOut checks that an --out that cannot be written
+// is refused before training, naming the flag.
+func TestTrainCommandReadOnlyOut(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	if status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1")...); status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	os.Remove(filepath.Join(out, experiment.SummaryFile))
+	if err := os.Chmod(out, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(out, 0o755)
+	if experiment.CheckWritable(out) == nil {
+		t.Skip("a read-only directory is writable all the same (running as root?)")
+	}
+	start := time.Now()
+	status, _, stderr := run(tinyTrainArgs(out, "--epochs", "2", "--resume")...)
+	if status == 0 || !strings.Contains(stderr, "--out") || !strings.Contains(stderr, "not writable") || strings.Contains(stderr, "epoch 2") {
+		t.Errorf("read-only --out: status %d after %v, stderr %q", status, time.Since(start), stderr)
+	}
+}
+
+// TestTrainCommandInterrupt interrupts a training run in a child process
+// with SIGINT once its first checkpoint is written: it stops, exits with
+// status 130 and says how to resume; the command it prints resumes the
+// run, which says from which epoch it continues and ends where an
+// uninterrupted run ends.
+func TestTrainCommandInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	out, whole := filepath.Join(dir, "run"), filepath.Join(dir, "whole")
+	args := func(out string) []string {
+		return []string{"train", "--task", "marked-reversal", "--model", "rns", "--hidden", "8",
+			"--lr", "0.01", "--train-size", "60", "--valid-size", "20", "--batch-size", "5",
+			"--lengths", "9:15", "--epochs", "6", "--seed", "2", "--quiet", "--out", out}
+	}
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestCFLChild$", "--"}, args(out)...)...)
+	cmd.Env = append(os.Environ(), cflChildEnv+"=1")
+	var childErr bytes.Buffer
+	cmd.Stderr = &childErr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.After(60 * time.Second)
+wait:
+	for {
+		select {
+		case err := <-exited:
+			t.Fatalf("the child exited (%v) before it could be interrupted:\n%s", err, childErr.String())
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatalf("no checkpoint after 60 s:\n%s", childErr.String())
+		case <-time.After(5 * time.Millisecond):
+			if _, err := os.Stat(filepath.Join(out, experiment.CheckpointFile)); err == nil {
+				break wait
+			}
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := <-exited
+	stderr := childErr.String()
+	if _, statErr := os.Stat(filepath.Join(out, experiment.SummaryFile)); statErr == nil {
+		t.Skipf("the child finished before the interrupt reached it:\n%s", stderr)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("the child ended with %v, want exit status 130:\n%s", err, stderr)
+	}
+	_, resume, ok := strings.Cut(stderr, "interrupted; resume with: ")
+	if !ok {
+		t.Fatalf("stderr does not say how to resume:\n%s", stderr)
+	}
+	resume, _, _ = strings.Cut(resume, "\n")
+	words := strings.Fields(resume)
+	i := slices.Index(words, "train")
+	if i < 0 || !slices.Equal(words[i:], append(args(out), "--resume")) {
+		t.Fatalf("resume command %q, want … %s --resume", resume, strings.Join(args(out), " "))
+	}
+	done := len(readLogFile(t, filepath.Join(out, experiment.LogFile)))
+	status, _, stderr := run(words[i:]...)
+	if status != 0 {
+		t.Fatalf("resuming: status %d: %s", status, stderr)
+	}
+	if want := "rns: resuming at epoch " + strconv.Itoa(done+1) + " of at most 6"; !strings.Contains(stderr, want) {
+		t.Errorf("the resumed run does not say %q:\n%s", want, stderr)
+	}
+	if status, _, stderr := run(args(whole)...); status != 0 {
+		t.Fatalf("uninterrupted run: status %d: %s", status, stderr)
+	}
+	a, _ := os.ReadFile(filepath.Join(out, experiment.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("the resumed run's model differs from the uninterrupted run's")
 	}
 }
