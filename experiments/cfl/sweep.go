@@ -1,20 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
@@ -26,11 +24,10 @@ func init() {
 	prog.Register("sweep", "run (or write a Slurm script for) the paper's grid of training runs", runSweep)
 }
 
-// Files of a sweep directory.
-const (
-	sweepManifestFile = "sweep.json"
-	sweepLogSuffix    = ".log" // a run's output goes to <run dir>.log, next to it
-)
+// sweepManifestFile is the file of a sweep directory that records its
+// grid and lists its runs; each run's output goes to <run dir>.log, next
+// to it.
+const sweepManifestFile = "sweep.json"
 
 // sweepRun is one training run of a sweep: a point of the grid and the
 // arguments of its train command.
@@ -51,23 +48,25 @@ type sweepRun struct {
 	Args []string `json:"args"`
 }
 
-// sweepGrid is the definition of a sweep.
+// sweepGrid is the definition of a sweep, recorded in sweep.json: a
+// sweep directory is reused only with the same.
 type sweepGrid struct {
-	Tasks           []string
-	Models          []string
-	LRs             []float64
-	StackEmbeddings []int
-	Restarts        int
+	Tasks  []string `json:"tasks"`
+	Models []string `json:"models"`
 	// Grammar is the definition of the tasks, passed to every run with
 	// --grammar unless it is the default, paper.
-	Grammar data.Grammar
+	Grammar         data.Grammar `json:"grammar"`
+	LRs             []float64    `json:"lrs"`
+	StackEmbeddings []int        `json:"stack_embeddings"`
+	Restarts        int          `json:"restarts"`
 	// Extra are train flags passed to every run (--epochs and the like).
-	Extra []string
-	Out   string
+	Extra []string `json:"train_flags"`
+	Out   string   `json:"-"`
 }
 
-// sweepManifest is sweep.json.
+// sweepManifest is sweep.json: the grid, and the runs it makes.
 type sweepManifest struct {
+	sweepGrid
 	Created string     `json:"created"`
 	Runs    []sweepRun `json:"runs"`
 }
@@ -84,9 +83,11 @@ func modelDirName(kind string, stackEmbedding int) string {
 func formatLR(lr float64) string { return strconv.FormatFloat(lr, 'g', -1, 64) }
 
 // enumerate lists the grid's runs: tasks × models × learning rates ×
-// restarts, × stack vector sizes for gref and jm. Restart k (1-based) uses
-// seed k, so that the restarts of a setting differ in their data, initial
-// parameters and shuffling, while different settings share data.
+// restarts, × stack vector sizes for the kinds that have them
+// (--stack-embedding among their nsrnn.Kind.Flags), with the paper's |Q|
+// and |Γ| of each task for the kinds that have those. Restart k (1-based)
+// uses seed k, so that the restarts of a setting differ in their data,
+// initial parameters and shuffling, while different settings share data.
 func (g sweepGrid) enumerate() []sweepRun {
 	var runs []sweepRun
 	var grammar data.Grammar
@@ -96,11 +97,11 @@ func (g sweepGrid) enumerate() []sweepRun {
 	for _, task := range g.Tasks {
 		for _, kind := range g.Models {
 			embs := []int{0}
-			if kind == nsrnn.Gref || kind == nsrnn.JM {
+			if cli.KindUses(kind, "stack-embedding") {
 				embs = g.StackEmbeddings
 			}
 			var q, gamma int
-			if nsrnn.IsNondeterministic(kind) {
+			if cli.KindUses(kind, "states") {
 				q, gamma = stackDefaults(task)
 			}
 			for _, e := range embs {
@@ -131,66 +132,10 @@ func (g sweepGrid) enumerate() []sweepRun {
 	return runs
 }
 
-// Run states found on disk.
-const (
-	runNew      = "new"
-	runResume   = "resume"
-	runFinished = "finished"
-)
-
-// runState tells whether a run's directory is absent (new), holds an
-// interrupted run (resume), or a finished one with summary.json.
-func runState(dir string) (string, error) {
-	if _, err := os.Stat(filepath.Join(dir, experiment.SummaryFile)); err == nil {
-		return runFinished, nil
-	}
-	entries, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return runNew, nil
-	case err != nil:
-		return "", err
-	case len(entries) == 0:
-		return runNew, nil
-	}
-	return runResume, nil
-}
-
-// trainArgs are the full train arguments of a run in the given state.
-func (r sweepRun) trainArgs(state string) []string {
-	args := append([]string{"train"}, r.Args...)
-	if state == runResume {
-		args = append(args, "--resume")
-	}
-	return args
-}
-
-// runFunc executes one train command (args start with "train"), sending
-// its output to logPath. The sweep runs each as a subprocess; tests
-// replace it.
-type runFunc func(args []string, logPath string, threads int) error
-
-// subprocessRunner runs the train command as a subprocess of this same
-// binary, so that a crash or kill of one run does not affect the others.
-func subprocessRunner(exe string) runFunc {
-	return func(args []string, logPath string, threads int) error {
-		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-			return err
-		}
-		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		fmt.Fprintf(f, "# %s %s\n", time.Now().Format(time.RFC3339), shellJoin(append([]string{exe}, args...)))
-		cmd := exec.Command(exe, args...)
-		cmd.Stdout, cmd.Stderr = f, f
-		cmd.Env = os.Environ()
-		if os.Getenv("GOMAXPROCS") == "" && threads > 0 {
-			cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(threads))
-		}
-		return cmd.Run()
-	}
+// job is the run as the shared sweep executor runs it: the train
+// command, resumed with --resume when its directory holds files.
+func (r sweepRun) job() cli.SweepRun {
+	return cli.SweepRun{Dir: r.Dir, Args: append([]string{"train"}, r.Args...), Resume: "--resume"}
 }
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
@@ -198,26 +143,23 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return sweepCommand(args, stdout, stderr, subprocessRunner(exe))
+	return sweepCommand(args, stdout, stderr, cli.Subprocess(exe))
 }
 
-func sweepCommand(args []string, stdout, stderr io.Writer, run runFunc) error {
-	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	taskList := fs.String("task", "", "task, or all (required)")
+func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error {
+	fs := prog.FlagSet("sweep", stderr)
+	taskList := fs.String("task", "", "comma-separated tasks, or all (required): "+joinNames(data.TaskNames()))
 	grammar := cli.AddGrammarFlag(fs)
-	modelList := fs.String("models", "all", "comma-separated models, or all ("+strings.Join(nsrnn.Kinds, ",")+")")
-	out := fs.String("out", "", "sweep directory (required)")
-	jobs := fs.Int("jobs", runtime.NumCPU(), "runs executed in parallel (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
+	modelList := fs.String("models", "paper", "comma-separated models, or paper (the paper's: "+strings.Join(experiment.PaperModels, ",")+"), or all: "+joinNames(nsrnn.Kinds))
+	out := fs.String("out", "", "sweep directory (required): "+sweepManifestFile+", and <task>/<model>/lr<LR>/seed<K> for each run with its output in <that>.log")
+	jobs := fs.Int("jobs", runtime.NumCPU(), "runs executed in parallel here (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
 	restarts := fs.Int("restarts", 5, "random restarts per setting (seeds 1 … N)")
 	lrs := fs.Float64Slice("lrs", []float64{0.01, 0.005, 0.001, 0.0005}, "learning rates")
-	embs := fs.IntSlice("stack-embeddings", []int{2, 20, 40}, "stack vector sizes of gref and jm")
-	epochs := fs.Int("epochs", 0, "train --epochs (default: train's, 200)")
-	trainSize := fs.Int("train-size", 0, "train --train-size (default: train's, 10000)")
-	validSize := fs.Int("valid-size", 0, "train --valid-size (default: train's, 1000)")
-	slurm := fs.String("slurm", "", "write a Slurm job-array script to this file instead of running")
-	binary := fs.String("binary", "go run ./experiments/cfl", "command that runs this program in the Slurm script (shell words)")
-	sbatch := fs.StringArray("sbatch", nil, "extra #SBATCH option for the Slurm script, e.g. --sbatch=--time=48:00:00 (repeatable)")
+	embs := fs.IntSlice("stack-embeddings", []int{2, 20, 40}, "stack vector sizes of "+joinNames(cli.KindsUsing("stack-embedding")))
+	epochs := fs.Int("epochs", 0, "train --epochs (default 0: train's, 200)")
+	trainSize := fs.Int("train-size", 0, "train --train-size (default 0: train's, 10000)")
+	validSize := fs.Int("valid-size", 0, "train --valid-size (default 0: train's, 1000)")
+	slurm := cli.AddSlurmFlags(fs, "cfl", "2-00:00:00", "4G", 1)
 	dryRun := fs.Bool("dry-run", false, "print the runs and their state without running or writing anything")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -229,7 +171,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run runFunc) error {
 	var err error
 	switch {
 	case *taskList == "":
-		return fmt.Errorf("--task is required (one of %v, or all)", data.TaskNames())
+		return fmt.Errorf("--task is required (some of %s, or all)", joinNames(data.TaskNames()))
 	case *out == "":
 		return fmt.Errorf("--out is required")
 	case *restarts < 1:
@@ -240,8 +182,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run runFunc) error {
 		return fmt.Errorf("--lrs is empty")
 	}
 	for _, lr := range *lrs {
-		if lr <= 0 {
-			return fmt.Errorf("--lrs: learning rate %g must be positive", lr)
+		if !(lr > 0) || math.IsInf(lr, 0) {
+			return fmt.Errorf("--lrs: learning rate %g must be positive and finite", lr)
 		}
 	}
 	for _, e := range *embs {
@@ -249,10 +191,15 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run runFunc) error {
 			return fmt.Errorf("--stack-embeddings: size %d must be at least 1", e)
 		}
 	}
+	if err := slurm.Check(); err != nil {
+		return err
+	}
 	if g.Tasks, err = parseList(*taskList, data.TaskNames(), "--task"); err != nil {
 		return err
 	}
-	if g.Models, err = parseList(*modelList, nsrnn.Kinds, "--models"); err != nil {
+	if *modelList == "paper" {
+		g.Models = slices.Clone(experiment.PaperModels)
+	} else if g.Models, err = parseList(*modelList, nsrnn.Kinds, "--models"); err != nil {
 		return err
 	}
 	for _, f := range []struct {
@@ -266,41 +213,122 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run runFunc) error {
 			g.Extra = append(g.Extra, "--"+f.name, strconv.Itoa(f.v))
 		}
 	}
-	if slices.Contains(g.Models, nsrnn.Gref) || slices.Contains(g.Models, nsrnn.JM) {
-		if len(*embs) == 0 {
-			return fmt.Errorf("--stack-embeddings is empty but gref or jm is among --models")
+	for _, m := range g.Models {
+		if cli.KindUses(m, "stack-embedding") && len(*embs) == 0 {
+			return fmt.Errorf("--stack-embeddings is empty but %s is among --models", m)
 		}
 	}
 	runs := g.enumerate()
+	manifest := filepath.Join(*out, sweepManifestFile)
+	exists, err := checkSweep(manifest, g, runs)
+	if err != nil {
+		return err
+	}
 
 	if *dryRun {
 		for _, r := range runs {
-			st, err := runState(r.Dir)
+			st, err := cli.RunState(r.Dir)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "%-8s %s\n", st, shellJoin(r.trainArgs(st)))
+			fmt.Fprintf(stdout, "%-8s %s\n", st, cli.ShellJoin(r.job().CommandArgs(st)))
 		}
 		fmt.Fprintf(stdout, "%d runs\n", len(runs))
 		return nil
 	}
 
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if err := os.MkdirAll(*out, 0o777); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	if err := experiment.WriteJSON(filepath.Join(*out, sweepManifestFile), sweepManifest{Created: time.Now().Format(time.RFC3339), Runs: runs}); err != nil {
-		return err
+	if err := experiment.CheckWritable(*out); err != nil {
+		return fmt.Errorf("--out: %w", err)
 	}
-	if *slurm != "" {
-		script := slurmScript(runs, *binary, *out, *sbatch)
-		if err := os.WriteFile(*slurm, []byte(script), 0o755); err != nil {
-			return fmt.Errorf("--slurm: %w", err)
+	if !exists {
+		m := sweepManifest{sweepGrid: g, Created: time.Now().Format(time.RFC3339), Runs: runs}
+		if err := experiment.WriteJSON(manifest, m); err != nil {
+			return fmt.Errorf("--out: %w", err)
 		}
-		fmt.Fprintf(stderr, "wrote %s: a job array of %d runs (submit with: sbatch %s); manifest %s\n",
-			*slurm, len(runs), *slurm, filepath.Join(*out, sweepManifestFile))
+	}
+	jobsList := make([]cli.SweepRun, len(runs))
+	for i, r := range runs {
+		jobsList[i] = r.job()
+	}
+	if slurm.Script != "" {
+		arrays, err := cli.SlurmScript(cli.SlurmJob{
+			Name: "cfl-sweep", Package: "github.com/nsrnn/nsrnn/experiments/cfl", Program: "cfl",
+			Out: *out, Manifest: manifest, Runs: jobsList, Flags: *slurm,
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s: %d runs in %d job array(s) of at most %d, each run with --time %s --mem %s --cpus-per-task %d; submit from a login node with: bash %s\n",
+			slurm.Script, len(runs), arrays, cli.MaxArrayTasks, slurm.Time, slurm.Mem, slurm.CPUs, slurm.Script)
 		return nil
 	}
-	return executeSweep(runs, *jobs, run, stderr)
+	failed, err := cli.RunSweep(jobsList, *jobs, run,
+		func(total, finished, resumed int) {
+			fmt.Fprintf(stderr, "sweep: %d runs, %d already finished, %d to run (%d resumed), %d at a time\n",
+				total, finished, total-finished, resumed, *jobs)
+		},
+		func(res cli.SweepResult) {
+			name := strings.TrimPrefix(res.Run.Dir, "./")
+			secs := res.Elapsed.Seconds()
+			err := res.Err
+			var s *experiment.Summary
+			if err == nil {
+				s, err = experiment.ReadSummary(res.Run.Dir)
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs: %v (output in %s)\n", res.Done, res.Total, name, secs, err, res.Run.LogFile())
+				return
+			}
+			fmt.Fprintf(stderr, "[%d/%d] done %s in %.0fs: best validation difference %.4f nats per symbol at epoch %d of %d\n",
+				res.Done, res.Total, name, secs, s.BestValidCrossEntropyDiff, s.BestEpoch, s.Epochs)
+		})
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d runs failed; run the sweep again to resume them", failed)
+	}
+	return nil
+}
+
+// checkSweep checks that the sweep recorded in the manifest file, if there
+// is one, is the grid g (which makes runs): it reports whether the file
+// exists, and refuses a sweep directory made with other settings, listing
+// the differences. A manifest written before the grid was recorded is
+// accepted when it lists the same runs.
+func checkSweep(path string, g sweepGrid, runs []sweepRun) (exists bool, err error) {
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("--out: %w", err)
+	}
+	var old sweepManifest
+	if err := json.Unmarshal(b, &old); err != nil {
+		return true, fmt.Errorf("--out: %s: %w", path, err)
+	}
+	dir := filepath.Dir(path)
+	if old.Tasks == nil {
+		same := len(old.Runs) == len(runs)
+		for i := 0; same && i < len(runs); i++ {
+			same = old.Runs[i].Dir == runs[i].Dir && slices.Equal(old.Runs[i].Args, runs[i].Args)
+		}
+		if !same {
+			return true, fmt.Errorf("--out %s holds a sweep of other runs (%d in its %s, %d now); use another --out for these settings",
+				dir, len(old.Runs), sweepManifestFile, len(runs))
+		}
+		return false, nil // rewritten with the grid
+	}
+	_, err = experiment.CheckSettingsFile(path, g)
+	if se, ok := errors.AsType[*experiment.SettingsError](err); ok {
+		return true, fmt.Errorf("--out %s holds a sweep made with other settings (%s): %s; use another --out for these settings, or the same flags to continue it",
+			dir, path, strings.Join(se.Diffs, "; "))
+	}
+	return true, err
 }
 
 // parseList parses a comma-separated list of names from known, or "all".
@@ -325,144 +353,4 @@ func parseList(s string, known []string, flag string) ([]string, error) {
 		return nil, fmt.Errorf("%s is empty", flag)
 	}
 	return out, nil
-}
-
-// executeSweep runs the unfinished runs, jobs at a time, skipping finished
-// ones and resuming interrupted ones, and prints a line per finished run.
-func executeSweep(runs []sweepRun, jobs int, run runFunc, stderr io.Writer) error {
-	type job struct {
-		r     sweepRun
-		state string
-	}
-	var todo []job
-	skipped := 0
-	for _, r := range runs {
-		st, err := runState(r.Dir)
-		if err != nil {
-			return err
-		}
-		if st == runFinished {
-			skipped++
-			continue
-		}
-		todo = append(todo, job{r, st})
-	}
-	fmt.Fprintf(stderr, "sweep: %d runs, %d already finished, %d to run (%d resumed), %d at a time\n",
-		len(runs), skipped, len(todo), countIf(todo, func(j job) bool { return j.state == runResume }), jobs)
-	threads := max(1, runtime.NumCPU()/jobs)
-	var (
-		mu     sync.Mutex
-		done   int
-		failed int
-		wg     sync.WaitGroup
-	)
-	ch := make(chan job)
-	for range min(jobs, max(len(todo), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				start := time.Now()
-				logPath := j.r.Dir + sweepLogSuffix
-				err := run(j.r.trainArgs(j.state), logPath, threads)
-				secs := time.Since(start).Seconds()
-				mu.Lock()
-				done++
-				name := strings.TrimPrefix(j.r.Dir, "./")
-				if err != nil {
-					failed++
-					fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs: %v (output in %s)\n", done, len(todo), name, secs, err, logPath)
-				} else if s, err := experiment.ReadSummary(j.r.Dir); err != nil {
-					failed++
-					fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs: %v (output in %s)\n", done, len(todo), name, secs, err, logPath)
-				} else {
-					fmt.Fprintf(stderr, "[%d/%d] done %s in %.0fs: best validation difference %.4f nats at epoch %d of %d\n",
-						done, len(todo), name, secs, s.BestValidCrossEntropyDiff, s.BestEpoch, s.Epochs)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, j := range todo {
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
-	if failed > 0 {
-		return fmt.Errorf("%d of %d runs failed; run the sweep again to resume them", failed, len(todo))
-	}
-	return nil
-}
-
-func countIf[T any](xs []T, f func(T) bool) int {
-	n := 0
-	for _, x := range xs {
-		if f(x) {
-			n++
-		}
-	}
-	return n
-}
-
-// slurmScript is a Slurm job-array script with one run per array index.
-// Each index runs the same command line a local sweep would, skipping a
-// finished run and resuming an interrupted one.
-func slurmScript(runs []sweepRun, binary, out string, sbatch []string) string {
-	var b strings.Builder
-	b.WriteString("#!/bin/bash\n")
-	b.WriteString("# Generated by: cfl sweep. One training run per array index; see " + filepath.Join(out, sweepManifestFile) + ".\n")
-	b.WriteString("#SBATCH --job-name=cfl-sweep\n")
-	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", len(runs)-1)
-	b.WriteString("#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n")
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(out, "slurm", "%A_%a.out"))
-	for _, o := range sbatch {
-		fmt.Fprintf(&b, "#SBATCH %s\n", o)
-	}
-	b.WriteString("set -euo pipefail\n")
-	if wd, err := os.Getwd(); err == nil {
-		fmt.Fprintf(&b, "cd %s\n", shellQuote(wd))
-	}
-	fmt.Fprintf(&b, "mkdir -p %s\n", shellQuote(filepath.Join(out, "slurm")))
-	b.WriteString("DIRS=(\n")
-	for _, r := range runs {
-		fmt.Fprintf(&b, "  %s\n", shellQuote(r.Dir))
-	}
-	b.WriteString(")\nCMDS=(\n")
-	for _, r := range runs {
-		fmt.Fprintf(&b, "  %s\n", shellQuote(binary+" "+shellJoin(r.trainArgs(runNew))))
-	}
-	b.WriteString(")\n")
-	b.WriteString(`i=${SLURM_ARRAY_TASK_ID:?not running as a Slurm array task}
-dir=${DIRS[$i]}
-cmd=${CMDS[$i]}
-if [ -f "$dir/summary.json" ]; then
-  echo "run $i finished already: $dir"
-  exit 0
-fi
-if [ -d "$dir" ] && [ -n "$(ls -A "$dir")" ]; then
-  cmd="$cmd --resume"
-fi
-echo "run $i: $cmd"
-eval "$cmd"
-`)
-	return b.String()
-}
-
-// shellQuote quotes s for a POSIX shell where needed.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=+,@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// shellJoin quotes and joins words into a shell command line.
-func shellJoin(words []string) string {
-	q := make([]string, len(words))
-	for i, w := range words {
-		q[i] = shellQuote(w)
-	}
-	return strings.Join(q, " ")
 }

@@ -18,7 +18,7 @@ import (
 
 func TestSweepGridPaper(t *testing.T) {
 	g := sweepGrid{
-		Tasks: data.TaskNames(), Models: nsrnn.Kinds, LRs: []float64{0.01, 0.005, 0.001, 0.0005},
+		Tasks: data.TaskNames(), Models: experiment.PaperModels, LRs: []float64{0.01, 0.005, 0.001, 0.0005},
 		StackEmbeddings: []int{2, 20, 40}, Restarts: 5, Out: "S",
 	}
 	runs := g.enumerate()
@@ -138,17 +138,29 @@ func TestSweepSkipAndResume(t *testing.T) {
 	}
 }
 
+// TestSweepSlurm writes the Slurm script of a small grid and runs one of
+// its array tasks with a fake built binary: it runs the same train command
+// as a local sweep would, resumed when interrupted, skipped when finished.
+// (internal/cli tests the submission: the build and the arrays.)
 func TestSweepSlurm(t *testing.T) {
 	out := t.TempDir()
 	script := filepath.Join(out, "sweep.sh")
+	bin := filepath.Join(t.TempDir(), "fakecfl")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho \"BIN $*\"\n"), 0o777); err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"--task", "dyck", "--models", "lstm,jm,ns", "--lrs", "0.01,0.001", "--stack-embeddings", "2,20",
-		"--restarts", "3", "--out", out, "--slurm", script, "--binary", "echo BIN", "--sbatch", "--time=1:00:00"}
+		"--restarts", "3", "--out", out, "--slurm", script, "--binary", bin, "--time", "1:00:00", "--mem", "3G", "--cpus-per-task", "2"}
 	var f fakeRunner
-	if err := sweepCommand(args, &bytes.Buffer{}, &bytes.Buffer{}, f.run); err != nil {
+	var stderr bytes.Buffer
+	if err := sweepCommand(args, &bytes.Buffer{}, &stderr, f.run); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.args) > 0 {
 		t.Fatal("--slurm ran the runs")
+	}
+	if !strings.Contains(stderr.String(), "bash "+script) {
+		t.Errorf("stderr does not say how to submit:\n%s", stderr.String())
 	}
 	b, err := os.ReadFile(script)
 	if err != nil {
@@ -156,31 +168,37 @@ func TestSweepSlurm(t *testing.T) {
 	}
 	s := string(b)
 	n := (1 + 2 + 1) * 2 * 3 // lstm, jm × 2 sizes, ns; 2 rates; 3 restarts
-	for _, want := range []string{"#SBATCH --array=0-23\n", "#SBATCH --time=1:00:00\n", "SLURM_ARRAY_TASK_ID"} {
+	for _, want := range []string{"sbatch --array=0-23 ", "#SBATCH --time=1:00:00\n", "#SBATCH --mem=3G\n", "#SBATCH --cpus-per-task=2\n", "SLURM_ARRAY_TASK_ID"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("script lacks %q:\n%s", want, s)
 		}
 	}
-	if c := len(regexp.MustCompile(`(?m)^  'echo BIN train --task dyck `).FindAllString(s, -1)); c != n {
+	if c := len(regexp.MustCompile(`(?m)^\d+\) DIR=.*; set -- train --task dyck `).FindAllString(s, -1)); c != n {
 		t.Errorf("%d command lines, want %d:\n%s", c, n, s)
+	}
+	if strings.Contains(s, "go build") || strings.Contains(s, "go run") {
+		t.Error("with --binary, the script builds or runs go")
 	}
 	if _, err := exec.LookPath("bash"); err != nil {
 		return
 	}
-	// Run index 5 with the echo binary: it prints its command line;
-	// then mark that run interrupted and check --resume is added.
+	// Run index 5 with the fake binary: it prints its command line into
+	// the run's log; then mark that run interrupted and check --resume
+	// is added.
 	runs := sweepGrid{Tasks: []string{"dyck"}, Models: []string{"lstm", "jm", "ns"}, LRs: []float64{0.01, 0.001},
 		StackEmbeddings: []int{2, 20}, Restarts: 3, Out: out}.enumerate()
+	log := runs[5].job().LogFile()
 	exec5 := func() string {
-		cmd := exec.Command("bash", script)
+		cmd := exec.Command("bash", script, "0")
 		cmd.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID=5")
 		o, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%v: %s", err, o)
 		}
-		return string(o)
+		b, _ := os.ReadFile(log)
+		return string(o) + string(b)
 	}
-	want := "BIN " + shellJoin(runs[5].trainArgs(runNew))
+	want := "BIN " + strings.Join(runs[5].job().Args, " ")
 	if o := exec5(); !strings.Contains(o, want+"\n") {
 		t.Errorf("index 5 printed %q, want %q", o, want)
 	}
@@ -192,8 +210,54 @@ func TestSweepSlurm(t *testing.T) {
 		t.Errorf("interrupted index 5 printed %q, want %q --resume", o, want)
 	}
 	os.WriteFile(filepath.Join(runs[5].Dir, experiment.SummaryFile), []byte("{}"), 0o644)
-	if o := exec5(); strings.Contains(o, "BIN") {
+	if o := exec5(); !strings.Contains(o, "finished already") {
 		t.Errorf("finished index 5 ran again: %q", o)
+	}
+}
+
+// TestSweepRefusesOtherSettings checks that a sweep directory is reused
+// only with the settings it was made with: other ones are refused with
+// the differences listed, and sweep.json is left as it was.
+func TestSweepRefusesOtherSettings(t *testing.T) {
+	out := t.TempDir()
+	base := []string{"--task", "marked-reversal", "--models", "lstm", "--restarts", "1", "--out", out, "--epochs", "3"}
+	var f fakeRunner
+	if err := sweepCommand(base, &bytes.Buffer{}, &bytes.Buffer{}, f.run); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(out, sweepManifestFile)
+	before, _ := os.ReadFile(manifest)
+	for _, test := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--lrs", "0.01"}, []string{"lrs: [0.01,0.005,0.001,0.0005] → [0.01]"}},
+		{[]string{"--restarts", "2", "--models", "lstm,rns"}, []string{"restarts: 1 → 2", "models:"}},
+		{[]string{"--epochs", "4"}, []string{"train_flags"}},
+		{[]string{"--grammar", "released"}, []string{"grammar"}},
+		{[]string{"--dry-run", "--task", "dyck"}, []string{"tasks"}},
+	} {
+		f.args = nil
+		err := sweepCommand(append(slices.Clone(base), test.args...), &bytes.Buffer{}, &bytes.Buffer{}, f.run)
+		if err == nil {
+			t.Errorf("%v: no error", test.args)
+			continue
+		}
+		for _, w := range append(test.want, "--out", out) {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %q lacks %q", test.args, err, w)
+			}
+		}
+		if len(f.args) > 0 {
+			t.Errorf("%v: ran %d runs", test.args, len(f.args))
+		}
+	}
+	if after, _ := os.ReadFile(manifest); !bytes.Equal(before, after) {
+		t.Error("sweep.json changed")
+	}
+	// The same settings (and other execution flags) continue it.
+	if err := sweepCommand(append(slices.Clone(base), "--jobs", "1"), &bytes.Buffer{}, &bytes.Buffer{}, f.run); err != nil {
+		t.Error(err)
 	}
 }
 
