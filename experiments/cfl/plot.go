@@ -8,12 +8,12 @@ import (
 	"image/color"
 	"io"
 	iofs "io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/spf13/pflag"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -22,6 +22,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/internal/atomicfile"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -29,57 +30,52 @@ func init() {
 	prog.Register("plot", "draw Figures 1–3 (PNG and SVG) from a sweep, its selection and recorded actions", runPlot)
 }
 
-// Names of the figure files, without the .png/.svg extension.
+// Names of the figure files, without the .png/.svg extension: one file
+// per task, and the multi-panel figure of all tasks, as in the paper.
 func fig1Name(task string) string { return "fig1-valid-" + task }
 func fig2Name(task string) string { return "fig2-test-" + task }
 
-const fig3Name = "fig3-actions"
+const (
+	fig1AllName = "fig1-valid"
+	fig2AllName = "fig2-test"
+	fig3Name    = "fig3-actions"
+)
 
 // Figure 3 shows at most this many epochs, as in the paper.
 const fig3Epochs = 30
 
-// modelLabels are the paper's names of the model kinds.
-var modelLabels = map[string]string{
-	nsrnn.LSTM: "LSTM", nsrnn.Gref: "Gref", nsrnn.JM: "JM", nsrnn.NS: "NS",
-	nsrnn.NSS: "NS+S", nsrnn.NSU: "NS+U", nsrnn.RNS: "NS+S+U (RNS)",
-}
+// minPNGWidth is the least width of the PNG files, in pixels: their
+// resolution is chosen so that they are at least this wide.
+const minPNGWidth = 1600
 
+// modelLabel is the paper's name of a model kind (nsrnn.Kind.Label).
 func modelLabel(kind string) string {
-	if l, ok := modelLabels[kind]; ok {
-		return l
+	if k, err := nsrnn.LookupKind(kind); err == nil {
+		return k.Label
 	}
 	return kind
 }
 
-// modelColors gives each model kind the same color in every figure.
-var modelColors = []color.Color{
-	color.RGBA{0x33, 0x33, 0x33, 0xff}, // lstm: dark grey
-	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, // gref: blue
-	color.RGBA{0xff, 0x7f, 0x0e, 0xff}, // jm: orange
-	color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, // ns: green
-	color.RGBA{0xd6, 0x27, 0x28, 0xff}, // ns+s: red
-	color.RGBA{0x94, 0x67, 0xbd, 0xff}, // ns+u: purple
-	color.RGBA{0x8c, 0x56, 0x4b, 0xff}, // rns: brown
-}
-
+// modelStyle is the colour and dashes of a model kind's lines in every
+// figure (nsrnn.Kind.Color and Dashed).
 func modelStyle(kind string) (color.Color, []vg.Length) {
-	i := slices.Index(nsrnn.Kinds, kind)
-	if i < 0 {
+	k, err := nsrnn.LookupKind(kind)
+	if err != nil {
 		return color.Black, nil
 	}
 	var dashes []vg.Length
-	if i%2 == 1 {
+	if k.Dashed {
 		dashes = []vg.Length{vg.Points(5), vg.Points(2)}
 	}
-	return modelColors[i], dashes
+	return k.Color, dashes
 }
 
 func runPlot(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("plot", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("plot", stderr)
 	sweep := fs.String("sweep", "", "sweep directory, after select (required for Figures 1 and 2)")
 	out := fs.String("out", "", "output directory of the figures (required)")
 	actions := fs.String("actions", "", "directory written by the actions command (default: <sweep>/actions if it exists)")
+	wallClock := fs.Bool("time", false, "plot Figure 1 against training time in seconds instead of epochs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -92,7 +88,10 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	if *sweep == "" && *actions == "" {
 		return fmt.Errorf("--sweep is required (or --actions alone for Figure 3)")
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if err := os.MkdirAll(*out, 0o777); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := experiment.CheckWritable(*out); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	var written []string
@@ -103,7 +102,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		} else if err != nil {
 			return err
 		}
-		files, err := plotSelection(sel, *sweep, *out, stderr)
+		files, err := plotSelection(sel, *sweep, *out, *wallClock, stderr)
 		if err != nil {
 			return err
 		}
@@ -130,8 +129,21 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// plotSelection draws Figures 1 and 2 for every task of the selection.
-func plotSelection(sel *experiment.Selection, sweep, out string, stderr io.Writer) ([]string, error) {
+// series is one model's line in a panel.
+type series struct {
+	kind string
+	xys  plotter.XYs
+}
+
+// panel is one task's data in a figure.
+type panel struct {
+	task  string
+	lines []series
+}
+
+// plotSelection draws Figures 1 and 2: one file per task, and one figure
+// with a panel per task.
+func plotSelection(sel *experiment.Selection, sweep, out string, wallClock bool, stderr io.Writer) ([]string, error) {
 	byTask := map[string][]experiment.Selected{}
 	var tasks []string
 	for _, s := range sel.Selected {
@@ -140,11 +152,15 @@ func plotSelection(sel *experiment.Selection, sweep, out string, stderr io.Write
 		}
 		byTask[s.Task] = append(byTask[s.Task], s)
 	}
-	var files []string
+	xLabel := "epoch"
+	if wallClock {
+		xLabel = "training time (s)"
+	}
+	const diffLabel = "cross-entropy diff. (nats per symbol)"
+	var fig1, fig2 []panel
 	for _, task := range tasks {
-		// Figure 1: validation difference vs training time.
-		p := newPlot(fmt.Sprintf("%s: validation set during training", task),
-			"training time (s)", "cross-entropy diff. (nats)")
+		// Figure 1: validation difference during training.
+		p1 := panel{task: task}
 		for _, s := range byTask[task] {
 			recs, err := experiment.ReadLog(filepath.Join(s.Dir, experiment.LogFile))
 			if err != nil {
@@ -152,21 +168,17 @@ func plotSelection(sel *experiment.Selection, sweep, out string, stderr io.Write
 			}
 			xys := make(plotter.XYs, len(recs))
 			for i, r := range recs {
-				xys[i].X, xys[i].Y = r.ElapsedSeconds, r.ValidDifference
+				xys[i].X, xys[i].Y = float64(r.Epoch), r.ValidDifference
+				if wallClock {
+					xys[i].X = r.ElapsedSeconds
+				}
 			}
-			if err := addLine(p, s.Model, xys); err != nil {
-				return nil, err
-			}
+			p1.lines = append(p1.lines, series{s.Model, xys})
 		}
-		fs, err := savePlot(p, out, fig1Name(task), 6*vg.Inch, 4*vg.Inch)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, fs...)
+		fig1 = append(fig1, p1)
 
 		// Figure 2: test difference by length.
-		p = newPlot(fmt.Sprintf("%s: test set by length", task), "string length", "cross-entropy diff. (nats)")
-		n := 0
+		p2 := panel{task: task}
 		for _, s := range byTask[task] {
 			path := experiment.TestResultPath(sweep, task, s.Model)
 			b, err := os.ReadFile(path)
@@ -183,21 +195,64 @@ func plotSelection(sel *experiment.Selection, sweep, out string, stderr io.Write
 			for i, r := range rep.ByLength {
 				xys[i].X, xys[i].Y = float64(r.Length), r.Difference
 			}
-			if err := addLine(p, s.Model, xys); err != nil {
-				return nil, err
-			}
-			n++
+			p2.lines = append(p2.lines, series{s.Model, xys})
 		}
-		if n == 0 {
+		if len(p2.lines) == 0 {
 			fmt.Fprintf(stderr, "plot: no test results in %s; skipping Figure 2 of %s (run select without --no-test)\n", filepath.Join(sweep, experiment.TestDir, task), task)
 			continue
 		}
-		if fs, err = savePlot(p, out, fig2Name(task), 6*vg.Inch, 4*vg.Inch); err != nil {
-			return nil, err
+		fig2 = append(fig2, p2)
+	}
+	var files []string
+	for _, f := range []struct {
+		panels       []panel
+		name         func(string) string
+		all, caption string
+		title        string
+		xLabel       string
+	}{
+		{fig1, fig1Name, fig1AllName, "Figure 1: cross-entropy difference on the validation set during training (best run of each model)", "validation set during training", xLabel},
+		{fig2, fig2Name, fig2AllName, "Figure 2: cross-entropy difference on the test set by string length (best run of each model)", "test set by length", "string length"},
+	} {
+		for _, pn := range f.panels {
+			p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+f.title, f.xLabel, diffLabel, true)
+			if err != nil {
+				return nil, err
+			}
+			fs, err := saveFigure(out, f.name(pn.task), 6*vg.Inch, 4*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, fs...)
 		}
-		files = append(files, fs...)
+		if len(f.panels) > 0 {
+			fs, err := savePanels(out, f.all, f.caption, f.panels, f.xLabel, diffLabel)
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, fs...)
+		}
 	}
 	return files, nil
+}
+
+// panelPlot draws a panel's lines, with a legend when legend is set.
+func panelPlot(pn panel, title, x, y string, legend bool) (*plot.Plot, error) {
+	p := newPlot(title, x, y)
+	for _, s := range pn.lines {
+		l, err := modelLine(s.kind, s.xys)
+		if err != nil {
+			return nil, err
+		}
+		if l == nil {
+			continue
+		}
+		p.Add(l)
+		if legend {
+			p.Legend.Add(modelLabel(s.kind), l)
+		}
+	}
+	return p, nil
 }
 
 func newPlot(title, x, y string) *plot.Plot {
@@ -219,27 +274,114 @@ func newPlot(title, x, y string) *plot.Plot {
 	return p
 }
 
-func addLine(p *plot.Plot, kind string, xys plotter.XYs) error {
+// modelLine is a model kind's line, in its style; nil for no points.
+func modelLine(kind string, xys plotter.XYs) (*plotter.Line, error) {
 	if len(xys) == 0 {
-		return nil
+		return nil, nil
 	}
 	l, err := plotter.NewLine(xys)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	l.Color, l.Dashes = modelStyle(kind)
 	l.Width = vg.Points(1.5)
-	p.Add(l)
-	p.Legend.Add(modelLabel(kind), l)
-	return nil
+	return l, nil
 }
 
-// savePlot writes p as name.png and name.svg in dir.
-func savePlot(p *plot.Plot, dir, name string, w, h vg.Length) ([]string, error) {
+// savePanels draws one figure with a panel per task, titled with the
+// tasks' names, the caption above them and one legend for every model in
+// the cell after the last panel, and writes it as name.png and name.svg.
+func savePanels(dir, name, caption string, panels []panel, x, y string) ([]string, error) {
+	cells := len(panels) + 1 // the legend's
+	cols := min(cells, 3)
+	rows := (cells + cols - 1) / cols
+	grid := make([][]*plot.Plot, rows)
+	for r := range grid {
+		grid[r] = make([]*plot.Plot, cols)
+	}
+	legend := plot.NewLegend()
+	legend.TextStyle.Font.Size = vg.Points(12)
+	legend.ThumbnailWidth = vg.Points(30)
+	legend.Padding = vg.Points(4)
+	var kinds []string
+	for i, pn := range panels {
+		p, err := panelPlot(pn, experiment.TaskTitle(pn.task), x, y, false)
+		if err != nil {
+			return nil, err
+		}
+		grid[i/cols][i%cols] = p
+		for _, s := range pn.lines {
+			if !slices.Contains(kinds, s.kind) {
+				kinds = append(kinds, s.kind)
+			}
+		}
+	}
+	// The legend lists the kinds in the order of the kinds table.
+	for _, k := range nsrnn.AllKinds() {
+		if slices.Contains(kinds, k.Name) {
+			l, err := modelLine(k.Name, plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}})
+			if err != nil {
+				return nil, err
+			}
+			legend.Add(k.Label, l)
+		}
+	}
+	w, h := vg.Length(cols)*4.5*vg.Inch, vg.Length(rows)*3.5*vg.Inch+vg.Points(24)
+	return saveFigure(dir, name, w, h, func(dc draw.Canvas) {
+		body := drawCaption(dc, caption)
+		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(16), PadY: vg.Points(16),
+			PadLeft: vg.Points(6), PadRight: vg.Points(10), PadTop: vg.Points(4), PadBottom: vg.Points(6)}
+		canvases := plot.Align(grid, tiles, body)
+		for i := range panels {
+			grid[i/cols][i%cols].Draw(canvases[i/cols][i%cols])
+		}
+		lc := canvases[len(panels)/cols][len(panels)%cols]
+		// Inset the legend within its cell.
+		lc.Min.X += vg.Points(24)
+		lc.Max.Y -= vg.Points(24)
+		legend.Top, legend.Left = true, true
+		legend.Draw(lc)
+	})
+}
+
+// drawCaption writes caption along the top of dc and returns the rest.
+func drawCaption(dc draw.Canvas, caption string) draw.Canvas {
+	top := dc
+	top.Min.Y = top.Max.Y - vg.Points(24)
+	sty := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter, YAlign: draw.YCenter}
+	sty.Font.Size = vg.Points(12)
+	top.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: (top.Min.Y + top.Max.Y) / 2}, caption)
+	body := dc
+	body.Max.Y -= vg.Points(24)
+	return body
+}
+
+// saveFigure draws a figure of size w × h on a white background and writes
+// it as name.png (at least minPNGWidth pixels wide) and name.svg in dir.
+func saveFigure(dir, name string, w, h vg.Length, drawFn func(draw.Canvas)) ([]string, error) {
+	dpi := max(200, int(math.Ceil(minPNGWidth/float64(w/vg.Inch))))
 	var files []string
 	for _, ext := range []string{".png", ".svg"} {
 		path := filepath.Join(dir, name+ext)
-		if err := p.Save(w, h, path); err != nil {
+		var c interface {
+			vg.CanvasSizer
+			io.WriterTo
+		}
+		switch ext {
+		case ".png":
+			c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))}
+		default:
+			c = vgsvg.New(w, h)
+		}
+		dc := draw.New(c)
+		dc.SetColor(color.White)
+		dc.Fill(dc.Rectangle.Path())
+		drawFn(dc)
+		err := atomicfile.Write(path, func(f io.Writer) error {
+			_, err := c.WriteTo(f)
+			return err
+		})
+		if err != nil {
 			return nil, fmt.Errorf("writing %s: %w", path, err)
 		}
 		files = append(files, path)
@@ -346,17 +488,7 @@ func actionPlot(kind string, recs []actionRecord) (*plot.Plot, error) {
 	h.Min, h.Max = 0, 1
 	p.Add(h)
 	p.Y.Scale = plot.InvertedScale{Normalizer: plot.LinearScale{}}
-	p.Y.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
-		var ts []plot.Tick
-		for e := 1; e <= len(g.z); e++ {
-			t := plot.Tick{Value: float64(e)}
-			if e == 1 || e%5 == 0 {
-				t.Label = fmt.Sprint(e)
-			}
-			ts = append(ts, t)
-		}
-		return ts
-	})
+	p.Y.Tick.Marker = epochTicks(len(g.z))
 	p.X.Min, p.X.Max = 0.5, float64(len(g.z[0]))+0.5
 	p.Y.Min, p.Y.Max = 0.5, float64(len(g.z))+0.5
 	return p, nil
@@ -383,49 +515,30 @@ func plotActions(dir, out string) ([]string, error) {
 	if len(plots) == 0 {
 		return nil, fmt.Errorf("--actions %s: no <model>/%s files", dir, actionsFile)
 	}
-	w, h := vg.Length(len(plots))*4.5*vg.Inch, 4*vg.Inch
+	w, h := vg.Length(len(plots))*4.5*vg.Inch, 5*vg.Inch
 	caption := "Figure 3: weight of the correct action type (black = 1, white = 0): push before #, pop from # on"
-	var files []string
-	for _, ext := range []string{".png", ".svg"} {
-		path := filepath.Join(out, fig3Name+ext)
-		var c interface {
-			vg.CanvasSizer
-			io.WriterTo
-		}
-		switch ext {
-		case ".png":
-			ic := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(150))
-			c = vgimg.PngCanvas{Canvas: ic}
-		default:
-			c = vgsvg.New(w, h)
-		}
-		dc := draw.New(c)
-		dc.SetColor(color.White)
-		dc.Fill(dc.Rectangle.Path())
-		top := dc
-		top.Min.Y = top.Max.Y - vg.Points(18)
-		cap := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter, YAlign: draw.YCenter}
-		cap.Font.Size = vg.Points(10)
-		top.FillText(cap, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: (top.Min.Y + top.Max.Y) / 2}, caption)
-		body := dc
-		body.Max.Y -= vg.Points(18)
+	return saveFigure(out, fig3Name, w, h, func(dc draw.Canvas) {
+		body := drawCaption(dc, caption)
 		tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(12), PadLeft: vg.Points(4), PadRight: vg.Points(8), PadTop: vg.Points(4), PadBottom: vg.Points(4)}
 		canvases := plot.Align([][]*plot.Plot{plots}, tiles, body)
 		for i, p := range plots {
 			p.Draw(canvases[0][i])
 		}
-		f, err := os.Create(path)
-		if err != nil {
-			return nil, err
+	})
+}
+
+// epochTicks marks every epoch of Figure 3's axis, labelling each when
+// there are at most 20, else the first and every other one.
+func epochTicks(epochs int) plot.Ticker {
+	return plot.TickerFunc(func(min, max float64) []plot.Tick {
+		var ts []plot.Tick
+		for e := 1; e <= epochs; e++ {
+			t := plot.Tick{Value: float64(e)}
+			if epochs <= 20 || e%2 == 1 {
+				t.Label = fmt.Sprint(e)
+			}
+			ts = append(ts, t)
 		}
-		if _, err := c.WriteTo(f); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("writing %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return nil, err
-		}
-		files = append(files, path)
-	}
-	return files, nil
+		return ts
+	})
 }

@@ -3,10 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"image/color"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
 // writeFakeActions writes DIR/<model>/actions.jsonl for a marked-reversal
@@ -58,5 +63,100 @@ func TestCorrectAction(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("t=%d: %d, want %d", i+1, got[i], want[i])
 		}
+	}
+}
+
+// TestPlotFigures draws Figures 1–3 of a fake sweep of two tasks: one file
+// per task and one figure with a panel per task for Figures 1 and 2, at
+// least 1,200 pixels wide, titled with the tasks' names, Figure 1 against
+// epochs unless --time asks for seconds.
+func TestPlotFigures(t *testing.T) {
+	root := t.TempDir()
+	tasks := []string{data.MarkedReversal, data.Dyck}
+	for _, task := range tasks {
+		for i, kind := range []string{"lstm", "rns"} {
+			fakeRun(t, filepath.Join(root, task, kind), task, kind, 0.01, 1, 0.1*float64(i+1), true, true)
+		}
+	}
+	var stderr bytes.Buffer
+	if err := runSelect([]string{"--sweep", root, "--test-lengths", "4:9", "--per-length", "1"}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	writeFakeActions(t, filepath.Join(root, "actions"), []string{"ns+s", "rns"}, 30)
+	figs := t.TempDir()
+	var stdout bytes.Buffer
+	if err := runPlot([]string{"--sweep", root, "--out", figs}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	names := []string{fig1AllName, fig2AllName, fig3Name}
+	for _, task := range tasks {
+		names = append(names, fig1Name(task), fig2Name(task))
+	}
+	for _, name := range names {
+		for _, ext := range []string{".png", ".svg"} {
+			if !strings.Contains(stdout.String(), filepath.Join(figs, name+ext)+"\n") {
+				t.Errorf("output does not list %s%s", name, ext)
+			}
+		}
+		f, err := os.Open(filepath.Join(figs, name+".png"))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil || cfg.Width < 1200 {
+			t.Errorf("%s.png: %d pixels wide (%v), want at least 1200", name, cfg.Width, err)
+		}
+	}
+	svg := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(figs, name+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	all := svg(fig1AllName)
+	for _, want := range []string{">Marked reversal<", ">Dyck<", ">epoch<", ">LSTM<", ">NS+S+U (RNS)<"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("%s.svg lacks %q", fig1AllName, want)
+		}
+	}
+	if one := svg(fig1Name(data.MarkedReversal)); !strings.Contains(one, ">Marked reversal: ") || strings.Contains(one, "marked-reversal") || strings.Contains(one, "training time") {
+		t.Errorf("%s.svg: wrong title or axis", fig1Name(data.MarkedReversal))
+	}
+	if err := runPlot([]string{"--sweep", root, "--out", figs, "--time"}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg(fig1AllName), ">training time (s)<") {
+		t.Error("--time does not plot against seconds")
+	}
+}
+
+// TestPlotStyles checks that the figures take each kind's label, colour
+// and dashes from the kinds table.
+func TestPlotStyles(t *testing.T) {
+	for _, k := range nsrnn.AllKinds() {
+		c, dashes := modelStyle(k.Name)
+		if modelLabel(k.Name) != k.Label || c != color.Color(k.Color) || (len(dashes) > 0) != k.Dashed {
+			t.Errorf("%s: label %q, colour %v, dashes %v; the table says %q, %v, dashed %v", k.Name, modelLabel(k.Name), c, dashes, k.Label, k.Color, k.Dashed)
+		}
+	}
+}
+
+// TestEpochTicks checks that Figure 3's epoch axis labels every epoch up
+// to 20, and every other one beyond.
+func TestEpochTicks(t *testing.T) {
+	labels := func(n int) int {
+		c := 0
+		for _, tk := range epochTicks(n).Ticks(1, float64(n)) {
+			if tk.Label != "" {
+				c++
+			}
+		}
+		return c
+	}
+	if labels(12) != 12 || labels(30) != 15 {
+		t.Errorf("%d labels of 12 epochs, %d of 30", labels(12), labels(30))
 	}
 }
