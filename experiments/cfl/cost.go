@@ -12,8 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
@@ -74,18 +72,17 @@ type costReport struct {
 }
 
 func runCost(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("cost", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	modelList := fs.String("models", "all", "comma-separated models, or all")
+	fs := prog.FlagSet("cost", stderr)
+	modelList := fs.String("models", "all", "comma-separated models, or all: "+joinNames(nsrnn.Kinds))
 	var s costSettings
 	fs.IntVar(&s.TrainSize, "train-size", 200, "training strings of the measured subset")
 	fs.IntVar(&s.ValidSize, "valid-size", 50, "validation strings of the measured subset")
 	lengths := fs.String("lengths", "40:80", "MIN:MAX string lengths")
 	fs.IntVar(&s.BatchSize, "batch-size", 10, "strings per batch")
 	fs.IntVar(&s.Hidden, "hidden", 20, "LSTM hidden units")
-	fs.IntVar(&s.States, "states", 2, "|Q| of the ns models")
-	fs.IntVar(&s.Symbols, "symbols", 3, "|Γ| of the ns models")
-	fs.IntVar(&s.StackEmbedding, "stack-embedding", 20, "stack vector size of gref and jm")
+	fs.IntVar(&s.States, "states", 2, "|Q| of "+joinNames(cli.KindsUsing("states")))
+	fs.IntVar(&s.Symbols, "symbols", 3, "|Γ| of "+joinNames(cli.KindsUsing("symbols")))
+	fs.IntVar(&s.StackEmbedding, "stack-embedding", 20, "stack vector size of "+joinNames(cli.KindsUsing("stack-embedding")))
 	fs.IntVar(&s.Epochs, "epochs", 2, "epochs run per model; the last is timed (the first builds the cached graphs)")
 	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the data and the initial parameters")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
@@ -191,10 +188,13 @@ func measureCost(kind string, s costSettings) (*costMeasure, error) {
 		return nil, err
 	}
 	mf := &cli.ModelFlags{Kind: kind, Hidden: s.Hidden, Layers: 1, Bottom: "original"}
-	if nsrnn.IsNondeterministic(kind) {
-		mf.States, mf.Symbols = s.States, s.Symbols
+	if cli.KindUses(kind, "states") {
+		mf.States = s.States
 	}
-	if kind == nsrnn.Gref || kind == nsrnn.JM {
+	if cli.KindUses(kind, "symbols") {
+		mf.Symbols = s.Symbols
+	}
+	if cli.KindUses(kind, "stack-embedding") {
 		mf.StackEmbedding = s.StackEmbedding
 	}
 	_, cfg, err := taskModel(t.Name(), t.Definition(), mf)

@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/internal/cli"
 )
@@ -22,9 +20,8 @@ func init() {
 // bound of a model's cross-entropy, in nats; G is the task's grammar under
 // the definition --grammar.
 func runEntropy(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("entropy", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	taskName := fs.String("task", "", fmt.Sprintf("task, one of %v (required)", data.TaskNames()))
+	fs := prog.FlagSet("entropy", stderr)
+	taskName := fs.String("task", "", "task (required): "+joinNames(data.TaskNames()))
 	grammar := cli.AddGrammarFlag(fs)
 	lengths := fs.String("lengths", "", "MIN:MAX range of lengths of the source distribution (required)")
 	in := fs.String("in", "", "file of strings, one per line (default: standard input)")

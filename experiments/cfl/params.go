@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -16,12 +17,39 @@ func init() {
 }
 
 // taskModelFlags registers the flags that describe a model for a CFL task:
-// the task, its definition (--grammar) and the model.
+// the task, its definition (--grammar) and the model, whose help gives the
+// per-task defaults of taskModel.
 func taskModelFlags(fs *pflag.FlagSet) (task *string, grammar *data.Grammar, mf *cli.ModelFlags) {
-	task = fs.String("task", "", "task: marked-reversal, unmarked-reversal, padded-reversal, dyck, hardest-cfl (required)")
+	task = fs.String("task", "", "task (required): "+joinNames(data.TaskNames()))
 	grammar = cli.AddGrammarFlag(fs)
 	mf = cli.AddModelFlags(fs, 20)
+	fs.Lookup("states").Usage += " (default: the paper's for the task, " + perTask(func(t string) int { q, _ := stackDefaults(t); return q }) + ")"
+	fs.Lookup("symbols").Usage += " (default: the paper's for the task, " + perTask(func(t string) int { _, g := stackDefaults(t); return g }) + ")"
+	fs.Lookup("stack-embedding").Usage += fmt.Sprintf(" (default %d; with --push-hidden-state, the hidden size)", defaultStackEmbedding)
 	return task, grammar, mf
+}
+
+// defaultStackEmbedding is the size of the stack vectors of the kinds
+// that have them (--stack-embedding) when the flag is not given.
+const defaultStackEmbedding = 20
+
+// perTask describes a per-task default, e.g. "2 for marked-reversal, …;
+// 3 for padded-reversal, hardest-cfl".
+func perTask(f func(task string) int) string {
+	var vals []int
+	byVal := map[int][]string{}
+	for _, t := range data.TaskNames() {
+		v := f(t)
+		if _, ok := byVal[v]; !ok {
+			vals = append(vals, v)
+		}
+		byVal[v] = append(byVal[v], t)
+	}
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = fmt.Sprintf("%d for %s", v, joinNames(byVal[v]))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // stackDefaults are the paper's |Q| and |Γ| for each task (appendix B).
@@ -34,35 +62,34 @@ func stackDefaults(task string) (states, symbols int) {
 }
 
 // taskModel resolves the task under definition g and the model
-// configuration from the flags, filling the paper's defaults: |Q| and |Γ|
-// per task for the ns models, and stack vectors of size 20 for gref and jm.
+// configuration from the flags, filling the paper's defaults where the
+// model's kind uses the flag (nsrnn.Kind.Flags) and it was not given: |Q|
+// and |Γ| per task (--states, --symbols), and stack vectors of size 20
+// (--stack-embedding, unless --push-hidden-state).
 func taskModel(taskName string, g data.Grammar, mf *cli.ModelFlags) (*data.Task, nsrnn.Config, error) {
 	if taskName == "" {
-		return nil, nsrnn.Config{}, fmt.Errorf("--task is required (one of %v)", data.TaskNames())
+		return nil, nsrnn.Config{}, fmt.Errorf("--task is required (one of %s)", joinNames(data.TaskNames()))
 	}
 	task, err := taskFlag(taskName, g)
 	if err != nil {
 		return nil, nsrnn.Config{}, err
 	}
-	if nsrnn.IsNondeterministic(mf.Kind) {
-		q, g := stackDefaults(taskName)
-		if mf.States == 0 {
-			mf.States = q
-		}
-		if mf.Symbols == 0 {
-			mf.Symbols = g
-		}
+	q, gamma := stackDefaults(taskName)
+	if cli.KindUses(mf.Kind, "states") && mf.States == 0 {
+		mf.States = q
 	}
-	if (mf.Kind == nsrnn.Gref || mf.Kind == nsrnn.JM) && !mf.PushHiddenState && mf.StackEmbedding == 0 {
-		mf.StackEmbedding = 20
+	if cli.KindUses(mf.Kind, "symbols") && mf.Symbols == 0 {
+		mf.Symbols = gamma
+	}
+	if cli.KindUses(mf.Kind, "stack-embedding") && !mf.PushHiddenState && mf.StackEmbedding == 0 {
+		mf.StackEmbedding = defaultStackEmbedding
 	}
 	cfg, err := mf.Config(len(task.Terminals()), len(task.Vocabulary()), 0, 0)
 	return task, cfg, err
 }
 
 func runParams(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("params", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("params", stderr)
 	task, grammar, mf := taskModelFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err

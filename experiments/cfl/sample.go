@@ -5,8 +5,6 @@ import (
 	"io"
 	"math/rand/v2"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/internal/cli"
 )
@@ -20,9 +18,8 @@ func init() {
 // from the task's PCFG (under the definition --grammar) conditioned on that
 // length.
 func runSample(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("sample", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	taskName := fs.String("task", "", fmt.Sprintf("task, one of %v (required)", data.TaskNames()))
+	fs := prog.FlagSet("sample", stderr)
+	taskName := fs.String("task", "", "task (required): "+joinNames(data.TaskNames()))
 	grammar := cli.AddGrammarFlag(fs)
 	count := fs.Int("count", 0, "number of strings (required)")
 	lengths := fs.String("lengths", "", "MIN:MAX range of lengths (required)")
