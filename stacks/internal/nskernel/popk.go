@@ -1,10 +1,31 @@
 package nskernel
 
+import "unsafe"
+
 // Fused pop kernels: the pop contraction of one γ block (a,b) summed over all
 // split points k, with the blocks (a,k) and G' blocks (k,b) lying
 // contiguously in memory (block stride m·m and m·|Q| respectively).
-// The accumulation order over k and the expression shapes are those of
-// popKernel / popBackKernel called once per k, so the results are the same.
+// The fixed-size kernels sum in their own order, so they agree with
+// popKernel / popBackKernel called once per k up to rounding.
+
+// popSumW sets acc (m×m) += Σ_k w_k·(E_k ⋆ X_k), with E_k = E[k·m²:(k+1)·m²]
+// and X_k = X[k·m|Q|:(k+1)·m|Q|] (see popKernel), for k < len(w). xs
+// (len(w)·m|Q|) is scratch.
+func popSumW(acc, E, X, w, xs []float64, m, Q int) {
+	nk := len(w)
+	if nk == 0 {
+		return
+	}
+	if Q == 2 && m == 6 {
+		popSumW6x2(acc, E, X, w)
+		return
+	}
+	mq := m * Q
+	for k, f := range w {
+		scaleInto(xs[k*mq:(k+1)*mq], X[k*mq:(k+1)*mq], f)
+	}
+	popSum(acc, E, xs, nk, m, Q)
+}
 
 // popSum sets acc (m×m) += Σ_k E_k ⋆ xs_k, with E_k = E[k·m²:(k+1)·m²] and
 // xs_k = xs[k·m|Q|:(k+1)·m|Q|] (see popKernel), for k < nk.
@@ -20,6 +41,43 @@ func popSum(acc, E, xs []float64, nk, m, Q int) {
 	mm, mq := m*m, m*Q
 	for k := 0; k < nk; k++ {
 		popKernel(acc, E[k*mm:(k+1)*mm], xs[k*mq:(k+1)*mq], m, Q)
+	}
+}
+
+// popSumW6x2 is popSumW for |Q| = 2, m = 6. Each tile of three rows and
+// the two columns of one symbol keeps its six sums in registers over all k,
+// scaling the four G' entries it needs on the fly.
+func popSumW6x2(acc, E, X, w []float64) {
+	nk := len(w)
+	acc = acc[:36]
+	E, X = E[:nk*36], X[:nk*12] // bounds for the unchecked walk below
+	eb, xb := unsafe.Pointer(&E[0]), unsafe.Pointer(&X[0])
+	for j := 0; j < 6; j += 2 {
+		for i0 := 0; i0 < 6; i0 += 3 {
+			o := acc[i0*6+j : i0*6+j+14]
+			a00, a01, a10, a11, a20, a21 := o[0], o[1], o[6], o[7], o[12], o[13]
+			ep, xp := unsafe.Add(eb, (i0*6+j)*8), unsafe.Add(xb, 2*j*8)
+			for k, f := range w {
+				// E_k[i0..i0+2][j..j+1] and X_k[j..j+1][0..1], within
+				// E[k·36:(k+1)·36] and X[k·12:(k+1)·12].
+				e := (*[14]float64)(unsafe.Add(ep, k*36*8))
+				x := (*[4]float64)(unsafe.Add(xp, k*12*8))
+				x00, x01, x10, x11 := f*x[0], f*x[1], f*x[2], f*x[3]
+				a00 += e[0] * x00
+				a01 += e[0] * x01
+				a10 += e[6] * x00
+				a11 += e[6] * x01
+				a20 += e[12] * x00
+				a21 += e[12] * x01
+				a00 += e[1] * x10
+				a01 += e[1] * x11
+				a10 += e[7] * x10
+				a11 += e[7] * x11
+				a20 += e[13] * x10
+				a21 += e[13] * x11
+			}
+			o[0], o[1], o[6], o[7], o[12], o[13] = a00, a01, a10, a11, a20, a21
+		}
 	}
 }
 

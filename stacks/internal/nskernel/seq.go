@@ -509,11 +509,9 @@ func (s *seq) step(ld, out []float64) {
 		if M != negInf {
 			c := hfac(s.psi[b] - s.psi[a] - S)
 			nk := b - 2 - a
-			xsk := s.xsk[:nk*mq]
-			X := s.X[pk0*mq : (pk0+nk)*mq]
-			for k := 0; k < nk; k++ {
+			wk := s.wk[:nk]
+			for k := range wk {
 				bk, pk := bk0+k, pk0+k
-				xs := xsk[k*mq : (k+1)*mq]
 				v := s.beta[bk] + s.tau[pk]
 				w := 0.0
 				if v != negInf {
@@ -524,9 +522,9 @@ func (s *seq) step(ld, out []float64) {
 						w *= c
 					}
 				}
-				scaleInto(xs, X[k*mq:(k+1)*mq], w)
+				wk[k] = w
 			}
-			popSum(acc, s.E[bk0*mm:(bk0+nk)*mm], xsk, nk, m, Q)
+			popSumW(acc, s.E[bk0*mm:(bk0+nk)*mm], s.X[pk0*mq:(pk0+nk)*mq], wk, s.xsk[:nk*mq], m, Q)
 		}
 		if Mr != negInf {
 			if fr := math.Exp(Mr - S); fr != 0 {
