@@ -1,5 +1,7 @@
 package nskernel
 
+//go:generate go run gen_kernels.go
+
 // matMul sets R (n×p) += A (n×k) · B (k×p).
 func matMul(R, A, B []float64, n, k, p int) {
 	if matMulFixed(R, A, B, n, k, p) {

@@ -23,6 +23,20 @@ func dot9(a, b *row9) float64 {
 // matMulBTFixed is matMulBT for p = 2, 3, 6 or 9; it reports false
 // otherwise.
 func matMulBTFixed(C, A, B []float64, f float64, n, k, p int) bool {
+	switch {
+	case n == 6 && k == 6 && p == 6:
+		mulNT6x6(C, A, B, f)
+		return true
+	case n == 6 && k == 6 && p == 2:
+		mulNT6x2(C, A, B, f)
+		return true
+	case n == 9 && k == 9 && p == 9:
+		mulNT9x9(C, A, B, f)
+		return true
+	case n == 9 && k == 9 && p == 3:
+		mulNT9x3(C, A, B, f)
+		return true
+	}
 	switch p {
 	case 2:
 		B = B[:k*2]
@@ -75,6 +89,20 @@ func matMulBTFixed(C, A, B []float64, f float64, n, k, p int) bool {
 // matMulATFixed is matMulAT for p = 2, 3, 6 or 9; it reports false
 // otherwise.
 func matMulATFixed(C, A, B []float64, f float64, n, k, p int) bool {
+	switch {
+	case n == 6 && k == 6 && p == 6:
+		mulTN6x6(C, A, B, f)
+		return true
+	case n == 6 && k == 6 && p == 2:
+		mulTN6x2(C, A, B, f)
+		return true
+	case n == 9 && k == 9 && p == 9:
+		mulTN9x9(C, A, B, f)
+		return true
+	case n == 9 && k == 9 && p == 3:
+		mulTN9x3(C, A, B, f)
+		return true
+	}
 	switch p {
 	case 2:
 		C = C[:k*2]
@@ -160,49 +188,10 @@ func matMulATFixed(C, A, B []float64, f float64, n, k, p int) bool {
 func matMulScaledFixed(R, A, B []float64, f float64, m int) bool {
 	switch m {
 	case 6:
-		B = B[:36]
-		for i := 0; i < 6; i++ {
-			r := (*row6)(R[i*6:])
-			r0, r1, r2, r3, r4, r5 := r[0], r[1], r[2], r[3], r[4], r[5]
-			for l, av := range (*row6)(A[i*6:]) {
-				av *= f
-				if av == 0 {
-					continue
-				}
-				b := (*row6)(B[l*6:])
-				r0 += av * b[0]
-				r1 += av * b[1]
-				r2 += av * b[2]
-				r3 += av * b[3]
-				r4 += av * b[4]
-				r5 += av * b[5]
-			}
-			r[0], r[1], r[2], r[3], r[4], r[5] = r0, r1, r2, r3, r4, r5
-		}
+		mulNN6x6f(R, A, B, f, 6)
 		return true
 	case 9:
-		B = B[:81]
-		for i := 0; i < 9; i++ {
-			r := (*row9)(R[i*9:])
-			r0, r1, r2, r3, r4, r5, r6, r7, r8 := r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]
-			for l, av := range (*row9)(A[i*9:]) {
-				av *= f
-				if av == 0 {
-					continue
-				}
-				b := (*row9)(B[l*9:])
-				r0 += av * b[0]
-				r1 += av * b[1]
-				r2 += av * b[2]
-				r3 += av * b[3]
-				r4 += av * b[4]
-				r5 += av * b[5]
-				r6 += av * b[6]
-				r7 += av * b[7]
-				r8 += av * b[8]
-			}
-			r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8] = r0, r1, r2, r3, r4, r5, r6, r7, r8
-		}
+		mulNN9x9f(R, A, B, f, 9)
 		return true
 	}
 	return false
@@ -210,6 +199,14 @@ func matMulScaledFixed(R, A, B []float64, f float64, m int) bool {
 
 // matMulFixed is matMul for p = 2 or 3; it reports false otherwise.
 func matMulFixed(R, A, B []float64, n, k, p int) bool {
+	switch {
+	case k == 6 && p == 2:
+		mulNN6x2(R, A, B, n)
+		return true
+	case k == 9 && p == 3:
+		mulNN9x3(R, A, B, n)
+		return true
+	}
 	switch p {
 	case 2:
 		B = B[:k*2]
