@@ -6,8 +6,10 @@
 //
 //	go run ./experiments/cfl <command> [flags]
 //
-// Run "go run ./experiments/cfl help" for the list of commands. Each command
-// lives in its own file and registers itself on prog in an init function.
+// Run "go run ./experiments/cfl help" for the list of commands, and
+// "go run ./experiments/cfl help <command>" (or <command> --help) for a
+// command's flags and their defaults. Each command lives in its own file
+// and registers itself on prog in an init function.
 package main
 
 import (

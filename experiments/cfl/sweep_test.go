@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,6 +56,18 @@ func TestSweepGridPaper(t *testing.T) {
 		if len(ss) != 5 {
 			t.Errorf("%s: %d seeds, want 5", s, len(ss))
 		}
+	}
+	// The command's defaults make the same grid.
+	var stdout bytes.Buffer
+	out := filepath.Join(t.TempDir(), "sweep")
+	if err := sweepCommand([]string{"--task", "all", "--out", out, "--dry-run"}, &stdout, &bytes.Buffer{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(stdout.String(), "\n1100 runs\n") {
+		t.Errorf("the default sweep: %s", stdout.String()[max(0, stdout.Len()-200):])
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--dry-run created %s", out)
 	}
 	for _, d := range []string{
 		"S/marked-reversal/lstm/lr0.01/seed1",

@@ -142,8 +142,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		cli.Progress(stderr, cfg.Kind, !*quiet && cli.IsTerminal(stderr)),
 		intr.recorder(),
 	}
-	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training and %d validation strings, lower bound %.4f nats per symbol; files in %s (Ctrl-C stops, --resume continues)\n",
-		cfg.Kind, taskLabel(t.Name(), t.Definition()), m.NumParams(), s.TrainSize, s.ValidSize, d.LowerBound.Entropy, *out)
+	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, lower bound %.4f nats per symbol; files in %s (Ctrl-C stops, --resume continues)\n",
+		cfg.Kind, taskLabel(t.Name(), t.Definition()), m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, d.LowerBound.Entropy, *out)
 	res, err := nsrnn.Train(m, d.Train, d.Valid, tc)
 	if err != nil {
 		return err
