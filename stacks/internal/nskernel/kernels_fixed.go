@@ -248,6 +248,18 @@ func matMulFixed(R, A, B []float64, n, k, p int) bool {
 // scaleInto sets dst[i] = w·src[i] for i < len(src).
 func scaleInto(dst, src []float64, w float64) {
 	switch len(src) {
+	case 27:
+		d, x := (*[27]float64)(dst), (*[27]float64)(src)
+		d[0], d[1], d[2] = w*x[0], w*x[1], w*x[2]
+		d[3], d[4], d[5] = w*x[3], w*x[4], w*x[5]
+		d[6], d[7], d[8] = w*x[6], w*x[7], w*x[8]
+		d[9], d[10], d[11] = w*x[9], w*x[10], w*x[11]
+		d[12], d[13], d[14] = w*x[12], w*x[13], w*x[14]
+		d[15], d[16], d[17] = w*x[15], w*x[16], w*x[17]
+		d[18], d[19], d[20] = w*x[18], w*x[19], w*x[20]
+		d[21], d[22], d[23] = w*x[21], w*x[22], w*x[23]
+		d[24], d[25], d[26] = w*x[24], w*x[25], w*x[26]
+		return
 	case 12:
 		d, x := (*[12]float64)(dst), (*[12]float64)(src)
 		d[0], d[1], d[2], d[3] = w*x[0], w*x[1], w*x[2], w*x[3]

@@ -111,42 +111,6 @@ func popSum6x2(acc, E, xs []float64, nk int) {
 	}
 }
 
-func popSum9x3(acc, E, xs []float64, nk int) {
-	acc = acc[:81]
-	E = E[:nk*81]
-	xs = xs[:nk*27]
-	for j := 0; j < 9; j += 3 {
-		for i0 := 0; i0 < 9; i0 += 3 {
-			o := acc[i0*9+j : i0*9+j+21]
-			a00, a01, a02 := o[0], o[1], o[2]
-			a10, a11, a12 := o[9], o[10], o[11]
-			a20, a21, a22 := o[18], o[19], o[20]
-			eo, xo := i0*9+j, 3*j
-			for k := 0; k < nk; k++ {
-				e := E[eo : eo+21]
-				x := xs[xo : xo+9]
-				e0, e1, e2 := e[0], e[1], e[2]
-				a00 += e0*x[0] + e1*x[3] + e2*x[6]
-				a01 += e0*x[1] + e1*x[4] + e2*x[7]
-				a02 += e0*x[2] + e1*x[5] + e2*x[8]
-				e0, e1, e2 = e[9], e[10], e[11]
-				a10 += e0*x[0] + e1*x[3] + e2*x[6]
-				a11 += e0*x[1] + e1*x[4] + e2*x[7]
-				a12 += e0*x[2] + e1*x[5] + e2*x[8]
-				e0, e1, e2 = e[18], e[19], e[20]
-				a20 += e0*x[0] + e1*x[3] + e2*x[6]
-				a21 += e0*x[1] + e1*x[4] + e2*x[7]
-				a22 += e0*x[2] + e1*x[5] + e2*x[8]
-				eo += 81
-				xo += 27
-			}
-			o[0], o[1], o[2] = a00, a01, a02
-			o[9], o[10], o[11] = a10, a11, a12
-			o[18], o[19], o[20] = a20, a21, a22
-		}
-	}
-}
-
 // popSumBack is the adjoint of popSum for one output adjoint B (m×m) and
 // scaled G' blocks xs_k = es_k·X_k: for every k < nk with es_k ≠ 0 it adds to
 // C_k (m×m) the adjoint of E_k and to CP_k (m×|Q|) es_k times the adjoint of

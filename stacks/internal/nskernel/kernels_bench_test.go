@@ -1,0 +1,33 @@
+package nskernel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// Micro-benchmarks of the pop kernels at nk = 30 split points; they report
+// the multiply-adds per op in MFMA/op.
+func BenchmarkPopKernels(b *testing.B) {
+	for _, sh := range [][2]int{{6, 2}, {9, 3}} {
+		m, Q := sh[0], sh[1]
+		mm, mq := m*m, m*Q
+		const nk = 30
+		rng := rand.New(rand.NewPCG(1, 2))
+		E, X, w := randSlice(rng, nk*mm), randSlice(rng, nk*mq), randSlice(rng, nk)
+		acc, xs := make([]float64, mm), make([]float64, nk*mq)
+		B, C, CP := randSlice(rng, mm), make([]float64, nk*mm), make([]float64, nk*mq)
+		b.Run(fmt.Sprintf("fwd%dx%d", m, Q), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				popSumW(acc, E, X, w, xs, m, Q)
+			}
+			b.ReportMetric(float64(nk*mm*Q)/1e6, "MFMA/op")
+		})
+		b.Run(fmt.Sprintf("bwd%dx%d", m, Q), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				popSumBack(C, CP, B, E, X, w, xs[:mq], acc[:mq], nk, m, Q)
+			}
+			b.ReportMetric(float64(2*nk*mm*Q)/1e6, "MFMA/op")
+		})
+	}
+}
