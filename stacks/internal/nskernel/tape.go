@@ -30,6 +30,8 @@ type Tape struct {
 	job     atomic.Uint64 // generation<<32 | next batch element to take
 	done    atomic.Int64  // elements finished in the current generation
 	helpers atomic.Int32  // live helper goroutines
+	parked  atomic.Int32  // helpers blocked on wake
+	wake    chan struct{}
 	mode    int
 	argA    []float64
 	argB    []float64
@@ -82,6 +84,7 @@ func NewTape(c Config, batch, maxSteps int) *Tape {
 		t.seqs[i].init(c, capPos)
 	}
 	t.workers = min(runtime.GOMAXPROCS(0), batch)
+	t.wake = make(chan struct{}, t.workers)
 	if err := t.Begin(nil); err != nil {
 		panic(err)
 	}
@@ -201,21 +204,33 @@ func (t *Tape) Run(logDeltas [][]float64) [][]float64 {
 	return out
 }
 
-// dispatch runs t.mode over the whole batch. The calling goroutine works
-// through the batch elements itself; up to workers−1 helper goroutines take
-// elements concurrently. A helper stays alive, polling for the next dispatch,
-// for helperIdle after its last element and then exits, so that consecutive
-// steps do not pay the latency of waking an idle thread each time (which on
-// virtual machines can be as long as a step), and an idle tape leaves no
-// goroutine behind for long.
+// dispatch runs t.mode over the whole batch. A dispatch with little work
+// (see parallelWork) runs on the calling goroutine alone. Otherwise the
+// calling goroutine works through the batch elements itself while up to
+// workers−1 helper goroutines take elements concurrently. A helper that
+// finds no work polls for the next dispatch for up to helperSpin, so that
+// consecutive steps do not pay the latency of waking an idle thread (which
+// on virtual machines can be as long as a step); then it blocks on wake,
+// using no CPU, and exits after helperIdle without work, so that an idle
+// tape leaves no goroutine behind for long.
 func (t *Tape) dispatch() {
+	if t.workers <= 1 || t.work() < parallelWork {
+		for i := 0; i < t.batch; i++ {
+			t.doOne(i)
+		}
+		return
+	}
 	gen := t.job.Load()>>32 + 1
 	t.done.Store(0)
 	t.job.Store(gen << 32) // publishes mode and arguments
-	if t.workers > 1 {
-		if h := t.helpers.Load(); int(h) < t.workers-1 && t.helpers.CompareAndSwap(h, h+1) {
-			go t.helper()
+	for n := t.parked.Load(); n > 0; n-- {
+		select {
+		case t.wake <- struct{}{}:
+		default:
 		}
+	}
+	if h := t.helpers.Load(); int(h) < t.workers-1 && t.helpers.CompareAndSwap(h, h+1) {
+		go t.helper()
 	}
 	for t.take() {
 	}
@@ -226,7 +241,30 @@ func (t *Tape) dispatch() {
 	}
 }
 
-const helperIdle = 2 * time.Millisecond
+// parallelWork is the least estimated number of multiply-adds (over the
+// batch) for which a dispatch is shared with helpers: below it the hand-off
+// costs about as much as it saves.
+const parallelWork = 100_000
+
+// work estimates the multiply-adds of the current dispatch over the batch.
+func (t *Tape) work() int {
+	s := &t.seqs[0]
+	b := s.np // the column Step is about to add
+	if t.mode == modeBack {
+		b = s.base + t.argStep
+	}
+	n := b - s.lo(b) // blocks in the column
+	w := n*n/2*s.m*s.m*s.nq + n*s.m*s.m*s.m
+	if t.mode == modeBack {
+		w *= 2
+	}
+	return w * t.batch
+}
+
+const (
+	helperSpin = 200 * time.Microsecond
+	helperIdle = 100 * time.Millisecond
+)
 
 // take claims and processes one batch element of the current dispatch; it
 // reports false if none was left.
@@ -248,26 +286,38 @@ func (t *Tape) take() bool {
 }
 
 func (t *Tape) helper() {
-	last := time.Now()
-	for n := 0; ; n++ {
-		if t.take() {
-			n = 0
-			last = time.Time{}
+	idle := time.NewTimer(helperIdle)
+	for {
+		for t.take() {
+		}
+		// Poll for the next dispatch, then block.
+		gen := t.job.Load() >> 32
+		start := time.Now()
+		for n := 1; t.job.Load()>>32 == gen; n++ {
+			if n&255 == 0 && time.Since(start) > helperSpin {
+				break
+			}
+		}
+		if t.job.Load()>>32 != gen {
 			continue
 		}
-		if last.IsZero() {
-			last = time.Now()
+		t.parked.Add(1)
+		if t.job.Load()>>32 != gen { // a dispatch may not have seen parked
+			t.parked.Add(-1)
+			continue
 		}
-		if n&15 == 15 {
-			if time.Since(last) > helperIdle {
-				t.helpers.Add(-1)
-				// A dispatch may have started after the check above and
-				// counted on this helper: help it to the end.
-				for t.take() {
-				}
-				return
+		idle.Reset(helperIdle)
+		select {
+		case <-t.wake:
+			t.parked.Add(-1)
+		case <-idle.C:
+			t.parked.Add(-1)
+			t.helpers.Add(-1)
+			// A dispatch may have started after the timer fired and
+			// counted on this helper: help it to the end.
+			for t.take() {
 			}
-			runtime.Gosched()
+			return
 		}
 	}
 }
