@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+func init() {
+	prog.Register("generate", "sample strings from a trained model and count those in the task's language", runGenerate)
+}
+
+// generatedRecord is a line of generate --json: one sampled string.
+type generatedRecord struct {
+	// String is the string, symbols separated by spaces (its end symbol
+	// not included).
+	String string `json:"string"`
+	Length int    `json:"length"`
+	// Complete is false for a string that reached --max-length without
+	// its end symbol.
+	Complete bool `json:"complete"`
+	// InLanguage reports whether the string is complete and has a
+	// positive probability under the task's grammar.
+	InLanguage bool `json:"in_language"`
+	// LogProb is the model's log-probability of the string after the
+	// prompt (at temperature 1, without top-k), its end symbol included
+	// when it is complete.
+	LogProb float64 `json:"log_prob"`
+}
+
+// generateSummary is the last line of generate --json.
+type generateSummary struct {
+	Task    string `json:"task"`
+	Grammar string `json:"grammar"`
+	Count   int    `json:"count"`
+	// InLanguage counts the complete strings of the task's language.
+	InLanguage         int     `json:"in_language"`
+	InLanguageFraction float64 `json:"in_language_fraction"`
+	// ReachedMaxLength counts the strings cut off at MaxLength.
+	ReachedMaxLength int     `json:"reached_max_length"`
+	MaxLength        int     `json:"max_length"`
+	MeanLength       float64 `json:"mean_length"`
+}
+
+// runGenerate samples --count strings from the model of a cfl train run
+// in sentence mode (Model.Sample), prints them, one per line, or with
+// --json one generatedRecord per line and a final {"summary": …} line,
+// and reports on standard error how many are in the task's language
+// (complete strings w with p_G(w) > 0 under the run's task definition)
+// and how many reached --max-length.
+func runGenerate(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("generate", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	modelPath := fs.String("model", "", "directory of a cfl train run, or its model file (required)")
+	count := fs.Int("count", 1000, "number of strings")
+	temperature := fs.Float64("temperature", 1, "sampling temperature (lower is greedier)")
+	topK := fs.Int("top-k", 0, "sample only among the K likeliest symbols (0: all)")
+	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same strings")
+	prompt := fs.String("prompt", "", "symbols every string begins with, separated by spaces")
+	maxLength := fs.Int("max-length", 0, "maximum string length, prompt included (default: twice the run's maximum training length)")
+	asJSON := fs.Bool("json", false, "print one JSON object per string, then a summary object")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := requireFlags(fs, "model"); err != nil {
+		return err
+	}
+	switch {
+	case *count < 1:
+		return fmt.Errorf("--count %d must be at least 1", *count)
+	case !(*temperature > 0) || math.IsInf(*temperature, 0):
+		return fmt.Errorf("--temperature %g must be positive and finite", *temperature)
+	case *topK < 0:
+		return fmt.Errorf("--top-k %d must not be negative", *topK)
+	case fs.Changed("max-length") && (*maxLength < 1 || *maxLength > data.MaxLength):
+		return fmt.Errorf("--max-length %d must be in [1, %d]", *maxLength, data.MaxLength)
+	}
+	m, t, s, err := loadTaskRun(*modelPath)
+	if err != nil {
+		return err
+	}
+	p, err := data.ParseString(*prompt, t.Terminals())
+	if err != nil {
+		return fmt.Errorf("--prompt: %w", err)
+	}
+	if !fs.Changed("max-length") {
+		*maxLength = min(max(2*s.MaxLength, len(p)+1, 1), data.MaxLength)
+	}
+	if len(p) > *maxLength {
+		return fmt.Errorf("--prompt has %d symbols, more than --max-length %d", len(p), *maxLength)
+	}
+	gs, err := m.Sample(*count, nsrnn.SampleOptions{
+		Temperature: *temperature, TopK: *topK, Seed: *seed, Prompt: p, MaxLength: *maxLength,
+	})
+	if err != nil {
+		return err
+	}
+	g := t.Grammar()
+	sum := generateSummary{Task: t.Name(), Grammar: string(t.Definition()), Count: len(gs), MaxLength: *maxLength}
+	enc := json.NewEncoder(stdout)
+	total := 0
+	for _, x := range gs {
+		in := false
+		if x.Complete {
+			lp, err := g.LogProb(x.Symbols)
+			if err != nil {
+				return err
+			}
+			in = !math.IsInf(lp, -1)
+		} else {
+			sum.ReachedMaxLength++
+		}
+		if in {
+			sum.InLanguage++
+		}
+		total += len(x.Symbols)
+		text := data.FormatString(x.Symbols, t.Terminals())
+		if *asJSON {
+			err = enc.Encode(generatedRecord{String: text, Length: len(x.Symbols), Complete: x.Complete, InLanguage: in, LogProb: x.LogProb})
+		} else {
+			_, err = fmt.Fprintln(stdout, text)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	sum.InLanguageFraction = float64(sum.InLanguage) / float64(sum.Count)
+	sum.MeanLength = float64(total) / float64(sum.Count)
+	if *asJSON {
+		if err := enc.Encode(map[string]generateSummary{"summary": sum}); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "generate: %d of %d strings (%.1f%%) are in the language of %s; %d reached --max-length %d; mean length %.2f\n",
+		sum.InLanguage, sum.Count, 100*sum.InLanguageFraction, taskLabel(t.Name(), t.Definition()),
+		sum.ReachedMaxLength, *maxLength, sum.MeanLength)
+	return nil
+}

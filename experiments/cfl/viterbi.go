@@ -1,0 +1,198 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/stacks"
+)
+
+func init() {
+	prog.Register("viterbi", "decode the best run of a trained model's nondeterministic stack on strings", runViterbi)
+}
+
+// loadTaskRun loads the model of a cfl train run and the task it was
+// trained on. path is the run directory, or its model file, whose
+// directory must hold the run's run.json: the task and its definition
+// come from there. Errors name the --model flag.
+func loadTaskRun(path string) (*nsrnn.Model, *data.Task, experiment.Settings, error) {
+	var s experiment.Settings
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, s, fmt.Errorf("--model: %w", err)
+	}
+	dir, modelPath := path, filepath.Join(path, experiment.ModelFile)
+	if !fi.IsDir() {
+		dir, modelPath = filepath.Dir(path), path
+	}
+	s, err = experiment.ReadSettings(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil, s, fmt.Errorf("--model %s: not a cfl train run: no %s in %s", path, experiment.RunFile, dir)
+	case err != nil:
+		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
+	}
+	t, err := s.TaskDef()
+	if err != nil {
+		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
+	}
+	if _, err := os.Stat(modelPath); errors.Is(err, os.ErrNotExist) {
+		return nil, nil, s, fmt.Errorf("--model %s: the run has not finished: no %s yet", path, experiment.ModelFile)
+	}
+	m, err := nsrnn.Load(modelPath)
+	if err != nil {
+		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
+	}
+	if c := m.Config(); c.InputVocab != len(t.Terminals()) || c.OutputVocab != len(t.Vocabulary()) {
+		return nil, nil, s, fmt.Errorf("--model %s has a vocabulary of %d symbols, its task %s has %d",
+			path, c.OutputVocab, t.Name(), len(t.Vocabulary()))
+	}
+	return m, t, s, nil
+}
+
+// viterbiRecord is the JSON form of the decoded run on one string: a line
+// of viterbi --json. Steps t = 1 … n−1 (the stack updates, the one after
+// step t following the reading of w_t) are at index t−1 of Ops, States,
+// Depths and Stacks. LogWeight is null when no run has a finite weight.
+type viterbiRecord struct {
+	// Line is the string's 1-based line in the input.
+	Line int `json:"line"`
+	// String is the string as read (symbols separated by spaces).
+	String string `json:"string"`
+	// Ops are the transitions, "push(r, y)", "replace(r, y)" or "pop(r)".
+	Ops []string `json:"ops"`
+	// States are the PDA states after each step.
+	States []int `json:"states"`
+	// Depths are the stack depths after each step: the number of symbols
+	// above the initial bottom.
+	Depths []int `json:"depths"`
+	// Stacks are the stack contents after each step, bottom first (the
+	// initial bottom included).
+	Stacks    [][]int  `json:"stacks"`
+	LogWeight *float64 `json:"log_weight"`
+}
+
+// newViterbiRecord converts a decoded run.
+func newViterbiRecord(line int, text string, r stacks.ViterbiRun) viterbiRecord {
+	rec := viterbiRecord{Line: line, String: text, Ops: make([]string, len(r.Ops)), States: r.States,
+		Depths: make([]int, len(r.Ops)), Stacks: r.Stacks}
+	for i, op := range r.Ops {
+		rec.Ops[i] = op.String()
+		rec.Depths[i] = len(r.Stacks[i]) - 1
+	}
+	if rec.States == nil {
+		rec.States, rec.Stacks = []int{}, [][]int{}
+	}
+	if !math.IsInf(r.LogWeight, 0) && !math.IsNaN(r.LogWeight) {
+		lw := r.LogWeight
+		rec.LogWeight = &lw
+	}
+	return rec
+}
+
+// runViterbi decodes, for each string of --in, the highest-weight run of
+// the nondeterministic stack of the model of --model (see Model.Viterbi),
+// and prints it: a table per string of the symbols w_t aligned with the
+// stack update made after reading each (there is none after the last
+// symbol), the state, the stack depth and the stack, or with --json one
+// viterbiRecord per line.
+func runViterbi(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("viterbi", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	modelPath := fs.String("model", "", "directory of a cfl train run, or its model file (required); its "+experiment.RunFile+" gives the task")
+	in := fs.String("in", "", "file of strings, one per line, symbols separated by spaces (default: standard input)")
+	asJSON := fs.Bool("json", false, "print one JSON object per string")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := requireFlags(fs, "model"); err != nil {
+		return err
+	}
+	m, t, _, err := loadTaskRun(*modelPath)
+	if err != nil {
+		return err
+	}
+	if _, ok := m.StackConfig(); !ok {
+		return fmt.Errorf("--model %s: a %s model has no nondeterministic stack to decode (viterbi needs %s, %s, %s or %s)",
+			*modelPath, m.Config().Kind, nsrnn.NS, nsrnn.NSS, nsrnn.NSU, nsrnn.RNS)
+	}
+	name := "<stdin>"
+	var r io.Reader = os.Stdin
+	if *in != "" {
+		f, err := os.Open(*in)
+		if err != nil {
+			return fmt.Errorf("--in: %w", err)
+		}
+		defer f.Close()
+		name, r = *in, f
+	}
+	ws, err := data.ReadStrings(r, name, t.Terminals())
+	if err != nil {
+		return err
+	}
+	if len(ws) == 0 {
+		return fmt.Errorf("%s: no strings", name)
+	}
+	enc := json.NewEncoder(stdout)
+	for i, w := range ws {
+		run, err := m.Viterbi(w)
+		if err != nil {
+			return &data.LineError{Name: name, Line: i + 1, Err: err}
+		}
+		text := data.FormatString(w, t.Terminals())
+		if *asJSON {
+			if err := enc.Encode(newViterbiRecord(i+1, text, run)); err != nil {
+				return err
+			}
+			continue
+		}
+		if i > 0 {
+			if _, err := fmt.Fprintln(stdout); err != nil {
+				return err
+			}
+		}
+		if err := writeViterbiText(stdout, name, i+1, w, t.Terminals(), run); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeViterbiText writes the decoded run on the string w of line line as
+// a table: one row per symbol w_t, with the stack update made after
+// reading it, the state and the stack depth (symbols above the initial
+// bottom) after that update, and the stack, bottom first.
+func writeViterbiText(w io.Writer, name string, line int, str []int, symbols []string, r stacks.ViterbiRun) error {
+	fmt.Fprintf(w, "%s:%d: %s\n", name, line, data.FormatString(str, symbols))
+	fmt.Fprintf(w, "log-weight %.6g over %d stack updates\n", r.LogWeight, len(r.Ops))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "t\tw_t\top\tstate\tdepth\tstack (bottom first)")
+	for t, x := range str {
+		if t >= len(r.Ops) {
+			fmt.Fprintf(tw, "%d\t%s\t-\t\t\t\n", t+1, symbols[x])
+			continue
+		}
+		st := make([]string, len(r.Stacks[t]))
+		for i, y := range r.Stacks[t] {
+			st[i] = strconv.Itoa(y)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\n", t+1, symbols[x], r.Ops[t], r.States[t], len(r.Stacks[t])-1, strings.Join(st, " "))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nsrnn/nsrnn/data/ptb"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+func init() {
+	prog.Register("generate", "sample sentences from a trained language model", runGenerate)
+}
+
+// runGenerate samples text from the model of a finished ptb train run in
+// stream mode (Model.Sample): every sentence starts from the initial state
+// with <eos> fed first, as in the corpus, where every sentence follows an
+// <eos>, and ends when <eos> is drawn. Sentence i depends only on --seed
+// and i, so the output for a smaller --words or --sentences is a prefix of
+// the output for a larger one. Sentences are printed one per line, words
+// separated by spaces (the final <eos> not printed).
+func runGenerate(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("generate", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	run := fs.String("model", "", "run directory of ptb train (required)")
+	words := fs.Int("words", 100, "number of words to print: sentences until then, the last one cut at the last word")
+	sentences := fs.Int("sentences", 0, "number of sentences to print (instead of --words)")
+	temperature := fs.Float64("temperature", 1, "sampling temperature (lower is greedier)")
+	topK := fs.Int("top-k", 0, "sample only among the K likeliest words (0: all)")
+	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same text")
+	prompt := fs.String("prompt", "", "words every sentence begins with, separated by spaces")
+	maxLength := fs.Int("max-length", 200, "maximum sentence length in words, prompt included; a longer sentence is cut there")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	switch {
+	case *run == "":
+		return errors.New("--model is required")
+	case fs.Changed("words") && fs.Changed("sentences"):
+		return errors.New("--words and --sentences are exclusive: give one")
+	case fs.Changed("sentences") && *sentences < 1:
+		return fmt.Errorf("--sentences %d must be at least 1", *sentences)
+	case *words < 1:
+		return fmt.Errorf("--words %d must be at least 1", *words)
+	case !(*temperature > 0) || math.IsInf(*temperature, 0):
+		return fmt.Errorf("--temperature %g must be positive and finite", *temperature)
+	case *topK < 0:
+		return fmt.Errorf("--top-k %d must not be negative", *topK)
+	case *maxLength < 1 || *maxLength > 1<<20:
+		return fmt.Errorf("--max-length %d must be in [1, %d]", *maxLength, 1<<20)
+	}
+	m, v, _, err := loadRun(*run)
+	if err != nil {
+		return err
+	}
+	p, err := parsePrompt(*prompt, v)
+	if err != nil {
+		return err
+	}
+	if len(p) >= *maxLength {
+		return fmt.Errorf("--prompt has %d words, leaving none to generate within --max-length %d", len(p), *maxLength)
+	}
+	opt := nsrnn.SampleOptions{
+		Temperature: *temperature, TopK: *topK, Seed: *seed, Prompt: p, MaxLength: *maxLength,
+		Stream: true, Start: v.EOS(), End: v.EOS(),
+	}
+	var gs []nsrnn.Generated
+	if fs.Changed("sentences") {
+		if gs, err = m.Sample(*sentences, opt); err != nil {
+			return err
+		}
+	} else {
+		// Draw sentences until they hold --words words. Sample's
+		// sentence i does not depend on the count, so drawing more
+		// again gives the same first sentences.
+		for n := *words/10 + 1; ; n *= 2 {
+			if gs, err = m.Sample(n, opt); err != nil {
+				return err
+			}
+			total := 0
+			for i, g := range gs {
+				if total += len(g.Symbols); total >= *words {
+					gs = gs[:i+1]
+					gs[i].Symbols = g.Symbols[:len(g.Symbols)-(total-*words)]
+					break
+				}
+			}
+			if total >= *words {
+				break
+			}
+			if n > 16**words+1024 {
+				return fmt.Errorf("--words %d: %d sentences hold only %d words", *words, n, total)
+			}
+		}
+	}
+	total, cut := 0, 0
+	var b strings.Builder
+	for _, g := range gs {
+		b.Reset()
+		for j, id := range g.Symbols {
+			if j > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(v.Word(id))
+		}
+		b.WriteByte('\n')
+		if _, err := io.WriteString(stdout, b.String()); err != nil {
+			return err
+		}
+		total += len(g.Symbols)
+		if !g.Complete && len(g.Symbols) == *maxLength {
+			cut++
+		}
+	}
+	fmt.Fprintf(stderr, "generate: %d sentences, %d words; %d reached --max-length %d\n", len(gs), total, cut, *maxLength)
+	return nil
+}
+
+// parsePrompt converts the words of --prompt to ids; every word must be in
+// the run's vocabulary, and <eos>, which would end the sentence, may not
+// be one of them.
+func parsePrompt(prompt string, v *ptb.Vocab) ([]int, error) {
+	var ids []int
+	for _, w := range strings.Fields(prompt) {
+		id, ok := v.Lookup(w)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("--prompt: word %q is not in the run's vocabulary (write unknown words as %s)", w, ptb.UnkWord)
+		case id == v.EOS():
+			return nil, fmt.Errorf("--prompt: %s would end the sentence; give words within one sentence", ptb.EOSWord)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
