@@ -3,7 +3,6 @@ package stacks
 import (
 	"fmt"
 	"hash"
-	"math"
 	"math/rand/v2"
 	"sync/atomic"
 
@@ -206,21 +205,12 @@ func (k *grefStep) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
 
 func (k *grefStep) Forward(out []float64, in [][]float64) {
 	inst := k.in
-	B, H, m := inst.batch, inst.s.hidden, inst.s.m
+	B := inst.batch
 	if k.t == 1 {
 		inst.tape = inst.s.tape(B, inst.steps)
 	}
 	u, d, v := inst.act[:B], inst.act[B:2*B], inst.act[2*B:]
-	linalg.Affine(u, in[0], in[1], in[2], B, H, 1)
-	linalg.Affine(d, in[0], in[3], in[4], B, H, 1)
-	linalg.Affine(v, in[0], in[5], in[6], B, H, m)
-	for i := range u {
-		u[i] = 1 / (1 + math.Exp(-u[i]))
-		d[i] = 1 / (1 + math.Exp(-d[i]))
-	}
-	for i := range v {
-		v[i] = math.Tanh(v[i])
-	}
+	grefActions(inst.s, u, d, v, in[0], [6][]float64{in[1], in[2], in[3], in[4], in[5], in[6]}, B)
 	inst.tape.Forward(k.t, u, d, v, out)
 }
 

@@ -305,7 +305,7 @@ func (k *jmStep) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
 
 func (k *jmStep) Forward(out []float64, in [][]float64) {
 	inst, s := k.in, k.in.s
-	B, H, m := inst.batch, s.hidden, s.m
+	B := inst.batch
 	if k.t == 1 {
 		inst.tape = s.tape(B)
 		var init []float64
@@ -315,27 +315,11 @@ func (k *jmStep) Forward(out []float64, in [][]float64) {
 		inst.tape.Begin(inst.steps, init, s.depth == 0)
 	}
 	a := inst.act[:3*B]
-	linalg.Affine(a, in[0], in[1], in[2], B, H, 3)
-	for b := 0; b < B; b++ {
-		row := a[3*b : 3*b+3]
-		mx := max(row[0], row[1], row[2])
-		sum := 0.0
-		for i, x := range row {
-			row[i] = math.Exp(x - mx)
-			sum += row[i]
-		}
-		for i := range row {
-			row[i] /= sum
-		}
-	}
-	v := in[0]
+	var wv, bv []float64
 	if !s.pushHidden {
-		v = inst.act[3*B:]
-		linalg.Affine(v, in[0], in[3], in[4], B, H, m)
-		for i, x := range v {
-			v[i] = 1 / (1 + math.Exp(-x))
-		}
+		wv, bv = in[3], in[4]
 	}
+	v := jmActions(s, a, inst.act[3*B:], in[0], in[1], in[2], wv, bv, B)
 	inst.tape.Forward(k.t, a, v, out)
 	inst.ran = k.t
 	if inst.carry && k.t == inst.last {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"unicode/utf8"
+
+	"github.com/nsrnn/nsrnn/internal/atomicfile"
 )
 
 // The two words every vocabulary has.
@@ -159,13 +161,14 @@ func (v *Vocab) UnmarshalText(text []byte) error {
 // Save writes the vocabulary's text form (see MarshalText) to path
 // atomically: it writes a temporary file in the same directory, syncs it
 // and renames it over path, so that path holds either its old content or
-// the whole vocabulary. The file's mode is 0644 less the umask.
+// the whole vocabulary. The file's mode is 0666 less the umask (0644
+// under the usual umask 022).
 func (v *Vocab) Save(path string) error {
 	b, err := v.MarshalText()
 	if err != nil {
 		return fmt.Errorf("ptb: save vocabulary %s: %w", path, err)
 	}
-	if err := writeFileAtomic(path, b, 0o644); err != nil {
+	if err := atomicfile.WriteBytes(path, b); err != nil {
 		return fmt.Errorf("ptb: save vocabulary %s: %w", path, err)
 	}
 	return nil
