@@ -91,6 +91,10 @@ func (s *seq) backward(b int, gr, gd []float64) {
 		}
 	}
 
+	vec := s.vec()
+	if vec && b-2 > lo {
+		permXT6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+	}
 	// γ blocks of column b.
 	for a := lo; a < b; a++ {
 		bi := s.blk(a, b)
@@ -182,7 +186,9 @@ func (s *seq) backward(b int, gr, gd []float64) {
 				wk[k] = es
 				hit = true
 			}
-			if hit {
+			if hit && vec {
+				popSumBackVec6x2(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*24:(a-lo+nk)*24], wk)
+			} else if hit {
 				popSumBack(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.X[pk0*mq:(pk0+nk)*mq], wk, s.xs, s.ptmp, nk, m, Q)
 			}
 		}

@@ -31,3 +31,29 @@ func BenchmarkPopKernels(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkVecPopKernels: the vector pop kernels (GOEXPERIMENT=simd).
+func BenchmarkVecPopKernels(b *testing.B) {
+	if !useVec {
+		b.Skip("no vector kernels in this build or on this CPU")
+	}
+	const m, Q, mm, mq, nk = 6, 2, 36, 12, 30
+	rng := rand.New(rand.NewPCG(1, 2))
+	E, X, w := randSlice(rng, nk*mm), randSlice(rng, nk*mq), randSlice(rng, nk)
+	acc, xv := make([]float64, mm), make([]float64, nk*24)
+	B, C, CP := randSlice(rng, mm), make([]float64, nk*mm), make([]float64, nk*mq)
+	b.Run("fwd6x2", func(b *testing.B) {
+		permXP6x2(xv, X, nk)
+		for i := 0; i < b.N; i++ {
+			popSumWVec6x2(acc, E, xv, w)
+		}
+		b.ReportMetric(float64(nk*mm*Q)/1e6, "MFMA/op")
+	})
+	b.Run("bwd6x2", func(b *testing.B) {
+		permXT6x2(xv, X, nk)
+		for i := 0; i < b.N; i++ {
+			popSumBackVec6x2(C, CP, B, E, xv, w)
+		}
+		b.ReportMetric(float64(2*nk*mm*Q)/1e6, "MFMA/op")
+	})
+}

@@ -64,7 +64,11 @@ type seq struct {
 	gpush, atot, ptmp, ba    []float64
 	atotA                    []float64
 	wk, xsk                  []float64 // per-k scales and scaled G' blocks (capPos, capPos·m|Q|)
+	xv                       []float64 // G' blocks of a column in a vector layout (see vec_layout.go)
 }
+
+// vec reports whether the vector kernels serve this shape.
+func (s *seq) vec() bool { return useVec && s.m == 6 && s.nq == 2 }
 
 func (s *seq) init(c Config, capPos int) {
 	s.nq, s.ns = c.States, c.Symbols
@@ -134,6 +138,9 @@ func (s *seq) init(c Config, capPos int) {
 	s.atotA = make([]float64, m)
 	s.wk = make([]float64, capPos)
 	s.xsk = make([]float64, capPos*mq)
+	if m == 6 && s.nq == 2 {
+		s.xv = make([]float64, capPos*24)
+	}
 }
 
 // lo is the first row of column b.
@@ -479,6 +486,10 @@ func (s *seq) step(ld, out []float64) {
 			s.axpNZ[pi] = false
 		}
 	}
+	vec := s.vec()
+	if vec && b-2 > lo {
+		permXP6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+	}
 	// γ blocks of column b.
 	for a := lo; a < b; a++ {
 		bi := s.blk(a, b)
@@ -524,7 +535,11 @@ func (s *seq) step(ld, out []float64) {
 				}
 				wk[k] = w
 			}
-			popSumW(acc, s.E[bk0*mm:(bk0+nk)*mm], s.X[pk0*mq:(pk0+nk)*mq], wk, s.xsk[:nk*mq], m, Q)
+			if vec {
+				popSumWVec6x2(acc, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*24:(a-lo+nk)*24], wk)
+			} else {
+				popSumW(acc, s.E[bk0*mm:(bk0+nk)*mm], s.X[pk0*mq:(pk0+nk)*mq], wk, s.xsk[:nk*mq], m, Q)
+			}
 		}
 		if Mr != negInf {
 			if fr := math.Exp(Mr - S); fr != 0 {

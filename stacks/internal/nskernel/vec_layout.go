@@ -1,0 +1,41 @@
+package nskernel
+
+// Layouts of the G' blocks for the vector pop kernels of m = 6, |Q| = 2
+// (vec_amd64.go). A 6×6 block, row-major, is nine vectors of four entries;
+// vector v holds two (row, symbol) pairs, whose symbols (yA, yB) follow the
+// pattern v mod 3: (0,1), (2,0), (1,2). G' entry (y,u,r) (row (y,u), column
+// r) is at index 4y+2u+r of its block.
+
+// vecPat gives (yA, yB) for each pattern.
+var vecPat = [3][2]int{{0, 1}, {2, 0}, {1, 2}}
+
+// permXP6x2 writes the forward layout of nk G' blocks X (12 entries each)
+// into XP (24 entries each): for each pattern (yA, yB), the entries
+// (y,0,r) and then (y,1,r), for y = yA, yB and r = 0, 1.
+func permXP6x2(XP, X []float64, nk int) {
+	XP, X = XP[:nk*24], X[:nk*12]
+	for k := 0; k < nk; k++ {
+		x, d := (*[12]float64)(X[k*12:]), (*[24]float64)(XP[k*24:])
+		for p, yy := range vecPat {
+			a, b := 4*yy[0], 4*yy[1]
+			o := d[p*8 : p*8+8]
+			o[0], o[1], o[2], o[3] = x[a], x[a+1], x[b], x[b+1]
+			o[4], o[5], o[6], o[7] = x[a+2], x[a+3], x[b+2], x[b+3]
+		}
+	}
+}
+
+// permXT6x2 writes the backward layout: for each pattern (yA, yB), the
+// entries (y,u,0) and then (y,u,1), for y = yA, yB and u = 0, 1.
+func permXT6x2(XT, X []float64, nk int) {
+	XT, X = XT[:nk*24], X[:nk*12]
+	for k := 0; k < nk; k++ {
+		x, d := (*[12]float64)(X[k*12:]), (*[24]float64)(XT[k*24:])
+		for p, yy := range vecPat {
+			a, b := 4*yy[0], 4*yy[1]
+			o := d[p*8 : p*8+8]
+			o[0], o[1], o[2], o[3] = x[a], x[a+2], x[b], x[b+2]
+			o[4], o[5], o[6], o[7] = x[a+1], x[a+3], x[b+1], x[b+3]
+		}
+	}
+}
