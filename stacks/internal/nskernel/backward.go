@@ -67,20 +67,9 @@ func (s *seq) backward(b int, gr, gd []float64) {
 				continue
 			}
 			E, Cb := s.E[bi*mm:(bi+1)*mm], s.C[bi*mm:(bi+1)*mm]
-			Caa := s.Ca[a*m : (a+1)*m]
-			for i, av := range s.aE[a*m : (a+1)*m] {
-				row, crow := E[i*m:(i+1)*m], Cb[i*m:(i+1)*m]
-				var sum float64
-				for j, bv := range Bα {
-					sum += row[j] * bv
-				}
-				Caa[i] += es * sum
-				if av *= es; av != 0 {
-					for j, bv := range Bα {
-						crow[j] += av * bv
-					}
-				}
-			}
+			// Ca[a] += es·E·Bα, C_ab += es·aE[a]⊗Bα
+			matMulBT(s.Ca[a*m:(a+1)*m], E, Bα, es, m, 1, m)
+			matMulAT(Cb, s.aE[a*m:(a+1)*m], Bα, es, 1, m, m)
 		}
 		for j, v := range aE {
 			if v < eBad && A[j] != 0 && lb[j] != negInf {
@@ -102,9 +91,24 @@ func (s *seq) backward(b int, gr, gd []float64) {
 			continue
 		}
 		E, Cb, AXb := s.E[bi*mm:(bi+1)*mm], s.C[bi*mm:(bi+1)*mm], s.AX[bi*mm:(bi+1)*mm]
+		// A is the adjoint of the block times its value (∂L/∂log γ), B
+		// the adjoint of its mantissas as the kernels take it.
 		B, A := s.sB, s.atot
-		anyBad := false
-		if s.axNZ[bi] {
+		anyBad, haveA := false, true
+		clean := !s.axNZ[bi]
+		if clean {
+			for _, ev := range E {
+				if ev < eBad {
+					clean = false
+					break
+				}
+			}
+		}
+		if clean {
+			// The common case: B is C itself (this loop writes no block
+			// of column b), and A is needed only on the rare paths.
+			B, haveA = Cb, false
+		} else if s.axNZ[bi] {
 			for e, ev := range E {
 				A[e] = ev*Cb[e] + AXb[e]
 				if ev >= eBad {
@@ -133,7 +137,16 @@ func (s *seq) backward(b int, gr, gd []float64) {
 				}
 			}
 		}
+		needA := func() {
+			if !haveA {
+				for e, ev := range E {
+					A[e] = ev * Cb[e]
+				}
+				haveA = true
+			}
+		}
 		if a == b-1 {
+			needA()
 			copy(s.gpush, A)
 			continue
 		}
@@ -141,6 +154,7 @@ func (s *seq) backward(b int, gr, gd []float64) {
 		if s.beta[xb] != negInf && dRep != negInf {
 			sh := s.beta[xb] + dRep - s.beta[bi]
 			if sh > bwdThr {
+				needA()
 				for e, ev := range E {
 					if ev >= eBad && A[e] != 0 {
 						s.exactRepBack(a, b, e/m, e%m, A[e], s.lat(bi, e))
@@ -158,37 +172,32 @@ func (s *seq) backward(b int, gr, gd []float64) {
 		c := hfac(s.psi[b] - s.psi[a] - s.beta[bi])
 		if nk := b - 2 - a; nk > 0 {
 			wk := s.wk[:nk]
-			hit := false
+			bt, tt := s.beta[bk0:bk0+nk], s.tau[pk0:pk0+nk]
+			hb, hp := s.hb[bk0:bk0+nk], s.hp[pk0:pk0+nk]
+			bb := s.beta[bi]
 			for k := range wk {
-				bk, pk := bk0+k, pk0+k
-				wk[k] = 0
-				if s.beta[bk] == negInf || s.tau[pk] == negInf {
-					continue
-				}
-				sh := s.beta[bk] + s.tau[pk] - s.beta[bi]
+				sh := bt[k] + tt[k] - bb // −∞ for a block of weight 0
 				if sh > bwdThr {
+					needA()
 					for e, ev := range E {
 						if ev >= eBad && A[e] != 0 {
 							s.exactPopBack(a, b, a+1+k, e/m, e%m, A[e], s.lat(bi, e))
 						}
 					}
+					wk[k] = 0
 					continue
 				}
-				es := s.hb[bk] * s.hp[pk]
-				if es == 0 || c == 0 {
-					es = math.Exp(sh)
-				} else {
-					es *= c
-				}
+				// exp(sh) = hb·hp·c when no factor is out of range (0); a
+				// block of weight 0 has hb or hp 0.
+				es := hb[k] * hp[k] * c
 				if es == 0 {
-					continue
+					es = math.Exp(sh)
 				}
 				wk[k] = es
-				hit = true
 			}
-			if hit && vec {
+			if vec {
 				popSumBackVec6x2(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*24:(a-lo+nk)*24], wk)
-			} else if hit {
+			} else {
 				popSumBack(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.X[pk0*mq:(pk0+nk)*mq], wk, s.xs, s.ptmp, nk, m, Q)
 			}
 		}

@@ -39,6 +39,27 @@ func matMulScaled(R, A, B []float64, f float64, m int) {
 	}
 }
 
+// matMulScaledRows sets R (n×m) += f · A (n×m) · B (m×m).
+func matMulScaledRows(R, A, B []float64, f float64, n, m int) {
+	switch m {
+	case 6:
+		mulNN6x6f(R, A, B, f, n)
+		return
+	case 9:
+		mulNN9x9f(R, A, B, f, n)
+		return
+	}
+	for i := 0; i < n; i++ {
+		r := R[i*m : (i+1)*m]
+		for l, av := range A[i*m : (i+1)*m] {
+			av *= f
+			for j, bv := range B[l*m : (l+1)*m] {
+				r[j] += av * bv
+			}
+		}
+	}
+}
+
 // matMulBT sets C (n×k) += f · A (n×p) · Bᵀ, B being k×p.
 func matMulBT(C, A, B []float64, f float64, n, k, p int) {
 	if matMulBTFixed(C, A, B, f, n, k, p) {

@@ -383,6 +383,29 @@ const (
 // finalize turns fast-path results R (shift S) into a stored block: it
 // recomputes underflowing entries exactly and returns the block shift.
 func (s *seq) finalize(R []float64, S float64, E, Lx []float64, kind, a, b int) float64 {
+	if S != negInf {
+		// Fast path: no entry underflows and none needs its exact log.
+		rmin, rmax := R[0], R[0]
+		for _, v := range R[1:] {
+			if !(v >= rmin) { // NaN included
+				rmin = v
+			}
+			if v > rmax {
+				rmax = v
+			}
+		}
+		if rmin >= fwdTiny {
+			beta := S + math.Log(rmax)
+			f := math.Exp(S - beta)
+			if rmin*f >= deepE {
+				E = E[:len(R)]
+				for e, v := range R {
+					E[e] = v * f
+				}
+				return beta
+			}
+		}
+	}
 	cols := s.m
 	if kind == kindGp {
 		cols = s.nq
@@ -503,12 +526,14 @@ func (s *seq) step(ld, out []float64) {
 		clear(acc)
 		M := negInf
 		bk0, pk0 := s.blk(a, a+1), 0
-		if a+1 <= b-2 {
+		nk := b - 2 - a
+		if nk > 0 {
 			pk0 = s.gp(a+1, b)
-		}
-		for k := a + 1; k <= b-2; k++ {
-			if v := s.beta[bk0+k-a-1] + s.tau[pk0+k-a-1]; v > M {
-				M = v
+			bt, tt := s.beta[bk0:bk0+nk], s.tau[pk0:pk0+nk]
+			for k, v := range bt {
+				if v += tt[k]; v > M {
+					M = v
+				}
 			}
 		}
 		xb := s.blk(a, b-1)
@@ -519,19 +544,15 @@ func (s *seq) step(ld, out []float64) {
 		}
 		if M != negInf {
 			c := hfac(s.psi[b] - s.psi[a] - S)
-			nk := b - 2 - a
 			wk := s.wk[:nk]
+			bt, tt := s.beta[bk0:bk0+nk], s.tau[pk0:pk0+nk]
+			hb, hp := s.hb[bk0:bk0+nk], s.hp[pk0:pk0+nk]
 			for k := range wk {
-				bk, pk := bk0+k, pk0+k
-				v := s.beta[bk] + s.tau[pk]
-				w := 0.0
-				if v != negInf {
-					w = s.hb[bk] * s.hp[pk]
-					if w == 0 || c == 0 {
-						w = math.Exp(v - S)
-					} else {
-						w *= c
-					}
+				// w = exp(β_ak + τ_kb − S) = hb·hp·c when no factor is
+				// out of range (0); a block of weight 0 has hb or hp 0.
+				w := hb[k] * hp[k] * c
+				if w == 0 {
+					w = math.Exp(bt[k] + tt[k] - S)
 				}
 				wk[k] = w
 			}
@@ -569,17 +590,7 @@ func (s *seq) step(ld, out []float64) {
 			if w == 0 {
 				continue
 			}
-			E := s.E[bi*mm : (bi+1)*mm]
-			for i, av := range s.aE[a*m : (a+1)*m] {
-				av *= w
-				if av == 0 {
-					continue
-				}
-				row := E[i*m : (i+1)*m]
-				for j, ev := range row {
-					acc[j] += av * ev
-				}
-			}
+			matMulScaledRows(acc, s.aE[a*m:(a+1)*m], s.E[bi*mm:(bi+1)*mm], w, 1, m)
 		}
 	}
 	la := s.tmp[:m]
