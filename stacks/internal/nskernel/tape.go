@@ -32,6 +32,8 @@ type Tape struct {
 	helpers atomic.Int32  // live helper goroutines
 	parked  atomic.Int32  // helpers blocked on wake
 	wake    chan struct{}
+	rate    [2][2]float64 // per mode: serial, parallel time per unit of work (0: not yet measured)
+	probe   int           // dispatches eligible for parallel
 	mode    int
 	argA    []float64
 	argB    []float64
@@ -204,22 +206,70 @@ func (t *Tape) Run(logDeltas [][]float64) [][]float64 {
 	return out
 }
 
-// dispatch runs t.mode over the whole batch. A dispatch with little work
-// (see parallelWork) runs on the calling goroutine alone. Otherwise the
-// calling goroutine works through the batch elements itself while up to
-// workers−1 helper goroutines take elements concurrently. A helper that
-// finds no work polls for the next dispatch for up to helperSpin, so that
-// consecutive steps do not pay the latency of waking an idle thread (which
-// on virtual machines can be as long as a step); then it blocks on wake,
-// using no CPU, and exits after helperIdle without work, so that an idle
-// tape leaves no goroutine behind for long.
+// dispatch runs t.mode over the whole batch, either on the calling goroutine
+// alone (serial) or shared with helper goroutines (parallel).
+//
+// A dispatch with little work (see parallelWork) is serial. Otherwise the
+// tape chooses by measurement: it keeps, per mode (Step, Backward), a moving
+// average of the time per unit of estimated work of serial and of parallel
+// dispatches, uses the faster (parallel only if clearly faster), and tries
+// the other one every probeEvery dispatches. Parallel dispatch pays on idle
+// cores; on a loaded machine a helper whose thread the OS deschedules
+// holds up the join, and serial is faster (measured: a CFL training epoch
+// on 2 busy cores took 40% longer in parallel).
+//
+// In a parallel dispatch the calling goroutine works through the batch
+// elements itself while up to workers−1 helper goroutines take elements
+// concurrently. A helper that finds no work polls for the next dispatch
+// for up to helperSpin, so that consecutive steps do not pay the latency of
+// waking an idle thread (which on virtual machines can be as long as a
+// step); then it blocks on wake, using no CPU, and exits after helperIdle
+// without work, so that an idle tape leaves no goroutine behind for long.
 func (t *Tape) dispatch() {
-	if t.workers <= 1 || t.work() < parallelWork {
-		for i := 0; i < t.batch; i++ {
-			t.doOne(i)
-		}
+	w := t.work()
+	if t.workers <= 1 || w < parallelWork {
+		t.serial()
 		return
 	}
+	r := &t.rate[t.mode]
+	par := r[1] == 0 || r[1] < parallelGain*r[0]
+	t.probe++
+	if r[0] == 0 || t.probe%probeEvery == 0 {
+		par = !par
+	}
+	start := time.Now()
+	i := 0
+	if par {
+		if t.parallel() {
+			return // a helper started: not a fair sample
+		}
+		i = 1
+	} else {
+		t.serial()
+	}
+	d := float64(time.Since(start)) / float64(w)
+	if r[i] == 0 {
+		r[i] = d
+	} else {
+		r[i] += (d - r[i]) / 4
+	}
+}
+
+const (
+	// parallelGain: parallel dispatch is used while its time per unit of
+	// work is below parallelGain times that of serial dispatch.
+	parallelGain = 0.85
+	probeEvery   = 16
+)
+
+func (t *Tape) serial() {
+	for i := 0; i < t.batch; i++ {
+		t.doOne(i)
+	}
+}
+
+// parallel runs a parallel dispatch; it reports whether it started a helper.
+func (t *Tape) parallel() (started bool) {
 	gen := t.job.Load()>>32 + 1
 	t.done.Store(0)
 	t.job.Store(gen << 32) // publishes mode and arguments
@@ -231,6 +281,7 @@ func (t *Tape) dispatch() {
 	}
 	if h := t.helpers.Load(); int(h) < t.workers-1 && t.helpers.CompareAndSwap(h, h+1) {
 		go t.helper()
+		started = true
 	}
 	for t.take() {
 	}
@@ -239,6 +290,7 @@ func (t *Tape) dispatch() {
 			runtime.Gosched()
 		}
 	}
+	return started
 }
 
 // parallelWork is the least estimated number of multiply-adds (over the
