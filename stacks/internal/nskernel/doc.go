@@ -33,5 +33,7 @@
 // amd64, and on a CPU with AVX2 and FMA, the pop contractions of |Q| = 2,
 // |Γ| = 3 use 256-bit vector kernels instead (vec_amd64.go); the default
 // build is pure Go. The batch elements of a step run in parallel on up to
-// GOMAXPROCS goroutines when the step has enough work (see Tape.dispatch).
+// GOMAXPROCS goroutines when the step has enough work and measurement shows
+// that this is faster than running them one after another (see
+// Tape.dispatch).
 package nskernel
