@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"testing"
 
 	"github.com/nsrnn/nsrnn/nsrnn"
@@ -31,9 +32,12 @@ func BenchmarkTrainStep(b *testing.B) {
 		case kind == nsrnn.Gref || kind == nsrnn.JM:
 			c.StackEmbedding = 20
 		}
+		if kind == nsrnn.VRNS {
+			c.StackEmbedding = 5
+		}
 		benches = append(benches, bench{kind, c})
 	}
-	limited := benches[len(benches)-1].cfg
+	limited := benches[slices.IndexFunc(benches, func(b bench) bool { return b.name == nsrnn.RNS })].cfg
 	limited.Window = 35
 	benches = append(benches, bench{"rns-D35", limited})
 
