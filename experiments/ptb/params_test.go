@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestParams checks the printed parameter counts against the paper's PTB
-// tables (§5.2 and appendix E) and the error cases.
+// TestParams checks the printed parameter counts against all 33 rows of
+// the paper's PTB table (appendix E) and the error cases.
 func TestParams(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -15,10 +15,36 @@ func TestParams(t *testing.T) {
 	}{
 		{[]string{"--model", "lstm", "--hidden", "256"}, "5656336"},
 		{[]string{"--model", "lstm", "--hidden", "258"}, "5704576"},
+		{[]string{"--model", "lstm", "--hidden", "267"}, "5922448"},
 		{[]string{"--model", "jm", "--hidden", "247", "--push-hidden-state"}, "5684828"},
 		{[]string{"--model", "jm", "--hidden", "256", "--stack-embedding", "22"}, "5685289"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "1", "--symbols", "2"}, "5660954"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "1", "--symbols", "3"}, "5664805"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "1", "--symbols", "4"}, "5669684"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "1", "--symbols", "5"}, "5675591"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "1", "--symbols", "6"}, "5682526"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "1", "--symbols", "7"}, "5690489"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "1", "--symbols", "11"}, "5732621"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "2", "--symbols", "2"}, "5668664"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "2", "--symbols", "3"}, "5680996"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "2", "--symbols", "4"}, "5697440"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "2", "--symbols", "5"}, "5717996"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "3", "--symbols", "2"}, "5681514"},
+		{[]string{"--model", "ns", "--hidden", "256", "--states", "3", "--symbols", "3"}, "5707981"},
 		{[]string{"--model", "ns", "--hidden", "256", "--states", "3", "--symbols", "4"}, "5743700"},
 		{[]string{"--model", "rns", "--hidden", "256", "--states", "1", "--symbols", "2"}, "5660954"},
+		{[]string{"--model", "rns", "--hidden", "256", "--states", "1", "--symbols", "3"}, "5664805"},
+		{[]string{"--model", "rns", "--hidden", "256", "--states", "1", "--symbols", "4"}, "5669684"},
+		{[]string{"--model", "rns", "--hidden", "256", "--states", "1", "--symbols", "5"}, "5675591"},
+		{[]string{"--model", "rns", "--hidden", "256", "--states", "1", "--symbols", "6"}, "5682526"},
+		{[]string{"--model", "rns", "--hidden", "256", "--states", "1", "--symbols", "7"}, "5690489"},
+		{[]string{"--model", "rns", "--hidden", "256", "--states", "1", "--symbols", "11"}, "5732621"},
+		{[]string{"--model", "rns", "--hidden", "256", "--states", "2", "--symbols", "2"}, "5670712"},
+		{[]string{"--model", "rns", "--hidden", "256", "--states", "2", "--symbols", "3"}, "5684068"},
+		{[]string{"--model", "rns", "--hidden", "256", "--states", "2", "--symbols", "4"}, "5701536"},
+		{[]string{"--model", "rns", "--hidden", "256", "--states", "2", "--symbols", "5"}, "5723116"},
+		{[]string{"--model", "rns", "--hidden", "256", "--states", "3", "--symbols", "2"}, "5685610"},
+		{[]string{"--model", "rns", "--hidden", "256", "--states", "3", "--symbols", "3"}, "5714125"},
 		{[]string{"--model", "rns", "--hidden", "256", "--states", "3", "--symbols", "4"}, "5751892"},
 	} {
 		var out, errb bytes.Buffer
