@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"hash"
 	"math"
+	"runtime"
+	"sync"
 
 	"gorgonia.org/tensor"
 
@@ -100,6 +102,8 @@ type outputLoss struct {
 	hs, dhs []float64 // (steps·batch, hidden) gathered states and their gradient
 	// logz holds the log-normalizers of the latest forward pass without probs.
 	logz []float64
+	// rowLoss is scratch: each row's cross-entropy (NaN without a target).
+	rowLoss []float64
 	// count is the number of targets of the latest forward pass.
 	count int
 }
@@ -134,17 +138,23 @@ func (k *outputLoss) Forward(out []float64, in [][]float64) {
 		copy(k.hs[t*B*H:(t+1)*B*H], in[t][:B*H])
 	}
 	linalg.Affine(k.logp, k.hs, w, bias, k.steps*B, H, v)
-	loss := 0.0
-	k.count = 0
-	for t := 0; t < k.steps; t++ {
-		for b := 0; b < B; b++ {
-			row := k.logp[(t*B+b)*v : (t*B+b+1)*v]
+	// Each row (position t, sequence b) is normalized on its own, so the
+	// rows are split among goroutines; the loss is summed afterwards in
+	// row order, so the result does not depend on the split.
+	rows := k.steps * B
+	if len(k.rowLoss) != rows {
+		k.rowLoss = make([]float64, rows)
+	}
+	parallelRows(rows, v, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t, b := r/B, r%B
+			row := k.logp[r*v : (r+1)*v]
 			y := int(targets[b*k.steps+t])
+			k.rowLoss[r] = math.NaN() // no target
 			if !k.probs {
-				k.logz[t*B+b] = logSoftmax(row)
+				k.logz[r] = logSoftmax(row)
 				if y >= 0 {
-					loss -= row[y]
-					k.count++
+					k.rowLoss[r] = -row[y]
 				}
 				continue
 			}
@@ -167,7 +177,16 @@ func (k *outputLoss) Forward(out []float64, in [][]float64) {
 				row[i] *= inv
 			}
 			if y >= 0 {
-				loss -= zy - math.Log(sum)
+				k.rowLoss[r] = -(zy - math.Log(sum))
+			}
+		}
+	})
+	loss := 0.0
+	k.count = 0
+	for t := 0; t < k.steps; t++ {
+		for b := 0; b < B; b++ {
+			if int(targets[b*k.steps+t]) >= 0 {
+				loss += k.rowLoss[t*B+b]
 				k.count++
 			}
 		}
@@ -180,9 +199,10 @@ func (k *outputLoss) Backward(gradIn [][]float64, gradOut, out []float64, in [][
 	v, H, B := k.vocab, k.hidden, k.batch
 	scale := gradOut[0] / k.divisor()
 	dy := k.logp // overwritten in place: dy = scale·(softmax − onehot)
-	for t := 0; t < k.steps; t++ {
-		for b := 0; b < B; b++ {
-			row := dy[(t*B+b)*v : (t*B+b+1)*v]
+	parallelRows(k.steps*B, v, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t, b := r/B, r%B
+			row := dy[r*v : (r+1)*v]
 			y := int(targets[b*k.steps+t])
 			if y < 0 {
 				clear(row)
@@ -199,7 +219,7 @@ func (k *outputLoss) Backward(gradIn [][]float64, gradOut, out []float64, in [][
 			}
 			row[y] -= scale
 		}
-	}
+	})
 	if k.dhs == nil {
 		k.dhs = make([]float64, k.steps*B*H)
 	}
@@ -211,6 +231,27 @@ func (k *outputLoss) Backward(gradIn [][]float64, gradOut, out []float64, in [][
 			g[i] += d
 		}
 	}
+}
+
+// parallelRows calls f on contiguous ranges of rows 0 … n−1, in parallel
+// on up to GOMAXPROCS goroutines when the work (n rows of width values)
+// is large enough to pay for the hand-off.
+func parallelRows(n, width int, f func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers < 2 || n*width < 1<<18 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	wg.Wait()
 }
 
 // logSoftmax replaces x by log softmax(x).
