@@ -100,6 +100,28 @@
 // with every step and cannot carry their state: Carryable says why, with an
 // error wrapping ErrNoCarry.
 //
+// # The vector stack
+//
+// VRNS (NewVRNS) is the RNS stack of the authors' later release in which
+// every push also pushes a vector v_t = σ(W_v h_t + b_v) of size m, and the
+// reading is the expected top vector of each (state, symbol), of size
+// |Q||Γ|m. Its semantics, including the initial bottom's vector (learned,
+// zero or one), are in the documentation of VRNS.
+//
+// # Viterbi decoding
+//
+// Viterbi runs the same dynamic program in the max-plus semiring with
+// backpointers and returns, for each sequence, the highest-weight run of
+// the automaton over the given action log-weights: one operation per step,
+// push(r, y), replace(r, y) or pop(r), the stack after every step, and the
+// run's log-weight.
+//
+// # Runners
+//
+// A layer that implements Runners runs forward on plain slices, step by
+// step and without a graph (Runner): generation feeds each step's output
+// back as the next input, which a graph of fixed length cannot do.
+//
 // # Graphs
 //
 // An Instance adds one fused node per step, r_t = Step(t, h_t), whose
