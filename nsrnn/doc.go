@@ -65,6 +65,16 @@
 // uninterrupted run ends; a checkpoint made with other settings is refused
 // with an error listing the differences.
 //
+// # Generation, decoding and surprisal
+//
+// Sample draws strings at a temperature, from the top k symbols, after a
+// prompt, in sentence mode or in stream mode; it runs the model forward on
+// plain slices, so it works for every kind, the unlimited stacks included.
+// Viterbi decodes the best run of a nondeterministic stack on a string;
+// ActionLogWeights returns the action weights it decodes. Surprisals scores
+// sentences one by one from a fresh state (−log₂ p per token), as
+// SyntaxGym needs.
+//
 // # Model kinds
 //
 // AllKinds is the table of model kinds: name, label, colour, the
