@@ -51,7 +51,7 @@ func TestParamCount(t *testing.T) {
 	for _, c := range []struct{ in, h, layers, want int }{
 		{10, 20, 1, 4*20*(10+20) + 8*20},
 		{10, 20, 2, 4*20*(10+20) + 8*20 + 4*20*40 + 8*20},
-		// PTB LSTM baseline (DESIGN §5): embedding 256 in, 256 units.
+		// PTB LSTM baseline (the paper's table): embedding 256 in, 256 units.
 		{256, 256, 1, 526336},
 	} {
 		l, err := NewLSTM("lstm", c.in, c.h, c.layers)
