@@ -7,9 +7,10 @@ import (
 )
 
 // This file holds two independent references: a brute-force enumerator of
-// PDA runs written from the semantics (the stacks package documentation, "The nondeterministic stack"), and a naive
-// O(n⁴) log-space implementation of the dynamic program's equations (§3.3,
-// §3.4) without the γ' factorization or any fast path.
+// PDA runs written from the semantics (the stacks package documentation,
+// "The nondeterministic stack"), and a naive O(n⁴) log-space
+// implementation of the dynamic program's equations (unlimited and
+// memory-limited) without the γ' factorization or any fast path.
 
 func logAdd(a, b float64) float64 {
 	if a == math.Inf(-1) {
@@ -144,7 +145,7 @@ func readingFromLogAlpha(c Config, al []float64) []float64 {
 }
 
 // naiveDP computes log α[t] (external index) for t = 1..n with the
-// equations of the stacks package documentation, in positions (see the package comment),
+// equations of the dynamic program, in positions (see the package comment),
 // with the pop term summed over (k,u,s,z) directly.
 func naiveDP(c Config, ld [][]float64) [][]float64 {
 	Q, G := c.States, c.Symbols
