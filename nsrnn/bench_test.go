@@ -104,46 +104,67 @@ func ptbChunk(batch, steps, vocab int) (in, tgt [][]int) {
 }
 
 // BenchmarkStreamStepPTB times one truncated-BPTT training step (forward
-// and backward of a chunk) at the Penn Treebank sizes, B = 32, T = 35, and
-// reports tokens per second and the peak heap of the step as peak-MiB:
-// the heap in use after the step with the garbage collector off during
-// it, which bounds the peak from above (the model, its compiled graph and
-// every allocation of the step). Build with -tags openblas for the
+// and backward of a chunk) at the Penn Treebank sizes, B = 32, T = 35,
+// with the output layer in float64 and (suffix -f32) in float32, and
+// reports tokens per second and the peak heap of a step as peak-MiB: the
+// heap in use after an untimed step run with the garbage collector off,
+// less the heap in use before the model was made, which bounds the peak
+// from above (the model, its compiled graph and every allocation of the
+// step). Build with -tags openblas for the
 // OpenBLAS products.
 func BenchmarkStreamStepPTB(b *testing.B) {
 	const batch, steps = 32, 35
 	for _, c := range ptbBenchModels() {
-		b.Run(c.name, func(b *testing.B) {
-			m, err := nsrnn.New(c.cfg, 1)
-			if err != nil {
-				b.Fatal(err)
-			}
-			s, err := m.NewStream(batch)
-			if err != nil {
-				b.Fatal(err)
-			}
-			in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
-			peak := 0.0
-			step := func() {
+		for _, prec := range []nsrnn.Precision{nsrnn.Float64, nsrnn.Float32} {
+			b.Run(c.name+precSuffix(prec), func(b *testing.B) {
 				runtime.GC()
-				old := debug.SetGCPercent(-1)
-				if _, _, err := s.Gradient(in, tgt); err != nil {
-					b.Fatal(err)
-				}
+				runtime.GC()
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
-				debug.SetGCPercent(old)
-				peak = max(peak, float64(ms.HeapInuse)/(1<<20))
-			}
-			step() // builds the graph
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				step()
-			}
-			b.ReportMetric(peak, "peak-MiB")
-			b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
-		})
+				base := ms.HeapInuse // what earlier benchmarks left behind
+				m, err := nsrnn.New(c.cfg, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m.OutputPrecision = prec
+				s, err := m.NewStream(batch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
+				// Untimed: the first step builds the graph; the peak is
+				// the largest over three steps.
+				peak := 0.0
+				for range 3 {
+					runtime.GC()
+					old := debug.SetGCPercent(-1)
+					if _, _, err := s.Gradient(in, tgt); err != nil {
+						b.Fatal(err)
+					}
+					runtime.ReadMemStats(&ms)
+					debug.SetGCPercent(old)
+					peak = max(peak, float64(ms.HeapInuse-base)/(1<<20))
+				}
+				runtime.GC()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, _, err := s.Gradient(in, tgt); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(peak, "peak-MiB")
+				b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+			})
+		}
 	}
+}
+
+// precSuffix names the output precision in benchmark names.
+func precSuffix(p nsrnn.Precision) string {
+	if p == nsrnn.Float32 {
+		return "-f32"
+	}
+	return ""
 }
 
 // BenchmarkStreamEvalPTB times evaluation (the loss of a chunk, forward
@@ -151,26 +172,29 @@ func BenchmarkStreamStepPTB(b *testing.B) {
 func BenchmarkStreamEvalPTB(b *testing.B) {
 	const batch, steps = 32, 35
 	for _, c := range ptbBenchModels() {
-		b.Run(c.name, func(b *testing.B) {
-			m, err := nsrnn.New(c.cfg, 1)
-			if err != nil {
-				b.Fatal(err)
-			}
-			s, err := m.NewStream(batch)
-			if err != nil {
-				b.Fatal(err)
-			}
-			in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
-			if _, err := s.Loss(in, tgt); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
+		for _, prec := range []nsrnn.Precision{nsrnn.Float64, nsrnn.Float32} {
+			b.Run(c.name+precSuffix(prec), func(b *testing.B) {
+				m, err := nsrnn.New(c.cfg, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m.OutputPrecision = prec
+				s, err := m.NewStream(batch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
 				if _, err := s.Loss(in, tgt); err != nil {
 					b.Fatal(err)
 				}
-			}
-			b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
-		})
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := s.Loss(in, tgt); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+			})
+		}
 	}
 }

@@ -123,7 +123,7 @@ func (gr *graph) logProbs() [][][]float64 {
 	for b := range out {
 		out[b] = make([][]float64, k.steps)
 		for t := range out[b] {
-			out[b][t] = append([]float64(nil), k.logp[(t*k.batch+b)*k.vocab:(t*k.batch+b+1)*k.vocab]...)
+			out[b][t] = k.logProbRow(make([]float64, 0, k.vocab), t*k.batch+b)
 		}
 	}
 	return out

@@ -1,0 +1,416 @@
+package nsrnn
+
+import (
+	"fmt"
+	"hash"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gorgonia.org/tensor"
+
+	"github.com/nsrnn/nsrnn/internal/linalg"
+)
+
+// NoTarget marks a stream position without a target: the loss ignores it
+// (padding at the end of a corpus, or a step taken only to advance the
+// state).
+const NoTarget = -1
+
+// Precision is the floating-point arithmetic of the output layer; see
+// Model.OutputPrecision.
+type Precision uint8
+
+const (
+	// Float64 computes the output layer in float64 throughout, with the
+	// standard library's exponential. It is the default.
+	Float64 Precision = iota
+	// Float32 computes the output layer's three matrix products in
+	// float32, keeps its probabilities (or log-probabilities) in float32
+	// and takes the softmax's exponentials with a polynomial accurate to
+	// about 1e-10 relative. Accumulations (normalizers, the loss, the
+	// gradients added into the float64 parameters) stay in float64.
+	Float32
+)
+
+// String returns "float64" or "float32".
+func (p Precision) String() string {
+	switch p {
+	case Float64:
+		return "float64"
+	case Float32:
+		return "float32"
+	}
+	return fmt.Sprintf("Precision(%d)", uint8(p))
+}
+
+// ParsePrecision parses "float64" or "float32".
+func ParsePrecision(s string) (Precision, error) {
+	switch s {
+	case "float64":
+		return Float64, nil
+	case "float32":
+		return Float32, nil
+	}
+	return 0, fmt.Errorf("precision %q: want float64 or float32", s)
+}
+
+// outputLoss applies the output layer y_t = W_hy h_t + b_hy to the given
+// hidden states, takes log-softmax, and returns the cross-entropy of the
+// targets: in sentence mode summed over positions and averaged over the
+// batch (nats per sequence), in stream mode (perToken) averaged over the
+// positions that have a target (nats per token). Its inputs are the hidden
+// states, W_hy, b_hy, the (batch, steps) targets and the binding's
+// gradient anchor; the gradients of W_hy and b_hy are added into dw and db
+// in place. The hidden states of all positions are gathered into one
+// matrix, so that the layer is one matrix product forward and two
+// backward (its inputs do not feed back into the recurrence).
+//
+// It keeps the log-probabilities of the latest forward pass, indexed
+// [(t·batch + b)·vocab + v], in logp (float64; with probs, probabilities)
+// or, when *prec was Float32 at the forward pass (f32 records which), the
+// scores in logp32 (see forward32). The backward pass overwrites them with
+// the gradient of the scores.
+type outputLoss struct {
+	graph                uint64
+	steps, batch, hidden int
+	vocab                int
+	perToken             bool
+	// probs makes the forward pass keep probabilities instead of
+	// log-probabilities (graphs with gradients: the backward pass needs
+	// the softmax, and one exponential per score is saved).
+	probs  bool
+	prec   *Precision // the model's OutputPrecision, read at each forward pass
+	f32    bool       // the latest forward pass ran in float32
+	dw, db []float64
+	logp   []float64 // allocated at the first float64 pass
+	logp32 []float32 // allocated at the first float32 pass
+	// hs and dhs are the (steps·batch, hidden) gathered states and their
+	// gradient; hs32, w32, dhs32 and dw32 are float32 copies and scratch.
+	hs, dhs          []float64
+	hs32, w32, dhs32 []float32
+	dw32             []float32
+	logz             []float64 // each row's log-normalizer
+	rowScale         []float64 // float32 passes with probs: each row's 1/Σ exp
+	bias             []float64 // b_hy of the latest forward pass
+	rowLoss          []float64 // scratch: each row's cross-entropy (NaN without a target)
+	count            int       // the number of targets of the latest forward pass
+}
+
+func (k *outputLoss) Name() string { return "loss" }
+func (k *outputLoss) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "loss:%d:%d:%d:%v", k.graph, k.steps, k.batch, k.perToken)
+}
+func (k *outputLoss) OutputShape(in []tensor.Shape) (tensor.Shape, error) {
+	if len(in) != k.steps+4 {
+		return nil, fmt.Errorf("got %d inputs, want %d", len(in), k.steps+4)
+	}
+	return tensor.ScalarShape(), nil
+}
+func (k *outputLoss) Differentiable(i int) bool { return i < k.steps || i == k.steps+3 }
+
+func (k *outputLoss) divisor() float64 {
+	if k.perToken {
+		return float64(max(k.count, 1))
+	}
+	return float64(k.batch)
+}
+
+// logProbRow returns row r of the latest log-probabilities (without
+// probs) as float64, appended to dst.
+func (k *outputLoss) logProbRow(dst []float64, r int) []float64 {
+	v := k.vocab
+	if !k.f32 {
+		return append(dst, k.logp[r*v:(r+1)*v]...)
+	}
+	z := k.logz[r]
+	for i, x := range k.logp32[r*v : (r+1)*v] {
+		dst = append(dst, float64(x)+k.bias[i]-z)
+	}
+	return dst
+}
+
+func (k *outputLoss) Forward(out []float64, in [][]float64) {
+	w, bias, targets := in[k.steps], in[k.steps+1], in[k.steps+2]
+	H, B := k.hidden, k.batch
+	rows := k.steps * B
+	if k.hs == nil {
+		k.hs = make([]float64, rows*H)
+		k.logz = make([]float64, rows)
+		k.rowLoss = make([]float64, rows)
+	}
+	for t := 0; t < k.steps; t++ {
+		copy(k.hs[t*B*H:(t+1)*B*H], in[t][:B*H])
+	}
+	k.f32 = k.prec != nil && *k.prec == Float32
+	k.bias = bias
+	target := func(r int) int { return int(targets[(r%B)*k.steps+r/B]) }
+	if k.f32 {
+		k.forward32(w, bias, target)
+	} else {
+		k.forward64(w, bias, target)
+	}
+	loss := 0.0
+	k.count = 0
+	for r := 0; r < rows; r++ {
+		if target(r) >= 0 {
+			loss += k.rowLoss[r]
+			k.count++
+		}
+	}
+	out[0] = loss / k.divisor()
+}
+
+// forward64 is the float64 forward pass. Each row (position t, sequence b)
+// is normalized on its own, so the rows are split among goroutines; the
+// loss is summed afterwards in row order, so the result does not depend on
+// the split.
+func (k *outputLoss) forward64(w, bias []float64, target func(int) int) {
+	v, H, rows := k.vocab, k.hidden, k.steps*k.batch
+	if k.logp == nil {
+		k.logp = make([]float64, rows*v)
+	}
+	linalg.Affine(k.logp, k.hs, w, bias, rows, H, v)
+	parallelRows(rows, v, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := k.logp[r*v : (r+1)*v]
+			y := target(r)
+			k.rowLoss[r] = math.NaN() // no target
+			if !k.probs {
+				k.logz[r] = logSoftmax(row)
+				if y >= 0 {
+					k.rowLoss[r] = -row[y]
+				}
+				continue
+			}
+			m := math.Inf(-1)
+			for _, x := range row {
+				m = max(m, x)
+			}
+			var zy float64
+			if y >= 0 {
+				zy = row[y] - m
+			}
+			sum := 0.0
+			for i, x := range row {
+				e := math.Exp(x - m)
+				row[i] = e
+				sum += e
+			}
+			inv := 1 / sum
+			for i := range row {
+				row[i] *= inv
+			}
+			if y >= 0 {
+				k.rowLoss[r] = -(zy - math.Log(sum))
+			}
+		}
+	})
+}
+
+// forward32 is the float32 forward pass: one float32 product gives the
+// raw scores x W_hyᵀ, kept in logp32; each row's scores y = x W_hyᵀ + b are
+// then normalized in float64, in two passes (the maximum, then the
+// exponentials and their sum). With probs, logp32 keeps the unnormalized
+// exponentials and rowScale each row's 1/Σ; without, it keeps the raw
+// scores and logz the normalizers, and logProbRow makes log-probabilities
+// from them on demand.
+func (k *outputLoss) forward32(w, bias []float64, target func(int) int) {
+	v, H, rows := k.vocab, k.hidden, k.steps*k.batch
+	if k.logp32 == nil {
+		k.logp32 = make([]float32, rows*v)
+		k.hs32 = make([]float32, rows*H)
+		k.w32 = make([]float32, v*H)
+		k.rowScale = make([]float64, rows)
+	}
+	toFloat32(k.hs32, k.hs)
+	toFloat32(k.w32, w)
+	blas32.Gemm(blas.NoTrans, blas.Trans, 1,
+		blas32.General{Rows: rows, Cols: H, Stride: H, Data: k.hs32},
+		blas32.General{Rows: v, Cols: H, Stride: H, Data: k.w32},
+		0, blas32.General{Rows: rows, Cols: v, Stride: v, Data: k.logp32})
+	parallelRows(rows, v, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := k.logp32[r*v : (r+1)*v]
+			y := target(r)
+			xy := 0.0
+			if y >= 0 {
+				xy = float64(row[y]) + bias[y]
+			}
+			m := maxScore(row, bias)
+			sum := expScores(row, bias, m, k.probs)
+			z := m + math.Log(sum)
+			k.logz[r] = z
+			k.rowScale[r] = 1 / sum
+			k.rowLoss[r] = math.NaN()
+			if y >= 0 {
+				k.rowLoss[r] = z - xy
+			}
+		}
+	})
+}
+
+// maxScore returns the largest of float64(row[i]) + bias[i]; NaN scores
+// are skipped (they make the sum of expScores NaN).
+func maxScore(row []float32, bias []float64) float64 {
+	bias = bias[:len(row)]
+	m := math.Inf(-1)
+	for i, x := range row {
+		if y := float64(x) + bias[i]; y > m {
+			m = y
+		}
+	}
+	return m
+}
+
+// expScores returns Σ_i exp(row[i] + bias[i] − m), m at least every
+// score, and with store replaces row[i] by its term.
+func expScores(row []float32, bias []float64, m float64, store bool) float64 {
+	bias = bias[:len(row)]
+	sum := 0.0
+	for i, x := range row {
+		e := expNonPos(float64(x) + bias[i] - m)
+		if store {
+			row[i] = float32(e)
+		}
+		sum += e
+	}
+	return sum
+}
+
+func (k *outputLoss) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
+	w, targets := in[k.steps], in[k.steps+2]
+	v, H, B := k.vocab, k.hidden, k.batch
+	rows := k.steps * B
+	scale := gradOut[0] / k.divisor()
+	target := func(r int) int { return int(targets[(r%B)*k.steps+r/B]) }
+	if k.dhs == nil {
+		k.dhs = make([]float64, rows*H)
+	}
+	if k.f32 {
+		k.backward32(scale, target)
+	} else {
+		dy := k.logp // overwritten in place: dy = scale·(softmax − onehot)
+		parallelRows(rows, v, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				row := dy[r*v : (r+1)*v]
+				y := target(r)
+				if y < 0 {
+					clear(row)
+					continue
+				}
+				if k.probs {
+					for i, p := range row {
+						row[i] = scale * p
+					}
+				} else {
+					for i, l := range row {
+						row[i] = scale * math.Exp(l)
+					}
+				}
+				row[y] -= scale
+			}
+		})
+		clear(k.dhs)
+		linalg.AffineBackward(k.dhs, k.dw, k.db, dy, k.hs, w, rows, H, v)
+	}
+	for t := 0; t < k.steps; t++ {
+		g := gradIn[t]
+		for i, d := range k.dhs[t*B*H : (t+1)*B*H] {
+			g[i] += d
+		}
+	}
+}
+
+// backward32 is the float32 backward pass: dy = scale·(softmax − onehot)
+// in float32 in place of the probabilities, two float32 products, and the
+// results added into the float64 gradients.
+func (k *outputLoss) backward32(scale float64, target func(int) int) {
+	v, H, rows := k.vocab, k.hidden, k.steps*k.batch
+	if k.dhs32 == nil {
+		k.dhs32 = make([]float32, rows*H)
+		k.dw32 = make([]float32, v*H)
+	}
+	dy := k.logp32
+	parallelRows(rows, v, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := dy[r*v : (r+1)*v]
+			y := target(r)
+			if y < 0 {
+				clear(row)
+				continue
+			}
+			if !k.probs { // raw scores: make the exponentials
+				expScores(row, k.bias, k.logz[r], true)
+			}
+			s := float32(scale * k.rowScale[r])
+			if !k.probs {
+				s = float32(scale)
+			}
+			for i, e := range row {
+				row[i] = s * e
+			}
+			row[y] -= float32(scale)
+		}
+	})
+	dyM := blas32.General{Rows: rows, Cols: v, Stride: v, Data: dy}
+	blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, dyM,
+		blas32.General{Rows: v, Cols: H, Stride: H, Data: k.w32},
+		0, blas32.General{Rows: rows, Cols: H, Stride: H, Data: k.dhs32})
+	for i, d := range k.dhs32 {
+		k.dhs[i] = float64(d)
+	}
+	if k.dw != nil {
+		blas32.Gemm(blas.Trans, blas.NoTrans, 1, dyM,
+			blas32.General{Rows: rows, Cols: H, Stride: H, Data: k.hs32},
+			0, blas32.General{Rows: v, Cols: H, Stride: H, Data: k.dw32})
+		for i, d := range k.dw32 {
+			k.dw[i] += float64(d)
+		}
+	}
+	if k.db != nil {
+		db := k.db[:v]
+		for r := 0; r < rows; r++ {
+			for i, d := range dy[r*v : (r+1)*v] {
+				db[i] += float64(d)
+			}
+		}
+	}
+}
+
+// toFloat32 sets dst[i] = float32(src[i]).
+func toFloat32(dst []float32, src []float64) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		dst[i] = float32(x)
+	}
+}
+
+// exp2Table holds 2^(j/64), j = 0 … 63, for expNonPos.
+var exp2Table = func() (t [64]float64) {
+	for j := range t {
+		t[j] = math.Exp2(float64(j) / 64)
+	}
+	return t
+}()
+
+// expNonPos returns e^x for x ≤ 0 (the softmax's shifted scores) with a
+// relative error below 1e-10: x = (64e + j)·ln2/64 + r with |r| ≤
+// ln2/128, e^x = 2^e · 2^(j/64) · e^r, 2^(j/64) from a table, e^r by its
+// Taylor polynomial of degree 3 (truncation error below 4e-11), and 2^e by
+// building the float's exponent. Below −708 it returns 0 (the true value is
+// under 3e−308), and NaN for NaN. It is about twice as fast as math.Exp,
+// which handles every argument, and small enough to be inlined.
+func expNonPos(x float64) float64 {
+	if !(x > -708) {
+		if x != x {
+			return x
+		}
+		return 0
+	}
+	// Round x·64/ln2 ≤ 0 to the nearest integer: conversion truncates
+	// toward zero, which for the negative x·64/ln2 − 1/2 is the ceiling.
+	n := int64(x*(64/math.Ln2) - 0.5)
+	r := x - float64(n)*(math.Ln2/64)
+	return (1 + r*(1+r*(0.5+r*(1.0/6)))) * exp2Table[n&63] * math.Float64frombits(uint64(n>>6+1023)<<52)
+}

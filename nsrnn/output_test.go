@@ -1,0 +1,151 @@
+package nsrnn
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestExpNonPos: expNonPos agrees with math.Exp to 1e-9 relative on a fine
+// grid of [−708, 0] and on random arguments, and gives 0, NaN and 1 at the
+// edges.
+func TestExpNonPos(t *testing.T) {
+	check := func(x float64) {
+		got, want := expNonPos(x), math.Exp(x)
+		if e := math.Abs(got-want) / want; !(e <= 1e-9) {
+			t.Fatalf("expNonPos(%v) = %v, math.Exp gives %v (relative error %.3g)", x, got, want, e)
+		}
+	}
+	for x := 0.0; x > -708; x -= 0.0137 {
+		check(x)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 100000; i++ {
+		check(-rng.Float64() * 40)
+	}
+	for _, x := range []float64{0, math.Copysign(0, -1), -1e-300, -math.Ln2 / 2, -math.Ln2 / 2 * 1.0000001, -707.9} {
+		check(x)
+	}
+	for _, c := range []struct{ x, want float64 }{{-708.5, 0}, {-1e4, 0}, {math.Inf(-1), 0}} {
+		if got := expNonPos(c.x); got != c.want {
+			t.Errorf("expNonPos(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+	if got := expNonPos(math.NaN()); !math.IsNaN(got) {
+		t.Errorf("expNonPos(NaN) = %v, want NaN", got)
+	}
+}
+
+// TestOutputFloat32AgreesWithFloat64: with OutputPrecision Float32 the
+// loss, the gradients of every parameter and the log-probabilities of
+// sentence and stream runs agree with the float64 ones to the accuracy of
+// float32 arithmetic (sums of a few dozen float32 products: 1e-5
+// relative), targets without a position (NoTarget) included; and the
+// float32 path did run.
+func TestOutputFloat32AgreesWithFloat64(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"lstm": {Kind: LSTM, InputVocab: 40, OutputVocab: 41, Embedding: 8, Hidden: 24, InitRange: 0.3},
+		"rns":  {Kind: RNS, InputVocab: 7, OutputVocab: 8, Hidden: 10, States: 2, Symbols: 2, Window: 4, InitRange: 0.5},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m, err := New(cfg, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			in, tgt := randomStream(rng, 3, 9, cfg.InputVocab)
+			for b := range tgt {
+				for i := range tgt[b] {
+					tgt[b][i] = rng.IntN(cfg.OutputVocab)
+				}
+			}
+			tgt[1][4] = NoTarget
+			type result struct {
+				loss, sentLoss float64
+				grads          [][]float64
+				lp             [][][]float64
+			}
+			run := func(p Precision) result {
+				m.OutputPrecision = p
+				s, err := m.NewStream(3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var r result
+				var g [][]float64
+				if r.loss, g, err = s.Gradient(in, tgt); err != nil {
+					t.Fatal(err)
+				}
+				for _, gi := range g {
+					r.grads = append(r.grads, append([]float64(nil), gi...))
+				}
+				if got := m.graphs[m.order[len(m.order)-1]].out.f32; got != (p == Float32) {
+					t.Fatalf("precision %v: the float32 path ran: %v", p, got)
+				}
+				s.Reset()
+				if r.lp, err = s.LogProbs(in); err != nil {
+					t.Fatal(err)
+				}
+				if r.sentLoss, err = m.Loss(in); err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			want, got := run(Float64), run(Float32)
+			m.OutputPrecision = Float64
+			const tol = 1e-5
+			rel := func(a, b float64) float64 { return math.Abs(a-b) / math.Max(1, math.Abs(b)) }
+			if e := rel(got.loss, want.loss); !(e < tol) || got.loss == want.loss {
+				t.Errorf("stream loss: float32 %.10g, float64 %.10g", got.loss, want.loss)
+			}
+			if e := rel(got.sentLoss, want.sentLoss); !(e < tol) {
+				t.Errorf("sentence loss: float32 %.10g, float64 %.10g", got.sentLoss, want.sentLoss)
+			}
+			for pi, p := range m.Params() {
+				diff, norm := 0.0, 0.0
+				for j, w := range want.grads[pi] {
+					diff += (got.grads[pi][j] - w) * (got.grads[pi][j] - w)
+					norm += w * w
+				}
+				if !(math.Sqrt(diff) <= tol*math.Max(math.Sqrt(norm), 1e-3)) {
+					t.Errorf("gradient of %s: float32 differs by %.3g, norm %.3g", p.Name, math.Sqrt(diff), math.Sqrt(norm))
+				}
+			}
+			for b := range want.lp {
+				for i := range want.lp[b] {
+					for v, w := range want.lp[b][i] {
+						if e := math.Abs(got.lp[b][i][v] - w); !(e < 1e-5*math.Max(1, math.Abs(w))) {
+							t.Fatalf("log-probability [%d][%d][%d]: float32 %.8g, float64 %.8g", b, i, v, got.lp[b][i][v], w)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkExp compares expNonPos with math.Exp on the softmax's range.
+func BenchmarkExp(b *testing.B) {
+	xs := make([]float64, 4096)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range xs {
+		xs[i] = -rng.Float64() * 30
+	}
+	for _, f := range []struct {
+		name string
+		f    func(float64) float64
+	}{{"math.Exp", math.Exp}, {"expNonPos", expNonPos}} {
+		b.Run(f.name, func(b *testing.B) {
+			s := 0.0
+			for i := 0; i < b.N; i++ {
+				for _, x := range xs {
+					s += f.f(x)
+				}
+			}
+			if s == 0 {
+				b.Fatal(s)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(xs)), "ns/exp")
+		})
+	}
+}
