@@ -32,8 +32,104 @@ type cellKernel struct {
 	// grads are the accumulators of W_ih, W_hh, b_ih and b_hh.
 	grads [4][]float64
 	// cache holds per batch row the gates i, f, g, o (activated) and
-	// tanh(c'), 5H values; dgates is scratch for the backward pass.
+	// tanh(c'), 5H values; dgates is scratch for the backward pass
+	// without acc.
 	cache, dgates []float64
+	// acc, when set, gathers the step's gate gradients and inputs so that
+	// the weight gradients of all the steps of the layer are one product
+	// each; the kernel of the graph's first step (flush), whose backward
+	// pass runs last, computes them. Without acc the step adds its own.
+	acc   *gradAcc
+	flush bool
+}
+
+// gradAcc gathers, for one layer of one graph, the gate gradients dz and
+// the inputs of every step in (steps·batch)-row matrices, one block of
+// batch rows per step, so that the gradients of W_ih, W_hh, b_ih and b_hh
+// are one product (or sum) over the chunk instead of one rank-batch update
+// per step: at the Penn Treebank sizes those updates are memory-bound, each
+// reading and writing all of W. The steps' backward passes run from the
+// last to the first; the last step's makes the buffers, each step writes
+// its gate gradients straight into its block of dz, and the first step's
+// computes the gradients.
+type gradAcc struct {
+	first  int         // the graph's first step
+	blocks int         // steps with a block
+	dz     []float64   // (blocks·B, 4H)
+	x      [][]float64 // per input part: (blocks·B, size)
+	h      []float64   // (blocks·B, H): h_{t−1}
+	filled []bool      // per block: written since the last flush
+}
+
+// block returns step k.t's block of dz, making the buffers at the first
+// call of a backward pass (the graph's last step).
+func (a *gradAcc) block(k *cellKernel) []float64 {
+	H, B, i := k.hidden, k.batch, k.t-a.first
+	if i >= a.blocks {
+		a.blocks = i + 1
+		a.dz = make([]float64, a.blocks*B*4*H)
+		a.x = make([][]float64, len(k.sizes))
+		for p, size := range k.sizes {
+			a.x[p] = make([]float64, a.blocks*B*size)
+		}
+		a.h = make([]float64, a.blocks*B*H)
+		a.filled = make([]bool, a.blocks)
+	}
+	return a.dz[i*B*4*H : (i+1)*B*4*H]
+}
+
+// add copies step k.t's inputs into their blocks: the used columns of each
+// input part and the previous hidden state.
+func (a *gradAcc) add(k *cellKernel, in [][]float64, prev []float64) {
+	H, B, i := k.hidden, k.batch, k.t-a.first
+	for p, size := range k.sizes {
+		w := k.widths[p]
+		x := a.x[p][i*B*size:]
+		for b := 0; b < B; b++ {
+			copy(x[b*size:(b+1)*size], in[p][b*w:b*w+size])
+		}
+	}
+	h := a.h[i*B*H:]
+	for b := 0; b < B; b++ {
+		copy(h[b*H:(b+1)*H], prev[b*2*H:b*2*H+H])
+	}
+	a.filled[i] = true
+}
+
+// flush adds the gathered steps' weight gradients into k.grads; blocks
+// no step wrote since the last flush count as zero.
+func (a *gradAcc) flush(k *cellKernel) {
+	H, B := k.hidden, k.batch
+	for i, f := range a.filled {
+		if !f {
+			clear(a.dz[i*B*4*H : (i+1)*B*4*H])
+		}
+		a.filled[i] = false
+	}
+	k.weightGrads(a.blocks*B, a.dz, a.x, k.sizes, a.h, H)
+}
+
+// weightGrads adds to k.grads the weight and bias gradients of the rows
+// dz with inputs x (per part, with row strides xStride) and previous
+// hidden states h (row stride hStride).
+func (k *cellKernel) weightGrads(n int, dz []float64, x [][]float64, xStride []int, h []float64, hStride int) {
+	H := k.hidden
+	dzg := gen(n, 4*H, 4*H, dz)
+	dwih, dwhh, dbih, dbhh := k.grads[0], k.grads[1], k.grads[2], k.grads[3]
+	for r := 0; r < n; r++ {
+		for j, v := range dz[r*4*H : (r+1)*4*H] {
+			dbih[j] += v
+			dbhh[j] += v
+		}
+	}
+	off := 0
+	for p, size := range k.sizes {
+		if size > 0 {
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, dzg, gen(n, size, xStride[p], x[p]), 1, gen(4*H, size, k.in, dwih[off:]))
+		}
+		off += size
+	}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, dzg, gen(n, H, hStride, h), 1, gen(4*H, H, H, dwhh))
 }
 
 func (k *cellKernel) Name() string { return fmt.Sprintf("lstm%d_%d", k.layer, k.t) }
@@ -122,10 +218,15 @@ func (k *cellKernel) Forward(out []float64, in [][]float64) {
 func (k *cellKernel) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
 	np, H, B := len(k.sizes), k.hidden, k.batch
 	prev, wih, whh := in[np], in[np+1], in[np+2]
-	if k.dgates == nil {
-		k.dgates = make([]float64, B*4*H)
+	var dz []float64
+	if k.acc != nil {
+		dz = k.acc.block(k)
+	} else {
+		if k.dgates == nil {
+			k.dgates = make([]float64, B*4*H)
+		}
+		dz = k.dgates
 	}
-	dz := k.dgates
 	dprev := gradIn[np]
 	for b := 0; b < B; b++ {
 		c := k.cache[b*5*H : (b+1)*5*H]
@@ -145,26 +246,22 @@ func (k *cellKernel) Backward(gradIn [][]float64, gradOut, out []float64, in [][
 		}
 	}
 	dzg := gen(B, 4*H, 4*H, dz)
-	dwih, dwhh, dbih, dbhh := k.grads[0], k.grads[1], k.grads[2], k.grads[3]
-	for b := 0; b < B; b++ {
-		for j, v := range dz[b*4*H : (b+1)*4*H] {
-			dbih[j] += v
-			dbhh[j] += v
-		}
-	}
 	off := 0
 	for p, size := range k.sizes {
-		if size > 0 {
-			x := gen(B, size, k.widths[p], in[p])
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, dzg, x, 1, gen(4*H, size, k.in, dwih[off:]))
-			if gradIn[p] != nil {
-				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dzg, gen(4*H, size, k.in, wih[off:]), 1, gen(B, size, k.widths[p], gradIn[p]))
-			}
+		if size > 0 && gradIn[p] != nil {
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dzg, gen(4*H, size, k.in, wih[off:]), 1, gen(B, size, k.widths[p], gradIn[p]))
 		}
 		off += size
 	}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, dzg, gen(B, H, 2*H, prev), 1, gen(4*H, H, H, dwhh))
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dzg, gen(4*H, H, H, whh), 1, gen(B, H, 2*H, dprev))
+	if a := k.acc; a != nil {
+		a.add(k, in, prev)
+		if k.flush {
+			a.flush(k)
+		}
+		return
+	}
+	k.weightGrads(B, dz, in[:np], k.widths, prev, 2*H)
 }
 
 // halfKernel extracts h (half 0) or c (half 1) from a (batch, 2H) state.

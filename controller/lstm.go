@@ -96,6 +96,7 @@ type Graph struct {
 	zero   State
 	input  State
 	inVal  []*tensor.Dense
+	accs   []*gradAcc // per layer, made at the first step
 }
 
 // Bind binds l to the graph of pb for batches of the given size: the steps
@@ -215,6 +216,11 @@ func (lg *Graph) StepParts(t int, parts []Part, prev State) (State, error) {
 	if total != l.input {
 		return State{}, fmt.Errorf("controller: step %d: parts have total size %d, want %d", t, total, l.input)
 	}
+	if lg.accs == nil {
+		for range l.Layers() {
+			lg.accs = append(lg.accs, &gradAcc{first: t})
+		}
+	}
 	next := State{nodes: make([]*G.Node, l.Layers()), hidden: l.hidden}
 	var err error
 	for i := range next.nodes {
@@ -223,6 +229,11 @@ func (lg *Graph) StepParts(t int, parts []Part, prev State) (State, error) {
 			k = &cellKernel{graph: lg.id, layer: i, t: t, batch: lg.batch, hidden: l.hidden, in: l.hidden,
 				sizes: []int{l.hidden}, widths: []int{2 * l.hidden}, constant: []bool{false}, grads: lg.grads(i)}
 			nodes = []*G.Node{next.nodes[i-1]}
+		}
+		if t > lg.accs[i].first {
+			k.acc = lg.accs[i]
+		} else if t == lg.accs[i].first {
+			k.acc, k.flush = lg.accs[i], true
 		}
 		nodes = append(nodes, prev.nodes[i], lg.wih[i], lg.whh[i], lg.bih[i], lg.bhh[i], lg.anchor)
 		if next.nodes[i], err = fused.Apply(k, nodes...); err != nil {
