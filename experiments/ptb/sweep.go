@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,6 +77,9 @@ type sweepSettings struct {
 	Batch  int      `json:"batch"`
 	BPTT   int      `json:"bptt"`
 	Hidden int      `json:"hidden,omitempty"`
+	// Precision is the runs' output precision, "float32", or empty for
+	// float64 (sweeps made before the choice existed).
+	Precision string `json:"precision,omitempty"`
 }
 
 // sweepRun is one training run of a sweep.
@@ -118,7 +122,7 @@ func plan(s sweepSettings, out string) ([]sweepRun, error) {
 			}
 			r.Args = append(r.Args, "--lr", strconv.FormatFloat(r.LR, 'g', -1, 64), "--clip", strconv.FormatFloat(r.Clip, 'g', -1, 64),
 				"--epochs", strconv.Itoa(s.Epochs), "--batch", strconv.Itoa(s.Batch), "--bptt", strconv.Itoa(s.BPTT),
-				"--seed", strconv.Itoa(i+1), "--out", r.Dir, "--resume")
+				"--seed", strconv.Itoa(i+1), "--precision", cmp.Or(s.Precision, "float64"), "--out", r.Dir, "--resume")
 			runs = append(runs, r)
 		}
 	}
@@ -137,6 +141,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&s.BPTT, "bptt", 35, "chunk length T")
 	fs.IntVar(&s.Hidden, "hidden", 0, "override every model's hidden size (for quick trials; default 0: the paper's)")
 	out := fs.String("out", "", "sweep directory (required): sweep.json, and <model>/run-NN for each run with its output in <that>.log")
+	precFlag := precisionFlag(fs, "float32", "of every run")
 	jobs := fs.Int("jobs", 1, "runs trained at once on this machine (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
 	slurm := cli.AddSlurmFlags(fs, "ptb", "2-00:00:00", "8G", 2)
 	dry := fs.Bool("dry-run", false, "print the runs without training")
@@ -159,6 +164,11 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err := slurm.Check(); err != nil {
 		return err
 	}
+	_, precSetting, err := parsePrecision(*precFlag)
+	if err != nil {
+		return err
+	}
+	s.Precision = precSetting
 	abs, err := filepath.Abs(*dataDir)
 	if err != nil {
 		return fmt.Errorf("--data: %w", err)
@@ -333,7 +343,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		best.Finished = n
-		res, err := evaluateRun(best.Run, filepath.Join(*dataDir, ptb.TestFile), 0, 0)
+		res, err := evaluateRun(best.Run, filepath.Join(*dataDir, ptb.TestFile), 0, 0, "")
 		if err != nil {
 			fmt.Fprintf(stderr, "select: skipping %s: %v\n", best.Run, err)
 			continue

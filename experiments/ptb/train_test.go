@@ -135,6 +135,7 @@ func TestTrainBadInput(t *testing.T) {
 		{base("", "--lr", "-1"), "--lr"},
 		{base("", "--clip", "Inf"), "--clip"},
 		{base("", "--batch", "0"), "--batch"},
+		{base("", "--precision", "float16"), "--precision"},
 		{base("", "--model", "gref", "--states", "0", "--symbols", "0", "--window", "0", "--stack-embedding", "3"), "carr"},
 		{append([]string{"train", "--data", empty, "--out", "x"}, tinyModel...), "ptb.train.txt"},
 		{append([]string{"train", "--data", filepath.Join(data, "nope"), "--out", "x"}, tinyModel...), "--data"},
@@ -153,5 +154,60 @@ func TestTrainBadInput(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("case %d: %s was created", i, out)
 		}
+	}
+}
+
+// TestTrainPrecision: run.json records the output precision, a resumed run
+// must keep it, and evaluation uses the run's unless told otherwise, the
+// two agreeing to float32 accuracy.
+func TestTrainPrecision(t *testing.T) {
+	data := tinyCorpus(t)
+	root := t.TempDir()
+	runs := map[string]string{}
+	for _, prec := range []string{"float32", "float64"} {
+		out := filepath.Join(root, prec)
+		runs[prec] = out
+		args := append([]string{"train", "--data", data, "--out", out, "--precision", prec}, tinyModel...)
+		if _, e, code := runCmd(append(args, "--epochs", "1")...); code != 0 {
+			t.Fatalf("train: %s", e)
+		}
+		var s settings
+		raw, _ := os.ReadFile(filepath.Join(out, experiment.RunFile))
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]string{"float32": "float32", "float64": ""}[prec]; s.Precision != want {
+			t.Errorf("%s: run.json precision %q, want %q", prec, s.Precision, want)
+		}
+	}
+	other := append([]string{"train", "--data", data, "--out", runs["float32"], "--precision", "float64", "--resume"}, tinyModel...)
+	if _, e, code := runCmd(other...); code == 0 || !strings.Contains(e, "precision") {
+		t.Errorf("resuming a float32 run in float64: code %d, stderr %q; want a refusal naming precision", code, e)
+	}
+	ppl := func(run string, extra ...string) float64 {
+		out, e, code := runCmd(append([]string{"eval", "--model", run, "--data", data, "--json"}, extra...)...)
+		if code != 0 {
+			t.Fatal(e)
+		}
+		var res evalResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res.Perplexity
+	}
+	var sum summary
+	raw, _ := os.ReadFile(filepath.Join(runs["float32"], experiment.SummaryFile))
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	p32, p64 := ppl(runs["float32"]), ppl(runs["float32"], "--precision", "float64")
+	if p32 != sum.BestValidPerplexity {
+		t.Errorf("eval of a float32 run: perplexity %v, the run's validation %v (same arithmetic)", p32, sum.BestValidPerplexity)
+	}
+	if p32 == p64 || math.Abs(p32-p64) > 1e-5*p64 {
+		t.Errorf("float32 perplexity %v, float64 %v: want different but within 1e-5", p32, p64)
+	}
+	if _, e, code := runCmd("eval", "--model", runs["float32"], "--data", data, "--precision", "half"); code == 0 || !strings.Contains(e, "--precision") {
+		t.Errorf("eval --precision half: code %d, %q", code, e)
 	}
 }
