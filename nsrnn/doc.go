@@ -89,7 +89,9 @@
 // share the model's parameter tensors. Every heavy kernel is one fused node
 // per step with a hand-written backward pass, so a graph has O(n) nodes.
 // Weight gradients are accumulated in place per graph, never one full-size
-// gradient per step. Validate refuses a configuration with more than
+// gradient per step: the output layer is one product over all the
+// positions of a run, and the LSTM's weight gradients are one product per
+// layer over the run's steps. Validate refuses a configuration with more than
 // MaxParams parameters, naming the fields that set its size, before
 // anything is allocated; CountParams counts parameters without building a
 // model.
@@ -100,4 +102,21 @@
 // OpenBLAS installed, e.g. Debian's libopenblas-dev) they use OpenBLAS,
 // which is an order of magnitude faster at the Penn Treebank sizes. BLAS
 // says which one a program was built with.
+//
+// # Precision
+//
+// Everything is float64 by default, and the tests hold the results to
+// float64 rounding (finite differences, chunked against whole runs,
+// closed forms). With a large vocabulary the output layer dominates a step
+// (at the Penn Treebank sizes, 10,000 words and 256 units, about 80% of the
+// arithmetic), so Model.OutputPrecision can make it float32: its three
+// matrix products run in float32 (twice the throughput of float64 in
+// OpenBLAS), its probabilities are kept in float32 (half the memory), and
+// the softmax's exponentials use a table-driven polynomial accurate to
+// 1e-10 relative. Normalizers, losses and the gradients added into the
+// float64 parameters are still accumulated in float64, so the loss moves
+// by about 1e-7 relative and runs stay deterministic. Measured on a 2-core
+// machine with OpenBLAS, an LSTM-256 training step (B = 32, T = 35) is
+// about 1.5× faster and evaluation about 1.4× faster. The recurrent part
+// and the stacks stay float64 in either case.
 package nsrnn

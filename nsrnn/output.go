@@ -90,6 +90,7 @@ type outputLoss struct {
 	hs, dhs          []float64
 	hs32, w32, dhs32 []float32
 	dw32             []float32
+	ones32, db32     []float32 // backward32's bias gradient: a vector of ones, scratch
 	logz             []float64 // each row's log-normalizer
 	rowScale         []float64 // float32 passes with probs: each row's 1/Σ exp
 	bias             []float64 // b_hy of the latest forward pass
@@ -369,11 +370,17 @@ func (k *outputLoss) backward32(scale float64, target func(int) int) {
 		}
 	}
 	if k.db != nil {
-		db := k.db[:v]
-		for r := 0; r < rows; r++ {
-			for i, d := range dy[r*v : (r+1)*v] {
-				db[i] += float64(d)
+		// db += dyᵀ·1, a product too (each column summed by one thread).
+		if k.ones32 == nil {
+			k.ones32 = make([]float32, rows)
+			for i := range k.ones32 {
+				k.ones32[i] = 1
 			}
+			k.db32 = make([]float32, v)
+		}
+		blas32.Gemv(blas.Trans, 1, dyM, blas32.Vector{N: rows, Inc: 1, Data: k.ones32}, 0, blas32.Vector{N: v, Inc: 1, Data: k.db32})
+		for i, d := range k.db32 {
+			k.db[i] += float64(d)
 		}
 	}
 }
