@@ -185,12 +185,14 @@ type graph struct {
 func (m *Model) graphFor(key graphKey) (*graph, error) {
 	if gr, ok := m.graphs[key]; ok {
 		m.touch(key)
+		gr.out.prec = m.OutputPrecision
 		return gr, nil
 	}
 	gr, err := m.buildGraph(key)
 	if err != nil {
 		return nil, err
 	}
+	gr.out.prec = m.OutputPrecision
 	m.graphs[key] = gr
 	m.order = append(m.order, key)
 	for m.MaxGraphs > 0 && len(m.order) > m.MaxGraphs {
@@ -300,7 +302,7 @@ func (m *Model) buildGraph(key graphKey) (*graph, error) {
 	gr.final = state
 	why, bhy := pb.Node(m.why), pb.Node(m.bhy)
 	gr.out = &outputLoss{graph: id, steps: positions, batch: batch, hidden: m.cfg.Hidden, vocab: m.cfg.OutputVocab,
-		perToken: stream, probs: key.grad, prec: &m.OutputPrecision, dw: pb.Grad(m.why), db: pb.Grad(m.bhy)}
+		perToken: stream, probs: key.grad, dw: pb.Grad(m.why), db: pb.Grad(m.bhy)}
 	args := append(hs, why, bhy, targets, pb.Anchor())
 	var err error
 	if gr.loss, err = fused.Apply(gr.out, args...); err != nil {

@@ -68,7 +68,7 @@ func ParsePrecision(s string) (Precision, error) {
 //
 // It keeps the log-probabilities of the latest forward pass, indexed
 // [(t·batch + b)·vocab + v], in logp (float64; with probs, probabilities)
-// or, when *prec was Float32 at the forward pass (f32 records which), the
+// or, when prec was Float32 at the forward pass (f32 records which), the
 // scores in logp32 (see forward32). The backward pass overwrites them with
 // the gradient of the scores.
 type outputLoss struct {
@@ -79,9 +79,13 @@ type outputLoss struct {
 	// probs makes the forward pass keep probabilities instead of
 	// log-probabilities (graphs with gradients: the backward pass needs
 	// the softmax, and one exponential per score is saved).
-	probs  bool
-	prec   *Precision // the model's OutputPrecision, read at each forward pass
-	f32    bool       // the latest forward pass ran in float32
+	probs bool
+	// prec is the model's OutputPrecision, set whenever the model hands
+	// the graph out for a run. (A pointer to the model's field would tie
+	// the kernel to the model: a cycle through gorgonia's machine, whose
+	// finalizer then keeps the whole model alive forever.)
+	prec   Precision
+	f32    bool // the latest forward pass ran in float32
 	dw, db []float64
 	logp   []float64 // allocated at the first float64 pass
 	logp32 []float32 // allocated at the first float32 pass
@@ -143,7 +147,7 @@ func (k *outputLoss) Forward(out []float64, in [][]float64) {
 	for t := 0; t < k.steps; t++ {
 		copy(k.hs[t*B*H:(t+1)*B*H], in[t][:B*H])
 	}
-	k.f32 = k.prec != nil && *k.prec == Float32
+	k.f32 = k.prec == Float32
 	k.bias = bias
 	target := func(r int) int { return int(targets[(r%B)*k.steps+r/B]) }
 	if k.f32 {

@@ -3,7 +3,9 @@ package nsrnn
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"weak"
 )
 
 // TestExpNonPos: expNonPos agrees with math.Exp to 1e-9 relative on a fine
@@ -147,5 +149,50 @@ func BenchmarkExp(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(xs)), "ns/exp")
 		})
+	}
+}
+
+// TestModelsAreCollected: a model that has run (stream and sentence mode,
+// with and without gradients, in either precision) is garbage once
+// dropped. (Its graphs hold gorgonia machines with finalizers, so any
+// reference from a kernel back to the model would make a cycle the
+// collector never frees.)
+func TestModelsAreCollected(t *testing.T) {
+	var ptrs []weak.Pointer[Model]
+	for _, cfg := range []Config{
+		{Kind: LSTM, InputVocab: 30, OutputVocab: 30, Embedding: 8, Hidden: 8},
+		{Kind: RNS, InputVocab: 5, OutputVocab: 5, Hidden: 6, States: 2, Symbols: 2, Window: 3},
+	} {
+		for _, p := range []Precision{Float64, Float32} {
+			m, err := New(cfg, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.OutputPrecision = p
+			rng := rand.New(rand.NewPCG(1, 2))
+			in, tgt := randomStream(rng, 2, 6, cfg.InputVocab)
+			s, err := m.NewStream(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.Gradient(in, tgt); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Loss(in); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := m.Gradient(in); err != nil {
+				t.Fatal(err)
+			}
+			ptrs = append(ptrs, weak.Make(m))
+		}
+	}
+	for range 3 {
+		runtime.GC()
+	}
+	for i, p := range ptrs {
+		if p.Value() != nil {
+			t.Errorf("model %d is still alive after it was dropped", i)
+		}
 	}
 }
