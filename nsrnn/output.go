@@ -242,8 +242,13 @@ func (k *outputLoss) forward32(w, bias []float64, target func(int) int) {
 			if y >= 0 {
 				xy = float64(row[y]) + bias[y]
 			}
-			m := maxScore(row, bias)
-			sum := expScores(row, bias, m, k.probs)
+			var m, sum float64
+			if k.probs {
+				m = maxScore(row, bias)
+				sum = expScores(row, bias, m, true)
+			} else {
+				m, sum = logSumExpScores(row, bias)
+			}
 			z := m + math.Log(sum)
 			k.logz[r] = z
 			k.rowScale[r] = 1 / sum
@@ -266,6 +271,26 @@ func maxScore(row []float32, bias []float64) float64 {
 		}
 	}
 	return m
+}
+
+// logSumExpScores returns the largest score m of float64(row[i]) +
+// bias[i] and Σ_i exp(score_i − m), in one pass over the row: the sum is
+// kept relative to the largest score so far and rescaled when a larger one
+// comes (about ln(len(row)) times for scores in random order). A NaN score
+// makes the sum NaN.
+func logSumExpScores(row []float32, bias []float64) (m, sum float64) {
+	bias = bias[:len(row)]
+	m = math.Inf(-1)
+	for i, x := range row {
+		y := float64(x) + bias[i]
+		if y > m {
+			sum = sum*expNonPos(m-y) + 1
+			m = y
+		} else {
+			sum += expNonPos(y - m)
+		}
+	}
+	return m, sum
 }
 
 // expScores returns Σ_i exp(row[i] + bias[i] − m), m at least every
