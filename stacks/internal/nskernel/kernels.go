@@ -48,6 +48,9 @@ func matMulScaledRows(R, A, B []float64, f float64, n, m int) {
 	case 9:
 		mulNN9x9f(R, A, B, f, n)
 		return
+	case 12:
+		mulNN12x12f(R, A, B, f, n)
+		return
 	}
 	for i := 0; i < n; i++ {
 		r := R[i*m : (i+1)*m]

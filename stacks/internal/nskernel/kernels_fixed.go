@@ -36,6 +36,12 @@ func matMulBTFixed(C, A, B []float64, f float64, n, k, p int) bool {
 	case n == 9 && k == 9 && p == 3:
 		mulNT9x3(C, A, B, f)
 		return true
+	case n == 12 && k == 12 && p == 12:
+		mulNT12x12(C, A, B, f)
+		return true
+	case n == 12 && k == 12 && p == 3:
+		mulNT12x3(C, A, B, f)
+		return true
 	}
 	switch p {
 	case 2:
@@ -101,6 +107,12 @@ func matMulATFixed(C, A, B []float64, f float64, n, k, p int) bool {
 		return true
 	case n == 9 && k == 9 && p == 3:
 		mulTN9x3(C, A, B, f)
+		return true
+	case n == 12 && k == 12 && p == 12:
+		mulTN12x12(C, A, B, f)
+		return true
+	case n == 12 && k == 12 && p == 3:
+		mulTN12x3(C, A, B, f)
 		return true
 	}
 	switch p {
@@ -193,6 +205,9 @@ func matMulScaledFixed(R, A, B []float64, f float64, m int) bool {
 	case 9:
 		mulNN9x9f(R, A, B, f, 9)
 		return true
+	case 12:
+		mulNN12x12f(R, A, B, f, 12)
+		return true
 	}
 	return false
 }
@@ -205,6 +220,9 @@ func matMulFixed(R, A, B []float64, n, k, p int) bool {
 		return true
 	case k == 9 && p == 3:
 		mulNN9x3(R, A, B, n)
+		return true
+	case k == 12 && p == 3:
+		mulNN12x3(R, A, B, n)
 		return true
 	}
 	switch p {

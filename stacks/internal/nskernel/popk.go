@@ -123,6 +123,9 @@ func popSumBack(C, CP, B, E, X, es, xs, tmp []float64, nk, m, Q int) {
 	case Q == 3 && m == 9:
 		popSumBack9x3(C, CP, B, E, X, es, nk)
 		return
+	case Q == 3 && m == 12:
+		popSumBack12x3(C, CP, B, E, X, es, nk)
+		return
 	}
 	mm, mq := m*m, m*Q
 	for k := 0; k < nk; k++ {
