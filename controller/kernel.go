@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gorgonia.org/tensor"
 )
@@ -59,6 +60,60 @@ type gradAcc struct {
 	x      [][]float64 // per input part: (blocks·B, size)
 	h      []float64   // (blocks·B, H): h_{t−1}
 	filled []bool      // per block: written since the last flush
+
+	// f32 makes the layer's matrix products float32 (Graph.SetFloat32):
+	// wih and whh are float32 copies of W_ih and W_hh made by the first
+	// step's forward pass, a and c scratch for the converted operands.
+	f32      bool
+	wih, whh []float32
+	a, c     []float32
+}
+
+// scratch32 returns a and c with at least na and nc elements.
+func (a *gradAcc) scratch32(na, nc int) ([]float32, []float32) {
+	if len(a.a) < na {
+		a.a = make([]float32, na)
+	}
+	if len(a.c) < nc {
+		a.c = make([]float32, nc)
+	}
+	return a.a[:na], a.c[:nc]
+}
+
+// to32 converts the (rows, cols) matrix with row stride stride in src to a
+// dense float32 matrix in dst.
+func to32(dst []float32, src []float64, rows, cols, stride int) {
+	for r := 0; r < rows; r++ {
+		d, s := dst[r*cols:(r+1)*cols], src[r*stride:r*stride+cols]
+		for j, v := range s {
+			d[j] = float32(v)
+		}
+	}
+}
+
+// add32 adds the dense float32 (rows, cols) matrix src into dst, of row
+// stride stride.
+func add32(dst []float64, src []float32, rows, cols, stride int) {
+	for r := 0; r < rows; r++ {
+		d, s := dst[r*stride:r*stride+cols], src[r*cols:(r+1)*cols]
+		for j, v := range s {
+			d[j] += float64(v)
+		}
+	}
+}
+
+// sgemm is C = op(A)·op(B) in float32 on dense row-major matrices: A is
+// (ar, ac), B (br, bc), with the given transpositions.
+func sgemm(tA, tB blas.Transpose, ar, ac int, a []float32, br, bc, bStride int, b []float32, c []float32) {
+	m, n := ar, bc
+	if tA == blas.Trans {
+		m = ac
+	}
+	if tB == blas.Trans {
+		n = br
+	}
+	blas32.Gemm(tA, tB, 1, blas32.General{Rows: ar, Cols: ac, Stride: ac, Data: a},
+		blas32.General{Rows: br, Cols: bc, Stride: bStride, Data: b}, 0, blas32.General{Rows: m, Cols: n, Stride: n, Data: c})
 }
 
 // block returns step k.t's block of dz, making the buffers at the first
@@ -106,7 +161,42 @@ func (a *gradAcc) flush(k *cellKernel) {
 		}
 		a.filled[i] = false
 	}
+	if a.f32 {
+		k.weightGrads32(a.blocks*B, a.dz, a.x, a.h)
+		return
+	}
 	k.weightGrads(a.blocks*B, a.dz, a.x, k.sizes, a.h, H)
+}
+
+// weightGrads32 is weightGrads for dense gathered rows, with the products
+// in float32.
+func (k *cellKernel) weightGrads32(n int, dz []float64, x [][]float64, h []float64) {
+	H := k.hidden
+	dwih, dwhh, dbih, dbhh := k.grads[0], k.grads[1], k.grads[2], k.grads[3]
+	for r := 0; r < n; r++ {
+		for j, v := range dz[r*4*H : (r+1)*4*H] {
+			dbih[j] += v
+			dbhh[j] += v
+		}
+	}
+	a := k.acc
+	dz32, c32 := a.scratch32(n*4*H, 4*H*max(k.in, H))
+	to32(dz32, dz, n, 4*H, 4*H)
+	x32 := make([]float32, 0)
+	off := 0
+	for p, size := range k.sizes {
+		if size > 0 {
+			x32 = append(x32[:0], make([]float32, n*size)...)
+			to32(x32, x[p], n, size, size)
+			sgemm(blas.Trans, blas.NoTrans, n, 4*H, dz32, n, size, size, x32, c32[:4*H*size])
+			add32(dwih[off:], c32[:4*H*size], 4*H, size, k.in)
+		}
+		off += size
+	}
+	h32 := make([]float32, n*H)
+	to32(h32, h, n, H, H)
+	sgemm(blas.Trans, blas.NoTrans, n, 4*H, dz32, n, H, H, h32, c32[:4*H*H])
+	add32(dwhh, c32[:4*H*H], 4*H, H, H)
 }
 
 // weightGrads adds to k.grads the weight and bias gradients of the rows
@@ -187,15 +277,19 @@ func (k *cellKernel) Forward(out []float64, in [][]float64) {
 			row[j] = bih[j] + bhh[j]
 		}
 	}
-	zg := gen(B, 4*H, 5*H, z)
-	off := 0
-	for p, size := range k.sizes {
-		if size > 0 {
-			blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(B, size, k.widths[p], in[p]), gen(4*H, size, k.in, wih[off:]), 1, zg)
+	if a := k.acc; a != nil && a.f32 {
+		k.preact32(z, in, prev, wih, whh)
+	} else {
+		zg := gen(B, 4*H, 5*H, z)
+		off := 0
+		for p, size := range k.sizes {
+			if size > 0 {
+				blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(B, size, k.widths[p], in[p]), gen(4*H, size, k.in, wih[off:]), 1, zg)
+			}
+			off += size
 		}
-		off += size
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(B, H, 2*H, prev), gen(4*H, H, H, whh), 1, zg)
 	}
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(B, H, 2*H, prev), gen(4*H, H, H, whh), 1, zg)
 	for b := 0; b < B; b++ {
 		c := k.cache[b*5*H : (b+1)*5*H]
 		cPrev := prev[b*2*H+H : (b+1)*2*H]
@@ -245,15 +339,19 @@ func (k *cellKernel) Backward(gradIn [][]float64, gradOut, out []float64, in [][
 			dcPrev[j] += dct * f
 		}
 	}
-	dzg := gen(B, 4*H, 4*H, dz)
-	off := 0
-	for p, size := range k.sizes {
-		if size > 0 && gradIn[p] != nil {
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dzg, gen(4*H, size, k.in, wih[off:]), 1, gen(B, size, k.widths[p], gradIn[p]))
+	if a := k.acc; a != nil && a.f32 {
+		k.inputGrads32(gradIn, dz)
+	} else {
+		dzg := gen(B, 4*H, 4*H, dz)
+		off := 0
+		for p, size := range k.sizes {
+			if size > 0 && gradIn[p] != nil {
+				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dzg, gen(4*H, size, k.in, wih[off:]), 1, gen(B, size, k.widths[p], gradIn[p]))
+			}
+			off += size
 		}
-		off += size
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dzg, gen(4*H, H, H, whh), 1, gen(B, H, 2*H, dprev))
 	}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dzg, gen(4*H, H, H, whh), 1, gen(B, H, 2*H, dprev))
 	if a := k.acc; a != nil {
 		a.add(k, in, prev)
 		if k.flush {
@@ -262,6 +360,60 @@ func (k *cellKernel) Backward(gradIn [][]float64, gradOut, out []float64, in [][
 		return
 	}
 	k.weightGrads(B, dz, in[:np], k.widths, prev, 2*H)
+}
+
+// preact32 adds to the pre-activations z (batch, 4H; row stride 5H) the
+// input and recurrent products in float32. The graph's first step makes
+// the float32 copies of the weights for the whole pass.
+func (k *cellKernel) preact32(z []float64, in [][]float64, prev, wih, whh []float64) {
+	H, B, a := k.hidden, k.batch, k.acc
+	if k.flush || a.wih == nil { // the first step: its forward pass runs first
+		a.wih = resize32(a.wih, len(wih))
+		a.whh = resize32(a.whh, len(whh))
+		to32(a.wih, wih, 1, len(wih), len(wih))
+		to32(a.whh, whh, 1, len(whh), len(whh))
+	}
+	x32, z32 := a.scratch32(B*max(k.in, H), B*4*H)
+	acc := func() { add32(z, z32, B, 4*H, 5*H) }
+	off := 0
+	for p, size := range k.sizes {
+		if size > 0 {
+			to32(x32, in[p], B, size, k.widths[p])
+			sgemm(blas.NoTrans, blas.Trans, B, size, x32[:B*size], 4*H, size, k.in, a.wih[off:], z32)
+			acc()
+		}
+		off += size
+	}
+	to32(x32, prev, B, H, 2*H)
+	sgemm(blas.NoTrans, blas.Trans, B, H, x32[:B*H], 4*H, H, H, a.whh, z32)
+	acc()
+}
+
+// inputGrads32 adds to the gradients of the input parts and of the
+// previous state the products of the gate gradients dz (batch, 4H) with
+// the weights, in float32.
+func (k *cellKernel) inputGrads32(gradIn [][]float64, dz []float64) {
+	H, B, a, np := k.hidden, k.batch, k.acc, len(k.sizes)
+	dz32, c32 := a.scratch32(B*4*H, B*max(k.in, H))
+	to32(dz32, dz, B, 4*H, 4*H)
+	off := 0
+	for p, size := range k.sizes {
+		if size > 0 && gradIn[p] != nil {
+			sgemm(blas.NoTrans, blas.NoTrans, B, 4*H, dz32, 4*H, size, k.in, a.wih[off:], c32[:B*size])
+			add32(gradIn[p], c32[:B*size], B, size, k.widths[p])
+		}
+		off += size
+	}
+	sgemm(blas.NoTrans, blas.NoTrans, B, 4*H, dz32, 4*H, H, H, a.whh, c32[:B*H])
+	add32(gradIn[np], c32[:B*H], B, H, 2*H)
+}
+
+// resize32 returns s with n elements, reallocated if too small.
+func resize32(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
 }
 
 // halfKernel extracts h (half 0) or c (half 1) from a (batch, 2H) state.

@@ -243,6 +243,17 @@ func (lg *Graph) StepParts(t int, parts []Part, prev State) (State, error) {
 	return next, nil
 }
 
+// SetFloat32 makes the graph's LSTM matrix products (the input and
+// recurrent products of every step and their gradients) run in float32,
+// with float32 copies of the weights made at each forward pass; the gates,
+// states and gradients stay float64. It applies to the next runs of the
+// graph; off (the default) computes everything in float64.
+func (lg *Graph) SetFloat32(on bool) {
+	for _, a := range lg.accs {
+		a.f32 = on
+	}
+}
+
 // grads returns the gradient accumulators of layer i's W_ih, W_hh, b_ih,
 // b_hh.
 func (lg *Graph) grads(i int) [4][]float64 {

@@ -448,3 +448,49 @@ func BenchmarkLSTM60(b *testing.B) {
 		m.Reset()
 	}
 }
+
+// TestFloat32 runs the same steps with the products in float64 and in
+// float32 (Graph.SetFloat32): the final states differ, so the float32 path
+// ran, but only by float32 rounding (sums of a few products: 1e-6
+// relative), and switching back gives the float64 result exactly.
+func TestFloat32(t *testing.T) {
+	const batch, hidden, steps = 3, 5, 6
+	rng := rand.New(rand.NewPCG(4, 4))
+	l, _ := NewLSTM("lstm", 4, hidden, 2)
+	l.Init(param.Scheme{Uniform: 0.8}, rng)
+	g := G.NewGraph()
+	lg := l.Bind(param.NewBinding(g), batch)
+	st := lg.Zero()
+	for s := 0; s < steps; s++ {
+		var err error
+		x := input(g, fmt.Sprint("x", s), randDense(rng, 1, batch, 4))
+		if st, err = lg.Step(s+1, []*G.Node{x}, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	final := func(f32 bool) Carry {
+		lg.SetFloat32(f32)
+		run(t, g)
+		c, err := st.Carry()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	want, got, again := final(false), final(true), final(false)
+	differ := false
+	for i := range want {
+		for j, w := range want[i] {
+			if e := math.Abs(got[i][j] - w); e > 1e-6*math.Max(1, math.Abs(w)) {
+				t.Errorf("layer %d value %d: float32 %v, float64 %v", i, j, got[i][j], w)
+			}
+			differ = differ || got[i][j] != w
+			if again[i][j] != w {
+				t.Fatalf("layer %d value %d: float64 again %v, first %v", i, j, again[i][j], w)
+			}
+		}
+	}
+	if !differ {
+		t.Error("float32 products gave exactly the float64 states: the float32 path did not run")
+	}
+}

@@ -126,7 +126,7 @@ func BenchmarkStreamStepPTB(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				m.OutputPrecision = prec
+				m.Precision = prec
 				s, err := m.NewStream(batch)
 				if err != nil {
 					b.Fatal(err)
@@ -178,7 +178,7 @@ func BenchmarkStreamEvalPTB(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				m.OutputPrecision = prec
+				m.Precision = prec
 				s, err := m.NewStream(batch)
 				if err != nil {
 					b.Fatal(err)

@@ -17,19 +17,22 @@ import (
 // state).
 const NoTarget = -1
 
-// Precision is the floating-point arithmetic of the output layer; see
-// Model.OutputPrecision.
+// Precision is the floating-point arithmetic of a model's large matrix
+// products; see Model.Precision.
 type Precision uint8
 
 const (
-	// Float64 computes the output layer in float64 throughout, with the
-	// standard library's exponential. It is the default.
+	// Float64 computes everything in float64, with the standard
+	// library's exponential. It is the default.
 	Float64 Precision = iota
-	// Float32 computes the output layer's three matrix products in
-	// float32, keeps its probabilities (or log-probabilities) in float32
-	// and takes the softmax's exponentials with a polynomial accurate to
-	// about 1e-10 relative. Accumulations (normalizers, the loss, the
-	// gradients added into the float64 parameters) stay in float64.
+	// Float32 computes the output layer's three matrix products and the
+	// LSTM's (input and recurrent products and their gradients) in
+	// float32, on float32 copies of the weights made at each run; keeps
+	// the output layer's probabilities (or scores) in float32; and takes
+	// the softmax's exponentials with a table-driven polynomial accurate
+	// to 1e-10 relative. The LSTM's gates and states, normalizers,
+	// losses, the stacks and the gradients added into the float64
+	// parameters stay float64.
 	Float32
 )
 
@@ -80,7 +83,7 @@ type outputLoss struct {
 	// log-probabilities (graphs with gradients: the backward pass needs
 	// the softmax, and one exponential per score is saved).
 	probs bool
-	// prec is the model's OutputPrecision, set whenever the model hands
+	// prec is the model's Precision, set whenever the model hands
 	// the graph out for a run. (A pointer to the model's field would tie
 	// the kernel to the model: a cycle through gorgonia's machine, whose
 	// finalizer then keeps the whole model alive forever.)

@@ -38,7 +38,7 @@ func TestExpNonPos(t *testing.T) {
 	}
 }
 
-// TestOutputFloat32AgreesWithFloat64: with OutputPrecision Float32 the
+// TestOutputFloat32AgreesWithFloat64: with Precision Float32 the
 // loss, the gradients of every parameter and the log-probabilities of
 // sentence and stream runs agree with the float64 ones to the accuracy of
 // float32 arithmetic (sums of a few dozen float32 products: 1e-5
@@ -68,7 +68,7 @@ func TestOutputFloat32AgreesWithFloat64(t *testing.T) {
 				lp             [][][]float64
 			}
 			run := func(p Precision) result {
-				m.OutputPrecision = p
+				m.Precision = p
 				s, err := m.NewStream(3)
 				if err != nil {
 					t.Fatal(err)
@@ -94,7 +94,7 @@ func TestOutputFloat32AgreesWithFloat64(t *testing.T) {
 				return r
 			}
 			want, got := run(Float64), run(Float32)
-			m.OutputPrecision = Float64
+			m.Precision = Float64
 			const tol = 1e-5
 			rel := func(a, b float64) float64 { return math.Abs(a-b) / math.Max(1, math.Abs(b)) }
 			if e := rel(got.loss, want.loss); !(e < tol) || got.loss == want.loss {
@@ -168,7 +168,7 @@ func TestModelsAreCollected(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m.OutputPrecision = p
+			m.Precision = p
 			rng := rand.New(rand.NewPCG(1, 2))
 			in, tgt := randomStream(rng, 2, 6, cfg.InputVocab)
 			s, err := m.NewStream(2)

@@ -41,14 +41,14 @@ type settings struct {
 	EarlyStop int          `json:"early_stop"`
 	Decay     float64      `json:"decay"`
 	Seed      uint64       `json:"seed"`
-	// Precision is the output layer's arithmetic, "float32", or empty
-	// for float64 (runs made before the choice existed are float64).
+	// Precision is the arithmetic of the matrix products, "float32", or
+	// empty for float64 (runs made before the choice existed are float64).
 	Precision string `json:"precision,omitempty"`
 }
 
 // precisionFlag adds --precision with the given default.
 func precisionFlag(fs *pflag.FlagSet, def, what string) *string {
-	return fs.String("precision", def, "arithmetic of the output layer (its products, softmax and gradient), "+what+": float32 (about 1.5× faster at this vocabulary, loss within about 1e-7 relative) or float64")
+	return fs.String("precision", def, "arithmetic of the output layer and LSTM products (nsrnn.Model.Precision), "+what+": float32 (about 1.5× faster at these sizes, loss within about 1e-6 relative) or float64")
 }
 
 // parsePrecision checks --precision and returns the precision and its
@@ -176,7 +176,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m.OutputPrecision = prec
+	m.Precision = prec
 	stream, err := m.NewStream(s.Batch)
 	if err != nil {
 		return fmt.Errorf("--model: %w", err)
@@ -414,7 +414,7 @@ func evaluateRun(dir, file string, batch, bptt int, precision string) (*evalResu
 	if precision == "" {
 		precision = cmp.Or(s.Precision, "float64")
 	}
-	if m.OutputPrecision, err = nsrnn.ParsePrecision(precision); err != nil {
+	if m.Precision, err = nsrnn.ParsePrecision(precision); err != nil {
 		return nil, fmt.Errorf("--model %s: %w", dir, err)
 	}
 	if batch <= 0 {
