@@ -76,6 +76,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "output directory of the figures (required)")
 	actions := fs.String("actions", "", "directory written by the actions command (default: <sweep>/actions if it exists)")
 	wallClock := fs.Bool("time", false, "plot Figure 1 against training time in seconds instead of epochs")
+	unfinished := fs.Bool("unfinished", false, "Figure 1 also shows, for each task and model without a finished run, its unfinished run closest to the bound so far (labelled \"in progress\")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -102,7 +103,13 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		} else if err != nil {
 			return err
 		}
-		files, err := plotSelection(sel, *sweep, *out, *wallClock, stderr)
+		var extra []unfinishedRun
+		if *unfinished {
+			if extra, err = findUnfinished(*sweep, sel); err != nil {
+				return err
+			}
+		}
+		files, err := plotSelection(sel, extra, *sweep, *out, *wallClock, stderr)
 		if err != nil {
 			return err
 		}
@@ -129,10 +136,59 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// series is one model's line in a panel.
+// series is one model's line in a panel; inProgress marks an unfinished
+// run's.
 type series struct {
-	kind string
-	xys  plotter.XYs
+	kind       string
+	xys        plotter.XYs
+	inProgress bool
+}
+
+// unfinishedRun is a run without summary.json shown in Figure 1.
+type unfinishedRun struct {
+	task, kind string
+	recs       []nsrnn.EpochRecord
+}
+
+// findUnfinished returns, for each task and model kind of the sweep with no
+// selected (finished) run, the unfinished run with the smallest validation
+// difference so far, in the order FindRuns gives; runs without a finished
+// epoch are skipped.
+func findUnfinished(sweep string, sel *experiment.Selection) ([]unfinishedRun, error) {
+	runs, err := experiment.FindRuns(sweep)
+	if err != nil {
+		return nil, fmt.Errorf("--sweep: %w", err)
+	}
+	done := map[[2]string]bool{}
+	for _, s := range sel.Selected {
+		done[[2]string{s.Task, s.Model}] = true
+	}
+	best := map[[2]string]int{}
+	var out []unfinishedRun
+	bestDiff := map[[2]string]float64{}
+	for _, r := range runs {
+		k := [2]string{r.Settings.Task, r.Settings.Model.Kind}
+		if r.Summary != nil || done[k] {
+			continue
+		}
+		recs, err := experiment.ReadLog(filepath.Join(r.Dir, experiment.LogFile))
+		if err != nil || len(recs) == 0 {
+			continue
+		}
+		d := math.Inf(1)
+		for _, rec := range recs {
+			d = min(d, rec.ValidDifference)
+		}
+		if i, ok := best[k]; ok {
+			if d < bestDiff[k] {
+				out[i], bestDiff[k] = unfinishedRun{k[0], k[1], recs}, d
+			}
+			continue
+		}
+		best[k], bestDiff[k] = len(out), d
+		out = append(out, unfinishedRun{k[0], k[1], recs})
+	}
+	return out, nil
 }
 
 // panel is one task's data in a figure.
@@ -143,7 +199,7 @@ type panel struct {
 
 // plotSelection draws Figures 1 and 2: one file per task, and one figure
 // with a panel per task.
-func plotSelection(sel *experiment.Selection, sweep, out string, wallClock bool, stderr io.Writer) ([]string, error) {
+func plotSelection(sel *experiment.Selection, extra []unfinishedRun, sweep, out string, wallClock bool, stderr io.Writer) ([]string, error) {
 	byTask := map[string][]experiment.Selected{}
 	var tasks []string
 	for _, s := range sel.Selected {
@@ -151,6 +207,22 @@ func plotSelection(sel *experiment.Selection, sweep, out string, wallClock bool,
 			tasks = append(tasks, s.Task)
 		}
 		byTask[s.Task] = append(byTask[s.Task], s)
+	}
+	for _, u := range extra {
+		if _, ok := byTask[u.task]; !ok {
+			tasks = append(tasks, u.task)
+			byTask[u.task] = nil
+		}
+	}
+	curve := func(recs []nsrnn.EpochRecord) plotter.XYs {
+		xys := make(plotter.XYs, len(recs))
+		for i, r := range recs {
+			xys[i].X, xys[i].Y = float64(r.Epoch), r.ValidDifference
+			if wallClock {
+				xys[i].X = r.ElapsedSeconds
+			}
+		}
+		return xys
 	}
 	xLabel := "epoch"
 	if wallClock {
@@ -166,14 +238,12 @@ func plotSelection(sel *experiment.Selection, sweep, out string, wallClock bool,
 			if err != nil {
 				return nil, err
 			}
-			xys := make(plotter.XYs, len(recs))
-			for i, r := range recs {
-				xys[i].X, xys[i].Y = float64(r.Epoch), r.ValidDifference
-				if wallClock {
-					xys[i].X = r.ElapsedSeconds
-				}
+			p1.lines = append(p1.lines, series{kind: s.Model, xys: curve(recs)})
+		}
+		for _, u := range extra {
+			if u.task == task {
+				p1.lines = append(p1.lines, series{kind: u.kind, xys: curve(u.recs), inProgress: true})
 			}
-			p1.lines = append(p1.lines, series{s.Model, xys})
 		}
 		fig1 = append(fig1, p1)
 
@@ -195,13 +265,17 @@ func plotSelection(sel *experiment.Selection, sweep, out string, wallClock bool,
 			for i, r := range rep.ByLength {
 				xys[i].X, xys[i].Y = float64(r.Length), r.Difference
 			}
-			p2.lines = append(p2.lines, series{s.Model, xys})
+			p2.lines = append(p2.lines, series{kind: s.Model, xys: xys})
 		}
 		if len(p2.lines) == 0 {
 			fmt.Fprintf(stderr, "plot: no test results in %s; skipping Figure 2 of %s (run select without --no-test)\n", filepath.Join(sweep, experiment.TestDir, task), task)
 			continue
 		}
 		fig2 = append(fig2, p2)
+	}
+	fig1Caption := "Figure 1: cross-entropy difference on the validation set during training (best run of each model)"
+	if len(extra) > 0 {
+		fig1Caption = "Figure 1: cross-entropy difference on the validation set during training (best finished run of each model; unfinished runs up to their last epoch)"
 	}
 	var files []string
 	for _, f := range []struct {
@@ -211,7 +285,7 @@ func plotSelection(sel *experiment.Selection, sweep, out string, wallClock bool,
 		title        string
 		xLabel       string
 	}{
-		{fig1, fig1Name, fig1AllName, "Figure 1: cross-entropy difference on the validation set during training (best run of each model)", "validation set during training", xLabel},
+		{fig1, fig1Name, fig1AllName, fig1Caption, "validation set during training", xLabel},
 		{fig2, fig2Name, fig2AllName, "Figure 2: cross-entropy difference on the test set by string length (best run of each model)", "test set by length", "string length"},
 	} {
 		for _, pn := range f.panels {
@@ -249,7 +323,11 @@ func panelPlot(pn panel, title, x, y string, legend bool) (*plot.Plot, error) {
 		}
 		p.Add(l)
 		if legend {
-			p.Legend.Add(modelLabel(s.kind), l)
+			label := modelLabel(s.kind)
+			if s.inProgress {
+				label += " (in progress)"
+			}
+			p.Legend.Add(label, l)
 		}
 	}
 	return p, nil

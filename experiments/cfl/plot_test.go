@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"image/color"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -159,4 +161,68 @@ func TestEpochTicks(t *testing.T) {
 	if labels(12) != 12 || labels(30) != 15 {
 		t.Errorf("%d labels of 12 epochs, %d of 30", labels(12), labels(30))
 	}
+}
+
+// TestPlotUnfinished: with --unfinished, Figure 1 shows a model whose only
+// runs are unfinished (the one closest to the bound, labelled "in
+// progress"), even on a task without any finished run; without it, it
+// does not.
+func TestPlotUnfinished(t *testing.T) {
+	root := t.TempDir()
+	fakeRun(t, filepath.Join(root, data.MarkedReversal, "lstm"), data.MarkedReversal, "lstm", 0.01, 1, 0.2, true, true)
+	fakeRun(t, filepath.Join(root, data.MarkedReversal, "rns", "a"), data.MarkedReversal, "rns", 0.01, 1, 0.3, false, true)
+	fakeRun(t, filepath.Join(root, data.MarkedReversal, "rns", "b"), data.MarkedReversal, "rns", 0.01, 2, 0.05, false, true)
+	fakeRun(t, filepath.Join(root, data.Dyck, "rns"), data.Dyck, "rns", 0.01, 1, 0.01, false, true)
+	var stderr bytes.Buffer
+	if err := runSelect([]string{"--sweep", root, "--no-test"}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	svg := func(dir, name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	without, with := t.TempDir(), t.TempDir()
+	if err := runPlot([]string{"--sweep", root, "--out", without}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if s := svg(without, fig1Name(data.MarkedReversal)); strings.Contains(s, "in progress") || strings.Contains(s, ">NS+S+U (RNS)") {
+		t.Error("without --unfinished, Figure 1 shows the unfinished RNS run")
+	}
+	if _, err := os.Stat(filepath.Join(without, fig1Name(data.Dyck)+".svg")); err == nil {
+		t.Error("without --unfinished, Figure 1 has a Dyck panel, which has no finished run")
+	}
+	if err := runPlot([]string{"--sweep", root, "--out", with, "--unfinished"}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	s := svg(with, fig1Name(data.MarkedReversal))
+	if !strings.Contains(s, ">NS+S+U (RNS) (in progress)<") || !strings.Contains(s, ">LSTM<") {
+		t.Error("with --unfinished, the marked-reversal panel lacks the in-progress RNS curve or the LSTM")
+	}
+	if s := svg(with, fig1Name(data.Dyck)); !strings.Contains(s, "(in progress)") {
+		t.Error("with --unfinished, there is no Dyck panel with its in-progress run")
+	}
+	runs, err := findUnfinished(root, mustSelection(t, root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, r := range runs {
+		got[r.task+"/"+r.kind] = r.recs[len(r.recs)-1].ValidDifference
+	}
+	// fakeRun's last epoch is at diff + 0.1/3: run b (0.05) beats run a.
+	if len(runs) != 2 || math.Abs(got["marked-reversal/rns"]-(0.05+0.1/3)) > 1e-12 || got["dyck/rns"] == 0 {
+		t.Errorf("unfinished runs %v: want marked-reversal's run b (closest to the bound) and Dyck's run", got)
+	}
+}
+
+func mustSelection(t *testing.T, root string) *experiment.Selection {
+	t.Helper()
+	sel, err := experiment.ReadSelection(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
 }
