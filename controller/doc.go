@@ -23,4 +23,11 @@
 // made of input nodes whose values are set from the Carry of the previous
 // chunk's final state before each run (the carried state is detached: it
 // gets no gradient from the next chunk).
+//
+// The backward pass of each step computes its gate gradients and the
+// gradients of its inputs; the weight gradients of all the steps of a
+// layer are one matrix product each, made by the first step's backward
+// pass (which runs last), rather than one small update per step.
+// Graph.SetFloat32 makes the matrix products float32 (the gates and states
+// stay float64).
 package controller
