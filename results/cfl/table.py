@@ -13,6 +13,7 @@ import sys
 
 TASKS = ["marked-reversal", "unmarked-reversal", "padded-reversal", "dyck", "hardest-cfl"]
 MODELS = ["rns", "lstm"]
+MACHINE = "2-core Xeon VM, shared"  # where every run here ran
 
 
 def minutes(s):
@@ -27,8 +28,8 @@ def main():
         for s in json.load(open(sel))["selected"]:
             if s.get("test_cross_entropy_diff") is not None:
                 tests[(s["task"], s["model"])] = s["test_cross_entropy_diff"]
-    print("| task | model | lr | best epoch | validation difference | test difference | epochs run | finished | wall time |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| task | model | lr | best epoch | validation difference | test difference | epochs run | finished | wall time | machine |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for task in TASKS:
         for model in MODELS:
             base = os.path.join(root, task, model)
@@ -40,7 +41,7 @@ def main():
                         if os.path.isdir(d):
                             runs.append(d)
             if not runs:
-                print(f"| {task} | {model} | 0.005 | – | – | – | 0 | not started | – |")
+                print(f"| {task} | {model} | 0.005 | – | – | – | 0 | not started | – | – |")
                 continue
             for d in runs:
                 run = json.load(open(os.path.join(d, "run.json")))
@@ -50,7 +51,7 @@ def main():
                 test = tests.get((task, model)) if done else None
                 print(f"| {task} | {model} | {run['lr']} | {best['epoch']} | {best['valid_cross_entropy_diff']:.4f} | "
                       f"{'–' if test is None else f'{test:.4f}'} | {log[-1]['epoch']} | "
-                      f"{'yes' if done else 'no'} | {minutes(log[-1]['elapsed_seconds'])} |")
+                      f"{'yes' if done else 'no'} | {minutes(log[-1]['elapsed_seconds'])} | {MACHINE} |")
 
 
 if __name__ == "__main__":
