@@ -45,7 +45,11 @@ def main():
                 continue
             for d in runs:
                 run = json.load(open(os.path.join(d, "run.json")))
-                log = [json.loads(l) for l in open(os.path.join(d, "log.jsonl")) if l.strip()]
+                lp = os.path.join(d, "log.jsonl")
+                log = [json.loads(l) for l in open(lp) if l.strip()] if os.path.exists(lp) else []
+                if not log:
+                    print(f"| {task} | {model} | {run['lr']} | – | – | – | 0 | started | – | {MACHINE} |")
+                    continue
                 best = min(log, key=lambda r: r["valid_cross_entropy_diff"])
                 done = os.path.exists(os.path.join(d, "summary.json"))
                 test = tests.get((task, model)) if done else None
