@@ -63,10 +63,11 @@ type gradAcc struct {
 
 	// f32 makes the layer's matrix products float32 (Graph.SetFloat32):
 	// wih and whh are float32 copies of W_ih and W_hh made by the first
-	// step's forward pass, a and c scratch for the converted operands.
-	f32      bool
-	wih, whh []float32
-	a, c     []float32
+	// step's forward pass, a, c and in32 scratch for the converted
+	// operands and results.
+	f32        bool
+	wih, whh   []float32
+	a, c, in32 []float32
 }
 
 // scratch32 returns a and c with at least na and nc elements.
@@ -171,32 +172,38 @@ func (a *gradAcc) flush(k *cellKernel) {
 // weightGrads32 is weightGrads for dense gathered rows, with the products
 // in float32.
 func (k *cellKernel) weightGrads32(n int, dz []float64, x [][]float64, h []float64) {
+	H, a := k.hidden, k.acc
+	k.biasGrads(n, dz)
+	dz32, c32 := a.scratch32(n*4*H, 4*H*max(k.in, H))
+	to32(dz32, dz, n, 4*H, 4*H)
+	// mul adds dzᵀ·in, in dense (n, cols), into dw (4H, cols; row stride ld).
+	mul := func(in []float64, cols int, dw []float64, ld int) {
+		a.in32 = resize32(a.in32, n*cols)
+		to32(a.in32, in, n, cols, cols)
+		sgemm(blas.Trans, blas.NoTrans, n, 4*H, dz32, n, cols, cols, a.in32, c32[:4*H*cols])
+		add32(dw, c32[:4*H*cols], 4*H, cols, ld)
+	}
+	off := 0
+	for p, size := range k.sizes {
+		if size > 0 {
+			mul(x[p], size, k.grads[0][off:], k.in)
+		}
+		off += size
+	}
+	mul(h, H, k.grads[1], H)
+}
+
+// biasGrads adds to the gradients of b_ih and b_hh the sums of the n rows
+// of dz (n, 4H).
+func (k *cellKernel) biasGrads(n int, dz []float64) {
 	H := k.hidden
-	dwih, dwhh, dbih, dbhh := k.grads[0], k.grads[1], k.grads[2], k.grads[3]
+	dbih, dbhh := k.grads[2], k.grads[3]
 	for r := 0; r < n; r++ {
 		for j, v := range dz[r*4*H : (r+1)*4*H] {
 			dbih[j] += v
 			dbhh[j] += v
 		}
 	}
-	a := k.acc
-	dz32, c32 := a.scratch32(n*4*H, 4*H*max(k.in, H))
-	to32(dz32, dz, n, 4*H, 4*H)
-	x32 := make([]float32, 0)
-	off := 0
-	for p, size := range k.sizes {
-		if size > 0 {
-			x32 = append(x32[:0], make([]float32, n*size)...)
-			to32(x32, x[p], n, size, size)
-			sgemm(blas.Trans, blas.NoTrans, n, 4*H, dz32, n, size, size, x32, c32[:4*H*size])
-			add32(dwih[off:], c32[:4*H*size], 4*H, size, k.in)
-		}
-		off += size
-	}
-	h32 := make([]float32, n*H)
-	to32(h32, h, n, H, H)
-	sgemm(blas.Trans, blas.NoTrans, n, 4*H, dz32, n, H, H, h32, c32[:4*H*H])
-	add32(dwhh, c32[:4*H*H], 4*H, H, H)
 }
 
 // weightGrads adds to k.grads the weight and bias gradients of the rows
@@ -205,13 +212,8 @@ func (k *cellKernel) weightGrads32(n int, dz []float64, x [][]float64, h []float
 func (k *cellKernel) weightGrads(n int, dz []float64, x [][]float64, xStride []int, h []float64, hStride int) {
 	H := k.hidden
 	dzg := gen(n, 4*H, 4*H, dz)
-	dwih, dwhh, dbih, dbhh := k.grads[0], k.grads[1], k.grads[2], k.grads[3]
-	for r := 0; r < n; r++ {
-		for j, v := range dz[r*4*H : (r+1)*4*H] {
-			dbih[j] += v
-			dbhh[j] += v
-		}
-	}
+	dwih, dwhh := k.grads[0], k.grads[1]
+	k.biasGrads(n, dz)
 	off := 0
 	for p, size := range k.sizes {
 		if size > 0 {

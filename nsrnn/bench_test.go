@@ -122,15 +122,7 @@ func BenchmarkStreamStepPTB(b *testing.B) {
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
 				base := ms.HeapInuse // what earlier benchmarks left behind
-				m, err := nsrnn.New(c.cfg, 1)
-				if err != nil {
-					b.Fatal(err)
-				}
-				m.Precision = prec
-				s, err := m.NewStream(batch)
-				if err != nil {
-					b.Fatal(err)
-				}
+				s := benchStream(b, c.cfg, prec, batch)
 				in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
 				// Untimed: the first step builds the graph; the peak is
 				// the largest over three steps.
@@ -159,7 +151,22 @@ func BenchmarkStreamStepPTB(b *testing.B) {
 	}
 }
 
-// precSuffix names the output precision in benchmark names.
+// benchStream makes a model of cfg in precision prec and a stream of
+// batch rows on it.
+func benchStream(b *testing.B, cfg nsrnn.Config, prec nsrnn.Precision, batch int) *nsrnn.Stream {
+	m, err := nsrnn.New(cfg, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Precision = prec
+	s, err := m.NewStream(batch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// precSuffix names the precision in benchmark names.
 func precSuffix(p nsrnn.Precision) string {
 	if p == nsrnn.Float32 {
 		return "-f32"
@@ -174,15 +181,7 @@ func BenchmarkStreamEvalPTB(b *testing.B) {
 	for _, c := range ptbBenchModels() {
 		for _, prec := range []nsrnn.Precision{nsrnn.Float64, nsrnn.Float32} {
 			b.Run(c.name+precSuffix(prec), func(b *testing.B) {
-				m, err := nsrnn.New(c.cfg, 1)
-				if err != nil {
-					b.Fatal(err)
-				}
-				m.Precision = prec
-				s, err := m.NewStream(batch)
-				if err != nil {
-					b.Fatal(err)
-				}
+				s := benchStream(b, c.cfg, prec, batch)
 				in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
 				if _, err := s.Loss(in, tgt); err != nil {
 					b.Fatal(err)

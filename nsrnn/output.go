@@ -138,6 +138,12 @@ func (k *outputLoss) logProbRow(dst []float64, r int) []float64 {
 	return dst
 }
 
+// targetOf returns the target of row r = t·batch + b of the gathered
+// positions, from the (batch, steps) target matrix (NoTarget for none).
+func (k *outputLoss) targetOf(targets []float64) func(r int) int {
+	return func(r int) int { return int(targets[(r%k.batch)*k.steps+r/k.batch]) }
+}
+
 func (k *outputLoss) Forward(out []float64, in [][]float64) {
 	w, bias, targets := in[k.steps], in[k.steps+1], in[k.steps+2]
 	H, B := k.hidden, k.batch
@@ -152,7 +158,7 @@ func (k *outputLoss) Forward(out []float64, in [][]float64) {
 	}
 	k.f32 = k.prec == Float32
 	k.bias = bias
-	target := func(r int) int { return int(targets[(r%B)*k.steps+r/B]) }
+	target := k.targetOf(targets)
 	if k.f32 {
 		k.forward32(w, bias, target)
 	} else {
@@ -254,7 +260,9 @@ func (k *outputLoss) forward32(w, bias []float64, target func(int) int) {
 			}
 			z := m + math.Log(sum)
 			k.logz[r] = z
-			k.rowScale[r] = 1 / sum
+			if k.probs {
+				k.rowScale[r] = 1 / sum
+			}
 			k.rowLoss[r] = math.NaN()
 			if y >= 0 {
 				k.rowLoss[r] = z - xy
@@ -316,7 +324,7 @@ func (k *outputLoss) Backward(gradIn [][]float64, gradOut, out []float64, in [][
 	v, H, B := k.vocab, k.hidden, k.batch
 	rows := k.steps * B
 	scale := gradOut[0] / k.divisor()
-	target := func(r int) int { return int(targets[(r%B)*k.steps+r/B]) }
+	target := k.targetOf(targets)
 	if k.dhs == nil {
 		k.dhs = make([]float64, rows*H)
 	}
@@ -373,15 +381,15 @@ func (k *outputLoss) backward32(scale float64, target func(int) int) {
 				clear(row)
 				continue
 			}
-			if !k.probs { // raw scores: make the exponentials
+			s := scale
+			if k.probs { // unnormalized exponentials
+				s *= k.rowScale[r]
+			} else { // raw scores: make the probabilities
 				expScores(row, k.bias, k.logz[r], true)
 			}
-			s := float32(scale * k.rowScale[r])
-			if !k.probs {
-				s = float32(scale)
-			}
+			fs := float32(s)
 			for i, e := range row {
-				row[i] = s * e
+				row[i] = fs * e
 			}
 			row[y] -= float32(scale)
 		}

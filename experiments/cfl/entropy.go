@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/internal/cli"
@@ -50,22 +49,9 @@ func runEntropy(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--lengths: task %s has no strings with length in [%d, %d]", t.Name(), minLen, maxLen)
 	}
 
-	name := "<stdin>"
-	var r io.Reader = os.Stdin
-	if *in != "" {
-		f, err := os.Open(*in)
-		if err != nil {
-			return fmt.Errorf("--in: %w", err)
-		}
-		defer f.Close()
-		name, r = *in, f
-	}
-	ws, err := data.ReadStrings(r, name, t.Terminals())
+	ws, name, err := readIn(*in, t.Terminals())
 	if err != nil {
 		return err
-	}
-	if len(ws) == 0 {
-		return fmt.Errorf("%s: no strings", name)
 	}
 	lb, err := data.ComputeLowerBound(g, ws, minLen, maxLen)
 	if err != nil {

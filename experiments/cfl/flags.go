@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -64,3 +66,26 @@ func taskLabel(task string, g data.Grammar) string {
 
 // joinNames joins names with commas.
 func joinNames(names []string) string { return strings.Join(names, ", ") }
+
+// readIn reads the strings of --in, over the given symbols, from the named
+// file or, when in is empty, from standard input; no strings is an error.
+// It also returns the input's name for messages ("<stdin>" or the file).
+func readIn(in string, symbols []string) (ws [][]int, name string, err error) {
+	name = "<stdin>"
+	var r io.Reader = os.Stdin
+	if in != "" {
+		f, err := os.Open(in)
+		if err != nil {
+			return nil, "", fmt.Errorf("--in: %w", err)
+		}
+		defer f.Close()
+		name, r = in, f
+	}
+	if ws, err = data.ReadStrings(r, name, symbols); err != nil {
+		return nil, "", err
+	}
+	if len(ws) == 0 {
+		return nil, "", fmt.Errorf("%s: no strings", name)
+	}
+	return ws, name, nil
+}

@@ -163,9 +163,12 @@ func findUnfinished(sweep string, sel *experiment.Selection) ([]unfinishedRun, e
 	for _, s := range sel.Selected {
 		done[[2]string{s.Task, s.Model}] = true
 	}
-	best := map[[2]string]int{}
+	type found struct {
+		i    int     // index in out
+		diff float64 // the run's smallest validation difference
+	}
+	best := map[[2]string]found{}
 	var out []unfinishedRun
-	bestDiff := map[[2]string]float64{}
 	for _, r := range runs {
 		k := [2]string{r.Settings.Task, r.Settings.Model.Kind}
 		if r.Summary != nil || done[k] {
@@ -179,14 +182,13 @@ func findUnfinished(sweep string, sel *experiment.Selection) ([]unfinishedRun, e
 		for _, rec := range recs {
 			d = min(d, rec.ValidDifference)
 		}
-		if i, ok := best[k]; ok {
-			if d < bestDiff[k] {
-				out[i], bestDiff[k] = unfinishedRun{k[0], k[1], recs}, d
-			}
-			continue
+		u := unfinishedRun{k[0], k[1], recs}
+		if f, ok := best[k]; !ok {
+			best[k] = found{len(out), d}
+			out = append(out, u)
+		} else if d < f.diff {
+			out[f.i], best[k] = u, found{f.i, d}
 		}
-		best[k], bestDiff[k] = len(out), d
-		out = append(out, unfinishedRun{k[0], k[1], recs})
 	}
 	return out, nil
 }

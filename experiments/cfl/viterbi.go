@@ -132,22 +132,9 @@ func runViterbi(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--model %s: a %s model has no nondeterministic stack to decode (viterbi needs %s, %s, %s or %s)",
 			*modelPath, m.Config().Kind, nsrnn.NS, nsrnn.NSS, nsrnn.NSU, nsrnn.RNS)
 	}
-	name := "<stdin>"
-	var r io.Reader = os.Stdin
-	if *in != "" {
-		f, err := os.Open(*in)
-		if err != nil {
-			return fmt.Errorf("--in: %w", err)
-		}
-		defer f.Close()
-		name, r = *in, f
-	}
-	ws, err := data.ReadStrings(r, name, t.Terminals())
+	ws, name, err := readIn(*in, t.Terminals())
 	if err != nil {
 		return err
-	}
-	if len(ws) == 0 {
-		return fmt.Errorf("%s: no strings", name)
 	}
 	enc := json.NewEncoder(stdout)
 	for i, w := range ws {

@@ -42,6 +42,44 @@ func refPopBack(cx, cxs, B, e, x []float64, m, Q int) {
 	}
 }
 
+// refPopSumW returns acc0 + Σ_k E_k ⋆ (w_k X_k) by the reference loops
+// (the result of popSumW).
+func refPopSumW(acc0, E, X, w []float64, m, Q int) []float64 {
+	mm, mq := m*m, m*Q
+	want := append([]float64(nil), acc0...)
+	xs := make([]float64, mq)
+	for k := range w {
+		for e := range xs {
+			xs[e] = w[k] * X[k*mq+e]
+		}
+		refPop(want, E[k*mm:(k+1)*mm], xs, m, Q)
+	}
+	return want
+}
+
+// refPopSumBack returns C0 and CP0 plus, for every k with w_k ≠ 0, the
+// adjoint of E_k and w_k times the adjoint of w_k X_k for the output
+// adjoint B, by the reference loops (the result of popSumBack).
+func refPopSumBack(C0, CP0, B, E, X, w []float64, m, Q int) (wantC, wantCP []float64) {
+	mm, mq := m*m, m*Q
+	wantC, wantCP = append([]float64(nil), C0...), append([]float64(nil), CP0...)
+	xs, cxs := make([]float64, mq), make([]float64, mq)
+	for k := range w {
+		if w[k] == 0 {
+			continue
+		}
+		for e := range xs {
+			xs[e] = w[k] * X[k*mq+e]
+		}
+		clear(cxs)
+		refPopBack(wantC[k*mm:(k+1)*mm], cxs, B, E[k*mm:(k+1)*mm], xs, m, Q)
+		for e, v := range cxs {
+			wantCP[k*mq+e] += w[k] * v
+		}
+	}
+	return wantC, wantCP
+}
+
 func randSlice(rng *rand.Rand, n int) []float64 {
 	s := make([]float64, n)
 	for i := range s {
@@ -74,14 +112,7 @@ func TestPopKernels(t *testing.T) {
 			w[nk/2] = 0
 			acc0 := randSlice(rng, mm)
 
-			want := append([]float64(nil), acc0...)
-			xs := make([]float64, mq)
-			for k := 0; k < nk; k++ {
-				for e := range xs {
-					xs[e] = w[k] * X[k*mq+e]
-				}
-				refPop(want, E[k*mm:(k+1)*mm], xs, m, Q)
-			}
+			want := refPopSumW(acc0, E, X, w, m, Q)
 			got := append([]float64(nil), acc0...)
 			popSumW(got, E, X, w, make([]float64, nk*mq), m, Q)
 			closeSlices(t, name+" popSumW", got, want)
@@ -89,21 +120,7 @@ func TestPopKernels(t *testing.T) {
 			// Backward: C_k += adjoint of E_k, CP_k += w_k × adjoint of xs_k.
 			B := randSlice(rng, mm)
 			C0, CP0 := randSlice(rng, nk*mm), randSlice(rng, nk*mq)
-			wantC, wantCP := append([]float64(nil), C0...), append([]float64(nil), CP0...)
-			cxs := make([]float64, mq)
-			for k := 0; k < nk; k++ {
-				if w[k] == 0 {
-					continue
-				}
-				for e := range xs {
-					xs[e] = w[k] * X[k*mq+e]
-				}
-				clear(cxs)
-				refPopBack(wantC[k*mm:(k+1)*mm], cxs, B, E[k*mm:(k+1)*mm], xs, m, Q)
-				for e, v := range cxs {
-					wantCP[k*mq+e] += w[k] * v
-				}
-			}
+			wantC, wantCP := refPopSumBack(C0, CP0, B, E, X, w, m, Q)
 			gotC, gotCP := append([]float64(nil), C0...), append([]float64(nil), CP0...)
 			popSumBack(gotC, gotCP, B, E, X, w, make([]float64, mq), make([]float64, mq), nk, m, Q)
 			closeSlices(t, name+" popSumBack C", gotC, wantC)

@@ -27,14 +27,7 @@ func TestVecKernels(t *testing.T) {
 		E, X, w := randSlice(rng, nk*mm), randSlice(rng, nk*mq), randSlice(rng, nk)
 		w[nk/2] = 0
 		acc0 := randSlice(rng, mm)
-		want := append([]float64(nil), acc0...)
-		xs := make([]float64, mq)
-		for k := 0; k < nk; k++ {
-			for e := range xs {
-				xs[e] = w[k] * X[k*mq+e]
-			}
-			refPop(want, E[k*mm:(k+1)*mm], xs, m, Q)
-		}
+		want := refPopSumW(acc0, E, X, w, m, Q)
 		xv := make([]float64, nk*24)
 		permXP6x2(xv, X, nk)
 		got := append([]float64(nil), acc0...)
@@ -43,21 +36,7 @@ func TestVecKernels(t *testing.T) {
 
 		B := randSlice(rng, mm)
 		C0, CP0 := randSlice(rng, nk*mm), randSlice(rng, nk*mq)
-		wantC, wantCP := append([]float64(nil), C0...), append([]float64(nil), CP0...)
-		cxs := make([]float64, mq)
-		for k := 0; k < nk; k++ {
-			if w[k] == 0 {
-				continue
-			}
-			for e := range xs {
-				xs[e] = w[k] * X[k*mq+e]
-			}
-			clear(cxs)
-			refPopBack(wantC[k*mm:(k+1)*mm], cxs, B, E[k*mm:(k+1)*mm], xs, m, Q)
-			for e, v := range cxs {
-				wantCP[k*mq+e] += w[k] * v
-			}
-		}
+		wantC, wantCP := refPopSumBack(C0, CP0, B, E, X, w, m, Q)
 		permXT6x2(xv, X, nk)
 		gotC, gotCP := append([]float64(nil), C0...), append([]float64(nil), CP0...)
 		popSumBackVec6x2(gotC, gotCP, B, E, xv, w)
