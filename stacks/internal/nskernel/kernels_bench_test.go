@@ -32,7 +32,7 @@ func BenchmarkPopKernels(b *testing.B) {
 	}
 }
 
-// BenchmarkVecPopKernels: the vector pop kernels (GOEXPERIMENT=simd).
+// BenchmarkVecPopKernels: the vector pop kernels (amd64 assembly, AVX2 and FMA).
 func BenchmarkVecPopKernels(b *testing.B) {
 	if !useVec {
 		b.Skip("no vector kernels in this build or on this CPU")

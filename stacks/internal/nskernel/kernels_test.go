@@ -8,7 +8,7 @@ import (
 )
 
 // Reference versions of the small kernels, written as plainly as possible;
-// the fast paths (fixed sizes, fused loops and, with GOEXPERIMENT=simd, the
+// the fast paths (fixed sizes, fused loops and, on amd64 with AVX2 and FMA, the
 // vector kernels) must agree with them to rounding.
 
 // refPop: out[i][y·Q+r] += Σ_u e[i][y·Q+u] · x[(y·Q+u)·Q+r].

@@ -375,7 +375,6 @@ func (t *Tape) helper() {
 }
 
 func (t *Tape) doOne(i int) {
-	vecClean()
 	na, nr := t.cfg.NumActions(), t.cfg.ReadingSize()
 	s := &t.seqs[i]
 	switch t.mode {

@@ -14,7 +14,7 @@ func withVec(on bool, f func()) {
 	f()
 }
 
-// TestVecKernels checks the vector pop kernels (GOEXPERIMENT=simd on amd64
+// TestVecKernels checks the vector pop kernels (amd64 assembly
 // with AVX2 and FMA) against the reference loops.
 func TestVecKernels(t *testing.T) {
 	if !useVec {
