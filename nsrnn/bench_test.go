@@ -14,7 +14,8 @@ import (
 // Model.Gradient, of each model kind at the size of the paper's CFL
 // experiments: batch 10, length 60, 20 hidden units, |Q| = 2, |Γ| = 3,
 // stack vectors of size 20 for Gref and JM; and the RNS-RNN with a window
-// D = 35. The graph is built and run once before timing.
+// D = 35 and with |Q| = 3 (padded reversal and the hardest CFL). The
+// graph is built and run once before timing.
 func BenchmarkTrainStep(b *testing.B) {
 	const batch, length = 10, 60
 	base := nsrnn.Config{InputVocab: 3, OutputVocab: 4, Hidden: 20}
@@ -39,7 +40,9 @@ func BenchmarkTrainStep(b *testing.B) {
 	}
 	limited := benches[slices.IndexFunc(benches, func(b bench) bool { return b.name == nsrnn.RNS })].cfg
 	limited.Window = 35
-	benches = append(benches, bench{"rns-D35", limited})
+	q3 := benches[slices.IndexFunc(benches, func(b bench) bool { return b.name == nsrnn.RNS })].cfg
+	q3.States = 3
+	benches = append(benches, bench{"rns-D35", limited}, bench{"rns-Q3", q3})
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	data := make([][]int, batch)

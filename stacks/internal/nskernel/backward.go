@@ -80,9 +80,14 @@ func (s *seq) backward(b int, gr, gd []float64) {
 		}
 	}
 
-	vec := s.vec()
-	if vec && b-2 > lo {
-		permXT6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+	vec, vec9 := s.vec(), s.vec9()
+	if b-2 > lo {
+		switch {
+		case vec:
+			permXT6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+		case vec9:
+			permXT9x3(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+		}
 	}
 	// γ blocks of column b.
 	for a := lo; a < b; a++ {
@@ -195,9 +200,12 @@ func (s *seq) backward(b int, gr, gd []float64) {
 				}
 				wk[k] = es
 			}
-			if vec {
+			switch {
+			case vec:
 				popSumBackVec6x2(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*24:(a-lo+nk)*24], wk)
-			} else {
+			case vec9:
+				popSumBackVec9x3(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*27:(a-lo+nk)*27], wk)
+			default:
 				popSumBack(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.X[pk0*mq:(pk0+nk)*mq], wk, s.xs, s.ptmp, nk, m, Q)
 			}
 		}

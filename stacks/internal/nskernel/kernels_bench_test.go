@@ -56,4 +56,20 @@ func BenchmarkVecPopKernels(b *testing.B) {
 		}
 		b.ReportMetric(float64(2*nk*mm*Q)/1e6, "MFMA/op")
 	})
+	const m9, Q9, mm9, mq9 = 9, 3, 81, 27
+	E9, X9, B9 := randSlice(rng, nk*mm9), randSlice(rng, nk*mq9), randSlice(rng, mm9)
+	acc9, C9, CP9, xt9 := make([]float64, mm9), make([]float64, nk*mm9), make([]float64, nk*mq9), make([]float64, nk*mq9)
+	b.Run("fwd9x3", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			popSumWVec9x3(acc9, E9, X9, w)
+		}
+		b.ReportMetric(float64(nk*mm9*Q9)/1e6, "MFMA/op")
+	})
+	b.Run("bwd9x3", func(b *testing.B) {
+		permXT9x3(xt9, X9, nk)
+		for i := 0; i < b.N; i++ {
+			popSumBackVec9x3(C9, CP9, B9, E9, xt9, w)
+		}
+		b.ReportMetric(float64(2*nk*mm9*Q9)/1e6, "MFMA/op")
+	})
 }

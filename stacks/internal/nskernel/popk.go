@@ -16,8 +16,12 @@ func popSumW(acc, E, X, w, xs []float64, m, Q int) {
 	if nk == 0 {
 		return
 	}
-	if Q == 2 && m == 6 {
+	switch {
+	case Q == 2 && m == 6:
 		popSumW6x2(acc, E, X, w)
+		return
+	case Q == 3 && m == 9 && useVec:
+		popSumWVec9x3(acc, E, X, w)
 		return
 	}
 	mq := m * Q

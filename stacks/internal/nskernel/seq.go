@@ -67,8 +67,13 @@ type seq struct {
 	xv                       []float64 // G' blocks of a column in a vector layout (see vec_layout.go)
 }
 
-// vec reports whether the vector kernels serve this shape.
+// vec reports whether the vector kernels of m = 6, |Q| = 2 serve this
+// shape, with the G' blocks of a column copied into their layouts.
 func (s *seq) vec() bool { return useVec && s.m == 6 && s.nq == 2 }
+
+// vec9 reports whether the vector kernels of m = 9, |Q| = 3 serve this
+// shape (the backward one takes the G' blocks of a column transposed).
+func (s *seq) vec9() bool { return useVec && s.m == 9 && s.nq == 3 }
 
 func (s *seq) init(c Config, capPos int) {
 	s.nq, s.ns = c.States, c.Symbols
@@ -138,8 +143,11 @@ func (s *seq) init(c Config, capPos int) {
 	s.atotA = make([]float64, m)
 	s.wk = make([]float64, capPos)
 	s.xsk = make([]float64, capPos*mq)
-	if m == 6 && s.nq == 2 {
+	switch {
+	case m == 6 && s.nq == 2:
 		s.xv = make([]float64, capPos*24)
+	case m == 9 && s.nq == 3:
+		s.xv = make([]float64, capPos*27)
 	}
 }
 

@@ -38,3 +38,38 @@ func popSumWVec6x2Asm(acc, E, XP, w *float64, nk int)
 
 //go:noescape
 func popSumBackVec6x2Asm(C, CP, B, E, XT, es *float64, nk int)
+
+// popSumWVec9x3 is popSumW for m = 9, |Q| = 3, with the G' blocks X in
+// their own layout.
+func popSumWVec9x3(acc, E, X, w []float64) {
+	nk := len(w)
+	if nk == 0 {
+		return
+	}
+	_, _, _ = acc[80], E[nk*81-1], X[nk*27-1]
+	var out [108]float64
+	popSumWVec9x3Asm(&out[0], &E[0], &X[0], &w[0], nk)
+	for iy := 0; iy < 27; iy++ {
+		a, o := (*[3]float64)(acc[3*iy:]), (*[4]float64)(out[4*iy:])
+		a[0] += o[0]
+		a[1] += o[1]
+		a[2] += o[2]
+	}
+}
+
+// popSumBackVec9x3 is popSumBack for m = 9, |Q| = 3, with the G' blocks in
+// the backward layout XT (27 entries per block, see permXT9x3).
+func popSumBackVec9x3(C, CP, B, E, XT, es []float64) {
+	nk := len(es)
+	if nk == 0 {
+		return
+	}
+	_, _, _, _, _ = C[nk*81-1], CP[nk*27-1], B[80], E[nk*81-1], XT[nk*27-1]
+	popSumBackVec9x3Asm(&C[0], &CP[0], &B[0], &E[0], &XT[0], &es[0], nk)
+}
+
+//go:noescape
+func popSumWVec9x3Asm(out, E, X, w *float64, nk int)
+
+//go:noescape
+func popSumBackVec9x3Asm(C, CP, B, E, XT, es *float64, nk int)

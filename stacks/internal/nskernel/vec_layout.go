@@ -39,3 +39,18 @@ func permXT6x2(XT, X []float64, nk int) {
 		}
 	}
 }
+
+// permXT9x3 writes the backward layout of nk G' blocks X of m = 9, |Q| = 3
+// (27 entries each) into XT: each symbol's 3×3 block transposed, so that
+// entry (y,u,r) is at 9y+3r+u.
+func permXT9x3(XT, X []float64, nk int) {
+	XT, X = XT[:nk*27], X[:nk*27]
+	for k := 0; k < nk; k++ {
+		x, d := (*[27]float64)(X[k*27:]), (*[27]float64)(XT[k*27:])
+		for y := 0; y < 27; y += 9 {
+			for u := 0; u < 3; u++ {
+				d[y+u], d[y+3+u], d[y+6+u] = x[y+3*u], x[y+3*u+1], x[y+3*u+2]
+			}
+		}
+	}
+}

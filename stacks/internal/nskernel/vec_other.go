@@ -11,3 +11,7 @@ var useVec = false
 func popSumWVec6x2(acc, E, XP, w []float64) { panic("nskernel: no vector kernels") }
 
 func popSumBackVec6x2(C, CP, B, E, XT, es []float64) { panic("nskernel: no vector kernels") }
+
+func popSumWVec9x3(acc, E, X, w []float64) { panic("nskernel: no vector kernels") }
+
+func popSumBackVec9x3(C, CP, B, E, XT, es []float64) { panic("nskernel: no vector kernels") }

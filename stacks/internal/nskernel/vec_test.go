@@ -45,6 +45,68 @@ func TestVecKernels(t *testing.T) {
 	}
 }
 
+// TestVecKernels9x3 checks the vector pop kernels of m = 9, |Q| = 3 against
+// the reference loops, with the slices cut exactly to size so that a read
+// or write past a block's last entry would show.
+func TestVecKernels9x3(t *testing.T) {
+	if !useVec {
+		t.Skip("no vector kernels in this build or on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(29, 30))
+	const m, Q, mm, mq = 9, 3, 81, 27
+	for _, nk := range []int{1, 2, 3, 8} {
+		name := fmt.Sprintf("nk=%d", nk)
+		E, X, w := randSlice(rng, nk*mm), randSlice(rng, nk*mq), randSlice(rng, nk)
+		w[nk/2] = 0
+		acc0 := randSlice(rng, mm)
+		want := refPopSumW(acc0, E, X, w, m, Q)
+		got := append([]float64(nil), acc0...)
+		popSumWVec9x3(got, E[:nk*mm:nk*mm], X[:nk*mq:nk*mq], w)
+		closeSlices(t, name+" popSumWVec9x3", got, want)
+
+		B := randSlice(rng, mm)
+		C0, CP0 := randSlice(rng, nk*mm), randSlice(rng, nk*mq)
+		wantC, wantCP := refPopSumBack(C0, CP0, B, E, X, w, m, Q)
+		// Guards after C and CP: the kernel must leave them alone.
+		cBuf := append(append([]float64(nil), C0...), 7, 7, 7, 7)
+		cpBuf := append(append([]float64(nil), CP0...), 7, 7, 7, 7)
+		xt := make([]float64, nk*mq)
+		permXT9x3(xt, X, nk)
+		popSumBackVec9x3(cBuf[:nk*mm:nk*mm], cpBuf[:nk*mq:nk*mq], B, E, xt, w)
+		closeSlices(t, name+" popSumBackVec9x3 C", cBuf[:nk*mm], wantC)
+		closeSlices(t, name+" popSumBackVec9x3 CP", cpBuf[:nk*mq], wantCP)
+		for _, g := range [][]float64{cBuf[nk*mm:], cpBuf[nk*mq:]} {
+			for _, v := range g {
+				if v != 7 {
+					t.Fatalf("%s: popSumBackVec9x3 wrote past its blocks: %v", name, g)
+				}
+			}
+		}
+	}
+}
+
+// TestPermXT9x3 checks the transposed layout entry by entry.
+func TestPermXT9x3(t *testing.T) {
+	const nk = 2
+	X := make([]float64, nk*27)
+	for i := range X {
+		X[i] = float64(i)
+	}
+	XT := make([]float64, nk*27)
+	permXT9x3(XT, X, nk)
+	for k := 0; k < nk; k++ {
+		for y := 0; y < 3; y++ {
+			for u := 0; u < 3; u++ {
+				for r := 0; r < 3; r++ {
+					if got, want := XT[k*27+9*y+3*r+u], X[k*27+9*y+3*u+r]; got != want {
+						t.Fatalf("k=%d (y,u,r)=(%d,%d,%d): %v, want %v", k, y, u, r, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestVecTape: the tape gives the same readings and gradients with and
 // without the vector kernels (to rounding).
 func TestVecTape(t *testing.T) {
@@ -56,6 +118,8 @@ func TestVecTape(t *testing.T) {
 		{States: 2, Symbols: 3, StateReading: true},
 		{States: 2, Symbols: 3, Fixed: true},
 		{States: 2, Symbols: 3, StateReading: true, Window: 7},
+		{States: 3, Symbols: 3, StateReading: true},
+		{States: 3, Symbols: 3, Fixed: true, Window: 9},
 	} {
 		const B, n = 3, 25
 		ld := randLD(rng, c, B, n, 3)
