@@ -14,14 +14,16 @@ import (
 // Model.Gradient, of each model kind at the size of the paper's CFL
 // experiments: batch 10, length 60, 20 hidden units, |Q| = 2, |Γ| = 3,
 // stack vectors of size 20 for Gref and JM; and the RNS-RNN with a window
-// D = 35 and with |Q| = 3 (padded reversal and the hardest CFL). The
-// graph is built and run once before timing.
+// D = 35 and with |Q| = 3 (padded reversal and the hardest CFL), each
+// also with the batch split in two parts run concurrently (Workers = 2).
+// The graph is built and run once before timing.
 func BenchmarkTrainStep(b *testing.B) {
 	const batch, length = 10, 60
 	base := nsrnn.Config{InputVocab: 3, OutputVocab: 4, Hidden: 20}
 	type bench struct {
-		name string
-		cfg  nsrnn.Config
+		name    string
+		cfg     nsrnn.Config
+		workers int
 	}
 	var benches []bench
 	for _, kind := range nsrnn.Kinds {
@@ -36,13 +38,15 @@ func BenchmarkTrainStep(b *testing.B) {
 		if kind == nsrnn.VRNS {
 			c.StackEmbedding = 5
 		}
-		benches = append(benches, bench{kind, c})
+		benches = append(benches, bench{kind, c, 0})
 	}
 	limited := benches[slices.IndexFunc(benches, func(b bench) bool { return b.name == nsrnn.RNS })].cfg
 	limited.Window = 35
 	q3 := benches[slices.IndexFunc(benches, func(b bench) bool { return b.name == nsrnn.RNS })].cfg
 	q3.States = 3
-	benches = append(benches, bench{"rns-D35", limited}, bench{"rns-Q3", q3})
+	rns := benches[slices.IndexFunc(benches, func(b bench) bool { return b.name == nsrnn.RNS })].cfg
+	benches = append(benches, bench{"rns-D35", limited, 0}, bench{"rns-Q3", q3, 0},
+		bench{"rns-workers2", rns, 2}, bench{"rns-Q3-workers2", q3, 2})
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	data := make([][]int, batch)
@@ -58,6 +62,7 @@ func BenchmarkTrainStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			m.Workers = bc.workers
 			if _, _, err := m.Gradient(data); err != nil {
 				b.Fatal(err)
 			}

@@ -50,6 +50,20 @@ type Model struct {
 	// precision in the package documentation.
 	Precision Precision
 
+	// Workers is the number of parts into which Gradient and Loss split a
+	// batch, each part run as a graph of its own on its own goroutine, with
+	// no synchronization between them until the parts' losses and
+	// gradients are combined (weighted by their sizes). 0 and 1 run a
+	// batch as one graph; more than the batch size runs one sequence per
+	// part. The result equals the whole batch's to rounding. Parts of a
+	// stack RNN use replicas of its stack (see stacks.Replicator), so
+	// that their scratch tapes are their own: the stacks' memory grows
+	// with Workers while the work per part shrinks. Worth it with idle
+	// cores (about 1.3× with two for the paper's CFL models), not when
+	// other runs keep every core busy. See "Parallel parts" in the
+	// package documentation.
+	Workers int
+
 	cfg    Config
 	kind   Kind
 	embed  *param.Param // nil for one-hot inputs
@@ -60,6 +74,10 @@ type Model struct {
 	params []*param.Param
 	graphs map[graphKey]*graph
 	order  []graphKey // least recently used first
+	// replicas[p-1] is the stack of part p ≥ 1 (see Workers).
+	replicas []stacks.Layer
+	// partGrads holds the combined gradients of a split batch.
+	partGrads [][]float64
 }
 
 // New builds a model from a validated configuration and initializes its
@@ -156,6 +174,10 @@ type graphKey struct {
 	mode     mode
 	n, batch int
 	grad     bool
+	// part is the part of a split batch the graph serves (see
+	// Model.Workers): graphs of different parts use different stack
+	// replicas and may run concurrently.
+	part int
 }
 
 var graphIDs atomic.Uint64
@@ -210,6 +232,18 @@ func (m *Model) graphFor(key graphKey) (*graph, error) {
 		delete(m.graphs, old)
 	}
 	return gr, nil
+}
+
+// stackFor returns the stack layer of the graphs of part p: the model's
+// own for part 0, a replica sharing its parameters otherwise.
+func (m *Model) stackFor(p int) stacks.Layer {
+	if p == 0 {
+		return m.stack
+	}
+	for len(m.replicas) < p {
+		m.replicas = append(m.replicas, m.stack.(stacks.Replicator).Replica())
+	}
+	return m.replicas[p-1]
 }
 
 func (m *Model) touch(key graphKey) {
@@ -267,7 +301,7 @@ func (m *Model) buildGraph(key graphKey) (*graph, error) {
 	var r *G.Node
 	if m.stack != nil {
 		var err error
-		if st, err = m.stack.Bind(pb, batch, stackSteps, stream); err != nil {
+		if st, err = m.stackFor(key.part).Bind(pb, batch, stackSteps, stream); err != nil {
 			return nil, fmt.Errorf("nsrnn: %w", err)
 		}
 		r = st.Initial()

@@ -2,6 +2,7 @@ package nsrnn
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -379,4 +380,75 @@ func TestSaveLoad(t *testing.T) {
 			t.Errorf("%s: got %v, want an ErrBadModelFile naming the file", tc.name, err)
 		}
 	}
+}
+
+// TestWorkersMatchOneGraph checks that a batch split into parts run
+// concurrently (Model.Workers) gives the loss and gradients of the whole
+// batch run as one graph, to rounding, for every model kind and for even,
+// uneven and more-parts-than-sequences splits; run it with -race to check
+// that the parts share no scratch space.
+func TestWorkersMatchOneGraph(t *testing.T) {
+	for name, cfg := range tinyConfigs() {
+		t.Run(name, func(t *testing.T) {
+			m, err := New(cfg, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(7, 8))
+			for _, p := range m.Params() {
+				for i := range p.Data() {
+					p.Data()[i] = rng.NormFloat64() * 0.5
+				}
+			}
+			for _, c := range []struct{ batch, workers int }{{4, 2}, {5, 2}, {5, 3}, {2, 4}} {
+				batch := randomBatch(rng, c.batch, 6, cfg.InputVocab)
+				m.Workers = 1
+				want, wantGrads, err := m.Gradient(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantGrads = cloneGrads(wantGrads)
+				wantLoss, err := m.Loss(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m.Workers = c.workers
+				for rep := 0; rep < 2; rep++ { // the second run reuses the parts' graphs
+					got, grads, err := m.Gradient(batch)
+					if err != nil {
+						t.Fatal(err)
+					}
+					gotLoss, err := m.Loss(batch)
+					if err != nil {
+						t.Fatal(err)
+					}
+					tag := fmt.Sprintf("batch %d in %d parts, run %d", c.batch, c.workers, rep+1)
+					if !relClose(got, want, 1e-12) || !relClose(gotLoss, wantLoss, 1e-12) || !relClose(got, gotLoss, 1e-12) {
+						t.Fatalf("%s: losses %v and %v, one graph %v", tag, got, gotLoss, want)
+					}
+					for i, g := range grads {
+						for j := range g {
+							if !relClose(g[j], wantGrads[i][j], 1e-10) {
+								t.Fatalf("%s: %s[%d] gradient %v, one graph %v", tag, m.Params()[i].Name, j, g[j], wantGrads[i][j])
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func cloneGrads(g [][]float64) [][]float64 {
+	out := make([][]float64, len(g))
+	for i := range g {
+		out[i] = append([]float64(nil), g[i]...)
+	}
+	return out
+}
+
+// relClose reports whether a and b agree to within rel relative to the larger
+// magnitude (and 1e-300 absolute).
+func relClose(a, b, rel float64) bool {
+	return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b))+1e-300
 }

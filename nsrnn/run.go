@@ -3,7 +3,9 @@ package nsrnn
 import (
 	"fmt"
 	"math"
+	"sync"
 
+	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 
 	"github.com/nsrnn/nsrnn/stacks"
@@ -19,21 +21,37 @@ func (m *Model) checkSymbols(w []int, what string, i int, output bool) error {
 	return nil
 }
 
-// load checks a batch and writes it into the graph's input tensors.
-func (m *Model) load(batch [][]int, grad bool) (*graph, error) {
+// check reports a batch that is empty, has sequences of different
+// lengths or a symbol outside the vocabularies.
+func (m *Model) check(batch [][]int) error {
 	if len(batch) == 0 {
-		return nil, fmt.Errorf("nsrnn: empty batch")
+		return fmt.Errorf("nsrnn: empty batch")
 	}
 	n := len(batch[0])
 	for i, w := range batch {
 		if len(w) != n {
-			return nil, fmt.Errorf("nsrnn: batch sequences must have one length: sequence 0 has %d symbols, sequence %d has %d", n, i, len(w))
+			return fmt.Errorf("nsrnn: batch sequences must have one length: sequence 0 has %d symbols, sequence %d has %d", n, i, len(w))
 		}
 		if err := m.checkSymbols(w, "sequence", i, true); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	gr, err := m.graphFor(graphKey{mode: sentenceMode, n: n, batch: len(batch), grad: grad})
+	return nil
+}
+
+// load checks a batch and writes it into the graph's input tensors.
+func (m *Model) load(batch [][]int, grad bool) (*graph, error) {
+	if err := m.check(batch); err != nil {
+		return nil, err
+	}
+	return m.loadPart(batch, grad, 0)
+}
+
+// loadPart writes a checked batch into the input tensors of the graph of
+// the given part.
+func (m *Model) loadPart(batch [][]int, grad bool, part int) (*graph, error) {
+	n := len(batch[0])
+	gr, err := m.graphFor(graphKey{mode: sentenceMode, n: n, batch: len(batch), grad: grad, part: part})
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +65,88 @@ func (m *Model) load(batch [][]int, grad bool) (*graph, error) {
 		tgt[i*(n+1)+n] = float64(m.EOS())
 	}
 	return gr, nil
+}
+
+// parts returns the number of parts a batch of size b is split into.
+func (m *Model) parts(b int) int {
+	w := min(m.Workers, b)
+	if w > 1 && m.stack != nil {
+		if _, ok := m.stack.(stacks.Replicator); !ok {
+			return 1
+		}
+	}
+	return max(w, 1)
+}
+
+// runParts runs a batch split into m.parts parts (contiguous, sizes
+// differing by at most one), each on its own goroutine, and returns the
+// batch's loss (the parts' losses weighted by their sizes) and, with
+// grad, its gradients.
+func (m *Model) runParts(batch [][]int, grad bool) (float64, [][]float64, error) {
+	if err := m.check(batch); err != nil {
+		return 0, nil, err
+	}
+	np := m.parts(len(batch))
+	if np == 1 {
+		gr, err := m.loadPart(batch, grad, 0)
+		if err != nil {
+			return 0, nil, err
+		}
+		loss, err := gr.run()
+		if err != nil || !grad {
+			return loss, nil, err
+		}
+		return loss, m.grads(gr), nil
+	}
+	grs := make([]*graph, np)
+	weights := make([]float64, np)
+	for p, lo := 0, 0; p < np; p++ {
+		size := len(batch) / np
+		if p < len(batch)%np {
+			size++
+		}
+		gr, err := m.loadPart(batch[lo:lo+size], grad, p)
+		if err != nil {
+			return 0, nil, err
+		}
+		grs[p], weights[p] = gr, float64(size)/float64(len(batch))
+		lo += size
+	}
+	losses, errs := make([]float64, np), make([]error, np)
+	var wg sync.WaitGroup
+	for p := 1; p < np; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			losses[p], errs[p] = grs[p].run()
+		}()
+	}
+	losses[0], errs[0] = grs[0].run()
+	wg.Wait()
+	var loss float64
+	for p, err := range errs {
+		if err != nil {
+			return 0, nil, err
+		}
+		loss += weights[p] * losses[p]
+	}
+	if !grad {
+		return loss, nil, nil
+	}
+	if m.partGrads == nil {
+		m.partGrads = make([][]float64, len(m.params))
+		for i, p := range m.params {
+			m.partGrads[i] = make([]float64, p.Size())
+		}
+	}
+	for i, prm := range m.params {
+		dst := m.partGrads[i]
+		clear(dst)
+		for p, gr := range grs {
+			floats.AddScaled(dst, weights[p], gr.pb.Grad(prm))
+		}
+	}
+	return loss, m.partGrads, nil
 }
 
 func (gr *graph) run() (float64, error) {
@@ -78,26 +178,15 @@ func (m *Model) grads(gr *graph) [][]float64 {
 // the sum over the n+1 predictions w_1 … w_n, EOS of −log p, averaged over
 // the batch (nats per sequence).
 func (m *Model) Loss(batch [][]int) (float64, error) {
-	gr, err := m.load(batch, false)
-	if err != nil {
-		return 0, err
-	}
-	return gr.run()
+	loss, _, err := m.runParts(batch, false)
+	return loss, err
 }
 
 // Gradient returns the loss of a batch (as Loss) and its gradient with
 // respect to each parameter, in the order of Params. The gradient slices
 // are owned by the model and valid until its next call.
 func (m *Model) Gradient(batch [][]int) (float64, [][]float64, error) {
-	gr, err := m.load(batch, true)
-	if err != nil {
-		return 0, nil, err
-	}
-	loss, err := gr.run()
-	if err != nil {
-		return 0, nil, err
-	}
-	return loss, m.grads(gr), nil
+	return m.runParts(batch, true)
 }
 
 // LogProbs returns, for each sequence of a batch of one length n, the

@@ -37,7 +37,7 @@ type Gref struct {
 	hidden, m              int
 	wu, bu, wd, bd, wv, bv *param.Param
 	// tapes holds one tape per batch size, shared by the graphs bound to
-	// the stack (graphs of one model never run concurrently).
+	// the stack (which therefore must not run concurrently; see Replicator).
 	tapes map[int]*baseline.Gref
 }
 
@@ -87,6 +87,14 @@ func initAffine(ps []*param.Param, r param.Rule, rng *rand.Rand) {
 // one element with every step, so it is not carried.
 func (s *Gref) Carryable() error {
 	return fmt.Errorf("stacks: the stratification (gref) stack's state grows by one vector with every step, so it is not carried from one run to the next: %w", ErrNoCarry)
+}
+
+// Replica implements Replicator: a Gref sharing the parameters of s, with
+// its own scratch tapes.
+func (s *Gref) Replica() Layer {
+	c := *s
+	c.tapes = nil
+	return &c
 }
 
 // UnmarshalState implements Layer; it always fails (see Carryable).

@@ -101,6 +101,14 @@ func (s *JM) Carryable() error {
 	return nil
 }
 
+// Replica implements Replicator: a JM sharing the parameters of s, with
+// its own scratch tapes.
+func (s *JM) Replica() Layer {
+	c := *s
+	c.tapes = nil
+	return &c
+}
+
 // UnmarshalState implements Layer.
 func (s *JM) UnmarshalState(data []byte) (State, error) {
 	if err := s.Carryable(); err != nil {

@@ -107,7 +107,7 @@ type NS struct {
 	// for the forward and backward pass of one run: everything a run
 	// leaves behind (its final state, its action weights) is copied out
 	// of it into the instance, so graphs bound to one stack may share it
-	// as long as they do not run concurrently.
+	// as long as they do not run concurrently (see Replicator).
 	tapes map[int]*nskernel.Tape
 }
 
@@ -190,6 +190,14 @@ func (s *NS) Carryable() error {
 		return fmt.Errorf("stacks: the unlimited %s stack keeps every column of its dynamic program; only the memory-limited stack (a window D ≥ 1) can carry its state: %w", s.cfg.Variant(), ErrNoCarry)
 	}
 	return nil
+}
+
+// Replica implements Replicator: a NS sharing the parameters of s, with
+// its own scratch tapes.
+func (s *NS) Replica() Layer {
+	c := *s
+	c.tapes = nil
+	return &c
 }
 
 var graphIDs atomic.Uint64

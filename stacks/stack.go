@@ -36,6 +36,18 @@ type Layer interface {
 	UnmarshalState(data []byte) (State, error)
 }
 
+// Replicator is implemented by the layers whose graphs may run at the same
+// time as the graphs of a replica. A layer keeps scratch space (the
+// dynamic programs' tapes) shared by the graphs bound to it, which
+// therefore must not run concurrently; graphs bound to different replicas
+// may.
+type Replicator interface {
+	// Replica returns a layer with the same configuration and the same
+	// parameters (the same *param.Param values, so that Init and updates
+	// reach both) and scratch space of its own.
+	Replica() Layer
+}
+
 // Instance is a stack bound to one graph.
 type Instance interface {
 	// Initial returns the reading r_0 of the state the run starts from, a

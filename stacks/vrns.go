@@ -162,7 +162,8 @@ type VRNS struct {
 	wv, bv *param.Param
 	w0     *param.Param // nil unless the bottom vector is learned
 	// tapes holds one scratch tape per batch size, shared by the graphs
-	// bound to the stack (which therefore must not run concurrently).
+	// bound to the stack (which therefore must not run concurrently; see
+	// Replicator).
 	tapes map[int]*vrnskernel.Tape
 }
 
@@ -230,6 +231,14 @@ func (s *VRNS) Carryable() error {
 		return fmt.Errorf("stacks: the unlimited VRNS stack keeps every column of its dynamic program; only the memory-limited stack (a window D ≥ 1) can carry its state: %w", ErrNoCarry)
 	}
 	return nil
+}
+
+// Replica implements Replicator: a VRNS sharing the parameters of s, with
+// its own scratch tapes.
+func (s *VRNS) Replica() Layer {
+	c := *s
+	c.tapes = nil
+	return &c
 }
 
 // tape returns the scratch tape for the batch size with room for at least

@@ -41,6 +41,7 @@ type costSettings struct {
 	StackEmbedding int    `json:"stack_embedding"`
 	Epochs         int    `json:"epochs"`
 	Seed           uint64 `json:"seed"`
+	Workers        int    `json:"workers"`
 }
 
 // costMeasure is one model's measurement.
@@ -85,6 +86,7 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&s.StackEmbedding, "stack-embedding", 20, "stack vector size of "+joinNames(cli.KindsUsing("stack-embedding")))
 	fs.IntVar(&s.Epochs, "epochs", 2, "epochs run per model; the last is timed (the first builds the cached graphs)")
 	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the data and the initial parameters")
+	workers := workersFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	inProcess := fs.Bool("in-process", false, "measure in this process instead of a subprocess per model (peak memory is then the Go runtime's Sys, cumulative)")
 	worker := fs.String("worker", "", "measure this one model and print its JSON (used by cost itself)")
@@ -99,9 +101,10 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	if s.MinLength, s.MaxLength, err = parseLengths(*lengths); err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	}
-	if s.TrainSize < 1 || s.ValidSize < 1 || s.BatchSize < 1 || s.Hidden < 1 || s.Epochs < 1 {
-		return fmt.Errorf("--train-size, --valid-size, --batch-size, --hidden and --epochs must be at least 1")
+	if s.TrainSize < 1 || s.ValidSize < 1 || s.BatchSize < 1 || s.Hidden < 1 || s.Epochs < 1 || *workers < 1 {
+		return fmt.Errorf("--train-size, --valid-size, --batch-size, --hidden, --epochs and --workers must be at least 1")
 	}
+	s.Workers = *workers
 	if *worker != "" {
 		m, err := measureCost(*worker, s)
 		if err != nil {
@@ -212,6 +215,7 @@ func measureCost(kind string, s costSettings) (*costMeasure, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.Workers = s.Workers
 	var last nsrnn.EpochRecord
 	tc := nsrnn.TrainConfig{
 		LR: 0.005, MaxEpochs: s.Epochs, EarlyStop: s.Epochs + 1, Schedule: &nsrnn.Plateau{Factor: 0.9, Patience: s.Epochs + 1}, Seed: experiment.ShuffleSeed(s.Seed),
@@ -243,8 +247,8 @@ func measureCost(kind string, s costSettings) (*costMeasure, error) {
 // writeCostTable prints the report as a table like the paper's appendix C.
 func writeCostTable(w io.Writer, rep costReport) error {
 	s := rep.Settings
-	fmt.Fprintf(w, "Wall-clock cost on %s: %d hidden units, batch %d, lengths %d–%d, |Q|=%d, |Γ|=%d, stack vectors %d; GOMAXPROCS %d.\n",
-		rep.Task, s.Hidden, s.BatchSize, s.MinLength, s.MaxLength, s.States, s.Symbols, s.StackEmbedding, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(w, "Wall-clock cost on %s: %d hidden units, batch %d, lengths %d–%d, |Q|=%d, |Γ|=%d, stack vectors %d; GOMAXPROCS %d, %d parts per batch.\n",
+		rep.Task, s.Hidden, s.BatchSize, s.MinLength, s.MaxLength, s.States, s.Symbols, s.StackEmbedding, runtime.GOMAXPROCS(0), s.Workers)
 	fmt.Fprintf(w, "Estimated, not measured: %s.\n\n", rep.Note)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "model\tparams\tsubset train s\tsubset valid s\ts per epoch (scaled)\t× LSTM\tpeak MiB\t× LSTM\t")

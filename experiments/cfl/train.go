@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -50,6 +51,12 @@ func protocolFlags(fs *pflag.FlagSet, s *experiment.Settings, lr float64, epochs
 	return lengths
 }
 
+// workersFlag registers --workers, the number of parts of each batch run
+// in parallel (nsrnn.Model.Workers).
+func workersFlag(fs *pflag.FlagSet) *int {
+	return fs.Int("workers", runtime.GOMAXPROCS(0), "parts of each batch run in parallel, one goroutine each (default GOMAXPROCS: every core; a sweep's runs get CPUs/jobs); results differ between part counts only by rounding")
+}
+
 // checkProtocol parses the lengths into s and checks the protocol flags
 // that protocolFlags registered, naming the flag at fault.
 func checkProtocol(s *experiment.Settings, lengths string) error {
@@ -90,6 +97,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "output directory (required): run.json, log.jsonl, checkpoint, then model and summary.json")
 	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its last finished epoch")
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
+	workers := workersFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -105,6 +113,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	switch {
+	case *workers < 1:
+		return fmt.Errorf("--workers %d must be at least 1", *workers)
 	case s.EarlyStop < 1:
 		return fmt.Errorf("--early-stop %d must be at least 1", s.EarlyStop)
 	case *out == "":
@@ -133,6 +143,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	m.Workers = *workers
 	tc := s.TrainConfig(d.LowerBound.Entropy)
 	tc.Checkpoint = filepath.Join(*out, experiment.CheckpointFile)
 	intr := catchInterrupts(stderr)

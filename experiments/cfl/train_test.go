@@ -93,6 +93,7 @@ func TestTrainCommandFlagErrors(t *testing.T) {
 		{"infinite --lr", base("", "--lr", "+Inf"), "--lr"},
 		{"zero --clip", base("", "--clip", "0"), "--clip"},
 		{"negative --clip", base("", "--clip", "-5"), "--clip"},
+		{"zero --workers", base("", "--workers", "0"), "--workers"},
 		{"NaN --clip", base("", "--clip", "NaN"), "--clip"},
 		{"infinite --clip", base("", "--clip", "Inf"), "--clip"},
 		{"unknown flag", base("", "--learning-rate", "0.1"), "--learning-rate"},
