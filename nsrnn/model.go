@@ -59,9 +59,9 @@ type Model struct {
 	// stack RNN use replicas of its stack (see stacks.Replicator), so
 	// that their scratch tapes are their own: the stacks' memory grows
 	// with Workers while the work per part shrinks. Worth it with idle
-	// cores (about 1.3× with two for the paper's CFL models), not when
-	// other runs keep every core busy. See "Parallel parts" in the
-	// package documentation.
+	// cores (a training step of the paper's CFL models takes about 1.5×
+	// less time with two), not when other runs keep every core busy. See
+	// "Parallel parts" in the package documentation.
 	Workers int
 
 	cfg    Config

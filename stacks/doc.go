@@ -138,7 +138,10 @@
 // shared by the graphs bound to one stack for one batch size; everything a
 // run leaves behind (its final state, its action weights) is copied out of
 // the tape, so those graphs may run one after another but not
-// concurrently.
+// concurrently. Graphs that must run at the same time (parts of one batch
+// on several cores) are bound to replicas: every stack here implements
+// Replicator, whose Replica shares the parameters and keeps tapes of its
+// own.
 //
 // The heavy numeric kernels live in internal packages and work on plain
 // []float64 slices, so that they can be tested and benchmarked without a
