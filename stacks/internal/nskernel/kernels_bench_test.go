@@ -6,8 +6,10 @@ import (
 	"testing"
 )
 
-// Micro-benchmarks of the pop kernels at nk = 30 split points; they report
-// the multiply-adds per op in MFMA/op.
+// Micro-benchmarks of the pop kernels at nk = 30 split points through the
+// dispatchers popSumW and popSumBack (G' blocks in their own layout: on
+// AVX2 and FMA the forward 9×3 case is the vector kernel, the others are
+// the scalar ones); they report the multiply-adds per op in MFMA/op.
 func BenchmarkPopKernels(b *testing.B) {
 	for _, sh := range [][2]int{{6, 2}, {9, 3}} {
 		m, Q := sh[0], sh[1]
