@@ -10,6 +10,9 @@ func (s *seq) backward(b int, gr, gd []float64) {
 	eRep, ePop := s.eRep[b*mm:(b+1)*mm], s.ePop[b*mq:(b+1)*mq]
 	dRep, dPop := s.dRep[b], s.dPop[b]
 	lo := s.lo(b)
+	// The per-column factors of the forward pass (see step).
+	inc := s.psi[b] - s.psi[b-1]
+	cr, cp := hfac(dRep-inc), hfac(dPop-inc)
 	clear(s.crep)
 	clear(s.axrep)
 	clear(s.cpop)
@@ -48,6 +51,11 @@ func (s *seq) backward(b int, gr, gd []float64) {
 			}
 		}
 		lb := s.la[b*m : (b+1)*m]
+		// exp(ᾱ_a + β_ab − ᾱ_b) = ha_a·hb_ab/ha_b.
+		iha := 0.0
+		if h := s.ha[b]; h != 0 {
+			iha = 1 / h
+		}
 		for a := lo; a < b; a++ {
 			bi := s.blk(a, b)
 			if s.abar[a] == negInf || s.beta[bi] == negInf {
@@ -62,7 +70,10 @@ func (s *seq) backward(b int, gr, gd []float64) {
 				}
 				continue
 			}
-			es := math.Exp(sh)
+			es := s.ha[a] * s.hb[bi] * iha
+			if es == 0 {
+				es = math.Exp(sh)
+			}
 			if es == 0 {
 				continue
 			}
@@ -155,6 +166,11 @@ func (s *seq) backward(b int, gr, gd []float64) {
 			copy(s.gpush, A)
 			continue
 		}
+		// c = exp(ψ_b − ψ_a − β_ab) = 1/hb_ab.
+		c := 0.0
+		if h := s.hb[bi]; h != 0 {
+			c = 1 / h
+		}
 		xb := s.blk(a, b-1)
 		if s.beta[xb] != negInf && dRep != negInf {
 			sh := s.beta[xb] + dRep - s.beta[bi]
@@ -165,7 +181,7 @@ func (s *seq) backward(b int, gr, gd []float64) {
 						s.exactRepBack(a, b, e/m, e%m, A[e], s.lat(bi, e))
 					}
 				}
-			} else if es := math.Exp(sh); es != 0 {
+			} else if es := rescale(s.hb[xb]*cr*c, sh); es != 0 {
 				matMulBT(s.C[xb*mm:(xb+1)*mm], B, eRep, es, m, m, m)
 				matMulAT(s.crep, s.E[xb*mm:(xb+1)*mm], B, es, m, m, m)
 			}
@@ -174,7 +190,6 @@ func (s *seq) backward(b int, gr, gd []float64) {
 		if a+1 <= b-2 {
 			pk0 = s.gp(a+1, b)
 		}
-		c := hfac(s.psi[b] - s.psi[a] - s.beta[bi])
 		if nk := b - 2 - a; nk > 0 {
 			wk := s.wk[:nk]
 			bt, tt := s.beta[bk0:bk0+nk], s.tau[pk0:pk0+nk]
@@ -266,13 +281,18 @@ func (s *seq) backward(b int, gr, gd []float64) {
 			continue
 		}
 		sh := s.beta[xb] + dPop - s.tau[pk]
+		// exp(sh) = hb_{k,b−1}·cp/hp_kb.
+		ihp := 0.0
+		if h := s.hp[pk]; h != 0 {
+			ihp = 1 / h
+		}
 		if sh > bwdThr {
 			for e, xv := range X {
 				if xv >= eBad && A[e] != 0 {
 					s.exactGpBack(k, b, e/Q, e%Q, A[e], s.latP(pk, e))
 				}
 			}
-		} else if es := math.Exp(sh); es != 0 {
+		} else if es := rescale(s.hb[xb]*cp*ihp, sh); es != 0 {
 			matMulBT(s.C[xb*mm:(xb+1)*mm], B, ePop, es, m, m, Q)
 			matMulAT(s.cpop, s.E[xb*mm:(xb+1)*mm], B, es, m, m, Q)
 		}
@@ -305,6 +325,15 @@ func (s *seq) backward(b int, gr, gd []float64) {
 		}
 	}
 	_ = col
+}
+
+// rescale returns h, a product of range-limited exponentials equal to
+// exp(sh), or exp(sh) itself where h is 0 (a factor out of range).
+func rescale(h, sh float64) float64 {
+	if h != 0 {
+		return h
+	}
+	return math.Exp(sh)
 }
 
 func (s *seq) exactAlphaBack(a, b, j int, A, L float64) {

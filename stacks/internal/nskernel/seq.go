@@ -52,6 +52,7 @@ type seq struct {
 
 	la, aE, Ca, AXa []float64
 	abar            []float64
+	ha              []float64 // hfac(abar[p] − psi[p]) per position
 
 	// per column: push (m·m), rep (m·m), pop (m·Q) log weights, internal order
 	dl         []float64
@@ -123,6 +124,7 @@ func (s *seq) init(c Config, capPos int) {
 	s.Ca = make([]float64, capPos*m)
 	s.AXa = make([]float64, capPos*m)
 	s.abar = make([]float64, capPos)
+	s.ha = make([]float64, capPos)
 	s.dl = make([]float64, capPos*s.na)
 	s.eRep = make([]float64, capPos*mm)
 	s.ePop = make([]float64, capPos*mq)
@@ -209,6 +211,30 @@ func (s *seq) setBlockLog(bi int, l []float64) {
 	s.clearAdj(bi)
 }
 
+// pow2Scale returns f = 2^−e and e for the power of two with x·f in
+// [0.5, 1), for finite x > 0.
+func pow2Scale(x float64) (f float64, e int) {
+	bits := math.Float64bits(x)
+	if ex := int(bits>>52) & 0x7ff; ex > 1 && ex < 2045 {
+		e = ex - 1022
+		return math.Float64frombits(uint64(1023-e) << 52), e
+	}
+	_, e = math.Frexp(x)
+	return math.Ldexp(1, -e), e
+}
+
+// scaledH returns hfac(x) for x = y + e·ln 2, a shift from finalize's fast
+// path (fast true), without exp when hy, exp(y), is not 0.
+func scaledH(x, hy float64, e int, fast bool) float64 {
+	if !(x >= -hLim && x <= hLim) {
+		return 0
+	}
+	if fast && hy != 0 {
+		return math.Ldexp(hy, e)
+	}
+	return math.Exp(x)
+}
+
 // hfac returns exp(x) for |x| ≤ hLim and 0 (meaning "compute directly")
 // otherwise.
 func hfac(x float64) float64 {
@@ -234,6 +260,7 @@ func (s *seq) setAlpha(p int, l []float64) {
 		b = math.Max(b, v)
 	}
 	s.abar[p] = b
+	s.ha[p] = hfac(b - s.psi[p])
 	for i, v := range l {
 		if b == negInf {
 			aE[i] = 0
@@ -252,8 +279,8 @@ func (s *seq) begin() {
 		oh[i] = negInf
 	}
 	oh[0] = 0
-	s.setAlpha(0, oh[:m])
 	s.psi[0], s.psi[1] = 0, 0
+	s.setAlpha(0, oh[:m])
 	if s.fixed {
 		s.setAlpha(1, oh[:m])
 		for i := range oh {
@@ -295,6 +322,9 @@ func (s *seq) beginState(np int, st *seqState) {
 	copy(s.aE, st.aE)
 	copy(s.abar, st.abar)
 	copy(s.psi, st.psi)
+	for p := 0; p < np; p++ {
+		s.ha[p] = hfac(s.abar[p] - s.psi[p])
+	}
 	clear(s.Ca[:np*m])
 	clear(s.AXa[:np*m])
 	j := 0
@@ -389,8 +419,10 @@ const (
 )
 
 // finalize turns fast-path results R (shift S) into a stored block: it
-// recomputes underflowing entries exactly and returns the block shift.
-func (s *seq) finalize(R []float64, S float64, E, Lx []float64, kind, a, b int) float64 {
+// recomputes underflowing entries exactly and returns the block shift. On
+// the fast path (fast true) the mantissas are R scaled by a power of two,
+// E = R·2^−e exactly, and the shift is S + e·ln 2: no exp or log.
+func (s *seq) finalize(R []float64, S float64, E, Lx []float64, kind, a, b int) (shift float64, e int, fast bool) {
 	if S != negInf {
 		// Fast path: no entry underflows and none needs its exact log.
 		rmin, rmax := R[0], R[0]
@@ -403,14 +435,13 @@ func (s *seq) finalize(R []float64, S float64, E, Lx []float64, kind, a, b int) 
 			}
 		}
 		if rmin >= fwdTiny {
-			beta := S + math.Log(rmax)
-			f := math.Exp(S - beta)
+			f, e := pow2Scale(rmax)
 			if rmin*f >= deepE {
 				E = E[:len(R)]
-				for e, v := range R {
-					E[e] = v * f
+				for i, v := range R {
+					E[i] = v * f
 				}
-				return beta
+				return S + float64(e)*math.Ln2, e, true
 			}
 		}
 	}
@@ -445,7 +476,7 @@ func (s *seq) finalize(R []float64, S float64, E, Lx []float64, kind, a, b int) 
 			E[e] = 0
 			Lx[e] = negInf
 		}
-		return beta
+		return beta, 0, false
 	}
 	f := math.Exp(S - beta)
 	for e, v := range R {
@@ -458,7 +489,7 @@ func (s *seq) finalize(R []float64, S float64, E, Lx []float64, kind, a, b int) 
 			E[e] = math.Exp(Lx[e] - beta)
 		}
 	}
-	return beta
+	return beta, 0, false
 }
 
 // step computes the next column from ld (external action layout) and
@@ -498,6 +529,9 @@ func (s *seq) step(ld, out []float64) {
 		inc = 0
 	}
 	s.psi[b] = s.psi[b-1] + inc
+	// A rep or pop weight relative to the potential: exp(β_{a,b−1} + dRep
+	// − S) = hb_{a,b−1}·cr·exp(ψ_b − ψ_a − S), and likewise for pops.
+	cr, cp := hfac(dRep-inc), hfac(dPop-inc)
 
 	lo := s.lo(b)
 	// G' blocks of column b.
@@ -509,8 +543,10 @@ func (s *seq) step(ld, out []float64) {
 		if S != negInf {
 			matMul(R, s.E[xb*mm:(xb+1)*mm], ePop, m, m, Q)
 		}
-		s.tau[pi] = s.finalize(R, S, s.X[pi*mq:(pi+1)*mq], s.LxP[pi*mq:(pi+1)*mq], kindGp, k, b)
-		s.hp[pi] = hfac(s.tau[pi] - (s.psi[b] - s.psi[k]))
+		tau, e, fast := s.finalize(R, S, s.X[pi*mq:(pi+1)*mq], s.LxP[pi*mq:(pi+1)*mq], kindGp, k, b)
+		s.tau[pi] = tau
+		// τ − (ψ_b − ψ_k) = (β_{k,b−1} − (ψ_{b−1} − ψ_k)) + (dPop − inc) + e·ln 2.
+		s.hp[pi] = scaledH(tau-(s.psi[b]-s.psi[k]), s.hb[xb]*cp, e, fast)
 		clear(s.CP[pi*mq : (pi+1)*mq])
 		if s.axpNZ[pi] {
 			clear(s.AXP[pi*mq : (pi+1)*mq])
@@ -550,8 +586,8 @@ func (s *seq) step(ld, out []float64) {
 		if Mr > S {
 			S = Mr
 		}
+		c := hfac(s.psi[b] - s.psi[a] - S) // 0 for S = −∞
 		if M != negInf {
-			c := hfac(s.psi[b] - s.psi[a] - S)
 			wk := s.wk[:nk]
 			bt, tt := s.beta[bk0:bk0+nk], s.tau[pk0:pk0+nk]
 			hb, hp := s.hb[bk0:bk0+nk], s.hp[pk0:pk0+nk]
@@ -571,12 +607,22 @@ func (s *seq) step(ld, out []float64) {
 			}
 		}
 		if Mr != negInf {
-			if fr := math.Exp(Mr - S); fr != 0 {
+			fr := s.hb[xb] * cr * c
+			if fr == 0 {
+				fr = math.Exp(Mr - S)
+			}
+			if fr != 0 {
 				matMulScaled(acc, s.E[xb*mm:(xb+1)*mm], eRep, fr, m)
 			}
 		}
-		s.beta[bi] = s.finalize(acc, S, s.E[bi*mm:(bi+1)*mm], s.Lx[bi*mm:(bi+1)*mm], kindGamma, a, b)
-		s.setH(a, b)
+		beta, e, fast := s.finalize(acc, S, s.E[bi*mm:(bi+1)*mm], s.Lx[bi*mm:(bi+1)*mm], kindGamma, a, b)
+		s.beta[bi] = beta
+		// β − (ψ_b − ψ_a) = (S − (ψ_b − ψ_a)) + e·ln 2, and exp(S − (ψ_b − ψ_a)) = 1/c.
+		hS := 0.0
+		if c != 0 {
+			hS = 1 / c
+		}
+		s.hb[bi] = scaledH(beta-(s.psi[b]-s.psi[a]), hS, e, fast)
 	}
 	// α[b].
 	acc := s.acc[:m]
@@ -588,13 +634,18 @@ func (s *seq) step(ld, out []float64) {
 		}
 	}
 	if M != negInf {
+		// exp(ᾱ_a + β_ab − M) = ha_a·hb_ab·exp(ψ_b − M).
+		cm := hfac(s.psi[b] - M)
 		for a := lo; a < b; a++ {
 			bi := s.blk(a, b)
 			v := s.abar[a] + s.beta[bi]
 			if v == negInf {
 				continue
 			}
-			w := math.Exp(v - M)
+			w := s.ha[a] * s.hb[bi] * cm
+			if w == 0 {
+				w = math.Exp(v - M)
+			}
 			if w == 0 {
 				continue
 			}
