@@ -13,6 +13,13 @@ func (s *seq) backward(b int, gr, gd []float64) {
 	// The per-column factors of the forward pass (see step).
 	inc := s.psi[b] - s.psi[b-1]
 	cr, cp := hfac(dRep-inc), hfac(dPop-inc)
+	vec, vec9 := s.vec(), s.vec9()
+	if vec || vec9 {
+		// Transposed rep and pop weights: the products with them below
+		// become A·B for the vector kernel.
+		transpose(s.eRepT, eRep, m, m)
+		transpose(s.ePopT, ePop, m, Q)
+	}
 	clear(s.crep)
 	clear(s.axrep)
 	clear(s.cpop)
@@ -91,7 +98,6 @@ func (s *seq) backward(b int, gr, gd []float64) {
 		}
 	}
 
-	vec, vec9 := s.vec(), s.vec9()
 	if b-2 > lo {
 		switch {
 		case vec:
@@ -182,7 +188,11 @@ func (s *seq) backward(b int, gr, gd []float64) {
 					}
 				}
 			} else if es := rescale(s.hb[xb]*cr*c, sh); es != 0 {
-				matMulBT(s.C[xb*mm:(xb+1)*mm], B, eRep, es, m, m, m)
+				if vec || vec9 {
+					mulAddV(s.C[xb*mm:(xb+1)*mm], B, s.eRepT, es, m, m, m, 1)
+				} else {
+					matMulBT(s.C[xb*mm:(xb+1)*mm], B, eRep, es, m, m, m)
+				}
 				matMulAT(s.crep, s.E[xb*mm:(xb+1)*mm], B, es, m, m, m)
 			}
 		}
@@ -293,7 +303,11 @@ func (s *seq) backward(b int, gr, gd []float64) {
 				}
 			}
 		} else if es := rescale(s.hb[xb]*cp*ihp, sh); es != 0 {
-			matMulBT(s.C[xb*mm:(xb+1)*mm], B, ePop, es, m, m, Q)
+			if vec || vec9 {
+				mulAddV(s.C[xb*mm:(xb+1)*mm], B, s.ePopT, es, m, Q, Q, 1)
+			} else {
+				matMulBT(s.C[xb*mm:(xb+1)*mm], B, ePop, es, m, m, Q)
+			}
 			matMulAT(s.cpop, s.E[xb*mm:(xb+1)*mm], B, es, m, m, Q)
 		}
 		if anyBad {
@@ -334,6 +348,15 @@ func rescale(h, sh float64) float64 {
 		return h
 	}
 	return math.Exp(sh)
+}
+
+// transpose sets dst (c×r) to the transpose of src (r×c).
+func transpose(dst, src []float64, r, c int) {
+	for i := 0; i < r; i++ {
+		for j, v := range src[i*c : (i+1)*c] {
+			dst[j*r+i] = v
+		}
+	}
 }
 
 func (s *seq) exactAlphaBack(a, b, j int, A, L float64) {

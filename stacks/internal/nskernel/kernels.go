@@ -22,6 +22,10 @@ func matMul(R, A, B []float64, n, k, p int) {
 
 // matMulScaled sets R (m×m) += f · A (m×m) · B (m×m).
 func matMulScaled(R, A, B []float64, f float64, m int) {
+	if useVec && (m == 6 || m == 9) {
+		mulAddV(R, A, B, f, m, m, m, 1)
+		return
+	}
 	if matMulScaledFixed(R, A, B, f, m) {
 		return
 	}
@@ -84,6 +88,10 @@ func matMulBT(C, A, B []float64, f float64, n, k, p int) {
 
 // matMulAT sets C (k×p) += f · Aᵀ · B, A being n×k and B n×p.
 func matMulAT(C, A, B []float64, f float64, n, k, p int) {
+	if useVec && (k == 6 || k == 9) && p == k && (n == k || n == 1) {
+		mulAddV(C, A, B, f, k, n, 1, k)
+		return
+	}
 	if matMulATFixed(C, A, B, f, n, k, p) {
 		return
 	}
@@ -99,6 +107,16 @@ func matMulAT(C, A, B []float64, f float64, n, k, p int) {
 				c[j] += av * bv
 			}
 		}
+	}
+}
+
+// mulAddV is the vector product kernel (mulAdd6, mulAdd9) for m×m R and
+// K×m B: R += f·A′·B with A′(l,i) = A[l·sr + i·sc].
+func mulAddV(R, A, B []float64, f float64, m, K, sr, sc int) {
+	if m == 6 {
+		mulAdd6(R, A, B, f, K, sr, sc)
+	} else {
+		mulAdd9(R, A, B, f, K, sr, sc)
 	}
 }
 

@@ -66,6 +66,7 @@ type seq struct {
 	atotA                    []float64
 	wk, xsk                  []float64 // per-k scales and scaled G' blocks (capPos, capPos·m|Q|)
 	xv                       []float64 // G' blocks of a column in a vector layout (see vec_layout.go)
+	eRepT, ePopT             []float64 // a column's rep and pop weights transposed (vector kernels)
 }
 
 // vec reports whether the vector kernels of m = 6, |Q| = 2 serve this
@@ -150,6 +151,10 @@ func (s *seq) init(c Config, capPos int) {
 		s.xv = make([]float64, capPos*24)
 	case m == 9 && s.nq == 3:
 		s.xv = make([]float64, capPos*27)
+	}
+	if s.xv != nil {
+		s.eRepT = make([]float64, mm)
+		s.ePopT = make([]float64, mq)
 	}
 }
 

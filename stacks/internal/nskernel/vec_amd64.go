@@ -73,3 +73,22 @@ func popSumWVec9x3Asm(out, E, X, w *float64, nk int)
 
 //go:noescape
 func popSumBackVec9x3Asm(C, CP, B, E, XT, es *float64, nk int)
+
+// mulAdd9 sets R (9×9) += f·A′·B for B (K×9, row-major) and A′(l,i) =
+// A[l·sr + i·sc]: A·B with sr = 9, sc = 1, Aᵀ·B with sr = 1, sc = 9. K ≥ 1.
+func mulAdd9(R, A, B []float64, f float64, K, sr, sc int) {
+	_, _, _ = R[80], B[K*9-1], A[8*sr+(K-1)*sc]
+	mulAdd9Asm(&R[0], &A[0], &B[0], f, K, sr, sc)
+}
+
+//go:noescape
+func mulAdd9Asm(R, A, B *float64, f float64, K, sr, sc int)
+
+// mulAdd6 is mulAdd9 for R (6×6) and B (K×6).
+func mulAdd6(R, A, B []float64, f float64, K, sr, sc int) {
+	_, _, _ = R[35], B[K*6-1], A[5*sr+(K-1)*sc]
+	mulAdd6Asm(&R[0], &A[0], &B[0], f, K, sr, sc)
+}
+
+//go:noescape
+func mulAdd6Asm(R, A, B *float64, f float64, K, sr, sc int)

@@ -523,3 +523,164 @@ back9LoopP:
 	JLT  back9SymbolP
 	VZEROUPPER
 	RET
+
+// func mulAdd9Asm(R, A, B *float64, f float64, K, sr, sc int)
+//
+// R(l,:) += f·Σ_{i<K} A(l,i)·B(i,:) for the nine rows l of R (9×9,
+// row-major), B being K×9 row-major and A(l,i) the entry at A + 8·(l·sr +
+// i·sc), so that one kernel serves A·B (sr = 9, sc = 1) and Aᵀ·B (sr = 1,
+// sc = 9). Three rows at a time keep their sums in Y0–Y8: entries 0–3,
+// 4–7 and 8 of each row.
+TEXT ·mulAdd9Asm(SB), NOSPLIT, $0-56
+	MOVQ         R+0(FP), DI
+	MOVQ         A+8(FP), SI
+	MOVQ         B+16(FP), DX
+	VBROADCASTSD f+24(FP), Y14
+	MOVQ         K+32(FP), CX
+	MOVQ         sr+40(FP), R8
+	SHLQ         $3, R8
+	MOVQ         sc+48(FP), R9
+	SHLQ         $3, R9
+	MOVQ         $3, R10
+
+mul9Block:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	MOVQ   SI, R11 // A(l0, i)
+	MOVQ   DX, R12 // B(i, :)
+	MOVQ   CX, R13
+
+mul9Loop:
+	VMOVUPD      (R12), Y9
+	VMOVUPD      32(R12), Y10
+	VMOVSD       64(R12), X11
+	VBROADCASTSD (R11), Y12
+	VFMADD231PD  Y9, Y12, Y0
+	VFMADD231PD  Y10, Y12, Y1
+	VFMADD231SD  X11, X12, X2
+	VBROADCASTSD (R11)(R8*1), Y13
+	VFMADD231PD  Y9, Y13, Y3
+	VFMADD231PD  Y10, Y13, Y4
+	VFMADD231SD  X11, X13, X5
+	VBROADCASTSD (R11)(R8*2), Y12
+	VFMADD231PD  Y9, Y12, Y6
+	VFMADD231PD  Y10, Y12, Y7
+	VFMADD231SD  X11, X12, X8
+	ADDQ         R9, R11
+	ADDQ         $72, R12
+	DECQ         R13
+	JNZ          mul9Loop
+
+	VMOVUPD     (DI), Y9
+	VFMADD231PD Y0, Y14, Y9
+	VMOVUPD     Y9, (DI)
+	VMOVUPD     32(DI), Y10
+	VFMADD231PD Y1, Y14, Y10
+	VMOVUPD     Y10, 32(DI)
+	VMOVSD      64(DI), X11
+	VFMADD231SD X2, X14, X11
+	VMOVSD      X11, 64(DI)
+	VMOVUPD     72(DI), Y9
+	VFMADD231PD Y3, Y14, Y9
+	VMOVUPD     Y9, 72(DI)
+	VMOVUPD     104(DI), Y10
+	VFMADD231PD Y4, Y14, Y10
+	VMOVUPD     Y10, 104(DI)
+	VMOVSD      136(DI), X11
+	VFMADD231SD X5, X14, X11
+	VMOVSD      X11, 136(DI)
+	VMOVUPD     144(DI), Y9
+	VFMADD231PD Y6, Y14, Y9
+	VMOVUPD     Y9, 144(DI)
+	VMOVUPD     176(DI), Y10
+	VFMADD231PD Y7, Y14, Y10
+	VMOVUPD     Y10, 176(DI)
+	VMOVSD      208(DI), X11
+	VFMADD231SD X8, X14, X11
+	VMOVSD      X11, 208(DI)
+
+	ADDQ $216, DI
+	LEAQ (SI)(R8*2), SI
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  mul9Block
+	VZEROUPPER
+	RET
+
+// func mulAdd6Asm(R, A, B *float64, f float64, K, sr, sc int)
+//
+// mulAdd9Asm for 6×6 R and K×6 B: three rows at a time keep their sums in
+// Y0–Y5, entries 0–3 in a vector of four and 4–5 in one of two.
+TEXT ·mulAdd6Asm(SB), NOSPLIT, $0-56
+	MOVQ         R+0(FP), DI
+	MOVQ         A+8(FP), SI
+	MOVQ         B+16(FP), DX
+	VBROADCASTSD f+24(FP), Y14
+	MOVQ         K+32(FP), CX
+	MOVQ         sr+40(FP), R8
+	SHLQ         $3, R8
+	MOVQ         sc+48(FP), R9
+	SHLQ         $3, R9
+	MOVQ         $2, R10
+
+mul6Block:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	MOVQ   SI, R11 // A(l0, i)
+	MOVQ   DX, R12 // B(i, :)
+	MOVQ   CX, R13
+
+mul6Loop:
+	VMOVUPD      (R12), Y9
+	VMOVUPD      32(R12), X10
+	VBROADCASTSD (R11), Y12
+	VFMADD231PD  Y9, Y12, Y0
+	VFMADD231PD  X10, X12, X1
+	VBROADCASTSD (R11)(R8*1), Y13
+	VFMADD231PD  Y9, Y13, Y2
+	VFMADD231PD  X10, X13, X3
+	VBROADCASTSD (R11)(R8*2), Y12
+	VFMADD231PD  Y9, Y12, Y4
+	VFMADD231PD  X10, X12, X5
+	ADDQ         R9, R11
+	ADDQ         $48, R12
+	DECQ         R13
+	JNZ          mul6Loop
+
+	VMOVUPD     (DI), Y9
+	VFMADD231PD Y0, Y14, Y9
+	VMOVUPD     Y9, (DI)
+	VMOVUPD     32(DI), X10
+	VFMADD231PD X1, X14, X10
+	VMOVUPD     X10, 32(DI)
+	VMOVUPD     48(DI), Y9
+	VFMADD231PD Y2, Y14, Y9
+	VMOVUPD     Y9, 48(DI)
+	VMOVUPD     80(DI), X10
+	VFMADD231PD X3, X14, X10
+	VMOVUPD     X10, 80(DI)
+	VMOVUPD     96(DI), Y9
+	VFMADD231PD Y4, Y14, Y9
+	VMOVUPD     Y9, 96(DI)
+	VMOVUPD     128(DI), X10
+	VFMADD231PD X5, X14, X10
+	VMOVUPD     X10, 128(DI)
+
+	ADDQ $144, DI
+	LEAQ (SI)(R8*2), SI
+	ADDQ R8, SI
+	DECQ R10
+	JNZ  mul6Block
+	VZEROUPPER
+	RET

@@ -15,3 +15,7 @@ func popSumBackVec6x2(C, CP, B, E, XT, es []float64) { panic("nskernel: no vecto
 func popSumWVec9x3(acc, E, X, w []float64) { panic("nskernel: no vector kernels") }
 
 func popSumBackVec9x3(C, CP, B, E, XT, es []float64) { panic("nskernel: no vector kernels") }
+
+func mulAdd9(R, A, B []float64, f float64, K, sr, sc int) { panic("nskernel: no vector kernels") }
+
+func mulAdd6(R, A, B []float64, f float64, K, sr, sc int) { panic("nskernel: no vector kernels") }

@@ -139,3 +139,75 @@ func TestVecTape(t *testing.T) {
 		}
 	}
 }
+
+// TestMulAdd9 checks the vector product kernel of m = 9 in each of its
+// uses (A·B, Aᵀ·B, and A·Bᵀ through a transposed B of three rows) against
+// plain loops, with guard entries after R.
+func TestMulAdd9(t *testing.T) {
+	if !useVec {
+		t.Skip("no vector kernels in this build or on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, c := range []struct {
+		name      string
+		K, sr, sc int
+	}{{"A·B", 9, 9, 1}, {"Aᵀ·B", 9, 1, 9}, {"A(9×3)·B(3×9)", 3, 3, 1}, {"K=1", 1, 9, 1}} {
+		A, B := randSlice(rng, 8*c.sr+(c.K-1)*c.sc+1), randSlice(rng, c.K*9)
+		R0 := randSlice(rng, 81)
+		const f = 0.625
+		want := append([]float64(nil), R0...)
+		for l := 0; l < 9; l++ {
+			for j := 0; j < 9; j++ {
+				var s float64
+				for i := 0; i < c.K; i++ {
+					s += A[l*c.sr+i*c.sc] * B[i*9+j]
+				}
+				want[l*9+j] += f * s
+			}
+		}
+		buf := append(append([]float64(nil), R0...), 7, 7, 7, 7)
+		mulAdd9(buf[:81:81], A[:len(A):len(A)], B[:len(B):len(B)], f, c.K, c.sr, c.sc)
+		closeSlices(t, c.name, buf[:81], want)
+		for _, v := range buf[81:] {
+			if v != 7 {
+				t.Fatalf("%s: mulAdd9 wrote past R: %v", c.name, buf[81:])
+			}
+		}
+	}
+}
+
+// TestMulAdd6 checks the vector product kernel of m = 6 in each of its
+// uses (A·B, Aᵀ·B, and A·Bᵀ through a transposed B of two rows) against
+// plain loops, with guard entries after R.
+func TestMulAdd6(t *testing.T) {
+	if !useVec {
+		t.Skip("no vector kernels in this build or on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(33, 34))
+	for _, c := range []struct {
+		name      string
+		K, sr, sc int
+	}{{"A·B", 6, 6, 1}, {"Aᵀ·B", 6, 1, 6}, {"A(6×2)·B(2×6)", 2, 2, 1}, {"K=1", 1, 6, 1}} {
+		A, B := randSlice(rng, 5*c.sr+(c.K-1)*c.sc+1), randSlice(rng, c.K*6)
+		R0 := randSlice(rng, 36)
+		const f = 0.625
+		want := append([]float64(nil), R0...)
+		for l := 0; l < 6; l++ {
+			for j := 0; j < 6; j++ {
+				var s float64
+				for i := 0; i < c.K; i++ {
+					s += A[l*c.sr+i*c.sc] * B[i*6+j]
+				}
+				want[l*6+j] += f * s
+			}
+		}
+		buf := append(append([]float64(nil), R0...), 7, 7, 7, 7)
+		mulAdd6(buf[:36:36], A[:len(A):len(A)], B[:len(B):len(B)], f, c.K, c.sr, c.sc)
+		closeSlices(t, c.name, buf[:36], want)
+		for _, v := range buf[36:] {
+			if v != 7 {
+				t.Fatalf("%s: mulAdd6 wrote past R: %v", c.name, buf[36:])
+			}
+		}
+	}
+}
