@@ -131,8 +131,9 @@
 // weighted by their sizes, which equals the whole batch's result to
 // rounding. Each part has its own graphs and, for a stack RNN, its own
 // replica of the stack (stacks.Replicator), which shares the parameters
-// and keeps its own scratch tapes; a Model is still not safe for
-// concurrent use by its callers. On two idle cores, a training step of
+// and keeps its own scratch tapes, and whose dynamic program uses
+// GOMAXPROCS/Workers goroutines (at least one); a Model is still not safe
+// for concurrent use by its callers. On two idle cores, a training step of
 // the paper's CFL models (batch 10, length 60) takes about 1.5× less
 // time with Workers = 2 (|Q| = 2) and 1.6× less with |Q| = 3; the CFL
 // programs' --workers sets it, by default to GOMAXPROCS. Where other work

@@ -3,6 +3,7 @@ package nsrnn
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 
 	G "gorgonia.org/gorgonia"
@@ -174,10 +175,10 @@ type graphKey struct {
 	mode     mode
 	n, batch int
 	grad     bool
-	// part is the part of a split batch the graph serves (see
-	// Model.Workers): graphs of different parts use different stack
-	// replicas and may run concurrently.
-	part int
+	// part is the part of a batch split into parts parts the graph
+	// serves (see Model.Workers; parts 0: not split): graphs of different
+	// parts use different stack replicas and may run concurrently.
+	part, parts int
 }
 
 var graphIDs atomic.Uint64
@@ -234,16 +235,19 @@ func (m *Model) graphFor(key graphKey) (*graph, error) {
 	return gr, nil
 }
 
-// stackFor returns the stack layer of the graphs of part p: the model's
-// own for part 0, a replica sharing its parameters otherwise.
-func (m *Model) stackFor(p int) stacks.Layer {
-	if p == 0 {
+// stackFor returns the stack layer of the graphs of a key: the model's own
+// for a batch not split, replica p for part p of a split one. A replica's
+// runs use GOMAXPROCS/parts goroutines (at least one), parts being the
+// split of the run that first needed it.
+func (m *Model) stackFor(key graphKey) stacks.Layer {
+	if key.parts <= 1 {
 		return m.stack
 	}
-	for len(m.replicas) < p {
-		m.replicas = append(m.replicas, m.stack.(stacks.Replicator).Replica())
+	for len(m.replicas) <= key.part {
+		threads := max(1, runtime.GOMAXPROCS(0)/key.parts)
+		m.replicas = append(m.replicas, m.stack.(stacks.Replicator).Replica(threads))
 	}
-	return m.replicas[p-1]
+	return m.replicas[key.part]
 }
 
 func (m *Model) touch(key graphKey) {
@@ -301,7 +305,7 @@ func (m *Model) buildGraph(key graphKey) (*graph, error) {
 	var r *G.Node
 	if m.stack != nil {
 		var err error
-		if st, err = m.stackFor(key.part).Bind(pb, batch, stackSteps, stream); err != nil {
+		if st, err = m.stackFor(key).Bind(pb, batch, stackSteps, stream); err != nil {
 			return nil, fmt.Errorf("nsrnn: %w", err)
 		}
 		r = st.Initial()

@@ -44,14 +44,14 @@ func (m *Model) load(batch [][]int, grad bool) (*graph, error) {
 	if err := m.check(batch); err != nil {
 		return nil, err
 	}
-	return m.loadPart(batch, grad, 0)
+	return m.loadPart(batch, grad, 0, 0)
 }
 
 // loadPart writes a checked batch into the input tensors of the graph of
-// the given part.
-func (m *Model) loadPart(batch [][]int, grad bool, part int) (*graph, error) {
+// part part of parts (0: a batch not split).
+func (m *Model) loadPart(batch [][]int, grad bool, part, parts int) (*graph, error) {
 	n := len(batch[0])
-	gr, err := m.graphFor(graphKey{mode: sentenceMode, n: n, batch: len(batch), grad: grad, part: part})
+	gr, err := m.graphFor(graphKey{mode: sentenceMode, n: n, batch: len(batch), grad: grad, part: part, parts: parts})
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (m *Model) runParts(batch [][]int, grad bool) (float64, [][]float64, error)
 	}
 	np := m.parts(len(batch))
 	if np == 1 {
-		gr, err := m.loadPart(batch, grad, 0)
+		gr, err := m.loadPart(batch, grad, 0, 0)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -105,7 +105,7 @@ func (m *Model) runParts(batch [][]int, grad bool) (float64, [][]float64, error)
 		if p < len(batch)%np {
 			size++
 		}
-		gr, err := m.loadPart(batch[lo:lo+size], grad, p)
+		gr, err := m.loadPart(batch[lo:lo+size], grad, p, np)
 		if err != nil {
 			return 0, nil, err
 		}

@@ -141,7 +141,10 @@
 // concurrently. Graphs that must run at the same time (parts of one batch
 // on several cores) are bound to replicas: every stack here implements
 // Replicator, whose Replica shares the parameters and keeps tapes of its
-// own.
+// own. A nondeterministic stack's run shares the batch's sequences among
+// up to GOMAXPROCS goroutines; a replica is given its own bound, so that
+// replicas run side by side (one per core) do not also compete for the
+// cores from within.
 //
 // The heavy numeric kernels live in internal packages and work on plain
 // []float64 slices, so that they can be tested and benchmarked without a

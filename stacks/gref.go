@@ -91,7 +91,7 @@ func (s *Gref) Carryable() error {
 
 // Replica implements Replicator: a Gref sharing the parameters of s, with
 // its own scratch tapes.
-func (s *Gref) Replica() Layer {
+func (s *Gref) Replica(threads int) Layer {
 	c := *s
 	c.tapes = nil
 	return &c

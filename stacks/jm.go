@@ -103,7 +103,7 @@ func (s *JM) Carryable() error {
 
 // Replica implements Replicator: a JM sharing the parameters of s, with
 // its own scratch tapes.
-func (s *JM) Replica() Layer {
+func (s *JM) Replica(threads int) Layer {
 	c := *s
 	c.tapes = nil
 	return &c

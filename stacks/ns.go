@@ -109,6 +109,9 @@ type NS struct {
 	// of it into the instance, so graphs bound to one stack may share it
 	// as long as they do not run concurrently (see Replicator).
 	tapes map[int]*nskernel.Tape
+	// threads bounds the goroutines of a run (< 1: GOMAXPROCS; see
+	// Replicator).
+	threads int
 }
 
 // tape returns the scratch tape for the batch size with room for at least
@@ -120,6 +123,9 @@ func (s *NS) tape(batch, steps int) *nskernel.Tape {
 	t := s.tapes[batch]
 	if t == nil || t.MaxSteps() < steps {
 		t = nskernel.NewTape(s.cfg.kernel(), batch, steps)
+		if s.threads > 0 {
+			t.SetThreads(s.threads)
+		}
 		s.tapes[batch] = t
 	}
 	return t
@@ -194,9 +200,10 @@ func (s *NS) Carryable() error {
 
 // Replica implements Replicator: a NS sharing the parameters of s, with
 // its own scratch tapes.
-func (s *NS) Replica() Layer {
+func (s *NS) Replica(threads int) Layer {
 	c := *s
 	c.tapes = nil
+	c.threads = threads
 	return &c
 }
 

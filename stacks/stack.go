@@ -44,8 +44,11 @@ type Layer interface {
 type Replicator interface {
 	// Replica returns a layer with the same configuration and the same
 	// parameters (the same *param.Param values, so that Init and updates
-	// reach both) and scratch space of its own.
-	Replica() Layer
+	// reach both) and scratch space of its own. A run of a graph bound to
+	// the replica uses at most threads goroutines (threads < 1: as many
+	// as GOMAXPROCS), so that replicas run side by side need not compete
+	// for the cores.
+	Replica(threads int) Layer
 }
 
 // Instance is a stack bound to one graph.

@@ -165,6 +165,9 @@ type VRNS struct {
 	// bound to the stack (which therefore must not run concurrently; see
 	// Replicator).
 	tapes map[int]*vrnskernel.Tape
+	// threads bounds the goroutines of a run (< 1: GOMAXPROCS; see
+	// Replicator).
+	threads int
 }
 
 // NewVRNS returns a vector nondeterministic stack whose actions and
@@ -235,9 +238,10 @@ func (s *VRNS) Carryable() error {
 
 // Replica implements Replicator: a VRNS sharing the parameters of s, with
 // its own scratch tapes.
-func (s *VRNS) Replica() Layer {
+func (s *VRNS) Replica(threads int) Layer {
 	c := *s
 	c.tapes = nil
+	c.threads = threads
 	return &c
 }
 
@@ -250,6 +254,9 @@ func (s *VRNS) tape(batch, steps int) *vrnskernel.Tape {
 	t := s.tapes[batch]
 	if t == nil || t.MaxSteps() < steps {
 		t = vrnskernel.NewTape(s.cfg.kernel(), batch, steps)
+		if s.threads > 0 {
+			t.SetThreads(s.threads)
+		}
 		s.tapes[batch] = t
 	}
 	return t

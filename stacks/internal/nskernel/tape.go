@@ -30,6 +30,7 @@ type Tape struct {
 	job     atomic.Uint64 // generation<<32 | next batch element to take
 	done    atomic.Int64  // elements finished in the current generation
 	helpers atomic.Int32  // live helper goroutines
+	started int           // helper goroutines ever started (by dispatches)
 	parked  atomic.Int32  // helpers blocked on wake
 	wake    chan struct{}
 	rate    [2][2]float64 // per mode: serial, parallel time per unit of work (0: not yet measured)
@@ -92,6 +93,10 @@ func NewTape(c Config, batch, maxSteps int) *Tape {
 	}
 	return t
 }
+
+// SetThreads bounds the goroutines a dispatch of the tape uses, itself
+// included, to n (at least 1); by default it is GOMAXPROCS.
+func (t *Tape) SetThreads(n int) { t.workers = max(1, min(n, t.batch)) }
 
 // Config returns the tape's configuration.
 func (t *Tape) Config() Config { return t.cfg }
@@ -281,6 +286,7 @@ func (t *Tape) parallel() (started bool) {
 	}
 	if h := t.helpers.Load(); int(h) < t.workers-1 && t.helpers.CompareAndSwap(h, h+1) {
 		go t.helper()
+		t.started++
 		started = true
 	}
 	for t.take() {

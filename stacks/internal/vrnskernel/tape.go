@@ -77,6 +77,10 @@ func NewTape(c Config, batch, maxSteps int) *Tape {
 	return t
 }
 
+// SetThreads bounds the goroutines a step of the tape uses, itself
+// included, to n (at least 1); by default it is GOMAXPROCS.
+func (t *Tape) SetThreads(n int) { t.workers = max(1, min(n, t.batch)) }
+
 // Config returns the tape's configuration.
 func (t *Tape) Config() Config { return t.cfg }
 
