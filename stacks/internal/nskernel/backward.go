@@ -102,6 +102,9 @@ func (s *seq) backward(b int, gr, gd []float64) {
 		switch {
 		case vec:
 			permXT6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+		case vec9 && useZ:
+			permXR9x3(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+			clear(s.cpt[:(b-2-lo)*27])
 		case vec9:
 			permXT9x3(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
 		}
@@ -228,6 +231,9 @@ func (s *seq) backward(b int, gr, gd []float64) {
 			switch {
 			case vec:
 				popSumBackVec6x2(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*24:(a-lo+nk)*24], wk)
+			case vec9 && useZ:
+				bexp9x3(s.bx, B)
+				popSumBackZ9x3(s.C[bk0*mm:(bk0+nk)*mm], s.cpt[(a-lo)*27:(a-lo+nk)*27], s.bx, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*27:(a-lo+nk)*27], wk)
 			case vec9:
 				popSumBackVec9x3(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*27:(a-lo+nk)*27], wk)
 			default:
@@ -248,6 +254,10 @@ func (s *seq) backward(b int, gr, gd []float64) {
 				}
 			}
 		}
+	}
+
+	if vec9 && useZ && b-2 > lo {
+		addCPT(s.CP[s.gp(lo+1, b)*mq:], s.cpt, b-2-lo)
 	}
 
 	// G' blocks of column b.

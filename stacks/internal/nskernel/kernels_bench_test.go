@@ -34,7 +34,8 @@ func BenchmarkPopKernels(b *testing.B) {
 	}
 }
 
-// BenchmarkVecPopKernels: the vector pop kernels (amd64 assembly, AVX2 and FMA).
+// BenchmarkVecPopKernels: the vector pop kernels (amd64 assembly, AVX2 and
+// FMA; bwdZ9x3 AVX-512).
 func BenchmarkVecPopKernels(b *testing.B) {
 	if !useVec {
 		b.Skip("no vector kernels in this build or on this CPU")
@@ -74,4 +75,17 @@ func BenchmarkVecPopKernels(b *testing.B) {
 		}
 		b.ReportMetric(float64(2*nk*mm9*Q9)/1e6, "MFMA/op")
 	})
+	if useZ {
+		// The 512-bit kernel, with the expansion of B it needs per call
+		// (the transposes of X and of the G' adjoints are per column).
+		b.Run("bwdZ9x3", func(b *testing.B) {
+			permXR9x3(xt9, X9, nk)
+			bx := make([]float64, 243)
+			for i := 0; i < b.N; i++ {
+				bexp9x3(bx, B9)
+				popSumBackZ9x3(C9, CP9, bx, E9, xt9, w)
+			}
+			b.ReportMetric(float64(2*nk*mm9*Q9)/1e6, "MFMA/op")
+		})
+	}
 }

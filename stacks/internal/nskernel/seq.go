@@ -67,6 +67,7 @@ type seq struct {
 	wk, xsk                  []float64 // per-k scales and scaled G' blocks (capPos, capPos·m|Q|)
 	xv                       []float64 // G' blocks of a column in a vector layout (see vec_layout.go)
 	eRepT, ePopT             []float64 // a column's rep and pop weights transposed (vector kernels)
+	cpt, bx                  []float64 // G' adjoints of a column and a block adjoint expanded (popSumBackZ9x3)
 }
 
 // vec reports whether the vector kernels of m = 6, |Q| = 2 serve this
@@ -151,6 +152,8 @@ func (s *seq) init(c Config, capPos int) {
 		s.xv = make([]float64, capPos*24)
 	case m == 9 && s.nq == 3:
 		s.xv = make([]float64, capPos*27)
+		s.cpt = make([]float64, capPos*27)
+		s.bx = make([]float64, 243)
 	}
 	if s.xv != nil {
 		s.eRepT = make([]float64, mm)

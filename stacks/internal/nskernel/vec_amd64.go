@@ -4,8 +4,9 @@ package nskernel
 
 import "golang.org/x/sys/cpu"
 
-// The vector pop kernels of m = 6, |Q| = 2 are written in assembly
-// (vec_amd64.s) for CPUs with AVX2 and FMA; the tag purego leaves them out.
+// The vector kernels are written in assembly for CPUs with AVX2 and FMA
+// (vec_amd64.s), the backward pop kernel of m = 9, |Q| = 3 also for CPUs
+// with AVX-512 (vec512_amd64.s); the tag purego leaves them out.
 
 // useVec selects the vector kernels; tests turn it off to check the scalar
 // kernels in the same binary.
@@ -92,3 +93,26 @@ func mulAdd6(R, A, B []float64, f float64, K, sr, sc int) {
 
 //go:noescape
 func mulAdd6Asm(R, A, B *float64, f float64, K, sr, sc int)
+
+// useZ selects the 512-bit backward pop kernel of m = 9, |Q| = 3.
+var useZ = useVec && cpu.X86.HasAVX512F
+
+// popSumBackZ9x3 is popSumBack for m = 9, |Q| = 3 with AVX-512: bx holds
+// the block adjoint B expanded (bexp9x3), XR the G' blocks with each
+// transposed (permXR9x3), and the G' adjoints are added to CPT, in the
+// layout of XR.
+func popSumBackZ9x3(C, CPT, bx, E, XR, es []float64) {
+	nk := len(es)
+	if nk == 0 {
+		return
+	}
+	_, _, _, _, _ = C[nk*81-1], CPT[nk*27-1], bx[242], E[nk*81-1], XR[nk*27-1]
+	popSumBackZ9x3Asm(&C[0], &CPT[0], &bx[0], &E[0], &XR[0], &es[0], nk)
+	popSumBackZTail9x3Asm(&C[0], &CPT[0], &bx[216], &E[0], &XR[0], &es[0], nk)
+}
+
+//go:noescape
+func popSumBackZ9x3Asm(C, CPT, bx, E, XR, es *float64, nk int)
+
+//go:noescape
+func popSumBackZTail9x3Asm(C, CPT, B8, E, XR, es *float64, nk int)

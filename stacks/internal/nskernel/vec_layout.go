@@ -54,3 +54,52 @@ func permXT9x3(XT, X []float64, nk int) {
 		}
 	}
 }
+
+// Layouts of the 512-bit backward kernel of m = 9, |Q| = 3
+// (popSumBackZ9x3). With l = 3y+u the index of a G' row:
+
+// permXR9x3 writes nk G' blocks X (27 entries each, (l, r) at 3l+r) with
+// each transposed, (r, l) at 9r+l.
+func permXR9x3(XR, X []float64, nk int) {
+	XR, X = XR[:nk*27], X[:nk*27]
+	for k := 0; k < nk; k++ {
+		x, d := (*[27]float64)(X[k*27:]), (*[27]float64)(XR[k*27:])
+		for l := 0; l < 9; l++ {
+			d[l], d[9+l], d[18+l] = x[3*l], x[3*l+1], x[3*l+2]
+		}
+	}
+}
+
+// bexp9x3 writes the block adjoint B (9×9, (i, y, r) at 9i+3y+r) expanded
+// for the kernel into bx (243 entries): first, for r = 0, 1, 2 and rows
+// i, the eight entries B(i, l/3, r) for l < 8 (at 72r+8i+l); then column
+// 8 (y = 2) as B8(i, r) = B(i, 2, r) at 216+3i+r.
+func bexp9x3(bx, B []float64) {
+	bx, B = bx[:243], B[:81]
+	for r := 0; r < 3; r++ {
+		for i := 0; i < 9; i++ {
+			row := bx[72*r+8*i : 72*r+8*i+8]
+			b := B[9*i+r : 9*i+r+7]
+			row[0], row[1], row[2] = b[0], b[0], b[0]
+			row[3], row[4], row[5] = b[3], b[3], b[3]
+			row[6], row[7] = b[6], b[6]
+		}
+	}
+	for i := 0; i < 9; i++ {
+		bx[216+3*i], bx[216+3*i+1], bx[216+3*i+2] = B[9*i+6], B[9*i+7], B[9*i+8]
+	}
+}
+
+// addCPT adds nk G' adjoints in the layout of permXR9x3 (CPT) to CP, in the
+// blocks' own layout.
+func addCPT(CP, CPT []float64, nk int) {
+	CP, CPT = CP[:nk*27], CPT[:nk*27]
+	for k := 0; k < nk; k++ {
+		c, t := (*[27]float64)(CP[k*27:]), (*[27]float64)(CPT[k*27:])
+		for l := 0; l < 9; l++ {
+			c[3*l] += t[l]
+			c[3*l+1] += t[9+l]
+			c[3*l+2] += t[18+l]
+		}
+	}
+}

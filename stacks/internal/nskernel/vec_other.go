@@ -19,3 +19,8 @@ func popSumBackVec9x3(C, CP, B, E, XT, es []float64) { panic("nskernel: no vecto
 func mulAdd9(R, A, B []float64, f float64, K, sr, sc int) { panic("nskernel: no vector kernels") }
 
 func mulAdd6(R, A, B []float64, f float64, K, sr, sc int) { panic("nskernel: no vector kernels") }
+
+// useZ is false: see vec_amd64.go.
+var useZ = false
+
+func popSumBackZ9x3(C, CPT, bx, E, XR, es []float64) { panic("nskernel: no vector kernels") }

@@ -127,15 +127,27 @@ func TestVecTape(t *testing.T) {
 		for s := range coef {
 			coef[s] = randSlice(rng, B*c.ReadingSize())
 		}
-		var lv, ls float64
-		var gv, gs [][]float64
-		withVec(true, func() { lv, gv = lossAndGrad(NewTape(c, B, n), false, ld, coef, true) })
+		var ls float64
+		var gs [][]float64
 		withVec(false, func() { ls, gs = lossAndGrad(NewTape(c, B, n), false, ld, coef, true) })
-		if !relClose(lv, ls, 1e-12) {
-			t.Fatalf("%+v: loss %v with vector kernels, %v without", c, lv, ls)
-		}
-		for s := range gs {
-			closeSlices(t, fmt.Sprintf("%+v gradient step %d", c, s+1), gv[s], gs[s])
+		// The vector kernels, with the 512-bit backward kernel of |Q| = 3
+		// and (where there is one) without it.
+		for _, z := range []bool{false, true} {
+			if z && !useZ {
+				continue
+			}
+			oldZ := useZ
+			useZ = z
+			var lv float64
+			var gv [][]float64
+			withVec(true, func() { lv, gv = lossAndGrad(NewTape(c, B, n), false, ld, coef, true) })
+			useZ = oldZ
+			if !relClose(lv, ls, 1e-12) {
+				t.Fatalf("%+v, AVX-512 %v: loss %v with vector kernels, %v without", c, z, lv, ls)
+			}
+			for s := range gs {
+				closeSlices(t, fmt.Sprintf("%+v, AVX-512 %v: gradient step %d", c, z, s+1), gv[s], gs[s])
+			}
 		}
 	}
 }
@@ -207,6 +219,42 @@ func TestMulAdd6(t *testing.T) {
 		for _, v := range buf[36:] {
 			if v != 7 {
 				t.Fatalf("%s: mulAdd6 wrote past R: %v", c.name, buf[36:])
+			}
+		}
+	}
+}
+
+// TestZKernel9x3 checks the 512-bit backward pop kernel of m = 9, |Q| = 3
+// (with its layouts: bexp9x3, permXR9x3, addCPT) against the reference
+// loops, with C and the G' adjoints cut exactly to size and guarded.
+func TestZKernel9x3(t *testing.T) {
+	if !useZ {
+		t.Skip("no AVX-512 kernels in this build or on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(37, 38))
+	const m, Q, mm, mq = 9, 3, 81, 27
+	for _, nk := range []int{1, 2, 5} {
+		name := fmt.Sprintf("nk=%d", nk)
+		E, X, w := randSlice(rng, nk*mm), randSlice(rng, nk*mq), randSlice(rng, nk)
+		w[nk/2] = 0
+		B := randSlice(rng, mm)
+		C0, CP0 := randSlice(rng, nk*mm), randSlice(rng, nk*mq)
+		wantC, wantCP := refPopSumBack(C0, CP0, B, E, X, w, m, Q)
+		cBuf := append(append([]float64(nil), C0...), 7, 7, 7, 7, 7, 7, 7, 7)
+		cpt := append(make([]float64, nk*mq), 7, 7, 7, 7, 7, 7, 7, 7)
+		xr, bx := make([]float64, nk*mq), make([]float64, 243)
+		permXR9x3(xr, X, nk)
+		bexp9x3(bx, B)
+		popSumBackZ9x3(cBuf[:nk*mm:nk*mm], cpt[:nk*mq:nk*mq], bx, E[:nk*mm:nk*mm], xr[:nk*mq:nk*mq], w)
+		gotCP := append([]float64(nil), CP0...)
+		addCPT(gotCP, cpt, nk)
+		closeSlices(t, name+" popSumBackZ9x3 C", cBuf[:nk*mm], wantC)
+		closeSlices(t, name+" popSumBackZ9x3 CP", gotCP, wantCP)
+		for _, g := range [][]float64{cBuf[nk*mm:], cpt[nk*mq:]} {
+			for _, v := range g {
+				if v != 7 {
+					t.Fatalf("%s: popSumBackZ9x3 wrote past its blocks: %v", name, g)
+				}
 			}
 		}
 	}
