@@ -575,3 +575,17 @@ func TestLogSoftmaxRows(t *testing.T) {
 		}
 	}
 }
+
+// TestPow2Scale checks the power-of-two scaling of finalize's fast path
+// across the normal doubles, the smallest and largest included.
+func TestPow2Scale(t *testing.T) {
+	for _, x := range []float64{1, 0.5, 0.75, 3, 1e-250, 1e-300, 2.2250738585072014e-308, 4.4501477170144023e-308, 1e300, 1.7976931348623157e308, 8.98846567431158e307} {
+		f, e := pow2Scale(x)
+		if v := x * f; !(v >= 0.5 && v < 1) {
+			t.Errorf("pow2Scale(%g): x·f = %g, want it in [0.5, 1)", x, v)
+		}
+		if math.Ldexp(1, -e) != f {
+			t.Errorf("pow2Scale(%g): f = %g is not 2^−%d", x, f, e)
+		}
+	}
+}

@@ -220,7 +220,7 @@ func (s *seq) setBlockLog(bi int, l []float64) {
 }
 
 // pow2Scale returns f = 2^−e and e for the power of two with x·f in
-// [0.5, 1), for finite x > 0.
+// [0.5, 1), for a normal x > 0 (finalize's are at least fwdTiny).
 func pow2Scale(x float64) (f float64, e int) {
 	bits := math.Float64bits(x)
 	if ex := int(bits>>52) & 0x7ff; ex > 1 && ex < 2045 {
