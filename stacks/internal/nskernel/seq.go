@@ -219,6 +219,25 @@ func (s *seq) setBlockLog(bi int, l []float64) {
 	s.clearAdj(bi)
 }
 
+// minMaxGo is minMax in Go.
+func minMaxGo(R []float64) (lo, hi float64) {
+	lo, hi = R[0], R[0]
+	nan := false
+	for _, v := range R {
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+		nan = nan || v != v
+	}
+	if nan {
+		lo = math.NaN()
+	}
+	return lo, hi
+}
+
 // pow2Scale returns f = 2^−e and e for the power of two with x·f in
 // [0.5, 1), for a normal x > 0 (finalize's are at least fwdTiny).
 func pow2Scale(x float64) (f float64, e int) {
@@ -433,16 +452,8 @@ const (
 func (s *seq) finalize(R []float64, S float64, E, Lx []float64, kind, a, b int) (shift float64, e int, fast bool) {
 	if S != negInf {
 		// Fast path: no entry underflows and none needs its exact log.
-		rmin, rmax := R[0], R[0]
-		for _, v := range R[1:] {
-			if !(v >= rmin) { // NaN included
-				rmin = v
-			}
-			if v > rmax {
-				rmax = v
-			}
-		}
-		if rmin >= fwdTiny {
+		rmin, rmax := minMax(R)
+		if rmin >= fwdTiny { // false for NaN
 			f, e := pow2Scale(rmax)
 			if rmin*f >= deepE {
 				E = E[:len(R)]

@@ -116,3 +116,15 @@ func popSumBackZ9x3Asm(C, CPT, bx, E, XR, es *float64, nk int)
 
 //go:noescape
 func popSumBackZTail9x3Asm(C, CPT, B8, E, XR, es *float64, nk int)
+
+// minMax returns the least and greatest entry of R (len ≥ 1), the least
+// NaN if any entry is NaN.
+func minMax(R []float64) (lo, hi float64) {
+	if !useVec {
+		return minMaxGo(R)
+	}
+	return minMaxAsm(&R[0], len(R))
+}
+
+//go:noescape
+func minMaxAsm(R *float64, n int) (lo, hi float64)

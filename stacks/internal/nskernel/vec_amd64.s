@@ -684,3 +684,62 @@ mul6Loop:
 	JNZ  mul6Block
 	VZEROUPPER
 	RET
+
+DATA nan64<>+0(SB)/8, $0x7ff8000000000001
+GLOBL nan64<>(SB), RODATA|NOPTR, $8
+
+// func minMaxAsm(R *float64, n int) (lo, hi float64)
+//
+// The least and greatest of R[0..n) (n ≥ 1), lo NaN if any entry is NaN:
+// four lanes at a time, the tail broadcast into all four.
+TEXT ·minMaxAsm(SB), NOSPLIT, $0-32
+	MOVQ         R+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSD (SI), Y0
+	VMOVAPD      Y0, Y1
+	VXORPD       Y2, Y2, Y2
+	CMPQ         CX, $4
+	JLT          mmTail
+
+mmLoop:
+	VMOVUPD (SI), Y3
+	VCMPPD  $3, Y3, Y3, Y4 // unordered: NaN lanes
+	VORPD   Y4, Y2, Y2
+	VMINPD  Y3, Y0, Y0
+	VMAXPD  Y3, Y1, Y1
+	ADDQ    $32, SI
+	SUBQ    $4, CX
+	CMPQ    CX, $4
+	JGE     mmLoop
+
+mmTail:
+	TESTQ        CX, CX
+	JZ           mmReduce
+	VBROADCASTSD (SI), Y3
+	VCMPPD       $3, Y3, Y3, Y4
+	VORPD        Y4, Y2, Y2
+	VMINPD       Y3, Y0, Y0
+	VMAXPD       Y3, Y1, Y1
+	ADDQ         $8, SI
+	DECQ         CX
+	JMP          mmTail
+
+mmReduce:
+	VEXTRACTF128 $1, Y0, X5
+	VMINPD       X5, X0, X0
+	VPERMILPD    $1, X0, X5
+	VMINSD       X5, X0, X0
+	VEXTRACTF128 $1, Y1, X6
+	VMAXPD       X6, X1, X1
+	VPERMILPD    $1, X1, X6
+	VMAXSD       X6, X1, X1
+	VMOVMSKPD    Y2, AX
+	TESTQ        AX, AX
+	JZ           mmDone
+	VMOVSD       nan64<>(SB), X0
+
+mmDone:
+	VMOVSD X0, lo+16(FP)
+	VMOVSD X1, hi+24(FP)
+	VZEROUPPER
+	RET

@@ -24,3 +24,5 @@ func mulAdd6(R, A, B []float64, f float64, K, sr, sc int) { panic("nskernel: no 
 var useZ = false
 
 func popSumBackZ9x3(C, CPT, bx, E, XR, es []float64) { panic("nskernel: no vector kernels") }
+
+func minMax(R []float64) (lo, hi float64) { return minMaxGo(R) }

@@ -2,7 +2,9 @@ package nskernel
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -256,6 +258,32 @@ func TestZKernel9x3(t *testing.T) {
 					t.Fatalf("%s: popSumBackZ9x3 wrote past its blocks: %v", name, g)
 				}
 			}
+		}
+	}
+}
+
+// TestMinMax checks minMax (the vector one where there is one) against
+// minMaxGo and a sort, for every length up to 100, with a NaN anywhere.
+func TestMinMax(t *testing.T) {
+	rng := rand.New(rand.NewPCG(39, 40))
+	for n := 1; n <= 100; n++ {
+		R := make([]float64, n)
+		for i := range R {
+			R[i] = rng.NormFloat64() * math.Exp(rng.NormFloat64()*100)
+		}
+		want := slices.Clone(R)
+		slices.Sort(want)
+		lo, hi := minMax(R)
+		glo, ghi := minMaxGo(R)
+		if lo != want[0] || hi != want[n-1] || glo != lo || ghi != hi {
+			t.Fatalf("n=%d: minMax %v %v, minMaxGo %v %v, want %v %v", n, lo, hi, glo, ghi, want[0], want[n-1])
+		}
+		R[rng.IntN(n)] = math.NaN()
+		if lo, _ := minMax(R); !math.IsNaN(lo) {
+			t.Fatalf("n=%d: minMax of a slice with a NaN: lo = %v", n, lo)
+		}
+		if lo, _ := minMaxGo(R); !math.IsNaN(lo) {
+			t.Fatalf("n=%d: minMaxGo of a slice with a NaN: lo = %v", n, lo)
 		}
 	}
 }
