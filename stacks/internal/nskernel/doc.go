@@ -33,9 +33,9 @@
 // FMA the pop contractions of |Q| = 2 and 3 with |Γ| = 3, and the m×m
 // products of replace, of the pop adjoints and of α (m = 6 and 9), use
 // 256-bit vector kernels written in assembly (vec_amd64.s), and on CPUs
-// with AVX-512 the backward pop contraction of |Q| = 3 uses 512-bit ones
-// (vec512_amd64.s), the 27 rows of its expanded block adjoint held in
-// registers over all split points; the build tag
+// with AVX-512 the pop contractions of |Q| = 3 use 512-bit ones
+// (vec512_amd64.s; the backward one holds the 27 rows of its expanded
+// block adjoint in registers over all split points); the build tag
 // purego, or another architecture, leaves them out, and the tests check
 // both paths in one binary. The batch elements of a step run in parallel
 // on up to GOMAXPROCS goroutines (Tape.SetThreads lowers the bound) when

@@ -35,7 +35,7 @@ func BenchmarkPopKernels(b *testing.B) {
 }
 
 // BenchmarkVecPopKernels: the vector pop kernels (amd64 assembly, AVX2 and
-// FMA; bwdZ9x3 AVX-512).
+// FMA; fwdZ9x3 and bwdZ9x3 AVX-512).
 func BenchmarkVecPopKernels(b *testing.B) {
 	if !useVec {
 		b.Skip("no vector kernels in this build or on this CPU")
@@ -76,6 +76,13 @@ func BenchmarkVecPopKernels(b *testing.B) {
 		b.ReportMetric(float64(2*nk*mm9*Q9)/1e6, "MFMA/op")
 	})
 	if useZ {
+		b.Run("fwdZ9x3", func(b *testing.B) {
+			permXE9x3(xt9, X9, nk)
+			for i := 0; i < b.N; i++ {
+				popSumWZ9x3(acc9, E9, xt9, w)
+			}
+			b.ReportMetric(float64(nk*mm9*Q9)/1e6, "MFMA/op")
+		})
 		// The 512-bit kernel, with the expansion of B it needs per call
 		// (the transposes of X and of the G' adjoints are per column).
 		b.Run("bwdZ9x3", func(b *testing.B) {

@@ -572,9 +572,14 @@ func (s *seq) step(ld, out []float64) {
 			s.axpNZ[pi] = false
 		}
 	}
-	vec := s.vec()
-	if vec && b-2 > lo {
-		permXP6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+	vec, z9 := s.vec(), s.vec9() && useZ
+	if b-2 > lo {
+		switch {
+		case vec:
+			permXP6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+		case z9:
+			permXE9x3(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+		}
 	}
 	// γ blocks of column b.
 	for a := lo; a < b; a++ {
@@ -619,9 +624,12 @@ func (s *seq) step(ld, out []float64) {
 				}
 				wk[k] = w
 			}
-			if vec {
+			switch {
+			case vec:
 				popSumWVec6x2(acc, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*24:(a-lo+nk)*24], wk)
-			} else {
+			case z9:
+				popSumWZ9x3(acc, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*27:(a-lo+nk)*27], wk)
+			default:
 				popSumW(acc, s.E[bk0*mm:(bk0+nk)*mm], s.X[pk0*mq:(pk0+nk)*mq], wk, s.xsk[:nk*mq], m, Q)
 			}
 		}

@@ -5,8 +5,8 @@ package nskernel
 import "golang.org/x/sys/cpu"
 
 // The vector kernels are written in assembly for CPUs with AVX2 and FMA
-// (vec_amd64.s), the backward pop kernel of m = 9, |Q| = 3 also for CPUs
-// with AVX-512 (vec512_amd64.s); the tag purego leaves them out.
+// (vec_amd64.s), the pop kernels of m = 9, |Q| = 3 also for CPUs with
+// AVX-512 (vec512_amd64.s); the tag purego leaves them out.
 
 // useVec selects the vector kernels; tests turn it off to check the scalar
 // kernels in the same binary.
@@ -94,7 +94,7 @@ func mulAdd6(R, A, B []float64, f float64, K, sr, sc int) {
 //go:noescape
 func mulAdd6Asm(R, A, B *float64, f float64, K, sr, sc int)
 
-// useZ selects the 512-bit backward pop kernel of m = 9, |Q| = 3.
+// useZ selects the 512-bit pop kernels of m = 9, |Q| = 3.
 var useZ = useVec && cpu.X86.HasAVX512F
 
 // popSumBackZ9x3 is popSumBack for m = 9, |Q| = 3 with AVX-512: bx holds
@@ -128,3 +128,17 @@ func minMax(R []float64) (lo, hi float64) {
 
 //go:noescape
 func minMaxAsm(R *float64, n int) (lo, hi float64)
+
+// popSumWZ9x3 is popSumW for m = 9, |Q| = 3 with AVX-512, the G' blocks in
+// the layout of permXE9x3.
+func popSumWZ9x3(acc, E, XE, w []float64) {
+	nk := len(w)
+	if nk == 0 {
+		return
+	}
+	_, _, _ = acc[80], E[nk*81-1], XE[nk*27-1]
+	popSumWZ9x3Asm(&acc[0], &E[0], &XE[0], &w[0], nk)
+}
+
+//go:noescape
+func popSumWZ9x3Asm(acc, E, XE, w *float64, nk int)

@@ -103,3 +103,20 @@ func addCPT(CP, CPT []float64, nk int) {
 		}
 	}
 }
+
+// permXE9x3 writes nk G' blocks X in the layout of the 512-bit forward
+// kernel (popSumWZ9x3Asm): for u = 0, 1, 2 the eight entries X(3y+u, r) for
+// l = 3y+r < 8 (at 8u+l), then X(6+u, 2) for u = 0, 1, 2 (at 24+u).
+func permXE9x3(XE, X []float64, nk int) {
+	XE, X = XE[:nk*27], X[:nk*27]
+	for k := 0; k < nk; k++ {
+		x, d := (*[27]float64)(X[k*27:]), (*[27]float64)(XE[k*27:])
+		for u := 0; u < 3; u++ {
+			for l := 0; l < 8; l++ {
+				y, r := l/3, l%3
+				d[8*u+l] = x[(3*y+u)*3+r]
+			}
+			d[24+u] = x[(6+u)*3+2]
+		}
+	}
+}

@@ -26,3 +26,5 @@ var useZ = false
 func popSumBackZ9x3(C, CPT, bx, E, XR, es []float64) { panic("nskernel: no vector kernels") }
 
 func minMax(R []float64) (lo, hi float64) { return minMaxGo(R) }
+
+func popSumWZ9x3(acc, E, XE, w []float64) { panic("nskernel: no vector kernels") }

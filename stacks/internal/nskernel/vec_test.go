@@ -226,9 +226,9 @@ func TestMulAdd6(t *testing.T) {
 	}
 }
 
-// TestZKernel9x3 checks the 512-bit backward pop kernel of m = 9, |Q| = 3
-// (with its layouts: bexp9x3, permXR9x3, addCPT) against the reference
-// loops, with C and the G' adjoints cut exactly to size and guarded.
+// TestZKernel9x3 checks the 512-bit pop kernels of m = 9, |Q| = 3 (with
+// their layouts: permXE9x3; bexp9x3, permXR9x3, addCPT) against the
+// reference loops, with the outputs cut exactly to size and guarded.
 func TestZKernel9x3(t *testing.T) {
 	if !useZ {
 		t.Skip("no AVX-512 kernels in this build or on this CPU")
@@ -241,6 +241,19 @@ func TestZKernel9x3(t *testing.T) {
 		w[nk/2] = 0
 		B := randSlice(rng, mm)
 		C0, CP0 := randSlice(rng, nk*mm), randSlice(rng, nk*mq)
+		acc0 := randSlice(rng, mm)
+		want := refPopSumW(acc0, E, X, w, m, Q)
+		xe := make([]float64, nk*mq)
+		permXE9x3(xe, X, nk)
+		accBuf := append(append([]float64(nil), acc0...), 7, 7, 7, 7, 7, 7, 7, 7)
+		popSumWZ9x3(accBuf[:mm:mm], E[:nk*mm:nk*mm], xe[:nk*mq:nk*mq], w)
+		closeSlices(t, name+" popSumWZ9x3", accBuf[:mm], want)
+		for _, v := range accBuf[mm:] {
+			if v != 7 {
+				t.Fatalf("%s: popSumWZ9x3 wrote past acc: %v", name, accBuf[mm:])
+			}
+		}
+
 		wantC, wantCP := refPopSumBack(C0, CP0, B, E, X, w, m, Q)
 		cBuf := append(append([]float64(nil), C0...), 7, 7, 7, 7, 7, 7, 7, 7)
 		cpt := append(make([]float64, nk*mq), 7, 7, 7, 7, 7, 7, 7, 7)
