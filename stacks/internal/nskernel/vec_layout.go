@@ -55,8 +55,8 @@ func permXT9x3(XT, X []float64, nk int) {
 	}
 }
 
-// Layouts of the 512-bit backward kernel of m = 9, |Q| = 3
-// (popSumBackZ9x3). With l = 3y+u the index of a G' row:
+// Layouts of the 512-bit kernels of m = 9, |Q| = 3 (popSumBackZ9x3,
+// popSumWZ9x3). With l = 3y+u the index of a G' row:
 
 // permXR9x3 writes nk G' blocks X (27 entries each, (l, r) at 3l+r) with
 // each transposed, (r, l) at 9r+l.
