@@ -154,73 +154,44 @@ func TestVecTape(t *testing.T) {
 	}
 }
 
-// TestMulAdd9 checks the vector product kernel of m = 9 in each of its
-// uses (A·B, Aᵀ·B, and A·Bᵀ through a transposed B of three rows) against
-// plain loops, with guard entries after R.
-func TestMulAdd9(t *testing.T) {
+// TestMulAdd checks the vector product kernels (mulAdd6, mulAdd9, through
+// mulAddV) in each of their uses (A·B, Aᵀ·B, and A·Bᵀ through a transposed
+// B of |Q| rows) against plain loops, with guard entries after R.
+func TestMulAdd(t *testing.T) {
 	if !useVec {
 		t.Skip("no vector kernels in this build or on this CPU")
 	}
-	rng := rand.New(rand.NewPCG(31, 32))
-	for _, c := range []struct {
-		name      string
-		K, sr, sc int
-	}{{"A·B", 9, 9, 1}, {"Aᵀ·B", 9, 1, 9}, {"A(9×3)·B(3×9)", 3, 3, 1}, {"K=1", 1, 9, 1}} {
-		A, B := randSlice(rng, 8*c.sr+(c.K-1)*c.sc+1), randSlice(rng, c.K*9)
-		R0 := randSlice(rng, 81)
-		const f = 0.625
-		want := append([]float64(nil), R0...)
-		for l := 0; l < 9; l++ {
-			for j := 0; j < 9; j++ {
-				var s float64
-				for i := 0; i < c.K; i++ {
-					s += A[l*c.sr+i*c.sc] * B[i*9+j]
+	for _, sz := range []struct {
+		m, Q      int
+		seed, seq uint64
+	}{{9, 3, 31, 32}, {6, 2, 33, 34}} {
+		m, mm := sz.m, sz.m*sz.m
+		rng := rand.New(rand.NewPCG(sz.seed, sz.seq))
+		for _, c := range []struct {
+			name      string
+			K, sr, sc int
+		}{{"A·B", m, m, 1}, {"Aᵀ·B", m, 1, m}, {fmt.Sprintf("A(%d×%d)·B(%d×%d)", m, sz.Q, sz.Q, m), sz.Q, sz.Q, 1}, {"K=1", 1, m, 1}} {
+			name := fmt.Sprintf("m=%d %s", m, c.name)
+			A, B := randSlice(rng, (m-1)*c.sr+(c.K-1)*c.sc+1), randSlice(rng, c.K*m)
+			R0 := randSlice(rng, mm)
+			const f = 0.625
+			want := append([]float64(nil), R0...)
+			for l := 0; l < m; l++ {
+				for j := 0; j < m; j++ {
+					var s float64
+					for i := 0; i < c.K; i++ {
+						s += A[l*c.sr+i*c.sc] * B[i*m+j]
+					}
+					want[l*m+j] += f * s
 				}
-				want[l*9+j] += f * s
 			}
-		}
-		buf := append(append([]float64(nil), R0...), 7, 7, 7, 7)
-		mulAdd9(buf[:81:81], A[:len(A):len(A)], B[:len(B):len(B)], f, c.K, c.sr, c.sc)
-		closeSlices(t, c.name, buf[:81], want)
-		for _, v := range buf[81:] {
-			if v != 7 {
-				t.Fatalf("%s: mulAdd9 wrote past R: %v", c.name, buf[81:])
-			}
-		}
-	}
-}
-
-// TestMulAdd6 checks the vector product kernel of m = 6 in each of its
-// uses (A·B, Aᵀ·B, and A·Bᵀ through a transposed B of two rows) against
-// plain loops, with guard entries after R.
-func TestMulAdd6(t *testing.T) {
-	if !useVec {
-		t.Skip("no vector kernels in this build or on this CPU")
-	}
-	rng := rand.New(rand.NewPCG(33, 34))
-	for _, c := range []struct {
-		name      string
-		K, sr, sc int
-	}{{"A·B", 6, 6, 1}, {"Aᵀ·B", 6, 1, 6}, {"A(6×2)·B(2×6)", 2, 2, 1}, {"K=1", 1, 6, 1}} {
-		A, B := randSlice(rng, 5*c.sr+(c.K-1)*c.sc+1), randSlice(rng, c.K*6)
-		R0 := randSlice(rng, 36)
-		const f = 0.625
-		want := append([]float64(nil), R0...)
-		for l := 0; l < 6; l++ {
-			for j := 0; j < 6; j++ {
-				var s float64
-				for i := 0; i < c.K; i++ {
-					s += A[l*c.sr+i*c.sc] * B[i*6+j]
+			buf := append(append([]float64(nil), R0...), 7, 7, 7, 7)
+			mulAddV(buf[:mm:mm], A[:len(A):len(A)], B[:len(B):len(B)], f, m, c.K, c.sr, c.sc)
+			closeSlices(t, name, buf[:mm], want)
+			for _, v := range buf[mm:] {
+				if v != 7 {
+					t.Fatalf("%s: mulAddV wrote past R: %v", name, buf[mm:])
 				}
-				want[l*6+j] += f * s
-			}
-		}
-		buf := append(append([]float64(nil), R0...), 7, 7, 7, 7)
-		mulAdd6(buf[:36:36], A[:len(A):len(A)], B[:len(B):len(B)], f, c.K, c.sr, c.sc)
-		closeSlices(t, c.name, buf[:36], want)
-		for _, v := range buf[36:] {
-			if v != 7 {
-				t.Fatalf("%s: mulAdd6 wrote past R: %v", c.name, buf[36:])
 			}
 		}
 	}
