@@ -99,8 +99,13 @@ type Selected struct {
 
 // Selection is the outcome of model selection over a sweep (selected.json).
 type Selection struct {
-	// Sweep is the directory the runs were found in.
+	// Sweep is the directory the runs were found in, which holds the
+	// selection and its test results.
 	Sweep string `json:"sweep"`
+	// Also are further directories whose runs were candidates too (runs
+	// of the same protocol made later, with more learning rates or
+	// restarts, in directories of their own).
+	Also []string `json:"also,omitempty"`
 	// Finished and Unfinished count the runs found with and without a
 	// summary; only finished runs are selected.
 	Finished   int `json:"finished_runs"`

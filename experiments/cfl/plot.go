@@ -150,14 +150,21 @@ type unfinishedRun struct {
 	recs       []nsrnn.EpochRecord
 }
 
-// findUnfinished returns, for each task and model kind of the sweep with no
-// selected (finished) run, the unfinished run with the smallest validation
-// difference so far, in the order FindRuns gives; runs without a finished
-// epoch are skipped.
+// findUnfinished returns, for each task and model kind of the sweep (and
+// the selection's further directories, Also) with no selected (finished)
+// run, the unfinished run with the smallest validation difference so far,
+// in the order FindRuns gives; runs without a finished epoch are skipped.
 func findUnfinished(sweep string, sel *experiment.Selection) ([]unfinishedRun, error) {
 	runs, err := experiment.FindRuns(sweep)
 	if err != nil {
 		return nil, fmt.Errorf("--sweep: %w", err)
+	}
+	for _, dir := range sel.Also {
+		more, err := experiment.FindRuns(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s (in %s's also): %w", dir, experiment.SelectedFile, err)
+		}
+		runs = append(runs, more...)
 	}
 	done := map[[2]string]bool{}
 	for _, s := range sel.Selected {

@@ -21,7 +21,8 @@ func init() {
 
 func runSelect(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("select", stderr)
-	sweep := fs.String("sweep", "", "sweep directory (required)")
+	sweep := fs.String("sweep", "", "sweep directory (required); the selection and the test results are written into it")
+	also := fs.StringArray("also", nil, "a further directory whose runs are candidates too, such as a later sweep of more learning rates or restarts (repeatable)")
 	var only data.Grammar
 	fs.Var(grammarFilter{&only}, "grammar", "select only the runs of this task definition ("+
 		joinNames(data.GrammarNames())+"; default: every run, each tested under its own, from its "+experiment.RunFile+")")
@@ -54,10 +55,26 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--sweep: %w", err)
 	}
+	for _, dir := range *also {
+		if _, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("--also: %w", err)
+		}
+		more, err := experiment.FindRuns(dir)
+		if err != nil {
+			return fmt.Errorf("--also %s: %w", dir, err)
+		}
+		for _, r := range more {
+			if slices.ContainsFunc(runs, func(o experiment.Run) bool { return filepath.Clean(o.Dir) == filepath.Clean(r.Dir) }) {
+				return fmt.Errorf("--also %s: run %s is already among the runs of --sweep or an earlier --also", dir, r.Dir)
+			}
+		}
+		runs = append(runs, more...)
+	}
 	if only != "" {
 		runs = slices.DeleteFunc(runs, func(r experiment.Run) bool { return r.Settings.Grammar != only })
 	}
 	sel := experiment.SelectRuns(*sweep, runs)
+	sel.Also = *also
 	if len(sel.Selected) == 0 {
 		return fmt.Errorf("--sweep %s: no finished runs (%d unfinished)", *sweep, sel.Unfinished)
 	}

@@ -176,3 +176,52 @@ func TestSelectSkipsCorruptModel(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectAlso checks that --also adds the runs of further directories
+// to the candidates, records them, writes the selection into --sweep, and
+// refuses a directory whose runs are already candidates.
+func TestSelectAlso(t *testing.T) {
+	root, more := t.TempDir(), t.TempDir()
+	mr := data.MarkedReversal
+	fakeRun(t, filepath.Join(root, mr, "rns", "lr0.005", "seed1"), mr, "rns", 0.005, 1, 0.3, true, false)
+	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.005", "seed1"), mr, "lstm", 0.005, 1, 0.2, true, false)
+	better := filepath.Join(more, mr, "rns", "lr0.01", "seed1")
+	fakeRun(t, better, mr, "rns", 0.01, 1, 0.1, true, false)
+	fakeRun(t, filepath.Join(more, mr, "lstm", "lr0.01", "seed1"), mr, "lstm", 0.01, 1, 0.25, true, false)
+	var stdout, stderr bytes.Buffer
+	if err := runSelect([]string{"--sweep", root, "--also", more, "--no-test"}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	sel, err := experiment.ReadSelection(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sel.Also) != 1 || sel.Also[0] != more || sel.Finished != 4 {
+		t.Errorf("also %q, %d finished runs; want [%s] and 4", sel.Also, sel.Finished, more)
+	}
+	want := map[string]string{"rns": better, "lstm": filepath.Join(root, mr, "lstm", "lr0.005", "seed1")}
+	if len(sel.Selected) != 2 {
+		t.Fatalf("%d selected", len(sel.Selected))
+	}
+	for _, s := range sel.Selected {
+		if s.Dir != want[s.Model] || s.Candidates != 2 {
+			t.Errorf("%s: selected %s of %d candidates; want %s of 2", s.Model, s.Dir, s.Candidates, want[s.Model])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(more, experiment.SelectedFile)); err == nil {
+		t.Errorf("selection written into the --also directory")
+	}
+	for _, args := range [][]string{
+		{"--sweep", root, "--also", root},
+		{"--sweep", root, "--also", more, "--also", more},
+		{"--sweep", root, "--also", filepath.Join(root, mr)},
+	} {
+		err := runSelect(append(args, "--no-test"), &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "--also") || !strings.Contains(err.Error(), "already") {
+			t.Errorf("%q: error %v, want one naming --also and the run found twice", args, err)
+		}
+	}
+	if err := runSelect([]string{"--sweep", root, "--also", filepath.Join(more, "none")}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--also") {
+		t.Errorf("missing --also directory: error %v", err)
+	}
+}
