@@ -5,7 +5,8 @@ usage: python3 results/cfl/table.py [DIR]   (DIR defaults to results/cfl)
 
 Each run is DIR/<task>/<model>/lr<LR>/seed<K> with run.json, log.jsonl and,
 once finished, summary.json; the test difference comes from DIR/selected.json
-(cfl select) when the run was selected and evaluated.
+(cfl select) when the run was selected and evaluated (matched by
+<task>/<model>/lr<LR>/seed<K>, the end of the selected run's directory).
 """
 import json
 import os
@@ -27,7 +28,8 @@ def main():
     if os.path.exists(sel):
         for s in json.load(open(sel))["selected"]:
             if s.get("test_cross_entropy_diff") is not None:
-                tests[(s["task"], s["model"])] = s["test_cross_entropy_diff"]
+                rel = os.path.join(*os.path.normpath(s["dir"]).split(os.sep)[-4:])
+                tests[rel] = s["test_cross_entropy_diff"]
     print("| task | model | lr | best epoch | validation difference | test difference | epochs run | finished | wall time | machine |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for task in TASKS:
@@ -52,7 +54,7 @@ def main():
                     continue
                 best = min(log, key=lambda r: r["valid_cross_entropy_diff"])
                 done = os.path.exists(os.path.join(d, "summary.json"))
-                test = tests.get((task, model)) if done else None
+                test = tests.get(os.path.relpath(d, root)) if done else None
                 print(f"| {task} | {model} | {run['lr']} | {best['epoch']} | {best['valid_cross_entropy_diff']:.4f} | "
                       f"{'–' if test is None else f'{test:.4f}'} | {log[-1]['epoch']} | "
                       f"{'yes' if done else 'no'} | {minutes(log[-1]['elapsed_seconds'])} | {MACHINE} |")
