@@ -22,7 +22,7 @@ func init() {
 func runSelect(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("select", stderr)
 	sweep := fs.String("sweep", "", "sweep directory (required); the selection and the test results are written into it")
-	also := fs.StringArray("also", nil, "a further directory whose runs are candidates too, such as a later sweep of more learning rates or restarts (repeatable)")
+	also := fs.StringArray("also", nil, "a further directory whose runs are candidates too, such as a later sweep of more learning rates or restarts (repeatable; none by default)")
 	var only data.Grammar
 	fs.Var(grammarFilter{&only}, "grammar", "select only the runs of this task definition ("+
 		joinNames(data.GrammarNames())+"; default: every run, each tested under its own, from its "+experiment.RunFile+")")
