@@ -352,6 +352,7 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.X.Label.TextStyle.Font.Size = vg.Points(11)
 	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
 	p.Y.Min = 0
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	p.Add(plotter.NewGrid())
 	// Differences fall during training and grow with length: the
 	// bottom-left corner is usually the emptiest.
@@ -612,6 +613,22 @@ func plotActions(dir, out string) ([]string, error) {
 			p.Draw(canvases[0][i])
 		}
 	})
+}
+
+// plainTicks are gonum/plot's default ticks with their labels written
+// without trailing zeros: the default writes the labels of a step of 25
+// as 25.00, 75.00.
+type plainTicks struct{}
+
+// Ticks returns the default ticks of [min, max], relabelled.
+func (plainTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i, t := range ts {
+		if l := t.Label; strings.Contains(l, ".") && !strings.ContainsAny(l, "eE") {
+			ts[i].Label = strings.TrimSuffix(strings.TrimRight(l, "0"), ".")
+		}
+	}
+	return ts
 }
 
 // epochTicks marks every epoch of Figure 3's axis, labelling each when

@@ -8,8 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
@@ -160,6 +164,37 @@ func TestEpochTicks(t *testing.T) {
 	}
 	if labels(12) != 12 || labels(30) != 15 {
 		t.Errorf("%d labels of 12 epochs, %d of 30", labels(12), labels(30))
+	}
+}
+
+// TestPlainTicks checks that the figures' tick labels are the default
+// ticks' values without trailing zeros, over ranges whose default labels
+// have them (a step of 25 is labelled 25.00, 75.00).
+func TestPlainTicks(t *testing.T) {
+	for _, r := range [][2]float64{{1, 138}, {0, 0.4}, {0, 0.15}, {40, 100}, {0, 1e-3}, {-0.5, 0.5}} {
+		def := plot.DefaultTicks{}.Ticks(r[0], r[1])
+		got := plainTicks{}.Ticks(r[0], r[1])
+		if len(got) != len(def) {
+			t.Fatalf("%v: %d ticks, want %d", r, len(got), len(def))
+		}
+		for i, tk := range got {
+			if tk.Value != def[i].Value || (tk.Label == "") != (def[i].Label == "") {
+				t.Errorf("%v: tick %d is %+v, default %+v", r, i, tk, def[i])
+			}
+			if tk.Label == "" {
+				continue
+			}
+			if v, err := strconv.ParseFloat(tk.Label, 64); err != nil || math.Abs(v-tk.Value) > 1e-9*max(1, math.Abs(tk.Value)) {
+				t.Errorf("%v: label %q of tick %v", r, tk.Label, tk.Value)
+			}
+			if strings.Contains(tk.Label, ".") && strings.HasSuffix(tk.Label, "0") || strings.HasSuffix(tk.Label, ".") {
+				t.Errorf("%v: label %q has trailing zeros", r, tk.Label)
+			}
+		}
+	}
+	l := plainTicks{}.Ticks(1, 138)
+	if !slices.ContainsFunc(l, func(tk plot.Tick) bool { return tk.Label == "25" }) {
+		t.Errorf("ticks of [1, 138]: %+v, want one labelled 25", l)
 	}
 }
 
