@@ -50,15 +50,16 @@
 //     that are kept.
 //
 // Use "released" to reproduce the authors' data and lower bounds, and
-// "paper" for the distributions the paper describes. Under "released", everything (sampling, valid lengths, p_G(w)/p_G(|w|),
-// K, the lower bound) is computed on the transformed grammar, as the
-// authors' code does, so it is exact for what that code samples. The tasks
-// differ as follows.
+// "paper" for the distributions the paper describes. Under "released",
+// everything (sampling, valid lengths, p_G(w)/p_G(|w|), K, the lower
+// bound) is computed on the transformed grammar, as the authors' code
+// does, so it is exact for what that code samples. The tasks differ as
+// follows.
 //
 //   - Dyck: S → T is lost at the root, which is left with S → S T | T T
 //     (1/2 each with the paper's parameters); inside brackets S → T
-//     survives as T → ( T ) | [ T ]. No string is a single top-level bracket pair ( … ) or
-//     [ … ], and length 2 is not valid. Given length 4, each of ( ) ( ),
+//     survives as T → ( T ) | [ T ]. No string is a single top-level
+//     bracket pair ( … ) or [ … ], and length 2 is not valid. Given length 4, each of ( ) ( ),
 //     ( ) [ ], [ ] ( ) and [ ] [ ] has probability 1/4; under "paper" they
 //     have 1/160 each and the nested ( ( ) ), ( [ ] ), [ ( ) ], [ [ ] ] have
 //     39/160 each.
