@@ -61,6 +61,16 @@
 // (the lower bound) and their difference, in nats per symbol: the paper's
 // measure, 0 being perfect. Report.WriteCSV writes a report as CSV.
 //
+// The true distribution gives every valid length of the evaluated range
+// the same probability (1/K, K the number of valid lengths in it), so a
+// difference can fall slightly below 0 on a test set whose range is wider
+// than the training range: at a length inside the training range, a model
+// that has learned 1/K_train of the training lengths gains log(K/K_train)
+// nats on every string (about 0.4 for the paper's test lengths 40–100
+// against 40–80, 0.0065 per symbol at length 60), and it pays for the
+// lengths it never saw. Averaged over the training range itself the
+// difference is never negative in expectation.
+//
 // # Model selection
 //
 // FindRuns lists the runs under a directory, finished or not; SelectRuns
@@ -70,7 +80,9 @@
 // test set (each run's task under its own definition), one model at a
 // time, releasing each (its compiled graphs included) before loading the
 // next, so that memory stays bounded by one model however many are
-// selected. ReadSelection reads the selection that
-// cfl select saved, and TestResultPath names the file of a model's test
-// report.
+// selected. ReadSelection reads the selection that cfl select saved, and
+// TestResultPath names the file of a model's test report. Runs of the
+// same protocol kept in several directories (a later sweep of more
+// learning rates or restarts) are selected together by passing the runs
+// FindRuns finds in each to one SelectRuns.
 package experiment
