@@ -122,7 +122,9 @@ type SweepResult struct {
 
 // RunSweep executes the unfinished runs (RunState), jobs at a time, each
 // with run and GOMAXPROCS = CPUs/jobs (at least 1), resuming interrupted
-// ones (with r.Resume) and skipping finished ones. It calls started once
+// ones (with r.Resume) and skipping finished ones. Interrupted runs go
+// first, in the order of runs, then the runs not started: a sweep run again
+// finishes what it had under way before it starts anything new. It calls started once
 // with the counts of runs, finished runs and runs to resume, then done
 // after each run (one call at a time), and returns the number of runs that
 // failed.
@@ -131,8 +133,7 @@ func RunSweep(runs []SweepRun, jobs int, run Runner, started func(total, finishe
 		r     SweepRun
 		state string
 	}
-	var todo []job
-	resumed := 0
+	var todo, fresh []job
 	for _, r := range runs {
 		st, err := RunState(r.Dir)
 		if err != nil {
@@ -140,12 +141,14 @@ func RunSweep(runs []SweepRun, jobs int, run Runner, started func(total, finishe
 		}
 		switch st {
 		case RunFinished:
-			continue
 		case RunResume:
-			resumed++
+			todo = append(todo, job{r, st})
+		default:
+			fresh = append(fresh, job{r, st})
 		}
-		todo = append(todo, job{r, st})
 	}
+	resumed := len(todo)
+	todo = append(todo, fresh...)
 	if started != nil {
 		started(len(runs), len(runs)-len(todo), resumed)
 	}

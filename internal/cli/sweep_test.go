@@ -71,6 +71,32 @@ func TestRunSweep(t *testing.T) {
 	}
 }
 
+// TestRunSweepResumesFirst checks that interrupted runs are executed
+// before the runs not started, each group in the order of runs.
+func TestRunSweepResumesFirst(t *testing.T) {
+	dir := t.TempDir()
+	runs := sweepRuns(dir, 5)
+	for _, i := range []int{1, 3} { // interrupted
+		if err := os.MkdirAll(runs[i].Dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(runs[i].Dir, experiment.RunFile), []byte("{}"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var order []string
+	run := func(args []string, logPath string, threads int) error {
+		order = append(order, filepath.Base(logPath))
+		return nil
+	}
+	if _, err := RunSweep(runs, 1, run, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"run1.log", "run3.log", "run0.log", "run2.log", "run4.log"}; !slices.Equal(order, want) {
+		t.Errorf("order %v, want %v", order, want)
+	}
+}
+
 // TestSubprocess runs a shell command as the program: its output goes to
 // the log after a header line, with GOMAXPROCS set.
 func TestSubprocess(t *testing.T) {
