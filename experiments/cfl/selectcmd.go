@@ -55,6 +55,18 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--sweep: %w", err)
 	}
+	// A run found twice (the same directory named twice, or one inside
+	// another, however written) would count twice among the candidates.
+	abs := func(dir string) string {
+		if a, err := filepath.Abs(dir); err == nil {
+			return a
+		}
+		return filepath.Clean(dir)
+	}
+	seen := map[string]bool{}
+	for _, r := range runs {
+		seen[abs(r.Dir)] = true
+	}
 	for _, dir := range *also {
 		if _, err := os.Stat(dir); err != nil {
 			return fmt.Errorf("--also: %w", err)
@@ -64,9 +76,10 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--also %s: %w", dir, err)
 		}
 		for _, r := range more {
-			if slices.ContainsFunc(runs, func(o experiment.Run) bool { return filepath.Clean(o.Dir) == filepath.Clean(r.Dir) }) {
+			if seen[abs(r.Dir)] {
 				return fmt.Errorf("--also %s: run %s is already among the runs of --sweep or an earlier --also", dir, r.Dir)
 			}
+			seen[abs(r.Dir)] = true
 		}
 		runs = append(runs, more...)
 	}

@@ -215,6 +215,7 @@ func TestSelectAlso(t *testing.T) {
 		{"--sweep", root, "--also", root},
 		{"--sweep", root, "--also", more, "--also", more},
 		{"--sweep", root, "--also", filepath.Join(root, mr)},
+		{"--sweep", root, "--also", more, "--also", filepath.Join(more, mr, "..", mr, "rns")},
 	} {
 		err := runSelect(append(args, "--no-test"), &bytes.Buffer{}, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), "--also") || !strings.Contains(err.Error(), "already") {
@@ -223,5 +224,11 @@ func TestSelectAlso(t *testing.T) {
 	}
 	if err := runSelect([]string{"--sweep", root, "--also", filepath.Join(more, "none")}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--also") {
 		t.Errorf("missing --also directory: error %v", err)
+	}
+	// The same directory, written relative to the working directory.
+	t.Chdir(more)
+	err = runSelect([]string{"--sweep", root, "--also", more, "--also", ".", "--no-test"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "already") {
+		t.Errorf("--also %s --also .: error %v, want the runs found twice", more, err)
 	}
 }

@@ -123,11 +123,11 @@ type SweepResult struct {
 // RunSweep executes the unfinished runs (RunState), jobs at a time, each
 // with run and GOMAXPROCS = CPUs/jobs (at least 1), resuming interrupted
 // ones (with r.Resume) and skipping finished ones. Interrupted runs go
-// first, in the order of runs, then the runs not started: a sweep run again
-// finishes what it had under way before it starts anything new. It calls started once
-// with the counts of runs, finished runs and runs to resume, then done
-// after each run (one call at a time), and returns the number of runs that
-// failed.
+// first, in the order of runs, then the runs not started: a sweep run
+// again finishes what it had under way before it starts anything new. It
+// calls started once with the counts of runs, finished runs and runs to
+// resume, then done after each run (one call at a time), and returns the
+// number of runs that failed.
 func RunSweep(runs []SweepRun, jobs int, run Runner, started func(total, finished, resumed int), done func(SweepResult)) (failed int, err error) {
 	type job struct {
 		r     SweepRun
