@@ -134,9 +134,9 @@
 // and keeps its own scratch tapes, and whose dynamic program uses
 // GOMAXPROCS/Workers goroutines (at least one); a Model is still not safe
 // for concurrent use by its callers. On two idle cores, a training step of
-// the paper's CFL models (batch 10, length 60) takes about 1.9× less
-// time with Workers = 2 than with one part (|Q| = 2, and 1.8–2.0× with
-// |Q| = 3; BenchmarkTrainStep); the CFL
+// the paper's CFL models (batch 10, length 60) takes 1.7–1.9× less time
+// with Workers = 2 than with one part (|Q| = 2 and 3, measured on
+// different days; BenchmarkTrainStep); the CFL
 // programs' --workers sets it, by default to GOMAXPROCS. Where other work
 // keeps every core busy (a sweep running one run per core), leave it at 1.
 package nsrnn
