@@ -76,10 +76,11 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--also %s: %w", dir, err)
 		}
 		for _, r := range more {
-			if seen[abs(r.Dir)] {
+			a := abs(r.Dir)
+			if seen[a] {
 				return fmt.Errorf("--also %s: run %s is already among the runs of --sweep or an earlier --also", dir, r.Dir)
 			}
-			seen[abs(r.Dir)] = true
+			seen[a] = true
 		}
 		runs = append(runs, more...)
 	}
