@@ -1,0 +1,462 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/internal/atomicfile"
+	"github.com/nsrnn/nsrnn/internal/figure"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+func init() {
+	prog.Register("plot", "draw validation perplexity by epoch, and SG score against test perplexity, for the runs of sweeps or run directories (PNG, SVG and CSV)", runPlot)
+}
+
+// Names of the figure files, without the .png/.svg/.csv extension.
+const (
+	validFigName   = "valid-perplexity"
+	scatterFigName = "sg-vs-test-perplexity"
+)
+
+// plotRun is what the figures show of one training run: its model, its
+// validation perplexity after each epoch (log.jsonl) and, once the run
+// was evaluated, its test perplexity (eval-test.json) and SG score
+// (sg.json).
+type plotRun struct {
+	Dir      string
+	Model    string // the model's name in the paper's table: lstm-256, rns-1-2, …
+	Kind     string
+	Finished bool // summary.json exists
+	Valid    []float64
+	// Test and SG are the test perplexity and SG score, when HasTest and
+	// HasSG (the run has eval-test.json, sg.json).
+	Test, SG       float64
+	HasTest, HasSG bool
+}
+
+// best is the run's lowest validation perplexity (+Inf for none).
+func (r plotRun) best() float64 {
+	b := math.Inf(1)
+	for _, v := range r.Valid {
+		b = min(b, v)
+	}
+	return b
+}
+
+// ptbModelName names a configuration as the paper's PTB table (and ptb
+// sweep) does: lstm-256, jm-hidden-247, jm-learned-22, rns-1-2, ….
+func ptbModelName(c nsrnn.Config) string {
+	k, err := nsrnn.LookupKind(c.Kind)
+	if err != nil {
+		return c.Kind
+	}
+	switch {
+	case k.Family == nsrnn.NondeterministicStack:
+		return fmt.Sprintf("%s-%d-%d", c.Kind, c.States, c.Symbols)
+	case c.Kind == nsrnn.JM && c.PushHiddenState:
+		return fmt.Sprintf("jm-hidden-%d", c.Hidden)
+	case k.Family == nsrnn.VectorStack:
+		return fmt.Sprintf("%s-learned-%d", c.Kind, c.StackEmbedding)
+	}
+	return fmt.Sprintf("%s-%d", c.Kind, c.Hidden)
+}
+
+// ptbModelLabel is a model's name for legends: the paper's label of its
+// kind with its sizes ("LSTM 256", "RNS 1-2", "JM hidden 247").
+func ptbModelLabel(name, kind string) string {
+	label := kind
+	if k, err := nsrnn.LookupKind(kind); err == nil {
+		label = k.Label
+	}
+	rest := name[min(len(kind)+1, len(name)):]
+	if rest == "" {
+		return label
+	}
+	if kind == nsrnn.JM || kind == nsrnn.Gref {
+		for i := range rest {
+			if rest[i] == '-' {
+				rest = rest[:i] + " " + rest[i+1:]
+			}
+		}
+	}
+	return label + " " + rest
+}
+
+// modelOrder sorts model names in the order of the paper's table, unknown
+// names after, by name.
+func modelOrder(a, b string) int {
+	ia, ib := math.MaxInt, math.MaxInt
+	for i, m := range paperModels() {
+		switch m.Name {
+		case a:
+			ia = i
+		case b:
+			ib = i
+		}
+	}
+	return cmp.Or(cmp.Compare(ia, ib), cmp.Compare(a, b))
+}
+
+// readPlotRun reads what the figures need from a run directory: its
+// run.json must exist; log.jsonl, eval-test.json, sg.json and
+// summary.json may be missing (a run not yet trained, evaluated or
+// finished).
+func readPlotRun(dir string) (plotRun, error) {
+	r := plotRun{Dir: dir}
+	var s settings
+	raw, err := os.ReadFile(filepath.Join(dir, experiment.RunFile))
+	if err != nil {
+		return r, fmt.Errorf("%s: not a ptb run: %w", dir, err)
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return r, fmt.Errorf("%s: %w", filepath.Join(dir, experiment.RunFile), err)
+	}
+	r.Kind, r.Model = s.Model.Kind, ptbModelName(s.Model)
+	if r.Valid, err = readValidPerplexities(filepath.Join(dir, experiment.LogFile)); err != nil {
+		return r, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, experiment.SummaryFile)); err == nil {
+		r.Finished = true
+	}
+	var ev evalResult
+	if ok, err := readOptionalJSON(filepath.Join(dir, "eval-test.json"), &ev); err != nil {
+		return r, err
+	} else if ok {
+		r.Test, r.HasTest = ev.Perplexity, true
+	}
+	var sg struct {
+		SGScore *float64 `json:"sg_score"`
+	}
+	if ok, err := readOptionalJSON(filepath.Join(dir, "sg.json"), &sg); err != nil {
+		return r, err
+	} else if ok && sg.SGScore != nil {
+		r.SG, r.HasSG = *sg.SGScore, true
+	}
+	return r, nil
+}
+
+// readValidPerplexities reads the validation perplexity of every epoch
+// of a training log, in order; a missing log is no epoch yet.
+func readValidPerplexities(path string) ([]float64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ppl []float64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	for line := 1; sc.Scan(); line++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var rec struct {
+			Epoch int      `json:"epoch"`
+			Valid *float64 `json:"valid_cross_entropy"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil || rec.Valid == nil {
+			return nil, fmt.Errorf("%s:%d: not an epoch record", path, line)
+		}
+		if rec.Epoch != len(ppl)+1 {
+			return nil, fmt.Errorf("%s:%d: epoch %d where %d was expected", path, line, rec.Epoch, len(ppl)+1)
+		}
+		ppl = append(ppl, math.Exp(*rec.Valid))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ppl, nil
+}
+
+// readOptionalJSON decodes path into v and reports whether it existed.
+func readOptionalJSON(path string, v any) (bool, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	return true, nil
+}
+
+// collectPlotRuns reads the runs of the sweeps (every <sweep>/<model>/run-*
+// holding a run.json) and the run directories given, each directory once.
+func collectPlotRuns(sweeps, dirs []string) ([]plotRun, error) {
+	var all []string
+	for _, s := range sweeps {
+		if _, err := os.Stat(filepath.Join(s, "sweep.json")); err != nil {
+			return nil, fmt.Errorf("--sweep %s: not a ptb sweep: %w", s, err)
+		}
+		found, err := filepath.Glob(filepath.Join(s, "*", "run-*", experiment.RunFile))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range found {
+			all = append(all, filepath.Dir(f))
+		}
+	}
+	all = append(all, dirs...)
+	seen := map[string]bool{}
+	var runs []plotRun
+	for _, d := range all {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, err
+		}
+		if seen[abs] {
+			continue
+		}
+		seen[abs] = true
+		r, err := readPlotRun(d)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	if len(runs) == 0 {
+		return nil, errors.New("no runs: give run directories or --sweep")
+	}
+	return runs, nil
+}
+
+// bestCurves is the curve of each model: its run with the lowest
+// validation perplexity so far (ties to the first given), in the order of
+// the paper's table. Runs without an epoch are left out.
+func bestCurves(runs []plotRun) []plotRun {
+	byModel := map[string]plotRun{}
+	var models []string
+	for _, r := range runs {
+		if len(r.Valid) == 0 {
+			continue
+		}
+		b, ok := byModel[r.Model]
+		if !ok {
+			models = append(models, r.Model)
+		}
+		if !ok || r.best() < b.best() {
+			byModel[r.Model] = r
+		}
+	}
+	slices.SortFunc(models, modelOrder)
+	curves := make([]plotRun, len(models))
+	for i, m := range models {
+		curves[i] = byModel[m]
+	}
+	return curves
+}
+
+// scatterSeries are, per model in the paper's order, the (test perplexity,
+// SG score) points of its runs that have both.
+type scatterSeries struct {
+	Model, Kind string
+	Points      plotter.XYs
+	Dirs        []string
+}
+
+func scatterPoints(runs []plotRun) []scatterSeries {
+	byModel := map[string]*scatterSeries{}
+	var models []string
+	for _, r := range runs {
+		if !r.HasTest || !r.HasSG {
+			continue
+		}
+		s, ok := byModel[r.Model]
+		if !ok {
+			s = &scatterSeries{Model: r.Model, Kind: r.Kind}
+			byModel[r.Model] = s
+			models = append(models, r.Model)
+		}
+		s.Points = append(s.Points, plotter.XY{X: r.Test, Y: r.SG})
+		s.Dirs = append(s.Dirs, r.Dir)
+	}
+	slices.SortFunc(models, modelOrder)
+	out := make([]scatterSeries, len(models))
+	for i, m := range models {
+		out[i] = *byModel[m]
+	}
+	return out
+}
+
+// modelIndex gives each model of the figures a fixed colour and marker
+// across both figures: its position in the paper's order among every
+// model plotted.
+func modelIndex(runs []plotRun) map[string]int {
+	var models []string
+	for _, r := range runs {
+		if !slices.Contains(models, r.Model) {
+			models = append(models, r.Model)
+		}
+	}
+	slices.SortFunc(models, modelOrder)
+	idx := map[string]int{}
+	for i, m := range models {
+		idx[m] = i
+	}
+	return idx
+}
+
+func runPlot(args []string, stdout, stderr io.Writer) error {
+	fs := prog.FlagSet("plot", stderr)
+	sweeps := fs.StringArray("sweep", nil, "sweep directory whose runs are plotted (repeatable); run directories may also be given as arguments")
+	out := fs.String("out", "", "output directory of the figures (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return errors.New("--out is required")
+	}
+	runs, err := collectPlotRuns(*sweeps, fs.Args())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o777); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	files, err := plotRuns(runs, *out)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		fmt.Fprintln(stdout, f)
+	}
+	return nil
+}
+
+// plotRuns draws both figures (the scatter only when some run has a test
+// perplexity and an SG score) with their data as CSV, and returns the
+// files written.
+func plotRuns(runs []plotRun, out string) ([]string, error) {
+	idx := modelIndex(runs)
+	curves := bestCurves(runs)
+	if len(curves) == 0 {
+		return nil, errors.New("no run has finished an epoch yet: nothing to plot")
+	}
+	var files []string
+	p := figurePlot("Penn Treebank: validation perplexity", "epoch", "validation perplexity (log scale)")
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = figure.LogTicks{}
+	p.X.Tick.Marker = figure.IntegerTicks{}
+	p.Legend.Top = true
+	var rows [][]string
+	for _, c := range curves {
+		xys := make(plotter.XYs, len(c.Valid))
+		for e, v := range c.Valid {
+			xys[e] = plotter.XY{X: float64(e + 1), Y: v}
+			rows = append(rows, []string{c.Model, c.Dir, strconv.Itoa(e + 1), strconv.FormatFloat(v, 'f', 4, 64)})
+		}
+		l, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, err
+		}
+		i := idx[c.Model]
+		l.Color, l.Width = plotutil.Color(i), vg.Points(1.5)
+		pts.Color, pts.Shape, pts.Radius = plotutil.Color(i), plotutil.Shape(i), vg.Points(2.5)
+		p.Add(l, pts)
+		label := fmt.Sprintf("%s (best %.2f)", ptbModelLabel(c.Model, c.Kind), c.best())
+		if !c.Finished {
+			label += ", in progress"
+		}
+		p.Legend.Add(label, l, pts)
+	}
+	f, err := figure.SavePlot(out, validFigName, p, 8*vg.Inch, 5*vg.Inch)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, f...)
+	csvFile := filepath.Join(out, validFigName+".csv")
+	if err := writeCSV(csvFile, []string{"model", "run", "epoch", "valid_perplexity"}, rows); err != nil {
+		return nil, err
+	}
+	files = append(files, csvFile)
+
+	series := scatterPoints(runs)
+	if len(series) == 0 {
+		return files, nil
+	}
+	p = figurePlot("Penn Treebank: SG score against test perplexity", "test perplexity", "SG score")
+	rows = nil
+	for _, s := range series {
+		sc, err := plotter.NewScatter(s.Points)
+		if err != nil {
+			return nil, err
+		}
+		i := idx[s.Model]
+		sc.Color, sc.Shape, sc.Radius = plotutil.Color(i), plotutil.Shape(i), vg.Points(4)
+		p.Add(sc)
+		p.Legend.Add(ptbModelLabel(s.Model, s.Kind), sc)
+		for j, pt := range s.Points {
+			rows = append(rows, []string{s.Model, s.Dirs[j], strconv.FormatFloat(pt.X, 'f', 4, 64), strconv.FormatFloat(pt.Y, 'f', 6, 64)})
+		}
+	}
+	// Room around the points for their markers, and above them for the
+	// legend.
+	dx, dy := max(p.X.Max-p.X.Min, 1)*0.05, max(p.Y.Max-p.Y.Min, 0.01)*0.08
+	p.X.Min, p.X.Max = p.X.Min-dx, p.X.Max+dx
+	p.Y.Min, p.Y.Max = p.Y.Min-dy, p.Y.Max+3*dy
+	p.Legend.Top = true
+	f, err = figure.SavePlot(out, scatterFigName, p, 8*vg.Inch, 5*vg.Inch)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, f...)
+	csvFile = filepath.Join(out, scatterFigName+".csv")
+	if err := writeCSV(csvFile, []string{"model", "run", "test_perplexity", "sg_score"}, rows); err != nil {
+		return nil, err
+	}
+	return append(files, csvFile), nil
+}
+
+// figurePlot is an empty plot with the figures' fonts, grid and ticks.
+func figurePlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(13)
+	p.Title.Padding = vg.Points(6)
+	p.X.Label.Text, p.Y.Label.Text = x, y
+	p.X.Label.TextStyle.Font.Size = vg.Points(11)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
+	p.X.Tick.Marker, p.Y.Tick.Marker = figure.PlainTicks{}, figure.PlainTicks{}
+	p.Add(plotter.NewGrid())
+	p.Legend.Left = false
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), -vg.Points(8)
+	p.Legend.TextStyle.Font.Size = vg.Points(10)
+	p.Legend.ThumbnailWidth = vg.Points(24)
+	return p
+}
+
+// writeCSV writes a header and rows atomically.
+func writeCSV(path string, header []string, rows [][]string) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if err := cw.Write(header); err != nil {
+			return err
+		}
+		if err := cw.WriteAll(rows); err != nil {
+			return err
+		}
+		return cw.Error()
+	})
+}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/internal/figure"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+// fakePTBRun writes a run directory with the given validation
+// perplexities by epoch and, when test > 0, eval-test.json and sg.json.
+func fakePTBRun(t *testing.T, dir string, cfg nsrnn.Config, valid []float64, test, sg float64, finished bool) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), settings{Model: cfg, LR: 1, Clip: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	for e, v := range valid {
+		fmt.Fprintf(&log, `{"epoch":%d,"train_loss":6,"valid_cross_entropy":%v}`+"\n", e+1, math.Log(v))
+	}
+	if err := os.WriteFile(filepath.Join(dir, experiment.LogFile), []byte(log.String()), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if finished {
+		if err := experiment.WriteJSON(filepath.Join(dir, experiment.SummaryFile), summary{Model: cfg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if test > 0 {
+		if err := experiment.WriteJSON(filepath.Join(dir, "eval-test.json"), evalResult{Split: "test", Perplexity: test}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "sg.json"), []byte(fmt.Sprintf(`{"level":"pair","sg_score":%v}`, sg)), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestPlot(t *testing.T) {
+	dir := t.TempDir()
+	lstm := nsrnn.Config{Kind: nsrnn.LSTM, Hidden: 256}
+	rns := nsrnn.Config{Kind: nsrnn.RNS, Hidden: 256, States: 1, Symbols: 2, Window: 35}
+	// Two LSTM runs: the second is better and is the LSTM's curve; the
+	// RNS run is unfinished and has no test evaluation.
+	fakePTBRun(t, filepath.Join(dir, "a"), lstm, []float64{400, 300, 310}, 290, 0.45, true)
+	fakePTBRun(t, filepath.Join(dir, "b"), lstm, []float64{380, 250, 240, 245}, 230, 0.48, true)
+	fakePTBRun(t, filepath.Join(dir, "c"), rns, []float64{420, 260}, 0, 0, false)
+	out := filepath.Join(dir, "fig")
+	var stdout, stderr bytes.Buffer
+	err := runPlot([]string{"--out", out, filepath.Join(dir, "c"), filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "a")}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("plot: %v (%s)", err, stderr.String())
+	}
+	want := [][]string{
+		{"model", "run", "epoch", "valid_perplexity"},
+		{"lstm-256", filepath.Join(dir, "b"), "1", "380.0000"},
+		{"lstm-256", filepath.Join(dir, "b"), "2", "250.0000"},
+		{"lstm-256", filepath.Join(dir, "b"), "3", "240.0000"},
+		{"lstm-256", filepath.Join(dir, "b"), "4", "245.0000"},
+		{"rns-1-2", filepath.Join(dir, "c"), "1", "420.0000"},
+		{"rns-1-2", filepath.Join(dir, "c"), "2", "260.0000"},
+	}
+	if got := readCSV(t, filepath.Join(out, validFigName+".csv")); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("valid-perplexity.csv:\n got %v\nwant %v", got, want)
+	}
+	// The scatter holds both LSTM runs (every run of a model) and not the
+	// unevaluated RNS run.
+	want = [][]string{
+		{"model", "run", "test_perplexity", "sg_score"},
+		{"lstm-256", filepath.Join(dir, "a"), "290.0000", "0.450000"},
+		{"lstm-256", filepath.Join(dir, "b"), "230.0000", "0.480000"},
+	}
+	if got := readCSV(t, filepath.Join(out, scatterFigName+".csv")); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("sg-vs-test-perplexity.csv:\n got %v\nwant %v", got, want)
+	}
+	for _, name := range []string{validFigName, scatterFigName} {
+		f, err := os.Open(filepath.Join(out, name+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s.png: %v", name, err)
+		}
+		if cfg.Width < figure.MinPNGWidth {
+			t.Errorf("%s.png is %d px wide, want at least %d", name, cfg.Width, figure.MinPNGWidth)
+		}
+		if fi, err := os.Stat(filepath.Join(out, name+".svg")); err != nil || fi.Size() == 0 {
+			t.Errorf("%s.svg: %v", name, err)
+		}
+	}
+	if n := strings.Count(stdout.String(), "\n"); n != 6 {
+		t.Errorf("plot listed %d files, want 6:\n%s", n, stdout.String())
+	}
+}
+
+func TestPlotSweepAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	sweep := filepath.Join(dir, "sweep")
+	if err := experiment.WriteJSON(filepath.Join(sweep, "sweep.json"), sweepSettings{Runs: 1}); err == nil {
+		// WriteJSON needs the directory.
+		t.Fatal("expected an error writing into a missing directory")
+	}
+	if err := os.MkdirAll(sweep, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := experiment.WriteJSON(filepath.Join(sweep, "sweep.json"), sweepSettings{Runs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	jm := nsrnn.Config{Kind: nsrnn.JM, Hidden: 247, PushHiddenState: true, DepthLimit: 10}
+	fakePTBRun(t, filepath.Join(sweep, "jm-hidden-247", "run-01"), jm, []float64{500, 400}, 0, 0, false)
+	// A run that has not finished an epoch yet is read but draws nothing.
+	fakePTBRun(t, filepath.Join(sweep, "jm-hidden-247", "run-02"), jm, nil, 0, 0, false)
+	out := filepath.Join(dir, "fig")
+	var stdout, stderr bytes.Buffer
+	if err := runPlot([]string{"--sweep", sweep, "--out", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("plot --sweep: %v", err)
+	}
+	rows := readCSV(t, filepath.Join(out, validFigName+".csv"))
+	if len(rows) != 3 || rows[1][0] != "jm-hidden-247" || rows[2][3] != "400.0000" {
+		t.Errorf("valid-perplexity.csv = %v", rows)
+	}
+	if _, err := os.Stat(filepath.Join(out, scatterFigName+".png")); !os.IsNotExist(err) {
+		t.Errorf("scatter drawn without any evaluated run: %v", err)
+	}
+
+	bad := filepath.Join(dir, "bad")
+	fakePTBRun(t, bad, jm, []float64{500}, 0, 0, false)
+	if err := os.WriteFile(filepath.Join(bad, experiment.LogFile), []byte(`{"epoch":2,"valid_cross_entropy":6}`+"\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	fakePTBRun(t, empty, jm, nil, 0, 0, false)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{filepath.Join(dir, "x")}, "--out is required"},
+		{[]string{"--out", out}, "no runs"},
+		{[]string{"--out", out, filepath.Join(dir, "missing")}, "not a ptb run"},
+		{[]string{"--out", out, "--sweep", dir}, "not a ptb sweep"},
+		{[]string{"--out", out, bad}, "log.jsonl:1: epoch 2 where 1 was expected"},
+		{[]string{"--out", out, empty}, "no run has finished an epoch"},
+	} {
+		err := runPlot(tc.args, &stdout, &stderr)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one containing %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestPTBModelName(t *testing.T) {
+	for _, tc := range []struct {
+		cfg         nsrnn.Config
+		name, label string
+	}{
+		{nsrnn.Config{Kind: nsrnn.LSTM, Hidden: 256}, "lstm-256", "LSTM 256"},
+		{nsrnn.Config{Kind: nsrnn.JM, Hidden: 247, PushHiddenState: true}, "jm-hidden-247", "JM hidden 247"},
+		{nsrnn.Config{Kind: nsrnn.JM, Hidden: 256, StackEmbedding: 22}, "jm-learned-22", "JM learned 22"},
+		{nsrnn.Config{Kind: nsrnn.NS, Hidden: 256, States: 3, Symbols: 4}, "ns-3-4", "NS 3-4"},
+		{nsrnn.Config{Kind: nsrnn.RNS, Hidden: 256, States: 1, Symbols: 2}, "rns-1-2", ""},
+	} {
+		name := ptbModelName(tc.cfg)
+		if name != tc.name {
+			t.Errorf("ptbModelName(%+v) = %q, want %q", tc.cfg, name, tc.name)
+		}
+		k, _ := nsrnn.LookupKind(tc.cfg.Kind)
+		label := tc.label
+		if label == "" {
+			label = k.Label + " 1-2"
+		}
+		if got := ptbModelLabel(name, tc.cfg.Kind); got != label {
+			t.Errorf("ptbModelLabel(%q) = %q, want %q", name, got, label)
+		}
+	}
+}
