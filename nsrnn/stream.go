@@ -297,7 +297,9 @@ func (s *Stream) UnmarshalState(data []byte) error {
 		st.lstm[i] = make([]float64, n)
 		for j := range st.lstm[i] {
 			v, _ := u64()
-			st.lstm[i][j] = math.Float64frombits(v)
+			if st.lstm[i][j] = math.Float64frombits(v); !finite(st.lstm[i][j]) {
+				return bad(fmt.Sprintf("LSTM state of layer %d has the value %g", i+1, st.lstm[i][j]))
+			}
 		}
 	}
 	n, ok := u64()
