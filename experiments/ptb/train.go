@@ -159,6 +159,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--early-stop %d must be at least 1", s.EarlyStop)
 	case !(s.Decay > 0 && s.Decay <= 1):
 		return fmt.Errorf("--decay %g must be in (0, 1]", s.Decay)
+	case *every < 0:
+		return fmt.Errorf("--checkpoint-every %v must not be negative (0: only after every epoch)", *every)
 	}
 	abs, err := filepath.Abs(*dataDir)
 	if err != nil {
