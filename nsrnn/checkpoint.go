@@ -24,7 +24,7 @@ import (
 // Version 2, written before the checksum existed, is the bare gob encoding
 // of a trainState (Version 2). It is still read, so that runs in flight
 // resume exactly; without a checksum, it is checked field by field only
-// (checkState), and the settings it predates are not compared (see
+// (checkState), and the program settings it predates are not compared (see
 // loadCheckpoint). A version-2 checkpoint is rewritten as version 3 at the
 // next save.
 const (
@@ -148,9 +148,9 @@ func decodeCheckpoint(data []byte) (*trainState, error) {
 // loadCheckpoint reads the checkpoint at path and restores it into m, the
 // optimizer opt (whose learning rate is still the initial one) and obj,
 // after checking all of it: the checksum (version 3), the model's and the
-// best model's encodings and configurations, the settings (a version-2
-// checkpoint predates the settings that programs add under "settings.",
-// so those it lacks are not compared), every field's range and the
+// best model's encodings and configurations, the settings (those under
+// "settings." that the checkpoint lacks, added to the program after it was
+// written, are not compared), every field's range and the
 // history's consistency with the schedule (checkState), the optimizer's
 // state and learning rate, and the objective's state. Every error names
 // the file; nothing is restored unless the whole checkpoint is valid,
@@ -174,13 +174,14 @@ func loadCheckpoint(path string, m *Model, settings map[string]string, c *TrainC
 	if saved.cfg != m.cfg {
 		return nil, fmt.Errorf("%s: checkpoint is of a different model (%+v, not %+v)", path, saved.cfg, m.cfg)
 	}
-	now := settings
-	if st.Version == legacyCheckpointVersion {
-		now = maps.Clone(settings)
-		for k := range now {
-			if _, ok := st.Settings[k]; !ok && strings.HasPrefix(k, "settings.") {
-				delete(now, k)
-			}
+	// Settings that programs add (TrainConfig.Settings) and that the
+	// checkpoint lacks were added after it was written (by a later version
+	// of the program): they cannot be compared, and a run in flight must
+	// resume all the same.
+	now := maps.Clone(settings)
+	for k := range now {
+		if _, ok := st.Settings[k]; !ok && strings.HasPrefix(k, "settings.") {
+			delete(now, k)
 		}
 	}
 	if d := diffSettings(st.Settings, now); len(d) > 0 {

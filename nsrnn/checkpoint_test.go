@@ -326,4 +326,20 @@ func TestCheckpointOtherSeedSetting(t *testing.T) {
 			t.Errorf("legacy %v: error %v, want one naming %s and the seed", legacy, err, path)
 		}
 	}
+	// A setting the checkpoint lacks (added to the program after it was
+	// written) is not compared; one it has and the run has not is refused.
+	path = filepath.Join(t.TempDir(), "ckpt")
+	stoppedStream(t, path, 2, 3)
+	c := streamTC(path)
+	c.Settings["digest"] = "abc"
+	delete(c.Settings, "data")
+	m := newTiny(t, streamConfigs()["rns-D3"], 1)
+	if _, err := Fit(m, tinyStream(t, m, 4), c); err == nil || !strings.Contains(err.Error(), "settings.data: tiny in the checkpoint, not set now") || strings.Contains(err.Error(), "digest") {
+		t.Errorf("a setting dropped: %v", err)
+	}
+	c.Settings["data"] = "tiny"
+	m = newTiny(t, streamConfigs()["rns-D3"], 1)
+	if _, err := Fit(m, tinyStream(t, m, 4), c); err != nil {
+		t.Errorf("a setting added since the checkpoint: %v", err)
+	}
 }

@@ -105,8 +105,8 @@ type TrainConfig struct {
 	// rate it is given exactly). A damaged or inconsistent checkpoint is
 	// an error wrapping ErrBadCheckpoint that names the file. Checkpoints
 	// of the format before the checksum (version 2) are still resumed,
-	// checked field by field, and Settings keys they lack are not compared
-	// with them.
+	// checked field by field. Settings keys that a checkpoint lacks (added
+	// to a program after it was written) are not compared with it.
 	Checkpoint string
 	// CheckpointEvery, when positive, also checkpoints within an epoch
 	// once this much time has passed since the last checkpoint; 0 only
