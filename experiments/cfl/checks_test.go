@@ -24,7 +24,12 @@ func interruptAtCheckpoint(t *testing.T, out string, args ...string) bool {
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
-		ch := <-got
+		var ch chan<- os.Signal
+		select {
+		case ch = <-got:
+		case <-done:
+			return
+		}
 		for {
 			select {
 			case <-done:

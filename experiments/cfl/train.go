@@ -60,7 +60,9 @@ func workersFlag(fs *pflag.FlagSet) *int {
 // trainWorkersFlag registers the --workers of train: workersFlag, whose
 // count is recorded in run.json and kept by --resume.
 func trainWorkersFlag(fs *pflag.FlagSet) *int {
-	return fs.Int("workers", runtime.GOMAXPROCS(0), "parts of each batch run in parallel, one goroutine each (default GOMAXPROCS: every core; a sweep's runs get CPUs/jobs); results differ between part counts by rounding, so the count is recorded in run.json and --resume keeps it")
+	w := workersFlag(fs)
+	fs.Lookup("workers").Usage += "; the count is recorded in run.json, and --resume keeps it"
+	return w
 }
 
 // resumeWorkers settles the part count of a run in dir: a new run records
