@@ -46,9 +46,19 @@ type Report struct {
 // [minLen, maxLen]: p(w) = p_G(w | |w|)/K, K the number of valid lengths.
 // Strings are scored batchSize at a time, each batch of one length. A
 // string outside the language or the lengths is an error wrapping a
-// *data.StringError with its index. The model's compiled graphs are kept
-// (Model.ReleaseGraphs drops them).
+// *data.StringError with its index.
+//
+// The lengths are scored one after another, and a length's graphs are not
+// needed after it, so while it runs the model keeps at most the graphs of
+// one length (two batch sizes, each in Model.Workers parts; see
+// Model.MaxGraphs): the memory does not grow with the number of lengths.
+// The graphs of the last length are kept (Model.ReleaseGraphs drops them),
+// and m.MaxGraphs is restored on return.
 func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen, batchSize int) (*Report, error) {
+	if keep := 2 * max(m.Workers, 1); m.MaxGraphs == 0 || m.MaxGraphs > keep {
+		defer func(n int) { m.MaxGraphs = n }(m.MaxGraphs)
+		m.MaxGraphs = keep
+	}
 	switch cfg := m.Config(); {
 	case batchSize < 1:
 		return nil, fmt.Errorf("experiment: batch size %d; want at least 1", batchSize)

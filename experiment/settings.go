@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/nsrnn"
@@ -46,6 +47,13 @@ type Settings struct {
 	// training stops.
 	EarlyStop int     `json:"early_stop"`
 	Decay     float64 `json:"decay"`
+	// Workers is the number of parts each batch is run in
+	// (nsrnn.Model.Workers, cfl train --workers). Parts of different
+	// counts sum their gradients in different orders, so the count is
+	// part of the run: a resumed run keeps it. 0, as in a run.json
+	// written before the count was recorded, leaves it unrecorded (any
+	// count resumes such a run, as then).
+	Workers int `json:"workers,omitempty"`
 }
 
 // settingsJSON has Settings' fields without its methods.
@@ -107,8 +115,10 @@ func ShuffleSeed(seed uint64) uint64 { return seed ^ 0x5eed0002 }
 // ShuffleSeed(Seed), and lowerBound (the validation set's lower bound, in
 // nats per symbol) as the records' reference. Zero values select
 // nsrnn.TrainConfig's defaults (with Decay and Patience both zero,
-// nsrnn.CFLPlateau). The checkpoint and the recorder are left for the
-// caller.
+// nsrnn.CFLPlateau). Its Settings are CheckpointSettings(s), but for the
+// model and the epochs, so that a resumed run's checkpoint must come from
+// a run of the same settings. The checkpoint and the recorder are left for
+// the caller.
 func (s Settings) TrainConfig(lowerBound float64) nsrnn.TrainConfig {
 	tc := nsrnn.TrainConfig{
 		LR: s.LR, Clip: s.Clip, EarlyStop: s.EarlyStop, MaxEpochs: s.Epochs,
@@ -117,7 +127,52 @@ func (s Settings) TrainConfig(lowerBound float64) nsrnn.TrainConfig {
 	if s.Decay != 0 || s.Patience != 0 {
 		tc.Schedule = &nsrnn.Plateau{Factor: s.Decay, Patience: max(s.Patience-1, 0)}
 	}
+	var err error
+	if tc.Settings, err = CheckpointSettings(s, "model", "epochs"); err != nil {
+		tc.Settings = map[string]string{"run": fmt.Sprintf("%+v", s)}
+	}
 	return tc
+}
+
+// CheckpointSettings returns the settings v of a run (what its run.json
+// holds) in the form of nsrnn.TrainConfig.Settings, so that a checkpoint
+// copied from another run (another seed, other data, …) is refused even
+// where run.json agrees: one entry per JSON value of v, keyed by its JSON
+// name (those of nested objects joined with dots, as in "model.hidden"),
+// strings unquoted and other values as JSON. The top-level keys in omit
+// are left out: "model", which nsrnn compares itself, and "epochs", which
+// a resumed run may change as far as nsrnn is concerned.
+func CheckpointSettings(v any, omit ...string) (map[string]string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		return nil, fmt.Errorf("experiment: settings are not a JSON object: %w", err)
+	}
+	out := map[string]string{}
+	var add func(key string, raw json.RawMessage)
+	add = func(key string, raw json.RawMessage) {
+		var obj map[string]json.RawMessage
+		var str string
+		switch {
+		case len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &obj) == nil:
+			for k, v := range obj {
+				add(key+"."+k, v)
+			}
+		case len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &str) == nil:
+			out[key] = str
+		default:
+			out[key] = string(raw)
+		}
+	}
+	for k, v := range top {
+		if !slices.Contains(omit, k) {
+			add(k, v)
+		}
+	}
+	return out, nil
 }
 
 // checkData checks the settings that SampleRun uses.

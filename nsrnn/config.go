@@ -45,7 +45,8 @@ type Config struct {
 	// InitRange, when positive, initializes every parameter uniformly in
 	// ±InitRange (the PTB setting uses 0.05). When 0, the CFL setting is
 	// used: LSTM and NS action weights uniform in ±0.1, other affine
-	// layers Xavier-uniform with zero bias.
+	// layers Xavier-uniform with zero bias. It must be finite and at most
+	// MaxInitRange.
 	InitRange float64 `json:"init_range,omitempty"`
 }
 
@@ -76,8 +77,8 @@ func (c Config) Validate() error {
 	if c.Layers > 1000 {
 		bad("layers %d > 1000", c.Layers)
 	}
-	if c.InitRange < 0 {
-		bad("initialization range %g < 0", c.InitRange)
+	if !(c.InitRange >= 0 && c.InitRange <= MaxInitRange) {
+		bad("initialization range %g outside [0, %g]", c.InitRange, float64(MaxInitRange))
 	}
 	ns := kind.Family == NondeterministicStack
 	if ns {
@@ -142,6 +143,11 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// MaxInitRange is the largest Config.InitRange: weights drawn from a
+// wider range saturate every gate of the LSTM (and from ±1e308 on, their
+// draws overflow to infinity), so that no model trains from them.
+const MaxInitRange = 100
 
 // MaxParams is the largest number of parameters a model may have (2 GiB
 // of float64 values). Validate refuses larger configurations before

@@ -63,7 +63,11 @@
 // (and, with CheckpointEvery, within epochs, the stream's carried state
 // included) and a killed run resumes exactly, ending bit for bit where an
 // uninterrupted run ends; a checkpoint made with other settings is refused
-// with an error listing the differences.
+// with an error listing the differences. A checkpoint carries a SHA-256
+// checksum of the whole file, and every field is checked when it is
+// loaded, the history replayed against the schedule: a damaged or edited
+// one is an error (ErrBadCheckpoint) naming the file, never a silently
+// wrong run. Checkpoints written before the checksum are still resumed.
 //
 // # Generation, decoding and surprisal
 //
@@ -94,7 +98,11 @@
 // layer over the run's steps. Validate refuses a configuration with more than
 // MaxParams parameters, naming the fields that set its size, before
 // anything is allocated; CountParams counts parameters without building a
-// model.
+// model. MaxGraphBytes is the memory rule of everything else a model
+// allocates by count: a graph (batch × length), a Stream's streams, and
+// Sample's strings are refused with an error wrapping ErrTooLarge before
+// they are allocated; the stacks' dynamic programs have their own bound,
+// stacks.MaxTapeBytes.
 //
 // Matrix products go through gonum's BLAS interface. The default build
 // uses gonum's pure-Go implementation, so the library builds anywhere;

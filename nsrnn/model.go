@@ -1,6 +1,7 @@
 package nsrnn
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -48,7 +49,8 @@ type Model struct {
 	// rounding; Float32 is about 1.5× faster where these products
 	// dominate (Penn Treebank sizes) and changes the loss by about 1e-6
 	// relative. The stacks are float64 either way. See the section on
-	// precision in the package documentation.
+	// precision in the package documentation. Another value is an error
+	// at the next run.
 	Precision Precision
 
 	// Workers is the number of parts into which Gradient and Loss split a
@@ -183,10 +185,28 @@ type graphKey struct {
 
 var graphIDs atomic.Uint64
 
-// MaxGraphBytes bounds the memory of one graph's output layer (the
-// scores of every position); larger batches and lengths are refused with
-// an error before anything is allocated.
+// MaxGraphBytes is the memory rule of the models: it bounds the memory of
+// one graph, estimated from its output layer (scores and probabilities),
+// inputs and LSTM (gates, states and their gradients), per sequence and
+// position (the stacks' dynamic programs have their own bound,
+// stacks.MaxTapeBytes). Larger batches and lengths are refused with an
+// error wrapping ErrTooLarge before anything is allocated. The same bound
+// applies to what a model allocates by count: NewStream refuses more
+// streams than one token's graph can hold, and Sample more strings than
+// their worst-case size allows.
 const MaxGraphBytes = 8 << 30
+
+// ErrTooLarge is wrapped by the errors of requests that the memory rule
+// (MaxGraphBytes) refuses.
+var ErrTooLarge = errors.New("nsrnn: over the memory limit")
+
+// positionBytes estimates the memory a graph of the configuration takes
+// per sequence and position: the output layer's scores and probabilities,
+// the input vector, and the LSTM's values (gates, states and their
+// gradients, about 25 per unit and layer as measured).
+func (c Config) positionBytes() float64 {
+	return 8 * (2*float64(c.OutputVocab) + float64(c.inputSize()) + 25*float64(c.Hidden)*float64(c.layers()))
+}
 
 // graph is the compiled computation for one graphKey.
 type graph struct {
@@ -214,6 +234,9 @@ func (gr *graph) setPrecision(p Precision) {
 }
 
 func (m *Model) graphFor(key graphKey) (*graph, error) {
+	if m.Precision != Float64 && m.Precision != Float32 {
+		return nil, fmt.Errorf("nsrnn: Model.Precision is %v, neither Float64 nor Float32", m.Precision)
+	}
 	if gr, ok := m.graphs[key]; ok {
 		m.touch(key)
 		gr.setPrecision(m.Precision)
@@ -286,9 +309,9 @@ func (m *Model) buildGraph(key graphKey) (*graph, error) {
 	if stream {
 		positions, stackSteps = n, n
 	}
-	if bytes := 8 * float64(positions) * float64(batch) * float64(m.cfg.OutputVocab+2*m.cfg.Hidden); bytes > MaxGraphBytes {
-		return nil, fmt.Errorf("nsrnn: a graph for a batch of %d over %d positions would take %.3g GiB for its outputs alone, more than the limit of %d GiB: reduce the batch or the length",
-			batch, n, bytes/(1<<30), MaxGraphBytes>>30)
+	if bytes := float64(positions) * float64(batch) * m.cfg.positionBytes(); bytes > MaxGraphBytes {
+		return nil, fmt.Errorf("%w: a graph for a batch of %d over %d positions would take about %.3g GiB, more than the limit of %d GiB (MaxGraphBytes): reduce the batch or the length",
+			ErrTooLarge, batch, n, bytes/(1<<30), MaxGraphBytes>>30)
 	}
 	gr.tokens = tensor.New(tensor.WithShape(batch, width), tensor.Of(tensor.Float64))
 	gr.targets = tensor.New(tensor.WithShape(batch, positions), tensor.Of(tensor.Float64))

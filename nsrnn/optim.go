@@ -38,7 +38,9 @@ type Adam struct {
 	initial float64
 }
 
-// NewAdam returns an Adam optimizer for parameters of the given sizes.
+// NewAdam returns an Adam optimizer for parameters of the given sizes. The
+// learning rate should be positive and finite; as for NewSGD, it is not
+// checked here but by Fit (and CheckLearningRate).
 func NewAdam(lr float64, sizes []int) *Adam {
 	a := &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, initial: lr}
 	a.M = make([][]float64, len(sizes))
@@ -111,6 +113,19 @@ func (a *Adam) UnmarshalBinary(data []byte) error {
 			return fmt.Errorf("nsrnn: Adam state of parameter %d has the wrong size", i)
 		}
 	}
+	if s.Beta1 != a.Beta1 || s.Beta2 != a.Beta2 || s.Eps != a.Eps {
+		return fmt.Errorf("nsrnn: Adam state with betas %g, %g and eps %g, the optimizer has %g, %g and %g", s.Beta1, s.Beta2, s.Eps, a.Beta1, a.Beta2, a.Eps)
+	}
+	if s.Step < 0 {
+		return fmt.Errorf("nsrnn: Adam state after %d steps", s.Step)
+	}
+	for i := range s.M {
+		for j, m := range s.M[i] {
+			if v := s.V[i][j]; !finite(m) || !finite(v) || v < 0 {
+				return fmt.Errorf("nsrnn: Adam state of parameter %d has moments %g and %g at %d (want finite, the second non-negative)", i, m, v, j)
+			}
+		}
+	}
 	a.LR, a.Beta1, a.Beta2, a.Eps, a.Step, a.M, a.V = s.LR, s.Beta1, s.Beta2, s.Eps, s.Step, s.M, s.V
 	return nil
 }
@@ -121,8 +136,30 @@ type SGD struct {
 	initial float64
 }
 
-// NewSGD returns SGD with learning rate lr.
+// NewSGD returns SGD with learning rate lr, which should be positive and
+// finite: NewSGD does not check it (it returns no error), but Fit refuses
+// an optimizer whose rate is not, before any step. Check a rate that comes
+// from a user with CheckLearningRate, or use NewSGDChecked.
 func NewSGD(lr float64) *SGD { return &SGD{LR: lr, initial: lr} }
+
+// NewSGDChecked is NewSGD with the learning rate checked by
+// CheckLearningRate.
+func NewSGDChecked(lr float64) (*SGD, error) {
+	if err := CheckLearningRate(lr); err != nil {
+		return nil, err
+	}
+	return NewSGD(lr), nil
+}
+
+// CheckLearningRate reports a learning rate that is not positive and
+// finite (NaN, ±Inf, zero or negative) with an error; Fit refuses such a
+// rate, whether it is TrainConfig.LR or the rate of TrainConfig.Optimizer.
+func CheckLearningRate(lr float64) error {
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return fmt.Errorf("nsrnn: learning rate %g must be positive and finite", lr)
+	}
+	return nil
+}
 
 // Update implements Optimizer.
 func (s *SGD) Update(params []*Param, grads [][]float64) {

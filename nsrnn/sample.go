@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"unsafe"
 
 	"github.com/nsrnn/nsrnn/controller"
 	"github.com/nsrnn/nsrnn/internal/linalg"
@@ -118,7 +119,10 @@ type Generated struct {
 
 // Sample draws count strings from the model. It runs the model forward on
 // plain slices, step by step, so it works for every model kind, including
-// the stacks that cannot run as streams.
+// the stacks that cannot run as streams. The strings are returned
+// together, so a count whose strings could take more memory than the
+// memory rule allows at their maximum length (MaxGraphBytes) is refused
+// with an error wrapping ErrTooLarge, before anything is drawn.
 func (m *Model) Sample(count int, opt SampleOptions) ([]Generated, error) {
 	if count < 0 {
 		return nil, fmt.Errorf("nsrnn: sample count %d < 0", count)
@@ -141,6 +145,14 @@ func (m *Model) Sample(count int, opt SampleOptions) ([]Generated, error) {
 	if opt.Batch < 1 {
 		return nil, fmt.Errorf("nsrnn: sample batch %d < 1", opt.Batch)
 	}
+	if bytes := float64(count) * (generatedBytes + 8*float64(opt.MaxLength)); bytes > MaxGraphBytes {
+		return nil, fmt.Errorf("%w: %d strings of up to %d symbols could take %.3g GiB, more than the limit of %d GiB (MaxGraphBytes): draw fewer strings, or shorter ones, per call",
+			ErrTooLarge, count, opt.MaxLength, bytes/(1<<30), MaxGraphBytes>>30)
+	}
+	if bytes := float64(min(opt.Batch, count)) * m.cfg.positionBytes(); bytes > MaxGraphBytes {
+		return nil, fmt.Errorf("%w: a sample batch of %d strings would take about %.3g GiB, more than the limit of %d GiB (MaxGraphBytes): use a smaller batch",
+			ErrTooLarge, opt.Batch, bytes/(1<<30), MaxGraphBytes>>30)
+	}
 	if len(opt.Prompt) > opt.MaxLength {
 		return nil, fmt.Errorf("nsrnn: prompt of %d symbols is longer than the maximum length %d", len(opt.Prompt), opt.MaxLength)
 	}
@@ -160,7 +172,7 @@ func (m *Model) Sample(count int, opt SampleOptions) ([]Generated, error) {
 	if m.cfg.OutputVocab > m.cfg.InputVocab+1 || (!opt.Stream && m.cfg.OutputVocab > m.cfg.InputVocab && end != m.cfg.InputVocab) {
 		return nil, errors.New("nsrnn: sampling needs every output symbol but the end symbol to be an input symbol")
 	}
-	out := make([]Generated, 0, count)
+	out := make([]Generated, 0, min(count, 1<<16))
 	for len(out) < count {
 		n := min(opt.Batch, count-len(out))
 		gs, err := m.sampleBatch(len(out), n, opt, end)
@@ -171,6 +183,9 @@ func (m *Model) Sample(count int, opt SampleOptions) ([]Generated, error) {
 	}
 	return out, nil
 }
+
+// generatedBytes is the size of a Generated without its symbols.
+const generatedBytes = float64(unsafe.Sizeof(Generated{}))
 
 // sampleBatch draws strings first … first+n−1, string i from its own
 // random stream, so that the strings do not depend on the batch size.

@@ -17,8 +17,18 @@ import (
 // the initial state (zero h and c, the initial stack).
 type State struct {
 	batch int
+	// shape is the configuration of the model whose stream made it,
+	// without its initialization (Config.shape).
+	shape Config
 	lstm  controller.Carry
 	stack stacks.State // nil for the LSTM
+}
+
+// shape is the configuration without what does not change the shape of a
+// model's states (its initialization).
+func (c Config) shape() Config {
+	c.InitRange = 0
+	return c
 }
 
 // Batch is the number of streams of the state.
@@ -38,10 +48,16 @@ type Stream struct {
 
 // NewStream returns B = batch streams over m, at the initial state. Models
 // whose stack cannot carry its state (the unlimited nondeterministic stacks,
-// JM without a depth limit, Gref) have no streams: the error says why.
+// JM without a depth limit, Gref) have no streams: the error says why. More
+// streams than the graph of a single token can hold under the memory rule
+// (MaxGraphBytes) are refused with an error wrapping ErrTooLarge.
 func (m *Model) NewStream(batch int) (*Stream, error) {
 	if batch < 1 {
 		return nil, fmt.Errorf("nsrnn: stream batch size %d < 1", batch)
+	}
+	if bytes := float64(batch) * m.cfg.positionBytes(); bytes > MaxGraphBytes {
+		return nil, fmt.Errorf("%w: %d streams would take about %.3g GiB for a single token, more than the limit of %d GiB (MaxGraphBytes): use fewer streams",
+			ErrTooLarge, batch, bytes/(1<<30), MaxGraphBytes>>30)
 	}
 	if m.stack != nil {
 		if err := m.stack.Carryable(); err != nil {
@@ -65,8 +81,12 @@ func (s *Stream) Reset() { s.state = nil }
 func (s *Stream) State() *State { return s.state }
 
 // SetState sets the current state, one returned by State of a stream of the
-// same model and batch size, or nil for the initial state.
+// same model (or one of the same configuration) and batch size, or nil for
+// the initial state. A state of another model kind or shape is an error.
 func (s *Stream) SetState(st *State) error {
+	if st != nil && st.shape != s.m.cfg.shape() {
+		return fmt.Errorf("nsrnn: state of a %s model (%+v) given to a stream of a %s model (%+v)", st.shape.Kind, st.shape, s.m.cfg.Kind, s.m.cfg.shape())
+	}
 	if st != nil && st.batch != s.batch {
 		return fmt.Errorf("nsrnn: state of %d streams given to a stream of %d", st.batch, s.batch)
 	}
@@ -142,7 +162,7 @@ func (s *Stream) advance(gr *graph) error {
 	if err != nil {
 		return err
 	}
-	st := &State{batch: s.batch, lstm: c}
+	st := &State{batch: s.batch, shape: s.m.cfg.shape(), lstm: c}
 	if gr.stack != nil {
 		if st.stack, err = gr.stack.State(); err != nil {
 			return fmt.Errorf("nsrnn: %w", err)
@@ -288,7 +308,7 @@ func (s *Stream) UnmarshalState(data []byte) error {
 		return fmt.Errorf("nsrnn: stream state of %d layers, the model has %d", layers, s.m.cfg.layers())
 	}
 	want := uint64(s.batch * 2 * s.m.cfg.Hidden)
-	st := &State{batch: s.batch, lstm: make(controller.Carry, layers)}
+	st := &State{batch: s.batch, shape: s.m.cfg.shape(), lstm: make(controller.Carry, layers)}
 	for i := range st.lstm {
 		n, ok := u64()
 		if !ok || n != want || uint64(len(r)) < 8*n {
@@ -297,7 +317,9 @@ func (s *Stream) UnmarshalState(data []byte) error {
 		st.lstm[i] = make([]float64, n)
 		for j := range st.lstm[i] {
 			v, _ := u64()
-			st.lstm[i][j] = math.Float64frombits(v)
+			if st.lstm[i][j] = math.Float64frombits(v); !finite(st.lstm[i][j]) {
+				return bad(fmt.Sprintf("LSTM state of layer %d has the value %g", i+1, st.lstm[i][j]))
+			}
 		}
 	}
 	n, ok := u64()

@@ -1,8 +1,6 @@
 package nsrnn
 
 import (
-	"bytes"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
@@ -98,14 +94,27 @@ type TrainConfig struct {
 	LowerBound float64
 	// Checkpoint, when set, is the file written atomically after every
 	// epoch (and every CheckpointEvery within one); Fit resumes from it.
-	// A checkpoint made with another configuration, seed, optimizer or
-	// data size is refused with an error that lists the differences.
+	// A checkpoint made with another configuration, seed, optimizer,
+	// data size or Settings is refused with an error that lists the
+	// differences. The file carries a SHA-256 checksum of its whole
+	// content, and on resumption every field is checked: the step within
+	// the epoch's steps, finite losses and times, the saved model, best
+	// model, optimizer and objective (stream) states against the model,
+	// and the history against itself, with the schedule replayed over its
+	// validation scores (so an Optimizer's SetLearningRate must keep the
+	// rate it is given exactly). A damaged or inconsistent checkpoint is
+	// an error wrapping ErrBadCheckpoint that names the file. Checkpoints
+	// of the format before the checksum (version 2) are still resumed,
+	// checked field by field. Settings keys that a checkpoint lacks (added
+	// to a program after it was written) are not compared with it.
 	Checkpoint string
 	// CheckpointEvery, when positive, also checkpoints within an epoch
-	// once this much time has passed since the last checkpoint.
+	// once this much time has passed since the last checkpoint; 0 only
+	// checkpoints after every epoch, and a negative interval is an error.
 	CheckpointEvery time.Duration
 	// Settings are further settings of the run (the task, the data
-	// files, …) that a resumed run must share with the checkpoint.
+	// files, the seed, …) that a resumed run must share with the
+	// checkpoint; they are saved in it under "settings." and the key.
 	Settings map[string]string
 	// Recorder, when set, receives the training events; an error from it
 	// stops training (ErrStop stops it cleanly, as if the process had been
@@ -115,12 +124,15 @@ type TrainConfig struct {
 
 func (c *TrainConfig) defaults(m *Model) error {
 	if c.Optimizer == nil {
-		if !(c.LR > 0) || math.IsInf(c.LR, 0) {
-			return fmt.Errorf("nsrnn: learning rate %g must be positive and finite", c.LR)
+		if err := CheckLearningRate(c.LR); err != nil {
+			return err
 		}
 		c.Optimizer = NewAdam(c.LR, m.paramSizes())
-	} else if lr := c.Optimizer.LearningRate(); !(lr > 0) || math.IsInf(lr, 0) {
-		return fmt.Errorf("nsrnn: learning rate %g must be positive and finite", lr)
+	} else if err := CheckLearningRate(c.Optimizer.LearningRate()); err != nil {
+		return err
+	}
+	if c.CheckpointEvery < 0 {
+		return fmt.Errorf("nsrnn: checkpoint interval %v must not be negative (0: only after every epoch)", c.CheckpointEvery)
 	}
 	if math.IsNaN(c.Clip) || math.IsInf(c.Clip, 0) {
 		return fmt.Errorf("nsrnn: clipping threshold %g must be finite", c.Clip)
@@ -260,31 +272,6 @@ func JSONLog(path string) Recorder {
 	})
 }
 
-// trainState is everything a checkpoint holds.
-type trainState struct {
-	Version   int
-	Settings  map[string]string
-	Model     []byte
-	Best      []byte
-	Optimizer []byte
-	Epoch     int // epochs completed
-	Step      int // steps completed in epoch Epoch+1
-	LossSum   float64
-	WeightSum float64
-	Objective []byte // the objective's state within the epoch
-	BestEpoch int
-	BestValid float64
-	Bad       int
-	Elapsed   float64
-	EpochTime float64 // seconds spent in epoch Epoch+1 so far
-	History   []EpochRecord
-	// Done is set when training stopped early; reaching MaxEpochs is not
-	// recorded, so that a resumed run may be given more epochs.
-	Done bool
-}
-
-const checkpointVersion = 2
-
 func (m *Model) paramSizes() []int {
 	sizes := make([]int, len(m.params))
 	for i, p := range m.params {
@@ -310,33 +297,6 @@ func (c *TrainConfig) settings(m *Model, obj Objective) map[string]string {
 		s["settings."+k] = v
 	}
 	return s
-}
-
-func diffSettings(saved, now map[string]string) []string {
-	var keys []string
-	for k := range saved {
-		keys = append(keys, k)
-	}
-	for k := range now {
-		if _, ok := saved[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var out []string
-	for _, k := range keys {
-		a, okA := saved[k]
-		b, okB := now[k]
-		switch {
-		case !okA:
-			out = append(out, fmt.Sprintf("%s: not in the checkpoint, now %s", k, b))
-		case !okB:
-			out = append(out, fmt.Sprintf("%s: %s in the checkpoint, not set now", k, a))
-		case a != b:
-			out = append(out, fmt.Sprintf("%s: %s in the checkpoint, now %s", k, a, b))
-		}
-	}
-	return out
 }
 
 // CrossEntropy returns the model's per-symbol cross-entropy over batches,
@@ -424,22 +384,10 @@ func Fit(m *Model, obj Objective, cfg TrainConfig) (*TrainResult, error) {
 	st := &trainState{Version: checkpointVersion, BestValid: math.Inf(1), Settings: settings}
 	resumed := false
 	if cfg.Checkpoint != "" {
-		loaded, err := loadCheckpoint(cfg.Checkpoint, m, settings)
+		loaded, err := loadCheckpoint(cfg.Checkpoint, m, settings, &cfg, cfg.Optimizer, obj)
 		switch {
 		case err == nil:
 			st, resumed = loaded, true
-			if err := cfg.Optimizer.UnmarshalBinary(st.Optimizer); err != nil {
-				return nil, fmt.Errorf("%s: optimizer state: %w", cfg.Checkpoint, err)
-			}
-			if st.Objective != nil {
-				so, ok := obj.(StatefulObjective)
-				if !ok {
-					return nil, fmt.Errorf("%s: the checkpoint holds an objective state, the objective has none", cfg.Checkpoint)
-				}
-				if err := so.UnmarshalState(st.Objective); err != nil {
-					return nil, fmt.Errorf("%s: %w", cfg.Checkpoint, err)
-				}
-			}
 		case !errors.Is(err, os.ErrNotExist):
 			return nil, err
 		}
@@ -594,56 +542,4 @@ func writeLog(path string, history []EpochRecord) error {
 		return fmt.Errorf("nsrnn: writing the training log: %w", err)
 	}
 	return nil
-}
-
-func saveCheckpoint(path string, m *Model, opt Optimizer, obj Objective, st *trainState) error {
-	var err error
-	if st.Model, err = m.MarshalBinary(); err != nil {
-		return err
-	}
-	if st.Optimizer, err = opt.MarshalBinary(); err != nil {
-		return err
-	}
-	st.Objective = nil
-	if so, ok := obj.(StatefulObjective); ok && st.Step > 0 {
-		if st.Objective, err = so.MarshalState(); err != nil {
-			return err
-		}
-	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(st); err != nil {
-		return err
-	}
-	return atomicfile.WriteBytes(path, buf.Bytes())
-}
-
-// loadCheckpoint reads a checkpoint into m (whose configuration must match)
-// and returns the training state; it refuses a checkpoint whose settings
-// differ from the current ones.
-func loadCheckpoint(path string, m *Model, settings map[string]string) (*trainState, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var st trainState
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
-		return nil, fmt.Errorf("%s: not a valid nsrnn checkpoint: %v", path, err)
-	}
-	if st.Version != checkpointVersion {
-		return nil, fmt.Errorf("%s: checkpoint format version %d, this library reads %d", path, st.Version, checkpointVersion)
-	}
-	saved, err := UnmarshalModel(st.Model)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if saved.cfg != m.cfg {
-		return nil, fmt.Errorf("%s: checkpoint is of a different model (%+v, not %+v)", path, saved.cfg, m.cfg)
-	}
-	if d := diffSettings(st.Settings, settings); len(d) > 0 {
-		return nil, fmt.Errorf("%s: the checkpoint was made with other settings; resume with the same ones or start afresh in another place:\n  %s", path, strings.Join(d, "\n  "))
-	}
-	for i, p := range m.params {
-		copy(p.Data(), saved.params[i].Data())
-	}
-	return &st, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -101,6 +102,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	gs, err := m.Sample(*count, nsrnn.SampleOptions{
 		Temperature: *temperature, TopK: *topK, Seed: *seed, Prompt: p, MaxLength: *maxLength,
 	})
+	if errors.Is(err, nsrnn.ErrTooLarge) {
+		return fmt.Errorf("--count %d: %w", *count, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,42 @@ func workersFlag(fs *pflag.FlagSet) *int {
 	return fs.Int("workers", runtime.GOMAXPROCS(0), "parts of each batch run in parallel, one goroutine each (default GOMAXPROCS: every core; a sweep's runs get CPUs/jobs); results differ between part counts only by rounding")
 }
 
+// trainWorkersFlag registers the --workers of train: workersFlag, whose
+// count is recorded in run.json and kept by --resume.
+func trainWorkersFlag(fs *pflag.FlagSet) *int {
+	w := workersFlag(fs)
+	fs.Lookup("workers").Usage += "; the count is recorded in run.json, and --resume keeps it"
+	return w
+}
+
+// resumeWorkers settles the part count of a run in dir: a new run records
+// the given count; a resumed one keeps its recorded count, and refuses
+// another one given explicitly (changed), since parts of another count
+// round differently and the run would not end where it would have. A
+// run.json written before the count was recorded (no "workers") resumes
+// with the count given, unrecorded, as it did then; a note says so. It
+// returns the count to run and the count to record in the settings.
+func resumeWorkers(dir string, resume bool, workers int, changed bool, stderr io.Writer) (run, record int, err error) {
+	if !resume {
+		return workers, workers, nil
+	}
+	saved, err := experiment.ReadSettings(dir)
+	switch {
+	case err != nil:
+		// No run to resume (a new one) or an unreadable run.json, which
+		// prepareRunDir reports.
+		return workers, workers, nil
+	case saved.Workers == 0:
+		fmt.Fprintf(stderr, "note: %s predates the recording of --workers; resuming with --workers %d (a count other than the original one changes the results by rounding)\n",
+			filepath.Join(dir, experiment.RunFile), workers)
+		return workers, 0, nil
+	case changed && workers != saved.Workers:
+		return 0, 0, fmt.Errorf("--workers %d: the run in %s was trained with --workers %d, and parts of another count round differently, so the resumed run would not end where it would have; resume with --workers %d, or without the flag",
+			workers, dir, saved.Workers, saved.Workers)
+	}
+	return saved.Workers, saved.Workers, nil
+}
+
 // checkProtocol parses the lengths into s and checks the protocol flags
 // that protocolFlags registered, naming the flag at fault.
 func checkProtocol(s *experiment.Settings, lengths string) error {
@@ -97,7 +133,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "output directory (required): run.json, log.jsonl, checkpoint, then model and summary.json")
 	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its last finished epoch")
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
-	workers := workersFlag(fs)
+	workers := trainWorkersFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -119,6 +155,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--early-stop %d must be at least 1", s.EarlyStop)
 	case *out == "":
 		return fmt.Errorf("--out is required")
+	}
+	if *workers, s.Workers, err = resumeWorkers(*out, *resume, *workers, fs.Changed("workers"), stderr); err != nil {
+		return err
 	}
 	_, statErr := os.Stat(*out)
 	dirExisted := statErr == nil

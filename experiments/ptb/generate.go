@@ -74,7 +74,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	}
 	var gs []nsrnn.Generated
 	if fs.Changed("sentences") {
-		if gs, err = m.Sample(*sentences, opt); err != nil {
+		if gs, err = m.Sample(*sentences, opt); errors.Is(err, nsrnn.ErrTooLarge) {
+			return fmt.Errorf("--sentences %d: %w", *sentences, err)
+		} else if err != nil {
 			return err
 		}
 	} else {
@@ -82,7 +84,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 		// sentence i does not depend on the count, so drawing more
 		// again gives the same first sentences.
 		for n := *words/10 + 1; ; n *= 2 {
-			if gs, err = m.Sample(n, opt); err != nil {
+			if gs, err = m.Sample(n, opt); errors.Is(err, nsrnn.ErrTooLarge) {
+				return fmt.Errorf("--words %d: %w", *words, err)
+			} else if err != nil {
 				return err
 			}
 			total := 0

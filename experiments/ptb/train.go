@@ -159,6 +159,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--early-stop %d must be at least 1", s.EarlyStop)
 	case !(s.Decay > 0 && s.Decay <= 1):
 		return fmt.Errorf("--decay %g must be in (0, 1]", s.Decay)
+	case *every < 0:
+		return fmt.Errorf("--checkpoint-every %v must not be negative (0: only after every epoch)", *every)
 	}
 	abs, err := filepath.Abs(*dataDir)
 	if err != nil {
@@ -206,12 +208,18 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Every setting of run.json is in the checkpoint's settings, so that
+	// a checkpoint copied from another run (another seed) is refused.
+	ckptSettings, err := experiment.CheckpointSettings(s, "model", "epochs")
+	if err != nil {
+		return err
+	}
 	tc := nsrnn.TrainConfig{
 		Optimizer: nsrnn.NewSGD(s.LR), Clip: s.Clip,
 		Schedule:  &nsrnn.Plateau{Factor: s.Decay, Patience: 0, Threshold: 1e-4},
 		EarlyStop: s.EarlyStop, MaxEpochs: s.Epochs,
 		Checkpoint: filepath.Join(*out, experiment.CheckpointFile), CheckpointEvery: *every,
-		Settings: map[string]string{"data": s.Data, "batch": fmt.Sprint(s.Batch), "bptt": fmt.Sprint(s.BPTT)},
+		Settings: ckptSettings,
 	}
 	label := s.Model.Kind
 	recs := nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile)),

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nsrnn/nsrnn/experiment"
+)
+
+// interruptAtCheckpoint runs the cfl program with args in this process and
+// interrupts it, as SIGINT does, once the checkpoint in out exists. It
+// reports whether the interrupt stopped the run (false when the run
+// finished first), failing unless the run stopped with status 130.
+func interruptAtCheckpoint(t *testing.T, out string, args ...string) bool {
+	t.Helper()
+	defer func(f func(chan<- os.Signal)) { notifySignals = f }(notifySignals)
+	got := make(chan chan<- os.Signal, 1)
+	notifySignals = func(ch chan<- os.Signal) { got <- ch }
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		var ch chan<- os.Signal
+		select {
+		case ch = <-got:
+		case <-done:
+			return
+		}
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Millisecond):
+				if _, err := os.Stat(filepath.Join(out, experiment.CheckpointFile)); err == nil {
+					ch <- os.Interrupt
+					return
+				}
+			}
+		}
+	}()
+	status, _, stderr := run(args...)
+	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err == nil {
+		return false
+	}
+	if status != 130 {
+		t.Fatalf("interrupted run: status %d: %s", status, stderr)
+	}
+	return true
+}
+
+// TestTrainWorkersRecorded checks that cfl train records --workers in
+// run.json, that --resume keeps the recorded count (a run interrupted with
+// one count and resumed without the flag ends bit for bit where an
+// uninterrupted run ends), that another count given explicitly is refused
+// naming both, and that a run.json from before the count was recorded
+// resumes with any count.
+func TestTrainWorkersRecorded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three training runs")
+	}
+	dir := t.TempDir()
+	args := func(out string, extra ...string) []string {
+		a := []string{"train", "--task", "marked-reversal", "--model", "rns", "--hidden", "8",
+			"--lr", "0.01", "--train-size", "60", "--valid-size", "20", "--batch-size", "5",
+			"--lengths", "9:15", "--epochs", "4", "--seed", "2", "--quiet", "--out", out}
+		return append(a, extra...)
+	}
+	whole, part := filepath.Join(dir, "whole"), filepath.Join(dir, "part")
+	if status, _, stderr := run(args(whole, "--workers", "3")...); status != 0 {
+		t.Fatalf("uninterrupted run: status %d: %s", status, stderr)
+	}
+	s, err := experiment.ReadSettings(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Workers != 3 {
+		t.Errorf("run.json records workers %d, want 3", s.Workers)
+	}
+	if !interruptAtCheckpoint(t, part, args(part, "--workers", "3")...) {
+		t.Skip("the run finished before the interrupt reached it")
+	}
+	before := dirContents(t, part)
+	status, _, stderr := run(args(part, "--workers", "1", "--resume")...)
+	if status == 0 || !strings.Contains(stderr, "--workers 1") || !strings.Contains(stderr, "--workers 3") || !strings.Contains(stderr, part) {
+		t.Errorf("resuming with another --workers: status %d, stderr %q; want a refusal naming both counts and the run", status, stderr)
+	}
+	if after := dirContents(t, part); len(after) != len(before) || after[filepath.Join(part, experiment.CheckpointFile)] != before[filepath.Join(part, experiment.CheckpointFile)] {
+		t.Error("the refused resume changed the run")
+	}
+	if status, _, stderr := run(args(part, "--resume")...); status != 0 {
+		t.Fatalf("resuming without --workers: status %d: %s", status, stderr)
+	}
+	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("the run resumed without --workers differs from the uninterrupted run")
+	}
+
+	// A run.json written before the count was recorded: any count. (Its
+	// checkpoint, written then, has no workers setting either; the
+	// nsrnn tests resume such checkpoints. Here the run starts afresh.)
+	old := filepath.Join(dir, "old")
+	if !interruptAtCheckpoint(t, old, args(old, "--workers", "1")...) {
+		t.Skip("the run finished before the interrupt reached it")
+	}
+	if err := os.Remove(filepath.Join(old, experiment.CheckpointFile)); err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	runFile := filepath.Join(old, experiment.RunFile)
+	b, err = os.ReadFile(runFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	delete(raw, "workers")
+	b, _ = json.MarshalIndent(raw, "", "  ")
+	if err := os.WriteFile(runFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, _, stderr = run(args(old, "--workers", "2", "--resume")...)
+	if status != 0 || !strings.Contains(stderr, "predates the recording of --workers") {
+		t.Errorf("resuming a run.json without workers: status %d: %s", status, stderr)
+	}
+}
+
+// TestTrainRefusesCheckpointOfOtherRun checks that a checkpoint copied from
+// a run with other settings (other lengths, so the same number of batches,
+// or another seed) is refused naming the file and the setting, even though
+// run.json agrees with the flags.
+func TestTrainRefusesCheckpointOfOtherRun(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base")
+	if status, _, stderr := run(tinyTrainArgs(base, "--epochs", "1")...); status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	for _, c := range []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"lengths", []string{"--lengths", "5:11"}, "settings.max_length: 9 in the checkpoint, now 11"},
+		{"seed", []string{"--seed", "5"}, "seed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, c.name)
+			args := tinyTrainArgs(out, append([]string{"--epochs", "1"}, c.flags...)...)
+			if status, _, stderr := run(args...); status != 0 {
+				t.Fatalf("status %d: %s", status, stderr)
+			}
+			ckpt := filepath.Join(out, experiment.CheckpointFile)
+			b, err := os.ReadFile(filepath.Join(base, experiment.CheckpointFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(ckpt, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			status, _, stderr := run(append(args, "--resume")...)
+			if status == 0 || !strings.Contains(stderr, ckpt) || !strings.Contains(stderr, c.want) {
+				t.Errorf("status %d, stderr %q; want a refusal naming %s and %q", status, stderr, ckpt, c.want)
+			}
+		})
+	}
+}
+
+// TestTrainBadCheckpointEvery: cfl train has no --checkpoint-every (it
+// checkpoints after every epoch), so -1s is refused as an unknown flag,
+// and nothing is created.
+func TestTrainBadCheckpointEvery(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	status, _, stderr := run(tinyTrainArgs(out, "--checkpoint-every", "-1s")...)
+	if status == 0 || !strings.Contains(stderr, "checkpoint-every") {
+		t.Errorf("status %d, stderr %q", status, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the run directory was created")
+	}
+}
+
+// TestGenerateHugeCount: a --count whose strings could not fit in memory is
+// refused naming the flag, before anything is drawn.
+func TestGenerateHugeCount(t *testing.T) {
+	status, stdout, stderr := run("generate", "--model", markedRNS, "--count", "1099511627776")
+	if status == 0 || !strings.Contains(stderr, "--count 1099511627776") || !strings.Contains(stderr, "GiB") || stdout != "" {
+		t.Errorf("status %d, stdout %d bytes, stderr %q; want a refusal naming --count", status, len(stdout), stderr)
+	}
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nsrnn/nsrnn/experiment"
+)
+
+// TestTrainBadCheckpointEvery: a negative --checkpoint-every is refused
+// naming the flag, before anything is written.
+func TestTrainBadCheckpointEvery(t *testing.T) {
+	data := tinyCorpus(t)
+	out := filepath.Join(t.TempDir(), "run")
+	_, e, code := runCmd(append(append([]string{"train", "--data", data, "--out", out}, tinyModel...), "--checkpoint-every", "-1s")...)
+	if code == 0 || !strings.Contains(e, "--checkpoint-every -1s") {
+		t.Errorf("code %d, stderr %q; want a refusal naming --checkpoint-every", code, e)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the run directory was created")
+	}
+}
+
+// TestTrainRefusesCheckpointOfOtherSeed: a checkpoint copied from a run
+// with another seed is refused, naming the file and the seed, though the
+// run's run.json agrees with its flags.
+func TestTrainRefusesCheckpointOfOtherSeed(t *testing.T) {
+	data := tinyCorpus(t)
+	root := t.TempDir()
+	args := func(out, seed string) []string {
+		return append(append([]string{"train", "--data", data, "--out", out, "--checkpoint-every", "1ns"}, tinyModel...), "--seed", seed)
+	}
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for out, seed := range map[string]string{a: "7", b: "8"} {
+		if _, e, code := runCmd(append(args(out, seed), "--stop-after-steps", "5")...); code != 0 {
+			t.Fatalf("train: %s", e)
+		}
+	}
+	ckpt := filepath.Join(b, experiment.CheckpointFile)
+	raw, err := os.ReadFile(filepath.Join(a, experiment.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ckpt, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, e, code := runCmd(append(args(b, "8"), "--resume")...)
+	if code == 0 || !strings.Contains(e, ckpt) || !strings.Contains(e, "settings.seed: 7 in the checkpoint, now 8") {
+		t.Errorf("code %d, stderr %q; want a refusal naming %s and the seed", code, e, ckpt)
+	}
+}
+
+// TestGenerateHugeCounts: --sentences and --words whose sentences could not
+// fit in memory are refused naming the flag, before anything is drawn.
+func TestGenerateHugeCounts(t *testing.T) {
+	data := tinyCorpus(t)
+	out := filepath.Join(t.TempDir(), "run")
+	if _, e, code := runCmd(append(append([]string{"train", "--data", data, "--out", out}, tinyModel...), "--epochs", "1")...); code != 0 {
+		t.Fatalf("train: %s", e)
+	}
+	for _, flag := range []string{"--sentences", "--words"} {
+		stdout, e, code := runCmd("generate", "--model", out, flag, "1099511627776")
+		if code == 0 || !strings.Contains(e, flag+" 1099511627776") || !strings.Contains(e, "GiB") || stdout != "" {
+			t.Errorf("%s: code %d, stdout %d bytes, stderr %q; want a refusal naming the flag", flag, code, len(stdout), e)
+		}
+	}
+}

@@ -1,0 +1,303 @@
+package nsrnn
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/nsrnn/nsrnn/internal/atomicfile"
+)
+
+// The checkpoint format, version 3:
+//
+//	magic "nsrnn-checkpoint\x00"
+//	the gob encoding of a trainState (Version 3)
+//	the SHA-256 of everything before it (32 bytes)
+//
+// Version 2, written before the checksum existed, is the bare gob encoding
+// of a trainState (Version 2). It is still read, so that runs in flight
+// resume exactly; without a checksum, it is checked field by field only
+// (checkState), and the program settings it predates are not compared (see
+// loadCheckpoint). A version-2 checkpoint is rewritten as version 3 at the
+// next save.
+const (
+	checkpointMagic         = "nsrnn-checkpoint\x00"
+	checkpointVersion       = 3
+	legacyCheckpointVersion = 2
+)
+
+// ErrBadCheckpoint is wrapped by every error about a checkpoint file that
+// is damaged, truncated or inconsistent (as opposed to one made with other
+// settings): the error also names the file.
+var ErrBadCheckpoint = errors.New("not a valid nsrnn checkpoint")
+
+// trainState is everything a checkpoint holds.
+type trainState struct {
+	Version   int
+	Settings  map[string]string
+	Model     []byte
+	Best      []byte
+	Optimizer []byte
+	Epoch     int // epochs completed
+	Step      int // steps completed in epoch Epoch+1
+	LossSum   float64
+	WeightSum float64
+	Objective []byte // the objective's state within the epoch
+	BestEpoch int
+	BestValid float64
+	Bad       int
+	Elapsed   float64
+	EpochTime float64 // seconds spent in epoch Epoch+1 so far
+	History   []EpochRecord
+	// Done is set when training stopped early; reaching MaxEpochs is not
+	// recorded, so that a resumed run may be given more epochs.
+	Done bool
+}
+
+func diffSettings(saved, now map[string]string) []string {
+	var keys []string
+	for k := range saved {
+		keys = append(keys, k)
+	}
+	for k := range now {
+		if _, ok := saved[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		a, okA := saved[k]
+		b, okB := now[k]
+		switch {
+		case !okA:
+			out = append(out, fmt.Sprintf("%s: not in the checkpoint, now %s", k, b))
+		case !okB:
+			out = append(out, fmt.Sprintf("%s: %s in the checkpoint, not set now", k, a))
+		case a != b:
+			out = append(out, fmt.Sprintf("%s: %s in the checkpoint, now %s", k, a, b))
+		}
+	}
+	return out
+}
+
+// saveCheckpoint writes the training state atomically in the format of
+// version 3, with the model's and the optimizer's current state and the
+// objective's state within the epoch.
+func saveCheckpoint(path string, m *Model, opt Optimizer, obj Objective, st *trainState) error {
+	var err error
+	if st.Model, err = m.MarshalBinary(); err != nil {
+		return err
+	}
+	if st.Optimizer, err = opt.MarshalBinary(); err != nil {
+		return err
+	}
+	st.Objective = nil
+	if so, ok := obj.(StatefulObjective); ok && st.Step > 0 {
+		if st.Objective, err = so.MarshalState(); err != nil {
+			return err
+		}
+	}
+	st.Version = checkpointVersion
+	var buf bytes.Buffer
+	buf.WriteString(checkpointMagic)
+	if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	buf.Write(sum[:])
+	return atomicfile.WriteBytes(path, buf.Bytes())
+}
+
+// decodeCheckpoint decodes a checkpoint of version 3 (checksum verified)
+// or 2.
+func decodeCheckpoint(data []byte) (*trainState, error) {
+	var st trainState
+	if bytes.HasPrefix(data, []byte(checkpointMagic)) {
+		if len(data) < len(checkpointMagic)+sha256.Size {
+			return nil, fmt.Errorf("%w: truncated", ErrBadCheckpoint)
+		}
+		body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
+		if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+			return nil, fmt.Errorf("%w: SHA-256 checksum mismatch (the file is truncated or corrupted)", ErrBadCheckpoint)
+		}
+		if err := gob.NewDecoder(bytes.NewReader(body[len(checkpointMagic):])).Decode(&st); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadCheckpoint, err)
+		}
+		if st.Version != checkpointVersion {
+			return nil, fmt.Errorf("%w: format version %d under the header of version %d", ErrBadCheckpoint, st.Version, checkpointVersion)
+		}
+		return &st, nil
+	}
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadCheckpoint, err)
+	}
+	if st.Version != legacyCheckpointVersion {
+		return nil, fmt.Errorf("checkpoint format version %d, this library reads versions %d and %d", st.Version, legacyCheckpointVersion, checkpointVersion)
+	}
+	return &st, nil
+}
+
+// loadCheckpoint reads the checkpoint at path and restores it into m, the
+// optimizer opt (whose learning rate is still the initial one) and obj,
+// after checking all of it: the checksum (version 3), the model's and the
+// best model's encodings and configurations, the settings (those under
+// "settings." that the checkpoint lacks, added to the program after it was
+// written, are not compared), every field's range and the
+// history's consistency with the schedule (checkState), the optimizer's
+// state and learning rate, and the objective's state. Every error names
+// the file; nothing is restored unless the whole checkpoint is valid,
+// except the optimizer and objective states, which are restored last.
+func loadCheckpoint(path string, m *Model, settings map[string]string, c *TrainConfig, opt Optimizer, obj Objective) (*trainState, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %w: %s", path, ErrBadCheckpoint, fmt.Sprintf(format, args...))
+	}
+	st, err := decodeCheckpoint(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	saved, err := UnmarshalModel(st.Model)
+	if err != nil {
+		return nil, bad("its model: %v", err)
+	}
+	if saved.cfg != m.cfg {
+		return nil, fmt.Errorf("%s: checkpoint is of a different model (%+v, not %+v)", path, saved.cfg, m.cfg)
+	}
+	// Settings that programs add (TrainConfig.Settings) and that the
+	// checkpoint lacks were added after it was written (by a later version
+	// of the program): they cannot be compared, and a run in flight must
+	// resume all the same.
+	now := maps.Clone(settings)
+	for k := range now {
+		if _, ok := st.Settings[k]; !ok && strings.HasPrefix(k, "settings.") {
+			delete(now, k)
+		}
+	}
+	if d := diffSettings(st.Settings, now); len(d) > 0 {
+		return nil, fmt.Errorf("%s: the checkpoint was made with other settings; resume with the same ones or start afresh in another place:\n  %s", path, strings.Join(d, "\n  "))
+	}
+	_, stateful := obj.(StatefulObjective)
+	lr, err := checkState(st, c, obj.Steps(), stateful, opt.LearningRate())
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	if st.Best != nil {
+		best, err := UnmarshalModel(st.Best)
+		if err != nil {
+			return nil, bad("its copy of the best model (epoch %d): %v", st.BestEpoch, err)
+		}
+		if best.cfg != m.cfg {
+			return nil, bad("its copy of the best model is of a different model (%+v)", best.cfg)
+		}
+	}
+	if err := opt.UnmarshalBinary(st.Optimizer); err != nil {
+		return nil, bad("optimizer state: %v", err)
+	}
+	if got := opt.LearningRate(); got != lr {
+		return nil, bad("the optimizer's learning rate %g is not %g, the rate the schedule gives after the recorded epochs", got, lr)
+	}
+	if st.Objective != nil {
+		if err := obj.(StatefulObjective).UnmarshalState(st.Objective); err != nil {
+			return nil, bad("objective state: %v", err)
+		}
+	}
+	for i, p := range m.params {
+		copy(p.Data(), saved.params[i].Data())
+	}
+	st.Settings = settings
+	return st, nil
+}
+
+// finite reports whether x is neither NaN nor infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// checkState range-checks every field of a checkpoint's training state for
+// a run of c whose epochs have steps steps, whose objective is stateful or
+// not, and whose optimizer started at learning rate lr0, and checks the
+// history against itself: the records are epochs 1, 2, …; the elapsed
+// times are the sums of the epochs' times; and replaying the schedule over
+// the recorded validation scores gives the recorded improvements, learning
+// rates, best epoch and score, count of epochs without improvement and
+// early stop. It returns the learning rate the optimizer must have now.
+//
+// MaxEpochs may change when a run is resumed (a run that has done more
+// epochs than the new bound simply ends), so the epoch is checked against
+// the history rather than against MaxEpochs.
+func checkState(st *trainState, c *TrainConfig, steps int, stateful bool, lr0 float64) (float64, error) {
+	switch {
+	case st.Epoch < 0 || st.Epoch != len(st.History):
+		return 0, fmt.Errorf("it counts %d epochs done but holds the records of %d", st.Epoch, len(st.History))
+	case st.Step < 0 || st.Step >= steps:
+		return 0, fmt.Errorf("its step counter %d is outside the epoch's %d steps", st.Step, steps)
+	case !finite(st.LossSum) || !finite(st.WeightSum) || st.WeightSum < 0:
+		return 0, fmt.Errorf("the epoch's running loss %g and weight %g are not finite and non-negative", st.LossSum, st.WeightSum)
+	case !finite(st.Elapsed) || st.Elapsed < 0 || !finite(st.EpochTime) || st.EpochTime < 0:
+		return 0, fmt.Errorf("the elapsed times %g and %g are not finite and non-negative", st.Elapsed, st.EpochTime)
+	case st.Step == 0 && (st.LossSum != 0 || st.WeightSum != 0 || st.EpochTime != 0 || st.Objective != nil):
+		return 0, fmt.Errorf("at the start of an epoch it holds a running loss, time or objective state")
+	case st.Step > 0 && stateful && st.Objective == nil:
+		return 0, fmt.Errorf("in the middle of epoch %d it holds no state of the objective", st.Epoch+1)
+	case st.Objective != nil && !stateful:
+		return 0, fmt.Errorf("it holds an objective state, the objective has none")
+	case st.Done && st.Step != 0:
+		return 0, fmt.Errorf("it stopped early in the middle of an epoch")
+	case st.BestEpoch > 0 && st.Best == nil:
+		return 0, fmt.Errorf("it has no copy of the best model")
+	}
+	lr, best, bestEpoch, bad, elapsed := lr0, math.Inf(1), 0, 0, 0.0
+	for i, r := range st.History {
+		e := i + 1
+		switch {
+		case r.Epoch != e:
+			return 0, fmt.Errorf("record %d of its history is of epoch %d", e, r.Epoch)
+		case !finite(r.TrainLoss):
+			return 0, fmt.Errorf("epoch %d: training loss %g", e, r.TrainLoss)
+		case math.IsNaN(r.ValidCrossEntropy):
+			return 0, fmt.Errorf("epoch %d: validation score NaN", e)
+		case r.LowerBound != c.LowerBound || r.ValidDifference != r.ValidCrossEntropy-r.LowerBound:
+			return 0, fmt.Errorf("epoch %d: lower bound %g and difference %g do not fit the score %g and the run's lower bound %g", e, r.LowerBound, r.ValidDifference, r.ValidCrossEntropy, c.LowerBound)
+		case r.LearningRate != lr:
+			return 0, fmt.Errorf("epoch %d: learning rate %g, the schedule gives %g", e, r.LearningRate, lr)
+		case !finite(r.EpochSeconds) || r.EpochSeconds < 0:
+			return 0, fmt.Errorf("epoch %d: epoch time %g", e, r.EpochSeconds)
+		}
+		elapsed += r.EpochSeconds
+		if r.ElapsedSeconds != elapsed {
+			return 0, fmt.Errorf("epoch %d: elapsed time %g is not the sum %g of the epochs' times", e, r.ElapsedSeconds, elapsed)
+		}
+		improved := c.Schedule.improves(r.ValidCrossEntropy, best)
+		if r.Improved != improved {
+			return 0, fmt.Errorf("epoch %d: improved %v, but its score %g against the best %g says %v", e, r.Improved, r.ValidCrossEntropy, best, improved)
+		}
+		if improved {
+			best, bestEpoch, bad = r.ValidCrossEntropy, e, 0
+		} else {
+			bad++
+			if bad%(c.Schedule.Patience+1) == 0 {
+				lr *= c.Schedule.Factor
+			}
+		}
+	}
+	switch {
+	case st.BestEpoch != bestEpoch || st.BestValid != best:
+		return 0, fmt.Errorf("its best epoch %d (score %g) is not that of its history, %d (score %g)", st.BestEpoch, st.BestValid, bestEpoch, best)
+	case st.Bad != bad:
+		return 0, fmt.Errorf("it counts %d epochs without improvement, its history %d", st.Bad, bad)
+	case st.Done != (bad >= c.EarlyStop):
+		return 0, fmt.Errorf("its early stop (%v) does not fit its %d epochs without improvement (early stop after %d)", st.Done, bad, c.EarlyStop)
+	case st.Elapsed != elapsed:
+		return 0, fmt.Errorf("its elapsed time %g is not the sum %g of the epochs' times", st.Elapsed, elapsed)
+	}
+	return lr, nil
+}

@@ -1,0 +1,345 @@
+package nsrnn
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// streamTC is the training configuration of the stream checkpoint tests
+// (that of TestFitStreamResumeMidEpoch, with settings).
+func streamTC(path string) TrainConfig {
+	return TrainConfig{
+		Optimizer: NewSGD(0.5), Clip: 1, Schedule: &Plateau{Factor: 1 / 1.5, Patience: 0, Threshold: 1e-4},
+		EarlyStop: 2, MaxEpochs: 4, Seed: 3, Checkpoint: path, CheckpointEvery: time.Nanosecond,
+		Settings: map[string]string{"data": "tiny", "batch": "2"},
+	}
+}
+
+// stoppedStream trains the rns-D3 stream model of streamTC into the
+// checkpoint path and stops right after the mid-epoch checkpoint at the
+// given epoch and step.
+func stoppedStream(t *testing.T, path string, epoch, step int) {
+	t.Helper()
+	m := newTiny(t, streamConfigs()["rns-D3"], 1)
+	c := streamTC(path)
+	c.Recorder = RecorderFunc(func(e Event) error {
+		if e.Kind == Checkpointed && e.Epoch == epoch && e.Step == step {
+			return ErrStop
+		}
+		return nil
+	})
+	res, err := Fit(m, tinyStream(t, m, 4), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Finished || res.Epochs != epoch-1 {
+		t.Fatalf("the run did not stop at epoch %d: %+v", epoch, res)
+	}
+}
+
+// readState decodes the checkpoint at path (of either version).
+func readState(t *testing.T, path string) *trainState {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := decodeCheckpoint(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// writeLegacy writes st to path as a version-2 checkpoint: the bare gob
+// encoding, as the code before the checksum wrote it.
+func writeLegacy(t *testing.T, path string, st *trainState) {
+	t.Helper()
+	st.Version = legacyCheckpointVersion
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckpointVersion2Resumes checks that a checkpoint in the format
+// before the checksum (version 2) still resumes, bit for bit where an
+// uninterrupted run ends, with Settings keys it lacks not compared, and
+// is rewritten in the current format; and that the version-2 files that
+// the code before it wrote (testdata) resume.
+func TestCheckpointVersion2Resumes(t *testing.T) {
+	dir := t.TempDir()
+	cfg := streamConfigs()["rns-D3"]
+	full := newTiny(t, cfg, 1)
+	want, err := Fit(full, tinyStream(t, full, 4), streamTC(filepath.Join(dir, "full")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "part")
+	stoppedStream(t, path, 2, 3)
+	writeLegacy(t, path, readState(t, path))
+
+	resumed := newTiny(t, cfg, 99)
+	c := streamTC(path)
+	c.Settings["seed"] = "1" // a setting the version-2 checkpoint lacks
+	var started Event
+	c.Recorder = RecorderFunc(func(e Event) error {
+		if e.Kind == Started {
+			started = e
+		}
+		return nil
+	})
+	got, err := Fit(resumed, tinyStream(t, resumed, 4), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !started.Resumed || started.Epoch != 2 || started.Step != 3 {
+		t.Errorf("resumed at epoch %d step %d (resumed %v), want epoch 2 step 3", started.Epoch, started.Step, started.Resumed)
+	}
+	if !reflect.DeepEqual(withoutTiming(got.History), withoutTiming(want.History)) {
+		t.Errorf("histories differ:\nresumed       %+v\nuninterrupted %+v", withoutTiming(got.History), withoutTiming(want.History))
+	}
+	if !sameBits(paramData(resumed), paramData(full)) {
+		t.Error("final parameters of the resumed run differ from the uninterrupted run's")
+	}
+	if b, _ := os.ReadFile(path); !bytes.HasPrefix(b, []byte(checkpointMagic)) {
+		t.Error("the resumed run did not rewrite the checkpoint in the current format")
+	}
+	if st := readState(t, path); st.Settings["settings.seed"] != "1" {
+		t.Errorf("the rewritten checkpoint's settings %v lack the new one", st.Settings)
+	}
+
+	// Files written by the code before the checksum.
+	t.Run("testdata stream", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "ckpt")
+		copyFile(t, filepath.Join("testdata", "checkpoint-v2-stream"), p)
+		m := newTiny(t, cfg, 99)
+		res, err := Fit(m, tinyStream(t, m, 4), streamTC(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Finished || len(res.History) != len(want.History) {
+			t.Errorf("result %+v", res)
+		}
+	})
+	t.Run("testdata sentences", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "ckpt")
+		copyFile(t, filepath.Join("testdata", "checkpoint-v2-sentences"), p)
+		train, valid, _, in, out := tinyTask(t, 10, 5)
+		res, err := Train(newTiny(t, tinyConfig(LSTM, in, out), 99), train, valid,
+			TrainConfig{LR: 0.01, MaxEpochs: 2, Seed: 1, Checkpoint: p, Settings: map[string]string{"task": "marked-reversal"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Finished || res.Epochs != 2 {
+			t.Errorf("result %+v", res)
+		}
+	})
+}
+
+// TestCheckpointDamaged checks that a checkpoint damaged anywhere, or edited
+// into an inconsistent state, is refused with an error that names the file
+// and wraps ErrBadCheckpoint, and is left as it was: in the current format
+// by its checksum (one byte changed anywhere), in the format before it by
+// the range and consistency checks of every field.
+func TestCheckpointDamaged(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	// Epoch 3 step 3: two epochs of history (the second without
+	// improvement, so with a decay), a stream state.
+	stoppedStream(t, good, 3, 3)
+	goodBytes, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := readState(t, good); st.Epoch != 2 || st.Step != 3 || st.Objective == nil {
+		t.Fatalf("checkpoint at epoch %d step %d", st.Epoch, st.Step)
+	}
+
+	// The checksum: a byte changed anywhere is detected (every 13th
+	// byte, and all of the first and last 64).
+	for i := range goodBytes {
+		if i%13 != 0 && i >= 64 && i < len(goodBytes)-64 {
+			continue
+		}
+		b := bytes.Clone(goodBytes)
+		b[i] ^= 0x10
+		if _, err := decodeCheckpoint(b); err == nil {
+			t.Fatalf("byte %d of %d changed: no error", i, len(goodBytes))
+		}
+	}
+
+	resume := func(t *testing.T, path string) {
+		t.Helper()
+		before, _ := os.ReadFile(path)
+		m := newTiny(t, streamConfigs()["rns-D3"], 1)
+		_, err := Fit(m, tinyStream(t, m, 4), streamTC(path))
+		if err == nil {
+			t.Fatal("no error")
+		}
+		if !errors.Is(err, ErrBadCheckpoint) || !strings.Contains(err.Error(), path) {
+			t.Errorf("error %q, want one naming %s and wrapping ErrBadCheckpoint", err, path)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+			t.Error("the checkpoint was changed")
+		}
+	}
+	for _, c := range []struct {
+		name string
+		edit func([]byte) []byte
+	}{
+		{"step counter byte", func(b []byte) []byte { b[len(b)/3] ^= 1; return b }},
+		{"last byte of the checksum", func(b []byte) []byte { b[len(b)-1] ^= 1; return b }},
+		{"truncated", func(b []byte) []byte { return b[:len(b)-1] }},
+		{"header only", func(b []byte) []byte { return b[:len(checkpointMagic)+5] }},
+	} {
+		t.Run("current "+c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "ckpt")
+			if err := os.WriteFile(p, c.edit(bytes.Clone(goodBytes)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			resume(t, p)
+		})
+	}
+
+	sgd := func(lr float64) []byte { b, _ := NewSGD(lr).MarshalBinary(); return b }
+	nanLSTM := func(st *trainState) {
+		// The first LSTM value of the stream state: after the magic, the
+		// batch, the number of layers and the layer's value count.
+		at := len(stateMagic) + 3*8
+		binary.LittleEndian.PutUint64(st.Objective[at:], math.Float64bits(math.NaN()))
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*trainState)
+		want string
+	}{
+		{"step beyond the epoch", func(st *trainState) { st.Step = 64 }, "step counter 64 is outside the epoch's 6 steps"},
+		{"negative step", func(st *trainState) { st.Step = -1 }, "step counter"},
+		{"epoch counter", func(st *trainState) { st.Epoch = 7 }, "7 epochs done"},
+		{"running loss NaN", func(st *trainState) { st.LossSum = math.NaN() }, "running loss"},
+		{"running loss infinite", func(st *trainState) { st.LossSum = math.Inf(1) }, "running loss"},
+		{"negative weight", func(st *trainState) { st.WeightSum = -1 }, "weight"},
+		{"elapsed time", func(st *trainState) { st.Elapsed++ }, "elapsed time"},
+		{"epoch time NaN", func(st *trainState) { st.EpochTime = math.NaN() }, "elapsed times"},
+		{"record epoch", func(st *trainState) { st.History[1].Epoch = 5 }, "record 2"},
+		{"record learning rate", func(st *trainState) { st.History[1].LearningRate *= 2 }, "learning rate"},
+		{"record improvement", func(st *trainState) { st.History[1].Improved = !st.History[1].Improved }, "improved"},
+		{"record score", func(st *trainState) { st.History[0].ValidCrossEntropy = math.NaN() }, "NaN"},
+		{"record training loss", func(st *trainState) { st.History[0].TrainLoss = math.Inf(1) }, "training loss"},
+		{"record elapsed time", func(st *trainState) { st.History[0].ElapsedSeconds++ }, "elapsed time"},
+		{"record lower bound", func(st *trainState) { st.History[0].LowerBound = 1 }, "lower bound"},
+		{"history cut", func(st *trainState) { st.History = st.History[:1] }, "records of 1"},
+		{"best epoch", func(st *trainState) { st.BestEpoch = st.BestEpoch%2 + 1 }, "best epoch"},
+		{"best score", func(st *trainState) { st.BestValid /= 2 }, "best epoch"},
+		{"bad epochs", func(st *trainState) { st.Bad++ }, "without improvement"},
+		{"early stop", func(st *trainState) { st.Done = true }, "early"},
+		{"model damaged", func(st *trainState) { st.Model[len(st.Model)/2] ^= 1 }, "its model"},
+		{"best model damaged", func(st *trainState) { st.Best[len(st.Best)/2] ^= 1 }, "best model"},
+		{"best model missing", func(st *trainState) { st.Best = nil }, "best model"},
+		{"optimizer learning rate", func(st *trainState) { st.Optimizer = sgd(0.25) }, "learning rate 0.25"},
+		{"optimizer state", func(st *trainState) { st.Optimizer = []byte("junk") }, "optimizer state"},
+		{"objective state missing", func(st *trainState) { st.Objective = nil }, "no state of the objective"},
+		{"objective state truncated", func(st *trainState) { st.Objective = st.Objective[:len(st.Objective)-8] }, "objective state"},
+		{"objective state NaN", nanLSTM, "LSTM state"},
+	} {
+		t.Run("version 2 "+c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "ckpt")
+			st := readState(t, good)
+			c.edit(st)
+			writeLegacy(t, p, st)
+			resume(t, p)
+			m := newTiny(t, streamConfigs()["rns-D3"], 1)
+			if _, err := Fit(m, tinyStream(t, m, 4), streamTC(p)); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+	// The unedited version-2 form resumes: the checks refuse only what is
+	// inconsistent.
+	t.Run("version 2 unedited", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "ckpt")
+		writeLegacy(t, p, readState(t, good))
+		m := newTiny(t, streamConfigs()["rns-D3"], 1)
+		if _, err := Fit(m, tinyStream(t, m, 4), streamTC(p)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestCheckpointOtherSeedSetting checks that a checkpoint copied from a run
+// whose Settings give another seed is refused, naming the file and the
+// setting, in both formats.
+func TestCheckpointOtherSeedSetting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ckpt")
+	stoppedStream(t, path, 2, 3)
+	withSeed := func(seed string) TrainConfig {
+		c := streamTC(path)
+		c.Settings["seed"] = seed
+		return c
+	}
+	for _, legacy := range []bool{false, true} {
+		st := readState(t, path)
+		st.Settings["settings.seed"] = "1"
+		if legacy {
+			writeLegacy(t, path, st)
+		} else {
+			st.Version = checkpointVersion
+			var buf bytes.Buffer
+			buf.WriteString(checkpointMagic)
+			if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+				t.Fatal(err)
+			}
+			sum := sha256.Sum256(buf.Bytes())
+			buf.Write(sum[:])
+			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m := newTiny(t, streamConfigs()["rns-D3"], 1)
+		_, err := Fit(m, tinyStream(t, m, 4), withSeed("2"))
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "settings.seed: 1 in the checkpoint, now 2") {
+			t.Errorf("legacy %v: error %v, want one naming %s and the seed", legacy, err, path)
+		}
+	}
+	// A setting the checkpoint lacks (added to the program after it was
+	// written) is not compared; one it has and the run has not is refused.
+	path = filepath.Join(t.TempDir(), "ckpt")
+	stoppedStream(t, path, 2, 3)
+	c := streamTC(path)
+	c.Settings["digest"] = "abc"
+	delete(c.Settings, "data")
+	m := newTiny(t, streamConfigs()["rns-D3"], 1)
+	if _, err := Fit(m, tinyStream(t, m, 4), c); err == nil || !strings.Contains(err.Error(), "settings.data: tiny in the checkpoint, not set now") || strings.Contains(err.Error(), "digest") {
+		t.Errorf("a setting dropped: %v", err)
+	}
+	c.Settings["data"] = "tiny"
+	m = newTiny(t, streamConfigs()["rns-D3"], 1)
+	if _, err := Fit(m, tinyStream(t, m, 4), c); err != nil {
+		t.Errorf("a setting added since the checkpoint: %v", err)
+	}
+}

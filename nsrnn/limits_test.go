@@ -1,0 +1,171 @@
+package nsrnn
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMemoryRuleBoundsCounts checks that counts whose memory would exceed
+// the memory rule (MaxGraphBytes) are refused with an error wrapping
+// ErrTooLarge, before anything is allocated, and that ordinary counts are
+// not.
+func TestMemoryRuleBoundsCounts(t *testing.T) {
+	tiny := newTiny(t, streamConfigs()["lstm"], 1)
+	// The Penn Treebank sizes: 10,000 words, 256 units.
+	ptbSize := newTiny(t, Config{Kind: LSTM, InputVocab: 10000, OutputVocab: 10000, Embedding: 256, Hidden: 256, InitRange: 0.05}, 1)
+	unlimited := newTiny(t, Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 4, States: 2, Symbols: 3}, 1)
+	for _, c := range []struct {
+		name string
+		run  func() error
+		want string // "" for no error
+	}{
+		{"2^20 streams at the PTB sizes", func() error { _, err := ptbSize.NewStream(1 << 20); return err }, "streams"},
+		{"32 streams at the PTB sizes", func() error { _, err := ptbSize.NewStream(32); return err }, ""},
+		{"2^20 streams of a tiny model", func() error { _, err := tiny.NewStream(1 << 20); return err }, ""},
+		{"a stream of 2^40 streams", func() error { _, err := tiny.NewStream(1 << 40); return err }, "streams"},
+		{"Sample(2^40)", func() error { _, err := tiny.Sample(1<<40, SampleOptions{MaxLength: 10}); return err }, "strings"},
+		{"Sample(2^24) of length 2^20", func() error { _, err := tiny.Sample(1<<24, SampleOptions{MaxLength: 1 << 20}); return err }, "strings"},
+		{"Sample with a batch of 2^24", func() error {
+			_, err := ptbSize.Sample(1<<24, SampleOptions{MaxLength: 1, Batch: 1 << 24})
+			return err
+		}, "batch"},
+		{"Sample(3)", func() error { _, err := tiny.Sample(3, SampleOptions{MaxLength: 5}); return err }, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.run()
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("error %v", err)
+			case c.want != "" && (!errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "GiB")):
+				t.Errorf("error %v, want one wrapping ErrTooLarge that says %q and GiB", err, c.want)
+			}
+		})
+	}
+	// The unlimited stack's runner has the stacks' own bound.
+	if _, err := unlimited.Sample(1, SampleOptions{MaxLength: 1 << 20}); err == nil || !strings.Contains(err.Error(), "GiB") {
+		t.Errorf("sampling 2^20 steps of an unlimited stack: %v", err)
+	}
+	// A graph is bounded by the fuller estimate: 2^20 tiny streams hold a
+	// token, not a chunk of 8.
+	s, err := tiny.NewStream(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([][]int, 1<<20)
+	row := make([]int, 8)
+	for i := range in {
+		in[i] = row
+	}
+	if _, err := s.Loss(in, in); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("a chunk of 8 tokens in 2^20 streams: %v", err)
+	}
+}
+
+// TestLibraryChecks checks the library's refusals of impossible values:
+// initialization ranges, another kind's stream state, learning rates,
+// precisions and checkpoint intervals.
+func TestLibraryChecks(t *testing.T) {
+	t.Run("InitRange", func(t *testing.T) {
+		for _, r := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e308, 101, -0.1} {
+			cfg := streamConfigs()["lstm"]
+			cfg.InitRange = r
+			if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "initialization range") {
+				t.Errorf("InitRange %g: error %v", r, err)
+			}
+			if _, err := New(cfg, 1); err == nil {
+				t.Errorf("New with InitRange %g: no error", r)
+			}
+		}
+		for _, r := range []float64{0, 0.05, 1, MaxInitRange} {
+			cfg := streamConfigs()["lstm"]
+			cfg.InitRange = r
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("InitRange %g: %v", r, err)
+			}
+		}
+	})
+	t.Run("SetState", func(t *testing.T) {
+		stateOf := func(name string) *State {
+			m := newTiny(t, streamConfigs()[name], 1)
+			s, err := m.NewStream(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Next([]int{1, 2}); err != nil {
+				t.Fatal(err)
+			}
+			return s.State()
+		}
+		rns, err := newTiny(t, streamConfigs()["rns-D3"], 1).NewStream(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, other := range []string{"lstm", "jm-depth3", "rns-D35", "ns-D3", "vrns-D3"} {
+			if err := rns.SetState(stateOf(other)); err == nil || !strings.Contains(err.Error(), "model") {
+				t.Errorf("a %s state given to an rns-D3 stream: %v", other, err)
+			}
+		}
+		// The same configuration, another model (and initialization): fine.
+		cfg := streamConfigs()["rns-D3"]
+		cfg.InitRange = 0.1
+		m := newTiny(t, cfg, 2)
+		same, _ := m.NewStream(2)
+		if err := same.SetState(stateOf("rns-D3")); err != nil {
+			t.Error(err)
+		}
+		if _, err := same.Next([]int{0, 1}); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("learning rate", func(t *testing.T) {
+		train, valid, _, in, out := tinyTask(t, 10, 5)
+		for _, lr := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, -0.5} {
+			if err := CheckLearningRate(lr); err == nil {
+				t.Errorf("CheckLearningRate(%g): no error", lr)
+			}
+			if _, err := NewSGDChecked(lr); err == nil {
+				t.Errorf("NewSGDChecked(%g): no error", lr)
+			}
+			for name, opt := range map[string]Optimizer{"sgd": NewSGD(lr), "adam": NewAdam(lr, nil)} {
+				m := newTiny(t, tinyConfig(LSTM, in, out), 1)
+				before := paramData(m)
+				if _, err := Train(m, train, valid, TrainConfig{Optimizer: opt, MaxEpochs: 1}); err == nil || !strings.Contains(err.Error(), "learning rate") {
+					t.Errorf("Train with %s(%g): %v", name, lr, err)
+				}
+				if !sameBits(before, paramData(m)) {
+					t.Errorf("Train with %s(%g) changed the model", name, lr)
+				}
+			}
+		}
+		if o, err := NewSGDChecked(0.5); err != nil || o.LearningRate() != 0.5 {
+			t.Errorf("NewSGDChecked(0.5): %v, %v", o, err)
+		}
+	})
+	t.Run("Precision", func(t *testing.T) {
+		m := newTiny(t, streamConfigs()["lstm"], 1)
+		m.Precision = Precision(7)
+		if _, err := m.Loss([][]int{{1, 2}}); err == nil || !strings.Contains(err.Error(), "Precision(7)") {
+			t.Errorf("Loss with Precision(7): %v", err)
+		}
+		s, _ := m.NewStream(1)
+		if _, err := s.Next([]int{1}); err == nil || !strings.Contains(err.Error(), "Precision(7)") {
+			t.Errorf("a stream with Precision(7): %v", err)
+		}
+		m.Precision = Float32
+		if _, err := m.Loss([][]int{{1, 2}}); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("CheckpointEvery", func(t *testing.T) {
+		train, valid, _, in, out := tinyTask(t, 10, 5)
+		path := filepath.Join(t.TempDir(), "ckpt")
+		_, err := Train(newTiny(t, tinyConfig(LSTM, in, out), 1), train, valid,
+			TrainConfig{LR: 0.01, MaxEpochs: 1, Checkpoint: path, CheckpointEvery: -1})
+		if err == nil || !strings.Contains(err.Error(), "checkpoint interval") {
+			t.Errorf("CheckpointEvery −1ns: %v", err)
+		}
+	})
+}
