@@ -1,6 +1,7 @@
 package nsrnn
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -50,98 +51,172 @@ type Config struct {
 	InitRange float64 `json:"init_range,omitempty"`
 }
 
-// Validate reports an impossible configuration with an error that names the
-// offending field.
+// Validate reports an impossible configuration. The error is a
+// *ConfigError listing every offending field as a *FieldError, each of
+// which wraps the reason (ErrUnknownKind, ErrRequired, ErrOutOfRange,
+// ErrNotApplicable or ErrTooLarge), so that a caller can tell them apart:
+//
+//	var fe *nsrnn.FieldError
+//	if errors.As(err, &fe) && fe.Field == "Hidden" { … }
+//	if errors.Is(err, nsrnn.ErrNotApplicable) { … }
 func (c Config) Validate() error {
-	var errs []string
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	var fields []*FieldError
+	bad := func(field string, reason error, format string, args ...any) {
+		fields = append(fields, &FieldError{Field: field, Reason: reason, msg: fmt.Sprintf(format, args...)})
+	}
 	kind, err := LookupKind(c.Kind)
 	if err != nil {
-		bad("%v", err)
+		bad("Kind", ErrUnknownKind, "%v", err)
 	}
 	if c.InputVocab < 1 {
-		bad("input vocabulary size %d < 1", c.InputVocab)
+		bad("InputVocab", ErrOutOfRange, "input vocabulary size %d < 1", c.InputVocab)
 	}
 	if c.OutputVocab < 1 {
-		bad("output vocabulary size %d < 1", c.OutputVocab)
+		bad("OutputVocab", ErrOutOfRange, "output vocabulary size %d < 1", c.OutputVocab)
 	}
 	if c.Embedding < 0 {
-		bad("embedding size %d < 0", c.Embedding)
+		bad("Embedding", ErrOutOfRange, "embedding size %d < 0", c.Embedding)
 	}
 	if c.Hidden < 1 {
-		bad("hidden size %d < 1", c.Hidden)
+		bad("Hidden", ErrOutOfRange, "hidden size %d < 1", c.Hidden)
 	}
 	if c.Layers < 0 {
-		bad("layers %d < 0", c.Layers)
+		bad("Layers", ErrOutOfRange, "layers %d < 0", c.Layers)
 	}
 	if c.Layers > 1000 {
-		bad("layers %d > 1000", c.Layers)
+		bad("Layers", ErrOutOfRange, "layers %d > 1000", c.Layers)
 	}
 	if !(c.InitRange >= 0 && c.InitRange <= MaxInitRange) {
-		bad("initialization range %g outside [0, %g]", c.InitRange, float64(MaxInitRange))
+		bad("InitRange", ErrOutOfRange, "initialization range %g outside [0, %g]", c.InitRange, float64(MaxInitRange))
+	}
+	if c.DepthLimit < 0 {
+		bad("DepthLimit", ErrOutOfRange, "depth limit %d < 0", c.DepthLimit)
+	}
+	if err != nil {
+		// The other fields' checks depend on the kind.
+		return &ConfigError{Fields: fields}
 	}
 	ns := kind.Family == NondeterministicStack
 	if ns {
-		if c.States < 1 || c.Symbols < 1 {
-			bad("model %s needs states ≥ 1 and symbols ≥ 1, got %d and %d", c.Kind, c.States, c.Symbols)
+		if c.States < 1 {
+			bad("States", ErrRequired, "model %s needs states ≥ 1 and symbols ≥ 1, got %d and %d", c.Kind, c.States, c.Symbols)
+		} else if c.Symbols < 1 {
+			bad("Symbols", ErrRequired, "model %s needs states ≥ 1 and symbols ≥ 1, got %d and %d", c.Kind, c.States, c.Symbols)
 		}
 		if c.Window < 0 {
-			bad("window %d < 0", c.Window)
+			bad("Window", ErrOutOfRange, "window %d < 0", c.Window)
 		}
 	} else {
 		if c.States != 0 || c.Symbols != 0 {
-			bad("states and symbols apply only to the ns models, not %s", c.Kind)
+			field := "States"
+			if c.States == 0 {
+				field = "Symbols"
+			}
+			bad(field, ErrNotApplicable, "states and symbols apply only to the ns models, not %s", c.Kind)
 		}
 		if c.Window != 0 {
-			bad("a window applies only to the ns models, not %s", c.Kind)
+			bad("Window", ErrNotApplicable, "a window applies only to the ns models, not %s", c.Kind)
 		}
 		if c.Bottom != stacks.Original {
-			bad("the bottom behaviour applies only to the ns models, not %s", c.Kind)
+			bad("Bottom", ErrNotApplicable, "the bottom behaviour applies only to the ns models, not %s", c.Kind)
 		}
 	}
 	switch {
 	case kind.Name == VRNS:
 		if c.StackEmbedding < 1 {
-			bad("model vrns needs a pushed-vector size (stack embedding) ≥ 1, got %d", c.StackEmbedding)
+			bad("StackEmbedding", ErrRequired, "model vrns needs a pushed-vector size (stack embedding) ≥ 1, got %d", c.StackEmbedding)
 		}
 		if c.PushHiddenState {
-			bad("push-hidden-state applies only to jm, not vrns")
+			bad("PushHiddenState", ErrNotApplicable, "push-hidden-state applies only to jm, not vrns")
 		}
 	case kind.Family == VectorStack:
 		if c.PushHiddenState {
 			if c.Kind != JM {
-				bad("push-hidden-state applies only to jm")
+				bad("PushHiddenState", ErrNotApplicable, "push-hidden-state applies only to jm")
 			} else if c.StackEmbedding != 0 && c.StackEmbedding != c.Hidden {
-				bad("jm pushing the hidden state has stack embedding %d, must equal the hidden size %d", c.StackEmbedding, c.Hidden)
+				bad("StackEmbedding", ErrOutOfRange, "jm pushing the hidden state has stack embedding %d, must equal the hidden size %d", c.StackEmbedding, c.Hidden)
 			}
 		} else if c.StackEmbedding < 1 {
-			bad("model %s needs a stack embedding size ≥ 1, got %d", c.Kind, c.StackEmbedding)
+			bad("StackEmbedding", ErrRequired, "model %s needs a stack embedding size ≥ 1, got %d", c.Kind, c.StackEmbedding)
 		}
 	default:
 		if c.StackEmbedding != 0 {
-			bad("a stack embedding size applies only to gref, jm and vrns, not %s", c.Kind)
+			bad("StackEmbedding", ErrNotApplicable, "a stack embedding size applies only to gref, jm and vrns, not %s", c.Kind)
 		}
 		if c.PushHiddenState {
-			bad("push-hidden-state applies only to jm, not %s", c.Kind)
+			bad("PushHiddenState", ErrNotApplicable, "push-hidden-state applies only to jm, not %s", c.Kind)
 		}
 	}
 	if c.BottomVector != stacks.LearnedBottom && c.Kind != VRNS {
-		bad("a bottom vector applies only to vrns, not %s", c.Kind)
+		bad("BottomVector", ErrNotApplicable, "a bottom vector applies only to vrns, not %s", c.Kind)
 	}
 	if c.DepthLimit != 0 && c.Kind != JM {
-		bad("a depth limit applies only to jm, not %s", c.Kind)
+		bad("DepthLimit", ErrNotApplicable, "a depth limit applies only to jm, not %s", c.Kind)
 	}
-	if c.DepthLimit < 0 {
-		bad("depth limit %d < 0", c.DepthLimit)
+	if len(fields) == 0 {
+		if n := c.countParams(kind); n > MaxParams {
+			bad("", ErrTooLarge, "%s would have %.3g parameters (%.3g GiB), more than the limit of %d (%d GiB); reduce %s",
+				c.Kind, n, n*8/(1<<30), MaxParams, MaxParams*8>>30, c.sizeFields(kind))
+		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("nsrnn: invalid model configuration: %s", strings.Join(errs, "; "))
-	}
-	if n := c.countParams(kind); n > MaxParams {
-		return fmt.Errorf("nsrnn: invalid model configuration: %s would have %.3g parameters (%.3g GiB), more than the limit of %d (%d GiB); reduce %s",
-			c.Kind, n, n*8/(1<<30), MaxParams, MaxParams*8>>30, c.sizeFields(kind))
+	if len(fields) > 0 {
+		return &ConfigError{Fields: fields}
 	}
 	return nil
+}
+
+// Reasons for which Validate refuses a field; a *FieldError wraps one.
+var (
+	// ErrUnknownKind: Config.Kind names no kind of AllKinds.
+	ErrUnknownKind = errors.New("unknown model kind")
+	// ErrRequired: the kind needs the field and it is missing (zero).
+	ErrRequired = errors.New("required by the model kind")
+	// ErrOutOfRange: the field's value is outside its valid range.
+	ErrOutOfRange = errors.New("out of range")
+	// ErrNotApplicable: the field is set but the kind does not use it.
+	ErrNotApplicable = errors.New("does not apply to the model kind")
+)
+
+// FieldError is one field of a Config that Validate refused.
+type FieldError struct {
+	// Field is the Config field's Go name ("Hidden", "States", …); it
+	// is empty for a model over the parameter limit (Reason
+	// ErrTooLarge), where no one field is at fault.
+	Field string
+	// Reason is ErrUnknownKind, ErrRequired, ErrOutOfRange,
+	// ErrNotApplicable or ErrTooLarge.
+	Reason error
+	msg    string
+}
+
+// Error describes the field and its value.
+func (e *FieldError) Error() string { return e.msg }
+
+// Unwrap returns the reason.
+func (e *FieldError) Unwrap() error { return e.Reason }
+
+// ConfigError is the error of Validate: every field it refused.
+type ConfigError struct {
+	Fields []*FieldError
+}
+
+// Error lists the fields' errors after "nsrnn: invalid model
+// configuration: ".
+func (e *ConfigError) Error() string {
+	msgs := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		msgs[i] = f.msg
+	}
+	return "nsrnn: invalid model configuration: " + strings.Join(msgs, "; ")
+}
+
+// Unwrap returns the fields' errors, for errors.Is and errors.As.
+func (e *ConfigError) Unwrap() []error {
+	errs := make([]error, len(e.Fields))
+	for i, f := range e.Fields {
+		errs[i] = f
+	}
+	return errs
 }
 
 // MaxInitRange is the largest Config.InitRange: weights drawn from a

@@ -1,0 +1,79 @@
+package nsrnn
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestConfigValidateErrors: every refusal is a *FieldError naming the
+// field, with a reason errors.Is can test, and all of a configuration's
+// faults are listed.
+func TestConfigValidateErrors(t *testing.T) {
+	good := Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 2, Symbols: 3}
+	for _, tc := range []struct {
+		name   string
+		mod    func(*Config)
+		field  string
+		reason error
+	}{
+		{"unknown kind", func(c *Config) { c.Kind = "gru" }, "Kind", ErrUnknownKind},
+		{"no hidden", func(c *Config) { c.Hidden = 0 }, "Hidden", ErrOutOfRange},
+		{"no input vocabulary", func(c *Config) { c.InputVocab = -1 }, "InputVocab", ErrOutOfRange},
+		{"init range NaN", func(c *Config) { c.InitRange = math.NaN() }, "InitRange", ErrOutOfRange},
+		{"ns without symbols", func(c *Config) { c.Symbols = 0 }, "Symbols", ErrRequired},
+		{"ns without states", func(c *Config) { c.States = 0 }, "States", ErrRequired},
+		{"lstm with states", func(c *Config) { c.Kind = LSTM; c.Symbols = 0 }, "States", ErrNotApplicable},
+		{"lstm with symbols", func(c *Config) { c.Kind = LSTM; c.States = 0 }, "Symbols", ErrNotApplicable},
+		{"jm without embedding", func(c *Config) { *c = Config{Kind: JM, InputVocab: 3, OutputVocab: 4, Hidden: 5} }, "StackEmbedding", ErrRequired},
+		{"jm push hidden wrong size", func(c *Config) {
+			*c = Config{Kind: JM, InputVocab: 3, OutputVocab: 4, Hidden: 5, PushHiddenState: true, StackEmbedding: 4}
+		}, "StackEmbedding", ErrOutOfRange},
+		{"gref push hidden", func(c *Config) {
+			*c = Config{Kind: Gref, InputVocab: 3, OutputVocab: 4, Hidden: 5, PushHiddenState: true, StackEmbedding: 5}
+		}, "PushHiddenState", ErrNotApplicable},
+		{"depth limit on ns", func(c *Config) { c.DepthLimit = 10 }, "DepthLimit", ErrNotApplicable},
+		{"negative window", func(c *Config) { c.Window = -1 }, "Window", ErrOutOfRange},
+		{"too many parameters", func(c *Config) { c.States, c.Symbols = 100, 100 }, "", ErrTooLarge},
+	} {
+		c := good
+		tc.mod(&c)
+		err := c.Validate()
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: error %v is not a *ConfigError", tc.name, err)
+			continue
+		}
+		if len(ce.Fields) != 1 {
+			t.Errorf("%s: %d fields refused, want 1: %v", tc.name, len(ce.Fields), err)
+		}
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%s: field error %v, want field %q", tc.name, fe, tc.field)
+		}
+		if !errors.Is(err, tc.reason) {
+			t.Errorf("%s: error %v does not wrap %v", tc.name, err, tc.reason)
+		}
+		if !strings.HasPrefix(err.Error(), "nsrnn: invalid model configuration: ") {
+			t.Errorf("%s: message %q", tc.name, err)
+		}
+	}
+
+	// Several faults: each is listed, in the order of the fields.
+	bad := Config{Kind: LSTM, InputVocab: 0, OutputVocab: 4, Hidden: 0, Window: 2}
+	var ce *ConfigError
+	if err := bad.Validate(); !errors.As(err, &ce) {
+		t.Fatalf("error %v is not a *ConfigError", err)
+	}
+	var got []string
+	for _, f := range ce.Fields {
+		got = append(got, f.Field)
+	}
+	if strings.Join(got, ",") != "InputVocab,Hidden,Window" {
+		t.Errorf("fields %v, want InputVocab, Hidden, Window", got)
+	}
+	if err := bad.Validate(); !errors.Is(err, ErrOutOfRange) || !errors.Is(err, ErrNotApplicable) || errors.Is(err, ErrRequired) {
+		t.Errorf("reasons of %v: want out of range and not applicable only", err)
+	}
+}
