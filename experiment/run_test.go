@@ -167,7 +167,7 @@ func TestSeedsAndTrainConfig(t *testing.T) {
 	if tc.LR != 0.01 || tc.Clip != 5 || tc.EarlyStop != 10 || tc.MaxEpochs != 3 || tc.Seed != ShuffleSeed(4) || tc.LowerBound != 1.25 {
 		t.Errorf("TrainConfig %+v", tc)
 	}
-	if tc.Schedule == nil || *tc.Schedule != nsrnn.CFLPlateau {
+	if p, ok := tc.Schedule.(*nsrnn.Plateau); !ok || *p != nsrnn.CFLPlateau {
 		t.Errorf("schedule %+v, want the paper's %+v", tc.Schedule, nsrnn.CFLPlateau)
 	}
 	if tc := (Settings{LR: 0.1}).TrainConfig(0); tc.Schedule != nil || tc.Clip != 0 || tc.EarlyStop != 0 {

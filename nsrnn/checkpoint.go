@@ -276,7 +276,7 @@ func checkState(st *trainState, c *TrainConfig, steps int, stateful bool, lr0 fl
 		if r.ElapsedSeconds != elapsed {
 			return 0, fmt.Errorf("epoch %d: elapsed time %g is not the sum %g of the epochs' times", e, r.ElapsedSeconds, elapsed)
 		}
-		improved := c.Schedule.improves(r.ValidCrossEntropy, best)
+		improved := c.Schedule.Improves(r.ValidCrossEntropy, best)
 		if r.Improved != improved {
 			return 0, fmt.Errorf("epoch %d: improved %v, but its score %g against the best %g says %v", e, r.Improved, r.ValidCrossEntropy, best, improved)
 		}
@@ -284,9 +284,7 @@ func checkState(st *trainState, c *TrainConfig, steps int, stateful bool, lr0 fl
 			best, bestEpoch, bad = r.ValidCrossEntropy, e, 0
 		} else {
 			bad++
-			if bad%(c.Schedule.Patience+1) == 0 {
-				lr *= c.Schedule.Factor
-			}
+			lr = c.Schedule.Next(lr, bad)
 		}
 	}
 	switch {

@@ -41,6 +41,23 @@ type StatefulObjective interface {
 	UnmarshalState([]byte) error
 }
 
+// Schedule is a learning-rate schedule driven by the validation score. Fit
+// asks it after every epoch whether the epoch improved on the best score
+// so far (which also decides the best parameters and early stopping) and
+// what the learning rate becomes. A Schedule must be a pure function of
+// its arguments: a resumed run replays it over the saved history.
+type Schedule interface {
+	// Improves reports whether a validation score improves on the best
+	// so far (+Inf before the first epoch); lower is better.
+	Improves(score, best float64) bool
+	// Next returns the learning rate after an epoch that did not improve,
+	// given the rate during that epoch and the number of consecutive
+	// epochs without improvement, that one included (bad ≥ 1).
+	Next(lr float64, bad int) float64
+	// Check reports settings that make no schedule.
+	Check() error
+}
+
 // Plateau is a learning-rate schedule that decays the rate when the
 // validation score stops improving, as PyTorch's ReduceLROnPlateau does.
 type Plateau struct {
@@ -61,11 +78,42 @@ type Plateau struct {
 // improvement.
 var CFLPlateau = Plateau{Factor: 0.9, Patience: 4}
 
-func (p Plateau) improves(score, best float64) bool {
+// Improves reports whether score is lower than best by more than the
+// relative Threshold; any score but NaN improves on +Inf.
+func (p Plateau) Improves(score, best float64) bool {
 	if math.IsInf(best, 1) {
 		return !math.IsNaN(score)
 	}
 	return best-score > p.Threshold*math.Abs(best)
+}
+
+// Next multiplies lr by Factor at every (Patience+1)-th consecutive epoch
+// without improvement.
+func (p Plateau) Next(lr float64, bad int) float64 {
+	if bad%(p.Patience+1) == 0 {
+		return lr * p.Factor
+	}
+	return lr
+}
+
+// Check requires 0 < Factor ≤ 1, Patience ≥ 0 and 0 ≤ Threshold < 1.
+func (p Plateau) Check() error {
+	if !(p.Factor > 0 && p.Factor <= 1) || p.Patience < 0 || !(p.Threshold >= 0 && p.Threshold < 1) {
+		return fmt.Errorf("nsrnn: invalid schedule %+v (want 0 < factor ≤ 1, patience ≥ 0, 0 ≤ threshold < 1)", p)
+	}
+	return nil
+}
+
+// scheduleSetting describes a schedule for the checkpoint's resume check
+// (a Plateau as checkpoints have always written it).
+func scheduleSetting(s Schedule) string {
+	switch p := s.(type) {
+	case Plateau:
+		return fmt.Sprintf("%+v", p)
+	case *Plateau:
+		return fmt.Sprintf("%+v", *p)
+	}
+	return fmt.Sprintf("%T%+v", s, s)
 }
 
 // TrainConfig holds the training protocol. Zero values select the paper's
@@ -78,8 +126,9 @@ type TrainConfig struct {
 	LR float64
 	// Clip is the gradient-norm threshold (default 5; negative disables).
 	Clip float64
-	// Schedule is the learning-rate schedule; nil is CFLPlateau.
-	Schedule *Plateau
+	// Schedule is the learning-rate schedule; nil is CFLPlateau. A
+	// Plateau or a *Plateau, or a Schedule of your own.
+	Schedule Schedule
 	// EarlyStop ends training after this many consecutive epochs without
 	// improvement (default 10).
 	EarlyStop int
@@ -141,11 +190,10 @@ func (c *TrainConfig) defaults(m *Model) error {
 		c.Clip = 5
 	}
 	if c.Schedule == nil {
-		p := CFLPlateau
-		c.Schedule = &p
+		c.Schedule = CFLPlateau
 	}
-	if s := c.Schedule; !(s.Factor > 0 && s.Factor <= 1) || s.Patience < 0 || !(s.Threshold >= 0 && s.Threshold < 1) {
-		return fmt.Errorf("nsrnn: invalid schedule %+v (want 0 < factor ≤ 1, patience ≥ 0, 0 ≤ threshold < 1)", *s)
+	if err := c.Schedule.Check(); err != nil {
+		return err
 	}
 	if c.EarlyStop == 0 {
 		c.EarlyStop = 10
@@ -287,7 +335,7 @@ func (c *TrainConfig) settings(m *Model, obj Objective) map[string]string {
 		"model":       string(cfg),
 		"optimizer":   c.Optimizer.Name(),
 		"clip":        fmt.Sprint(c.Clip),
-		"schedule":    fmt.Sprintf("%+v", *c.Schedule),
+		"schedule":    scheduleSetting(c.Schedule),
 		"early_stop":  fmt.Sprint(c.EarlyStop),
 		"seed":        fmt.Sprint(c.Seed),
 		"lower_bound": fmt.Sprint(c.LowerBound),
@@ -374,6 +422,42 @@ func Train(m *Model, train, valid []Batch, cfg TrainConfig) (*TrainResult, error
 // parameters. With a Checkpoint, Fit resumes from that file when it exists
 // and reaches exactly the result of an uninterrupted run.
 func Fit(m *Model, obj Objective, cfg TrainConfig) (*TrainResult, error) {
+	t, err := newTrainer(m, obj, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if !t.done() {
+		if err := t.rec.Record(t.event(Started)); err != nil {
+			return t.stop(err)
+		}
+	}
+	for !t.done() {
+		if err := t.trainEpoch(); err != nil {
+			return t.stop(err)
+		}
+		if err := t.endEpoch(); err != nil {
+			return t.stop(err)
+		}
+	}
+	return t.finish()
+}
+
+// trainer is one call of Fit: the model, objective and protocol, and the
+// state a checkpoint saves.
+type trainer struct {
+	m        *Model
+	obj      Objective
+	cfg      TrainConfig
+	rec      Recorder
+	st       *trainState
+	steps    int
+	resumed  bool
+	lastSave time.Time // of the latest checkpoint
+	start    time.Time // of the epoch's time not yet added to st.EpochTime
+}
+
+// newTrainer checks the protocol and loads the checkpoint, if any.
+func newTrainer(m *Model, obj Objective, cfg TrainConfig) (*trainer, error) {
 	if err := cfg.defaults(m); err != nil {
 		return nil, err
 	}
@@ -381,139 +465,159 @@ func Fit(m *Model, obj Objective, cfg TrainConfig) (*TrainResult, error) {
 		return nil, errors.New("nsrnn: the objective has no training steps")
 	}
 	settings := cfg.settings(m, obj)
-	st := &trainState{Version: checkpointVersion, BestValid: math.Inf(1), Settings: settings}
-	resumed := false
+	t := &trainer{m: m, obj: obj, cfg: cfg, rec: cfg.Recorder, steps: obj.Steps(), lastSave: time.Now(),
+		st: &trainState{Version: checkpointVersion, BestValid: math.Inf(1), Settings: settings}}
+	if t.rec == nil {
+		t.rec = Recorders(nil)
+	}
 	if cfg.Checkpoint != "" {
-		loaded, err := loadCheckpoint(cfg.Checkpoint, m, settings, &cfg, cfg.Optimizer, obj)
+		loaded, err := loadCheckpoint(cfg.Checkpoint, m, settings, &t.cfg, t.cfg.Optimizer, obj)
 		switch {
 		case err == nil:
-			st, resumed = loaded, true
+			t.st, t.resumed = loaded, true
 		case !errors.Is(err, os.ErrNotExist):
 			return nil, err
 		}
 	}
-	if st.Best == nil {
+	if t.st.Best == nil {
 		var err error
-		if st.Best, err = m.MarshalBinary(); err != nil {
+		if t.st.Best, err = m.MarshalBinary(); err != nil {
 			return nil, err
 		}
 	}
-	done := func() bool { return st.Done || st.Epoch >= cfg.MaxEpochs }
-	rec := cfg.Recorder
-	if rec == nil {
-		rec = Recorders(nil)
+	return t, nil
+}
+
+// done reports whether training has ended: stopped early or at the last
+// epoch.
+func (t *trainer) done() bool { return t.st.Done || t.st.Epoch >= t.cfg.MaxEpochs }
+
+// event is an event of kind k at the current step, with the epoch's mean
+// loss so far.
+func (t *trainer) event(k EventKind) Event {
+	st, loss := t.st, 0.0
+	if st.WeightSum > 0 {
+		loss = st.LossSum / st.WeightSum
 	}
-	steps := obj.Steps()
-	ev := func(k EventKind) Event {
-		loss := 0.0
-		if st.WeightSum > 0 {
-			loss = st.LossSum / st.WeightSum
-		}
-		return Event{Kind: k, Epoch: st.Epoch + 1, Step: st.Step, Steps: steps, MaxEpochs: cfg.MaxEpochs,
-			Loss: loss, LearningRate: cfg.Optimizer.LearningRate(), Resumed: resumed, History: st.History}
+	return Event{Kind: k, Epoch: st.Epoch + 1, Step: st.Step, Steps: t.steps, MaxEpochs: t.cfg.MaxEpochs,
+		Loss: loss, LearningRate: t.cfg.Optimizer.LearningRate(), Resumed: t.resumed, History: st.History}
+}
+
+// stop ends Fit on err: a Recorder's ErrStop returns the unfinished
+// result, anything else the error.
+func (t *trainer) stop(err error) (*TrainResult, error) {
+	if errors.Is(err, ErrStop) {
+		return result(t.st, t.cfg, false), nil
 	}
-	stop := func(err error) (*TrainResult, error) {
-		if errors.Is(err, ErrStop) {
-			return result(st, cfg, false), nil
-		}
-		return nil, err
-	}
-	if !done() {
-		if err := rec.Record(ev(Started)); err != nil {
-			return stop(err)
-		}
-	}
-	lastSave := time.Now()
-	for !done() {
-		start := time.Now()
-		epoch := st.Epoch + 1
-		for st.Step < steps {
-			loss, weight, grads, err := obj.Gradient(epoch, st.Step)
-			if err != nil {
-				return nil, fmt.Errorf("nsrnn: epoch %d step %d: %w", epoch, st.Step+1, err)
-			}
-			if math.IsNaN(loss) || math.IsInf(loss, 0) {
-				return nil, fmt.Errorf("nsrnn: epoch %d step %d of %d: the loss is %g (training diverged; try a smaller learning rate)", epoch, st.Step+1, steps, loss)
-			}
-			ClipGradNorm(grads, cfg.Clip)
-			cfg.Optimizer.Update(m.params, grads)
-			st.LossSum += loss * weight
-			st.WeightSum += weight
-			st.Step++
-			if err := rec.Record(ev(StepDone)); err != nil {
-				return stop(err)
-			}
-			if cfg.Checkpoint != "" && cfg.CheckpointEvery > 0 && st.Step < steps && time.Since(lastSave) >= cfg.CheckpointEvery {
-				st.EpochTime += time.Since(start).Seconds()
-				start = time.Now()
-				if err := saveCheckpoint(cfg.Checkpoint, m, cfg.Optimizer, obj, st); err != nil {
-					return nil, err
-				}
-				lastSave = time.Now()
-				if err := rec.Record(ev(Checkpointed)); err != nil {
-					return stop(err)
-				}
-			}
-		}
-		ce, err := obj.Validate()
+	return nil, err
+}
+
+// trainEpoch runs the remaining gradient steps of the current epoch,
+// checkpointing every cfg.CheckpointEvery.
+func (t *trainer) trainEpoch() error {
+	st, epoch := t.st, t.st.Epoch+1
+	t.start = time.Now()
+	for st.Step < t.steps {
+		loss, weight, grads, err := t.obj.Gradient(epoch, st.Step)
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("nsrnn: epoch %d step %d: %w", epoch, st.Step+1, err)
 		}
-		if math.IsNaN(ce) {
-			return nil, fmt.Errorf("nsrnn: epoch %d: the validation score is NaN", epoch)
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			return fmt.Errorf("nsrnn: epoch %d step %d of %d: the loss is %g (training diverged; try a smaller learning rate)", epoch, st.Step+1, t.steps, loss)
 		}
-		r := EpochRecord{
-			Epoch: epoch, TrainLoss: st.LossSum / st.WeightSum, ValidCrossEntropy: ce,
-			LowerBound: cfg.LowerBound, ValidDifference: ce - cfg.LowerBound,
-			LearningRate: cfg.Optimizer.LearningRate(),
+		ClipGradNorm(grads, t.cfg.Clip)
+		t.cfg.Optimizer.Update(t.m.params, grads)
+		st.LossSum += loss * weight
+		st.WeightSum += weight
+		st.Step++
+		if err := t.rec.Record(t.event(StepDone)); err != nil {
+			return err
 		}
-		if cfg.Schedule.improves(ce, st.BestValid) {
-			st.BestValid, st.BestEpoch, st.Bad = ce, epoch, 0
-			r.Improved = true
-			if st.Best, err = m.MarshalBinary(); err != nil {
-				return nil, err
+		if t.cfg.Checkpoint != "" && t.cfg.CheckpointEvery > 0 && st.Step < t.steps && time.Since(t.lastSave) >= t.cfg.CheckpointEvery {
+			st.EpochTime += time.Since(t.start).Seconds()
+			t.start = time.Now()
+			if err := t.checkpoint(); err != nil {
+				return err
 			}
-		} else {
-			st.Bad++
-			if st.Bad%(cfg.Schedule.Patience+1) == 0 {
-				cfg.Optimizer.SetLearningRate(cfg.Optimizer.LearningRate() * cfg.Schedule.Factor)
+			if err := t.rec.Record(t.event(Checkpointed)); err != nil {
+				return err
 			}
-			if st.Bad >= cfg.EarlyStop {
-				st.Done = true
-			}
-		}
-		st.Epoch, st.Step, st.LossSum, st.WeightSum = epoch, 0, 0, 0
-		r.EpochSeconds = st.EpochTime + time.Since(start).Seconds()
-		st.EpochTime = 0
-		st.Elapsed += r.EpochSeconds
-		r.ElapsedSeconds = st.Elapsed
-		st.History = append(st.History, r)
-		if cfg.Checkpoint != "" {
-			if err := saveCheckpoint(cfg.Checkpoint, m, cfg.Optimizer, obj, st); err != nil {
-				return nil, err
-			}
-			lastSave = time.Now()
-		}
-		e := ev(EpochDone)
-		e.Epoch, e.Step, e.Record = epoch, steps, &r
-		e.Loss = r.TrainLoss
-		if err := rec.Record(e); err != nil {
-			return stop(err)
 		}
 	}
-	best, err := UnmarshalModel(st.Best)
+	return nil
+}
+
+// checkpoint writes the checkpoint file.
+func (t *trainer) checkpoint() error {
+	if err := saveCheckpoint(t.cfg.Checkpoint, t.m, t.cfg.Optimizer, t.obj, t.st); err != nil {
+		return err
+	}
+	t.lastSave = time.Now()
+	return nil
+}
+
+// endEpoch validates the model after the epoch's last step, lets the
+// schedule judge the score (keeping the best parameters, decaying the
+// learning rate, stopping early), records the epoch and checkpoints.
+func (t *trainer) endEpoch() error {
+	st, cfg, epoch := t.st, t.cfg, t.st.Epoch+1
+	ce, err := t.obj.Validate()
+	if err != nil {
+		return err
+	}
+	if math.IsNaN(ce) {
+		return fmt.Errorf("nsrnn: epoch %d: the validation score is NaN", epoch)
+	}
+	r := EpochRecord{
+		Epoch: epoch, TrainLoss: st.LossSum / st.WeightSum, ValidCrossEntropy: ce,
+		LowerBound: cfg.LowerBound, ValidDifference: ce - cfg.LowerBound,
+		LearningRate: cfg.Optimizer.LearningRate(),
+	}
+	if cfg.Schedule.Improves(ce, st.BestValid) {
+		st.BestValid, st.BestEpoch, st.Bad = ce, epoch, 0
+		r.Improved = true
+		if st.Best, err = t.m.MarshalBinary(); err != nil {
+			return err
+		}
+	} else {
+		st.Bad++
+		cfg.Optimizer.SetLearningRate(cfg.Schedule.Next(cfg.Optimizer.LearningRate(), st.Bad))
+		if st.Bad >= cfg.EarlyStop {
+			st.Done = true
+		}
+	}
+	st.Epoch, st.Step, st.LossSum, st.WeightSum = epoch, 0, 0, 0
+	r.EpochSeconds = st.EpochTime + time.Since(t.start).Seconds()
+	st.EpochTime = 0
+	st.Elapsed += r.EpochSeconds
+	r.ElapsedSeconds = st.Elapsed
+	st.History = append(st.History, r)
+	if cfg.Checkpoint != "" {
+		if err := t.checkpoint(); err != nil {
+			return err
+		}
+	}
+	e := t.event(EpochDone)
+	e.Epoch, e.Step, e.Record = epoch, t.steps, &r
+	e.Loss = r.TrainLoss
+	return t.rec.Record(e)
+}
+
+// finish restores the best parameters into the model and records the end.
+func (t *trainer) finish() (*TrainResult, error) {
+	best, err := UnmarshalModel(t.st.Best)
 	if err != nil {
 		return nil, err
 	}
-	for i, p := range m.params {
+	for i, p := range t.m.params {
 		copy(p.Data(), best.params[i].Data())
 	}
-	e := ev(Finished)
-	e.Epoch = st.Epoch
-	if err := rec.Record(e); err != nil && !errors.Is(err, ErrStop) {
+	e := t.event(Finished)
+	e.Epoch = t.st.Epoch
+	if err := t.rec.Record(e); err != nil && !errors.Is(err, ErrStop) {
 		return nil, err
 	}
-	return result(st, cfg, true), nil
+	return result(t.st, t.cfg, true), nil
 }
 
 func result(st *trainState, cfg TrainConfig, finished bool) *TrainResult {

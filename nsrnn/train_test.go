@@ -291,8 +291,14 @@ func replayProtocol(t *testing.T, h []EpochRecord, cfg TrainConfig) {
 	t.Helper()
 	best, bad, lr := math.Inf(1), 0, cfg.LR
 	sched := CFLPlateau
-	if cfg.Schedule != nil {
-		sched = *cfg.Schedule
+	switch p := cfg.Schedule.(type) {
+	case Plateau:
+		sched = p
+	case *Plateau:
+		sched = *p
+	case nil:
+	default:
+		t.Fatalf("replayProtocol knows the Plateau schedule only, not %T", p)
 	}
 	for i, r := range h {
 		if r.Epoch != i+1 {

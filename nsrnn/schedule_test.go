@@ -1,0 +1,138 @@
+package nsrnn
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+)
+
+// scriptedObjective has zero gradients and returns scripted validation
+// scores, so that a test decides which epochs improve.
+type scriptedObjective struct {
+	m      *Model
+	scores []float64
+	epoch  int
+}
+
+func (o *scriptedObjective) Steps() int { return 2 }
+
+func (o *scriptedObjective) Gradient(e, i int) (float64, float64, [][]float64, error) {
+	sizes := o.m.paramSizes()
+	grads := make([][]float64, len(sizes))
+	for j, n := range sizes {
+		grads[j] = make([]float64, n)
+	}
+	return 1, 1, grads, nil
+}
+
+func (o *scriptedObjective) Validate() (float64, error) {
+	o.epoch++
+	return o.scores[o.epoch-1], nil
+}
+
+// stepSchedule quarters the rate at the first epoch without improvement
+// of each run of them and counts only decreases by more than 0.5 as
+// improvements: a schedule that is not a Plateau.
+type stepSchedule struct{}
+
+func (stepSchedule) Improves(score, best float64) bool { return score < best-0.5 }
+func (stepSchedule) Next(lr float64, bad int) float64 {
+	if bad == 1 {
+		return lr / 4
+	}
+	return lr
+}
+func (stepSchedule) Check() error { return nil }
+
+// TestFitCustomSchedule: Fit follows a Schedule of the caller's, in its
+// improvement flags, learning rates and early stop, and resumes a run
+// made with it.
+func TestFitCustomSchedule(t *testing.T) {
+	m, err := New(Config{Kind: LSTM, InputVocab: 2, OutputVocab: 3, Hidden: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scores := []float64{5, 4.8, 4, 3.9, 3.8, 3.7, 1}
+	cfg := func(ckpt string, stopAfter int) TrainConfig {
+		epochs := 0
+		return TrainConfig{Optimizer: NewSGD(1), Schedule: stepSchedule{}, EarlyStop: 3, MaxEpochs: 10, Checkpoint: ckpt,
+			Recorder: RecorderFunc(func(e Event) error {
+				if e.Kind == EpochDone {
+					if epochs++; epochs == stopAfter {
+						return ErrStop
+					}
+				}
+				return nil
+			})}
+	}
+	res, err := Fit(m, &scriptedObjective{m: m, scores: scores}, cfg("", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Epoch 1 improves on +Inf; 2 does not (4.8 > 5 − 0.5): rate ÷ 4;
+	// 3 improves (4 < 4.5); 4, 5, 6 do not (÷ 4 at the first only) and
+	// the third stops the run before epoch 7.
+	want := []struct {
+		improved bool
+		lr       float64
+	}{{true, 1}, {false, 1}, {true, 0.25}, {false, 0.25}, {false, 1.0 / 16}, {false, 1.0 / 16}}
+	if len(res.History) != len(want) || !res.Finished || res.BestEpoch != 3 {
+		t.Fatalf("%d epochs (finished %v, best %d), want 6 finished with best epoch 3", len(res.History), res.Finished, res.BestEpoch)
+	}
+	for i, w := range want {
+		if r := res.History[i]; r.Improved != w.improved || r.LearningRate != w.lr {
+			t.Errorf("epoch %d: improved %v at lr %g, want %v at %g", i+1, r.Improved, r.LearningRate, w.improved, w.lr)
+		}
+	}
+
+	// The same run interrupted after epoch 4 and resumed from its
+	// checkpoint (the schedule replayed over the saved history).
+	ckpt := filepath.Join(t.TempDir(), "checkpoint")
+	m2, _ := New(Config{Kind: LSTM, InputVocab: 2, OutputVocab: 3, Hidden: 2}, 1)
+	obj := &scriptedObjective{m: m2, scores: scores}
+	if r, err := Fit(m2, obj, cfg(ckpt, 4)); err != nil || r.Finished {
+		t.Fatalf("interrupted run: %v, finished %v", err, r != nil && r.Finished)
+	}
+	r2, err := Fit(m2, obj, cfg(ckpt, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(len(r2.History), r2.BestEpoch) != fmt.Sprint(len(res.History), res.BestEpoch) {
+		t.Errorf("resumed run: %d epochs, best %d; want %d, %d", len(r2.History), r2.BestEpoch, len(res.History), res.BestEpoch)
+	}
+	for i := range r2.History {
+		if r2.History[i].LearningRate != res.History[i].LearningRate || r2.History[i].Improved != res.History[i].Improved {
+			t.Errorf("resumed epoch %d differs: %+v, want %+v", i+1, r2.History[i], res.History[i])
+		}
+	}
+}
+
+// TestPlateauSchedule checks Plateau's methods against their definition.
+func TestPlateauSchedule(t *testing.T) {
+	p := Plateau{Factor: 0.5, Patience: 2, Threshold: 0.1}
+	for _, tc := range []struct {
+		score, best float64
+		want        bool
+	}{{1, math.Inf(1), true}, {math.NaN(), math.Inf(1), false}, {8.9, 10, true}, {9.1, 10, false}, {-1.2, -1, true}, {-1.05, -1, false}} {
+		if got := p.Improves(tc.score, tc.best); got != tc.want {
+			t.Errorf("Improves(%g, %g) = %v, want %v", tc.score, tc.best, got, tc.want)
+		}
+	}
+	for bad, want := range []float64{0: 0.5, 1: 1, 2: 1, 3: 0.5, 4: 1, 5: 1, 6: 0.5} {
+		if bad == 0 {
+			continue
+		}
+		if got := p.Next(1, bad); got != want {
+			t.Errorf("Next(1, %d) = %g, want %g", bad, got, want)
+		}
+	}
+	for _, bad := range []Plateau{{Factor: 0}, {Factor: 1.5}, {Factor: 0.5, Patience: -1}, {Factor: 0.5, Threshold: 1}, {Factor: math.NaN()}} {
+		if bad.Check() == nil {
+			t.Errorf("Check(%+v) accepted", bad)
+		}
+	}
+	if scheduleSetting(&p) != scheduleSetting(p) || scheduleSetting(p) != "{Factor:0.5 Patience:2 Threshold:0.1}" {
+		t.Errorf("scheduleSetting(%+v) = %q: the checkpoints' format changed", p, scheduleSetting(p))
+	}
+}
