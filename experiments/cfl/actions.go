@@ -63,7 +63,7 @@ func actionKinds() []string {
 }
 
 func runActions(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("actions", stderr)
+	fs := prog.FlagSet("actions", stdout)
 	taskName := fs.String("task", data.MarkedReversal, "task: "+joinNames(data.TaskNames())+" (Figure 3 uses marked-reversal)")
 	grammar := cli.AddGrammarFlag(fs)
 	out := fs.String("out", "", "output directory (required); each model's run goes to DIR/<model>: "+

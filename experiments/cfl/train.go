@@ -90,7 +90,7 @@ func checkProtocol(s *experiment.Settings, lengths string) error {
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("train", stderr)
+	fs := prog.FlagSet("train", stdout)
 	task, grammar, mf := taskModelFlags(fs)
 	var s experiment.Settings
 	lengths := protocolFlags(fs, &s, 0, 200, 10)

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
-	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data/syntaxgym"
 	"github.com/nsrnn/nsrnn/internal/cli"
@@ -101,8 +100,7 @@ type sgSummary struct {
 
 // runSG scores SyntaxGym suites on the surprisals of a language model.
 func runSG(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("sg", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("sg", stdout)
 	suiteFile := fs.String("suite", "", "score the one suite in this JSON file")
 	suiteDir := fs.String("suites", "", "score every suite (*.json except circuits.json) in this directory")
 	surprisals := fs.String("surprisals", "", "lm-zoo TSV surprisals (bits): a file with --suite; with --suites, a directory holding <suite>.tsv for each suite file <suite>.json")

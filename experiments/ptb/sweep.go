@@ -130,7 +130,7 @@ func plan(s sweepSettings, out string) ([]sweepRun, error) {
 }
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("sweep", stderr)
+	fs := prog.FlagSet("sweep", stdout)
 	var s sweepSettings
 	dataDir := fs.String("data", "", "directory of the corpus (required)")
 	models := fs.String("models", "lstm-256,rns-1-2", "comma-separated models of the paper's table, or all")
@@ -290,7 +290,7 @@ type selected struct {
 }
 
 func runSelect(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("select", stderr)
+	fs := prog.FlagSet("select", stdout)
 	sweep := fs.String("sweep", "", "sweep directory (required)")
 	dataDir := fs.String("data", "", "directory of the corpus (default: the sweep's)")
 	asJSON := fs.Bool("json", false, "print JSON")

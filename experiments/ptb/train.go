@@ -110,8 +110,7 @@ func ptbConfig(mf *cli.ModelFlags, vocab int) (nsrnn.Config, error) {
 func streamKinds() string { return "lstm, jm, ns, ns+s, ns+u, rns" }
 
 func runTrain(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("train", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("train", stdout)
 	var s settings
 	dataDir := fs.String("data", "", "directory of ptb.train.txt, ptb.valid.txt and ptb.test.txt (required)")
 	mf := cli.AddModelFlags(fs, 256)
@@ -326,8 +325,7 @@ func progress(w io.Writer, label string, tokensPerStep int, terminal bool, inter
 }
 
 func runEval(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("eval", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("eval", stdout)
 	run := fs.String("model", "", "run directory of ptb train (required)")
 	dataDir := fs.String("data", "", "directory of the corpus (required)")
 	split := fs.String("split", "valid", "split: valid or test")
