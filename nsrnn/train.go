@@ -248,6 +248,14 @@ func (rs Recorders) Record(e Event) error {
 // checkpoint.
 var ErrStop = errors.New("nsrnn: training stopped")
 
+// ErrStopAfterCheckpoint, returned by a Recorder for a StepDone event
+// within an epoch, stops training as ErrStop does after writing a
+// checkpoint (when TrainConfig.Checkpoint is set) of the state after that
+// step, so that a resumed run loses nothing. For another event, or after
+// an epoch's last step (whose checkpoint follows validation), it is
+// ErrStop, which it wraps.
+var ErrStopAfterCheckpoint = fmt.Errorf("%w after a checkpoint", ErrStop)
+
 // JSONLog returns a Recorder that writes the training log to path, one
 // JSON EpochRecord per line, rewritten atomically after every epoch from
 // the history the checkpoint holds, so that the two always agree.
@@ -493,6 +501,12 @@ func Fit(m *Model, obj Objective, cfg TrainConfig) (*TrainResult, error) {
 			st.WeightSum += weight
 			st.Step++
 			if err := rec.Record(ev(StepDone)); err != nil {
+				if errors.Is(err, ErrStopAfterCheckpoint) && cfg.Checkpoint != "" && st.Step < steps {
+					st.EpochTime += time.Since(start).Seconds()
+					if err := saveCheckpoint(cfg.Checkpoint, m, cfg.Optimizer, obj, st); err != nil {
+						return nil, err
+					}
+				}
 				return stop(err)
 			}
 			if cfg.Checkpoint != "" && cfg.CheckpointEvery > 0 && st.Step < steps && time.Since(lastSave) >= cfg.CheckpointEvery {
