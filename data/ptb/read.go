@@ -2,6 +2,7 @@ package ptb
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +39,11 @@ type Options struct {
 	// vocabulary an error (ErrUnknownWord, naming the file and line)
 	// instead of reading it as UnkWord.
 	Strict bool
+	// Unknown, when set, is called (without Strict) for every word of a
+	// validation or test split that is not in the vocabulary and is read
+	// as UnkWord, with the split's file name (as in errors) and the
+	// word's line, so that the caller can count and report them.
+	Unknown func(file string, line int, word string)
 }
 
 // resolve returns the options with defaults filled in, or an error for
@@ -150,6 +156,9 @@ func ReadSplitFrom(r io.Reader, name string, v *Vocab, opt *Options) ([]int, err
 				if o.Strict {
 					return &LineError{File: name, Line: line, Err: fmt.Errorf("%w: %q", ErrUnknownWord, w)}
 				}
+				if o.Unknown != nil {
+					o.Unknown(name, line, string(w))
+				}
 				id = v.unk
 			}
 			toks = append(toks, id)
@@ -197,9 +206,10 @@ func scanWords(r io.Reader, name string, maxLine int, word func(w []byte, line i
 }
 
 // newScanner returns a line scanner of r that accepts lines of up to
-// maxLine bytes without the newline. Like bufio.ScanLines it drops a "\r"
-// before the newline, and a newline at the very end does not start another
-// line.
+// maxLine bytes without the line end. A line ends at "\n", "\r\n" or a
+// lone "\r" (old Mac files), which are not part of it; a line end at the
+// very end does not start another line; and a UTF-8 byte-order mark at
+// the start of r is dropped.
 func newScanner(r io.Reader, maxLine int) *bufio.Scanner {
 	sc := bufio.NewScanner(r)
 	bufMax := maxLine + 2 // room for "\r\n"
@@ -207,7 +217,41 @@ func newScanner(r io.Reader, maxLine int) *bufio.Scanner {
 		bufMax = math.MaxInt
 	}
 	sc.Buffer(make([]byte, 0, min(64<<10, bufMax)), bufMax)
+	first := true
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := scanLines(data, atEOF)
+		if first && tok != nil {
+			first = false
+			tok = bytes.TrimPrefix(tok, bom)
+		}
+		return adv, tok, err
+	})
 	return sc
+}
+
+// bom is the UTF-8 byte-order mark, U+FEFF.
+var bom = []byte("\uFEFF")
+
+// scanLines is bufio.ScanLines that also ends a line at a lone "\r".
+func scanLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if atEOF && len(data) == 0 {
+		return 0, nil, nil
+	}
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		switch {
+		case data[i] == '\n':
+			return i + 1, data[:i], nil
+		case i+1 < len(data) && data[i+1] == '\n':
+			return i + 2, data[:i], nil
+		case i+1 < len(data) || atEOF:
+			return i + 1, data[:i], nil
+		}
+		return 0, nil, nil // a "\n" may follow the "\r"
+	}
+	if atEOF {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
 }
 
 // scanErr returns the error of sc, ErrLineTooLong for a line over maxLine
