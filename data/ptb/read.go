@@ -2,7 +2,6 @@ package ptb
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,8 @@ import (
 	"os"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/nsrnn/nsrnn/internal/lines"
 )
 
 // Defaults for the zero fields of Options.
@@ -217,41 +218,8 @@ func newScanner(r io.Reader, maxLine int) *bufio.Scanner {
 		bufMax = math.MaxInt
 	}
 	sc.Buffer(make([]byte, 0, min(64<<10, bufMax)), bufMax)
-	first := true
-	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
-		adv, tok, err := scanLines(data, atEOF)
-		if first && tok != nil {
-			first = false
-			tok = bytes.TrimPrefix(tok, bom)
-		}
-		return adv, tok, err
-	})
+	sc.Split(lines.Split())
 	return sc
-}
-
-// bom is the UTF-8 byte-order mark, U+FEFF.
-var bom = []byte("\uFEFF")
-
-// scanLines is bufio.ScanLines that also ends a line at a lone "\r".
-func scanLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
-	if atEOF && len(data) == 0 {
-		return 0, nil, nil
-	}
-	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
-		switch {
-		case data[i] == '\n':
-			return i + 1, data[:i], nil
-		case i+1 < len(data) && data[i+1] == '\n':
-			return i + 2, data[:i], nil
-		case i+1 < len(data) || atEOF:
-			return i + 1, data[:i], nil
-		}
-		return 0, nil, nil // a "\n" may follow the "\r"
-	}
-	if atEOF {
-		return len(data), data, nil
-	}
-	return 0, nil, nil
 }
 
 // scanErr returns the error of sc, ErrLineTooLong for a line over maxLine
