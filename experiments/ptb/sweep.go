@@ -343,7 +343,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		best.Finished = n
-		res, err := evaluateRun(best.Run, filepath.Join(*dataDir, ptb.TestFile), 0, 0, "")
+		res, err := evaluateRun(best.Run, filepath.Join(*dataDir, ptb.TestFile), 0, 0, "", nil)
 		if err != nil {
 			fmt.Fprintf(stderr, "select: skipping %s: %v\n", best.Run, err)
 			continue
