@@ -286,6 +286,13 @@ func applySaved(fs *pflag.FlagSet, saved *settings) error {
 // is refused. It leaves in s the digests of saved, so that s and saved are
 // the same settings.
 func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) error {
+	// On the run's corpus directory, what changed there is the news;
+	// elsewhere, the --data flag itself.
+	if s.Data == saved.Data {
+		if err := checkResumeData(dir, s, saved, vocab); err != nil {
+			return err
+		}
+	}
 	path := filepath.Join(dir, experiment.RunFile)
 	given := *s
 	given.DataSHA256, given.VocabSHA256 = saved.DataSHA256, saved.VocabSHA256
@@ -305,6 +312,17 @@ func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) err
 		}
 		return fmt.Errorf("--resume: flags differ from those of the run in %s (%s): %s; leave them out to take the run's, or choose another --out", dir, path, strings.Join(diffs, "; "))
 	}
+	if err := checkResumeData(dir, s, saved, vocab); err != nil {
+		return err
+	}
+	s.DataSHA256, s.VocabSHA256 = saved.DataSHA256, saved.VocabSHA256
+	return nil
+}
+
+// checkResumeData refuses a resume on data other than the run's: files
+// whose SHA-256 differs from the one recorded, or, for a run that recorded
+// none, a vocabulary other than its vocab.txt.
+func checkResumeData(dir string, s *settings, saved *settings, vocab *ptb.Vocab) error {
 	if saved.DataSHA256 != nil {
 		var bad []string
 		for _, name := range splitFiles {
@@ -315,11 +333,12 @@ func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) err
 		if len(bad) > 0 {
 			return fmt.Errorf("--data: the corpus differs from the one the run in %s was trained on: %s; restore the run's files, or start a new run", dir, strings.Join(bad, ", "))
 		}
-	} else if old, err := ptb.LoadVocab(filepath.Join(dir, VocabFile), nil); err == nil && !slices.Equal(old.Words(), vocab.Words()) {
+		return nil
+	}
+	if old, err := ptb.LoadVocab(filepath.Join(dir, VocabFile), nil); err == nil && !slices.Equal(old.Words(), vocab.Words()) {
 		return fmt.Errorf("--data: the vocabulary of %s differs from the run's %s: the corpus changed since the run began; restore the run's files, or start a new run",
 			filepath.Join(s.Data, ptb.TrainFile), filepath.Join(dir, VocabFile))
 	}
-	s.DataSHA256, s.VocabSHA256 = saved.DataSHA256, saved.VocabSHA256
 	return nil
 }
 
