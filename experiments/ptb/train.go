@@ -460,6 +460,10 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", ptb.ValidFile, err)
 	}
+	// From here on, a signal stops training after a chunk, with a
+	// checkpoint, however soon it comes.
+	intr := cli.CatchInterrupts(stderr, notifySignals, "stopping after the current chunk, with a checkpoint")
+	defer intr.Stop()
 	// The directory is locked until the end; a new run that fails or is
 	// interrupted before its first checkpoint leaves nothing behind, so
 	// that the same --out can be used again.
@@ -494,8 +498,6 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		Settings: map[string]string{"data": s.Data, "batch": fmt.Sprint(s.Batch), "bptt": fmt.Sprint(s.BPTT)},
 	}
 	label := s.Model.Kind
-	intr := cli.CatchInterrupts(stderr, notifySignals, "stopping after the current chunk, with a checkpoint")
-	defer intr.Stop()
 	recs := nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile)),
 		progress(stderr, label, s.Batch*s.BPTT, cli.IsTerminal(stderr), *report), intr.CheckpointRecorder()}
 	if *stopAfter > 0 {
