@@ -198,6 +198,9 @@ func TestReadStrings(t *testing.T) {
 		{in: "\n", want: [][]int{{}}},
 		{in: "( )\n[ ]", want: [][]int{{0, 1}, {2, 3}}},
 		{in: "( )\r\n\n[ ]\n", want: [][]int{{0, 1}, {}, {2, 3}}},
+		{in: "( )\r\r[ ]\r", want: [][]int{{0, 1}, {}, {2, 3}}},
+		{in: "\uFEFF( )\n[ ]", want: [][]int{{0, 1}, {2, 3}}},
+		{in: "\uFEFF( )\r( x )\r", errLine: 2},
 		{in: "( )\n( x )\n", errLine: 2},
 		{in: "(\n)\n\n[ ] {\n", errLine: 4},
 	} {

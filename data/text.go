@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/nsrnn/nsrnn/internal/lines"
 )
 
 // LineError is an error about one line of a text file of strings.
@@ -61,14 +63,16 @@ func FormatString(w []int, symbols []string) string {
 }
 
 // ReadStrings reads strings in text form, one per line, from r. Every line,
-// including an empty one, is a string; a final newline does not start
-// another string. name is used in errors, which are *LineError values.
+// including an empty one, is a string; a final line end does not start
+// another string. Lines end at "\n", "\r\n" or a lone "\r", and a UTF-8
+// byte-order mark at the start of r is dropped. name is used in errors, which are *LineError values.
 func ReadStrings(r io.Reader, name string, symbols []string) ([][]int, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<26)
+	sc.Split(lines.Split())
 	ws := [][]int{}
 	for line := 1; sc.Scan(); line++ {
-		w, err := ParseString(strings.TrimSuffix(sc.Text(), "\r"), symbols)
+		w, err := ParseString(sc.Text(), symbols)
 		if err != nil {
 			return nil, &LineError{Name: name, Line: line, Err: err}
 		}

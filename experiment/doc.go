@@ -10,8 +10,9 @@
 //	recs, err := experiment.ReadLog("runs/rns/log.jsonl")     // one record per epoch
 //	rep, err := experiment.EvaluateByLength(m, task, strs, 40, 100, 10)
 //
-// Only PrepareRun, PrepareDir, CheckWritable (a probe it removes) and
-// WriteJSON write files; errors are returned, never panics.
+// Only PrepareRun, PrepareDir, CheckWritable (a probe it removes),
+// LockDir (a lock file) and WriteJSON write files; errors are returned,
+// never panics.
 //
 // # Run directories
 //
@@ -25,7 +26,10 @@
 // the directory is writable (CheckWritable), so that a run cannot fail for
 // want of permission after its first epoch; PrepareDir does the same with
 // another settings file, and CheckSettingsFile compares a settings file
-// with settings (a sweep's, say) without writing anything. Files are
+// with settings (a sweep's, say) without writing anything. LockDir locks a
+// run directory for one process (flock(2) on its LockFile), naming the
+// holder to any other, and removes the temporary files of atomic writes
+// that a killed process left there. Files are
 // written atomically by WriteJSON, with mode 0666 less the umask.
 //
 // # Settings and seeds

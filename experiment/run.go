@@ -58,7 +58,8 @@ func (e *SettingsError) Error() string {
 //
 // Without resume, dir must be absent or empty: it is created and run.json
 // written; a directory that holds files is never touched, and the error
-// wraps ErrNotEmpty. With resume, a dir that holds a run.json must hold a
+// wraps ErrNotEmpty (LockFile does not count: a caller takes LockDir
+// first). With resume, a dir that holds a run.json must hold a
 // run with the same settings, compared as JSON after decoding run.json into
 // an S (so a field that an older run.json lacks takes the value S's
 // decoding gives it): the error for other settings is a *SettingsError
@@ -77,6 +78,7 @@ func PrepareRun[S any](dir string, s S, resume bool) error {
 // settings file, that is, whether the run is new.
 func PrepareDir[S any](dir, file string, s S, resume bool) (created bool, err error) {
 	entries, err := os.ReadDir(dir)
+	entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool { return e.Name() == LockFile })
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if err := os.MkdirAll(dir, 0o777); err != nil {

@@ -53,6 +53,10 @@ type Kind struct {
 	// Flags are the command-line flags, beyond those of every model, that
 	// apply to the kind.
 	Flags []string
+	// Streams reports whether the kind can run as a Stream (language
+	// modeling): its stack can carry its state from chunk to chunk, given
+	// a depth limit (jm) or a window (the NS variants but vrns).
+	Streams bool
 	// Stack builds the kind's stack for a validated configuration; nil
 	// for the plain LSTM.
 	Stack func(name string, c Config) (stacks.Layer, error)
@@ -67,7 +71,7 @@ var nsFlags = []string{"states", "symbols", "window", "bottom"}
 
 func nsKind(name, label string, col color.RGBA, dashed bool) Kind {
 	return Kind{
-		Name: name, Label: label, Color: col, Dashed: dashed, Family: NondeterministicStack, Flags: nsFlags,
+		Name: name, Label: label, Color: col, Dashed: dashed, Family: NondeterministicStack, Flags: nsFlags, Streams: true,
 		Stack: func(n string, c Config) (stacks.Layer, error) { return stacks.NewNS(n, c.Hidden, c.nsConfig()) },
 		StackParams: func(c Config) float64 {
 			q, g := float64(c.States), float64(c.Symbols)
@@ -83,7 +87,7 @@ func nsKind(name, label string, col color.RGBA, dashed bool) Kind {
 }
 
 var kindTable = []Kind{
-	{Name: LSTM, Label: "LSTM", Color: color.RGBA{0x33, 0x33, 0x33, 0xff}, Family: NoStack},
+	{Name: LSTM, Label: "LSTM", Color: color.RGBA{0x33, 0x33, 0x33, 0xff}, Family: NoStack, Streams: true},
 	{
 		Name: Gref, Label: "Gref", Color: color.RGBA{0x1f, 0x77, 0xb4, 0xff}, Dashed: true, Family: VectorStack,
 		Flags: []string{"stack-embedding"},
@@ -95,7 +99,7 @@ var kindTable = []Kind{
 	},
 	{
 		Name: JM, Label: "JM", Color: color.RGBA{0xff, 0x7f, 0x0e, 0xff}, Family: VectorStack,
-		Flags: []string{"stack-embedding", "push-hidden-state", "depth-limit"},
+		Flags: []string{"stack-embedding", "push-hidden-state", "depth-limit"}, Streams: true,
 		Stack: func(n string, c Config) (stacks.Layer, error) {
 			return stacks.NewJM(n, c.Hidden, c.jmSize(), c.PushHiddenState, c.DepthLimit)
 		},

@@ -308,6 +308,14 @@ func (rs Recorders) Record(e Event) error {
 // checkpoint.
 var ErrStop = errors.New("nsrnn: training stopped")
 
+// ErrStopAfterCheckpoint, returned by a Recorder for a StepDone event
+// within an epoch, stops training as ErrStop does after writing a
+// checkpoint (when TrainConfig.Checkpoint is set) of the state after that
+// step, so that a resumed run loses nothing. For another event, or after
+// an epoch's last step (whose checkpoint follows validation), it is
+// ErrStop, which it wraps.
+var ErrStopAfterCheckpoint = fmt.Errorf("%w after a checkpoint", ErrStop)
+
 // JSONLog returns a Recorder that writes the training log to path, one
 // JSON EpochRecord per line, rewritten atomically after every epoch from
 // the history the checkpoint holds, so that the two always agree.
@@ -531,6 +539,12 @@ func (t *trainer) trainEpoch() error {
 		st.WeightSum += weight
 		st.Step++
 		if err := t.rec.Record(t.event(StepDone)); err != nil {
+			if errors.Is(err, ErrStopAfterCheckpoint) && t.cfg.Checkpoint != "" && st.Step < t.steps {
+				st.EpochTime += time.Since(t.start).Seconds()
+				if err := t.checkpoint(); err != nil {
+					return err
+				}
+			}
 			return err
 		}
 		if t.cfg.Checkpoint != "" && t.cfg.CheckpointEvery > 0 && st.Step < t.steps && time.Since(t.lastSave) >= t.cfg.CheckpointEvery {

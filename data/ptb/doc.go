@@ -18,8 +18,10 @@
 // which take line.split() + ['<eos>'] for each line — including an empty
 // line (which yields EOSWord alone) and a last line without a final
 // newline; a newline at the very end of the file does not start another
-// line, and "\r\n" counts as "\n". A word "<eos>" inside a line is read as
-// EOSWord too. With EOSWord the splits have
+// line. "\r\n" and a lone "\r" (old Mac files) end a line as "\n" does,
+// and a UTF-8 byte-order mark at the start of a file is dropped (in
+// vocabulary files too). A word "<eos>" inside a line is read as EOSWord
+// too. With EOSWord the splits have
 //
 //	train  887,521 words + 42,068 lines = 929,589 tokens
 //	valid   70,390 words +  3,370 lines =  73,760 tokens
@@ -27,7 +29,8 @@
 //
 // A word of the validation or test split that is not in the vocabulary is
 // read as UnkWord (Mikolov's files have none, since they already contain
-// "<unk>"), or is an error with Options.Strict.
+// "<unk>") and reported to Options.Unknown, or is an error with
+// Options.Strict.
 //
 // Errors are wrapped with what was being done and name the file: a missing
 // file (the error of os.Open, so errors.Is(err, fs.ErrNotExist)) and,

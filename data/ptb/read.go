@@ -9,6 +9,8 @@ import (
 	"os"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/nsrnn/nsrnn/internal/lines"
 )
 
 // Defaults for the zero fields of Options.
@@ -38,6 +40,11 @@ type Options struct {
 	// vocabulary an error (ErrUnknownWord, naming the file and line)
 	// instead of reading it as UnkWord.
 	Strict bool
+	// Unknown, when set, is called (without Strict) for every word of a
+	// validation or test split that is not in the vocabulary and is read
+	// as UnkWord, with the split's file name (as in errors) and the
+	// word's line, so that the caller can count and report them.
+	Unknown func(file string, line int, word string)
 }
 
 // resolve returns the options with defaults filled in, or an error for
@@ -150,6 +157,9 @@ func ReadSplitFrom(r io.Reader, name string, v *Vocab, opt *Options) ([]int, err
 				if o.Strict {
 					return &LineError{File: name, Line: line, Err: fmt.Errorf("%w: %q", ErrUnknownWord, w)}
 				}
+				if o.Unknown != nil {
+					o.Unknown(name, line, string(w))
+				}
 				id = v.unk
 			}
 			toks = append(toks, id)
@@ -197,9 +207,10 @@ func scanWords(r io.Reader, name string, maxLine int, word func(w []byte, line i
 }
 
 // newScanner returns a line scanner of r that accepts lines of up to
-// maxLine bytes without the newline. Like bufio.ScanLines it drops a "\r"
-// before the newline, and a newline at the very end does not start another
-// line.
+// maxLine bytes without the line end. A line ends at "\n", "\r\n" or a
+// lone "\r" (old Mac files), which are not part of it; a line end at the
+// very end does not start another line; and a UTF-8 byte-order mark at
+// the start of r is dropped.
 func newScanner(r io.Reader, maxLine int) *bufio.Scanner {
 	sc := bufio.NewScanner(r)
 	bufMax := maxLine + 2 // room for "\r\n"
@@ -207,6 +218,7 @@ func newScanner(r io.Reader, maxLine int) *bufio.Scanner {
 		bufMax = math.MaxInt
 	}
 	sc.Buffer(make([]byte, 0, min(64<<10, bufMax)), bufMax)
+	sc.Split(lines.Split())
 	return sc
 }
 

@@ -2,11 +2,13 @@ package ptb
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // words returns the words of ids under v.
@@ -34,12 +36,26 @@ func TestReadTrainTokens(t *testing.T) {
 		{"literal eos", "a <eos> b\n", []string{"<eos>", "a", "b", "<unk>"}, "a <eos> b <eos>"},
 		{"unicode space", "a\u00a0b\u3000c\n", []string{"<eos>", "a", "b", "c", "<unk>"}, "a b c <eos>"},
 		{"unicode words", "żółw 猫\n", []string{"<eos>", "żółw", "猫", "<unk>"}, "żółw 猫 <eos>"},
+		{"cr only", "a b\rc\r", []string{"<eos>", "a", "b", "c", "<unk>"}, "a b <eos> c <eos>"},
+		{"cr only, no final", "a\rb", []string{"<eos>", "a", "b", "<unk>"}, "a <eos> b <eos>"},
+		{"cr empty lines", "a\r\r\rb\r", []string{"<eos>", "a", "b", "<unk>"}, "a <eos> <eos> <eos> b <eos>"},
+		{"mixed ends", "a\rb\r\nc\nd", []string{"<eos>", "a", "b", "c", "d", "<unk>"}, "a <eos> b <eos> c <eos> d <eos>"},
+		{"bom", "\uFEFFa b\n", []string{"<eos>", "a", "b", "<unk>"}, "a b <eos>"},
+		{"bom crlf", "\uFEFFa\r\nb\r\n", []string{"<eos>", "a", "b", "<unk>"}, "a <eos> b <eos>"},
+		{"bom alone on line", "\uFEFF\na\n", []string{"<eos>", "a", "<unk>"}, "<eos> a <eos>"},
+		{"bom later is a word", "a\n\uFEFFb\n", []string{"<eos>", "a", "\uFEFFb", "<unk>"}, "a <eos> \uFEFFb <eos>"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			v, toks, err := ReadTrainFrom(strings.NewReader(tc.text), "t.txt", nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Read a byte at a time, every line end falls on a buffer's
+			// end: "\r" then "\n" is still one line end.
+			v1, toks1, err := ReadTrainFrom(iotest.OneByteReader(strings.NewReader(tc.text)), "t.txt", nil)
+			if err != nil || !reflect.DeepEqual(v1.Words(), v.Words()) || !reflect.DeepEqual(toks1, toks) {
+				t.Errorf("byte by byte: %q %v, %v; want %q %v", v1.Words(), toks1, err, v.Words(), toks)
 			}
 			if got := v.Words(); !reflect.DeepEqual(got, tc.words) {
 				t.Errorf("vocabulary %q, want %q", got, tc.words)
@@ -65,6 +81,15 @@ func TestReadSplitUnknown(t *testing.T) {
 	}
 	if got, want := strings.Join(words(v, toks), " "), "a <unk> b <eos>"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+	// Options.Unknown hears of every unknown word, with its file and line.
+	var heard []string
+	opt := &Options{Unknown: func(file string, line int, w string) { heard = append(heard, fmt.Sprintf("%s:%d:%s", file, line, w)) }}
+	if _, err := ReadSplitFrom(strings.NewReader("a z\nb\ny b <unk> x\n"), "valid", v, opt); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"valid:1:z", "valid:3:y", "valid:3:x"}; !reflect.DeepEqual(heard, want) {
+		t.Errorf("Unknown heard %q, want %q", heard, want)
 	}
 	_, err = ReadSplitFrom(strings.NewReader("a b\nb z\n"), "valid", v, &Options{Strict: true})
 	if !errors.Is(err, ErrUnknownWord) || !strings.Contains(err.Error(), "valid:2:") || !strings.Contains(err.Error(), `"z"`) {

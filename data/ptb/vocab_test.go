@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -174,5 +175,21 @@ func TestLoadVocabErrors(t *testing.T) {
 	// No final newline is fine.
 	if err := v.UnmarshalText([]byte("<eos>\n<unk>\nlast")); err != nil || v.ID("last") != 2 {
 		t.Errorf("UnmarshalText without final newline: %v, ID %d", err, v.ID("last"))
+	}
+}
+
+// TestVocabLineEnds: a vocabulary file with a byte-order mark and CR,
+// CRLF or LF line ends reads as the same words.
+func TestVocabLineEnds(t *testing.T) {
+	want := []string{EOSWord, UnkWord, "a", "b"}
+	for _, text := range []string{"<eos>\n<unk>\na\nb\n", "<eos>\r<unk>\ra\rb\r", "\uFEFF<eos>\r\n<unk>\r\na\r\nb", "\uFEFF<eos>\r<unk>\na\r\nb\r"} {
+		var v Vocab
+		if err := v.UnmarshalText([]byte(text)); err != nil {
+			t.Errorf("%q: %v", text, err)
+			continue
+		}
+		if got := v.Words(); !slices.Equal(got, want) {
+			t.Errorf("%q: words %q, want %q", text, got, want)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/nsrnn/nsrnn/internal/lines"
 )
 
 // TSVHeader is the first line of a surprisal file in lm-zoo's format.
@@ -65,13 +67,14 @@ func ReadSurprisalsFile(path string, sents []Sentence) ([][]float64, error) {
 func ReadSurprisals(r io.Reader, name string, sents []Sentence) ([][]float64, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	sc.Split(lines.Split())
 	line := 0
 	next := func() (string, bool) {
 		if !sc.Scan() {
 			return "", false
 		}
 		line++
-		return strings.TrimSuffix(sc.Text(), "\r"), true
+		return sc.Text(), true
 	}
 	h, ok := next()
 	if !ok {

@@ -37,6 +37,11 @@ func TestSurprisalsRoundTrip(t *testing.T) {
 		t.Errorf("read %v, want %v", got, surprisals)
 	}
 
+	// With a byte-order mark and CR line ends.
+	if got, err := ReadSurprisals(strings.NewReader("\uFEFF"+strings.ReplaceAll(buf.String(), "\n", "\r")), "toy.tsv", sents); err != nil || !reflect.DeepEqual(got, surprisals) {
+		t.Errorf("BOM and CR line ends: read %v, %v; want %v", got, err, surprisals)
+	}
+
 	// Through a file, with uppercase tokens, CRLF line ends and surprisals
 	// written in other forms.
 	text := strings.ReplaceAll(buf.String(), "\n", "\r\n")

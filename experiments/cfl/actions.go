@@ -63,7 +63,7 @@ func actionKinds() []string {
 }
 
 func runActions(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("actions", stderr)
+	fs := prog.FlagSet("actions", stdout)
 	taskName := fs.String("task", data.MarkedReversal, "task: "+joinNames(data.TaskNames())+" (Figure 3 uses marked-reversal)")
 	grammar := cli.AddGrammarFlag(fs)
 	out := fs.String("out", "", "output directory (required); each model's run goes to DIR/<model>: "+
@@ -130,22 +130,13 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 // checkpointed epoch; a resumed run drops the records of later ones.
 func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume bool, args []string, bar bool, stderr io.Writer) error {
 	s := as.Run
-	_, statErr := os.Stat(dir)
-	dirExisted := statErr == nil
-	created, err := prepareRunDir(dir, actionsSettingsFile, as, resume)
+	rd, err := cli.OpenRunDir(dir, actionsSettingsFile, as, resume, stderr)
 	if err != nil {
 		return err
 	}
 	path := filepath.Join(dir, actionsFile)
 	ok := false
-	defer func() {
-		if !ok && created {
-			if _, err := os.Stat(filepath.Join(dir, experiment.CheckpointFile)); err != nil {
-				os.Remove(path)
-			}
-			abandonRun(dir, actionsSettingsFile, dirExisted)
-		}
-	}()
+	defer func() { rd.Close(ok, actionsFile) }()
 	d, err := experiment.SampleRun(t, s)
 	if err != nil {
 		return err
@@ -193,14 +184,14 @@ func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume
 		return nil
 	})
 	intr := catchInterrupts(stderr)
-	defer intr.stop()
+	defer intr.Stop()
 	tc := s.TrainConfig(d.LowerBound.Entropy)
 	tc.Checkpoint = filepath.Join(dir, experiment.CheckpointFile)
 	tc.Recorder = nsrnn.Recorders{
 		record,
 		nsrnn.JSONLog(filepath.Join(dir, experiment.LogFile)),
 		cli.Progress(stderr, "actions "+s.Model.Kind, bar),
-		intr.recorder(),
+		intr.Recorder(),
 	}
 	fmt.Fprintf(stderr, "actions: training %s on %s (%d strings, lr %g, %d epochs) and recording its actions on %q after every epoch in %s\n",
 		s.Model.Kind, taskLabel(t.Name(), t.Definition()), s.TrainSize, s.LR, s.Epochs, as.String, path)
@@ -209,7 +200,7 @@ func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume
 		return fmt.Errorf("%s: %w", s.Model.Kind, err)
 	}
 	if !res.Finished {
-		return intr.resumeError("actions", args, res.Epochs, dir)
+		return resumeError(intr, "actions", args, res.Epochs, dir)
 	}
 	ok = true
 	fmt.Fprintf(stderr, "actions %s: %d epochs recorded in %s\n", s.Model.Kind, res.Epochs, path)

@@ -73,7 +73,7 @@ type costReport struct {
 }
 
 func runCost(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("cost", stderr)
+	fs := prog.FlagSet("cost", stdout)
 	modelList := fs.String("models", "all", "comma-separated models, or all: "+joinNames(nsrnn.Kinds))
 	var s costSettings
 	fs.IntVar(&s.TrainSize, "train-size", 200, "training strings of the measured subset")

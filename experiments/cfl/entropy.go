@@ -19,7 +19,7 @@ func init() {
 // bound of a model's cross-entropy, in nats; G is the task's grammar under
 // the definition --grammar.
 func runEntropy(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("entropy", stderr)
+	fs := prog.FlagSet("entropy", stdout)
 	taskName := fs.String("task", "", "task (required): "+joinNames(data.TaskNames()))
 	grammar := cli.AddGrammarFlag(fs)
 	lengths := fs.String("lengths", "", "MIN:MAX range of lengths of the source distribution (required)")

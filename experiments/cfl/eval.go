@@ -19,7 +19,7 @@ func init() {
 }
 
 func runEval(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("eval", stderr)
+	fs := prog.FlagSet("eval", stdout)
 	modelPath := fs.String("model", "", "a training run's directory, or its model file (required)")
 	taskName := fs.String("task", "", "task: "+joinNames(data.TaskNames())+" (default: the run's, from its "+experiment.RunFile+")")
 	grammar := cli.AddGrammarFlag(fs)

@@ -7,8 +7,6 @@ import (
 	"io"
 	"math"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
@@ -56,14 +54,13 @@ type generateSummary struct {
 // (complete strings w with p_G(w) > 0 under the run's task definition)
 // and how many reached --max-length.
 func runGenerate(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("generate", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("generate", stdout)
 	modelPath := fs.String("model", "", "directory of a cfl train run, or its model file (required)")
 	count := fs.Int("count", 1000, "number of strings")
 	temperature := fs.Float64("temperature", 1, "sampling temperature (lower is greedier)")
 	topK := fs.Int("top-k", 0, "sample only among the K likeliest symbols (0: all)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same strings")
-	prompt := fs.String("prompt", "", "symbols every string begins with, separated by spaces")
+	prompt := fs.String("prompt", "", "symbols every string begins with, separated by spaces (default: none)")
 	maxLength := fs.Int("max-length", 0, "maximum string length, prompt included (default: twice the run's maximum training length)")
 	asJSON := fs.Bool("json", false, "print one JSON object per string, then a summary object")
 	if err := fs.Parse(args); err != nil {

@@ -89,7 +89,7 @@ func taskModel(taskName string, g data.Grammar, mf *cli.ModelFlags) (*data.Task,
 }
 
 func runParams(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("params", stderr)
+	fs := prog.FlagSet("params", stdout)
 	task, grammar, mf := taskModelFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -71,7 +71,7 @@ func modelStyle(kind string) (color.Color, []vg.Length) {
 }
 
 func runPlot(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("plot", stderr)
+	fs := prog.FlagSet("plot", stdout)
 	sweep := fs.String("sweep", "", "sweep directory, after select (required for Figures 1 and 2)")
 	out := fs.String("out", "", "output directory of the figures (required)")
 	actions := fs.String("actions", "", "directory written by the actions command (default: <sweep>/actions if it exists)")

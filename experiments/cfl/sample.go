@@ -18,7 +18,7 @@ func init() {
 // from the task's PCFG (under the definition --grammar) conditioned on that
 // length.
 func runSample(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("sample", stderr)
+	fs := prog.FlagSet("sample", stdout)
 	taskName := fs.String("task", "", "task (required): "+joinNames(data.TaskNames()))
 	grammar := cli.AddGrammarFlag(fs)
 	count := fs.Int("count", 0, "number of strings (required)")

@@ -20,7 +20,7 @@ func init() {
 }
 
 func runSelect(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("select", stderr)
+	fs := prog.FlagSet("select", stdout)
 	sweep := fs.String("sweep", "", "sweep directory (required); the selection and the test results are written into it")
 	also := fs.StringArray("also", nil, "a further directory whose runs are candidates too, such as a later sweep of more learning rates or restarts (repeatable; none by default)")
 	var only data.Grammar

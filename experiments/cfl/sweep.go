@@ -147,7 +147,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 }
 
 func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error {
-	fs := prog.FlagSet("sweep", stderr)
+	fs := prog.FlagSet("sweep", stdout)
 	taskList := fs.String("task", "", "comma-separated tasks, or all (required): "+joinNames(data.TaskNames()))
 	grammar := cli.AddGrammarFlag(fs)
 	modelList := fs.String("models", "paper", "comma-separated models, or paper (the paper's: "+strings.Join(experiment.PaperModels, ",")+"), or all: "+joinNames(nsrnn.Kinds))

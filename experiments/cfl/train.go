@@ -1,17 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync/atomic"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -80,7 +75,7 @@ func resumeWorkers(dir string, resume bool, workers int, changed bool, stderr io
 	switch {
 	case err != nil:
 		// No run to resume (a new one) or an unreadable run.json, which
-		// prepareRunDir reports.
+		// cli.OpenRunDir reports.
 		return workers, workers, nil
 	case saved.Workers == 0:
 		fmt.Fprintf(stderr, "note: %s predates the recording of --workers; resuming with --workers %d (a count other than the original one changes the results by rounding)\n",
@@ -126,7 +121,7 @@ func checkProtocol(s *experiment.Settings, lengths string) error {
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("train", stderr)
+	fs := prog.FlagSet("train", stdout)
 	task, grammar, mf := taskModelFlags(fs)
 	var s experiment.Settings
 	lengths := protocolFlags(fs, &s, 0, 200, 10)
@@ -159,20 +154,15 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if *workers, s.Workers, err = resumeWorkers(*out, *resume, *workers, fs.Changed("workers"), stderr); err != nil {
 		return err
 	}
-	_, statErr := os.Stat(*out)
-	dirExisted := statErr == nil
-	created, err := prepareRunDir(*out, experiment.RunFile, s, *resume)
+	// The directory is locked until the end; a new run that fails or is
+	// interrupted before its first epoch leaves nothing behind, so that
+	// the same --out can be used again.
+	rd, err := cli.OpenRunDir(*out, experiment.RunFile, s, *resume, stderr)
 	if err != nil {
 		return err
 	}
-	// A new run that fails or is interrupted before its first epoch leaves
-	// nothing behind, so that the same --out can be used again.
 	ok := false
-	defer func() {
-		if !ok && created {
-			abandonRun(*out, experiment.RunFile, dirExisted)
-		}
-	}()
+	defer func() { rd.Close(ok) }()
 
 	d, err := experiment.SampleRun(t, s)
 	if err != nil {
@@ -186,11 +176,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	tc := s.TrainConfig(d.LowerBound.Entropy)
 	tc.Checkpoint = filepath.Join(*out, experiment.CheckpointFile)
 	intr := catchInterrupts(stderr)
-	defer intr.stop()
+	defer intr.Stop()
 	tc.Recorder = nsrnn.Recorders{
 		nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile)),
 		cli.Progress(stderr, cfg.Kind, !*quiet && cli.IsTerminal(stderr)),
-		intr.recorder(),
+		intr.Recorder(),
 	}
 	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, lower bound %.4f nats per symbol; files in %s (Ctrl-C stops, --resume continues)\n",
 		cfg.Kind, taskLabel(t.Name(), t.Definition()), m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, d.LowerBound.Entropy, *out)
@@ -199,7 +189,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !res.Finished {
-		return intr.resumeError("train", args, res.Epochs, *out)
+		return resumeError(intr, "train", args, res.Epochs, *out)
 	}
 	if err := m.Save(filepath.Join(*out, experiment.ModelFile)); err != nil {
 		return err
@@ -214,95 +204,22 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// prepareRunDir creates the run directory with its settings file, or
-// checks that a resumed run's settings match the saved ones, with errors
-// that name the flags; it reports whether it created the settings file.
-// An existing non-empty directory is never overwritten without --resume.
-func prepareRunDir[S any](dir, file string, s S, resume bool) (created bool, err error) {
-	created, err = experiment.PrepareDir(dir, file, s, resume)
-	var se *experiment.SettingsError
-	switch {
-	case err == nil:
-		return created, nil
-	case errors.Is(err, experiment.ErrNotEmpty):
-		return false, fmt.Errorf("--out %s exists and is not empty; use --resume to continue its run, or choose another directory", dir)
-	case errors.Is(err, experiment.ErrNoRun):
-		return false, fmt.Errorf("--resume: %s holds no run (no %s); choose another --out", dir, file)
-	case errors.As(err, &se):
-		return false, fmt.Errorf("--resume: the flags differ from those of the run in %s (%s): %s; choose another --out for these flags", dir, se.Path, strings.Join(se.Diffs, "; "))
-	}
-	return false, fmt.Errorf("--out: %w", err)
-}
+// notifySignals registers a channel for SIGINT and SIGTERM; tests replace
+// it.
+var notifySignals = cli.NotifySignals
 
-// abandonRun removes what prepareRunDir created for a run that ended
-// before its first checkpoint: the settings file, the log, and the
-// directory itself if it did not exist before and is left empty. A run
-// with a checkpoint is left alone: it can be resumed.
-func abandonRun(dir, file string, dirExisted bool) {
-	if _, err := os.Stat(filepath.Join(dir, experiment.CheckpointFile)); err == nil {
-		return
-	}
-	os.Remove(filepath.Join(dir, file))
-	os.Remove(filepath.Join(dir, experiment.LogFile))
-	if !dirExisted {
-		os.Remove(dir)
-	}
-}
-
-// interrupts catches SIGINT and SIGTERM during training: the first one
-// stops training after the current batch (the checkpoint of the last
+// catchInterrupts catches SIGINT and SIGTERM during training: the first
+// one stops training after the current batch (the checkpoint of the last
 // finished epoch stays valid); a second one kills the program.
-type interrupts struct {
-	ch   chan os.Signal
-	done chan struct{}
-	got  atomic.Value // os.Signal
-}
-
-// notifySignals registers ch for SIGINT and SIGTERM; tests replace it.
-var notifySignals = func(ch chan<- os.Signal) { signal.Notify(ch, os.Interrupt, syscall.SIGTERM) }
-
-func catchInterrupts(stderr io.Writer) *interrupts {
-	in := &interrupts{ch: make(chan os.Signal, 1), done: make(chan struct{})}
-	notifySignals(in.ch)
-	go func() {
-		select {
-		case sig := <-in.ch:
-			in.got.Store(sig)
-			// Back to the default: a second signal kills.
-			signal.Stop(in.ch)
-			fmt.Fprintf(stderr, "\n%v: stopping after the current batch; interrupt again to kill\n", sig)
-		case <-in.done:
-		}
-	}()
-	return in
-}
-
-func (in *interrupts) stop() {
-	signal.Stop(in.ch)
-	close(in.done)
-}
-
-func (in *interrupts) signal() os.Signal {
-	sig, _ := in.got.Load().(os.Signal)
-	return sig
-}
-
-// recorder stops training (nsrnn.ErrStop) at the first event after a
-// signal.
-func (in *interrupts) recorder() nsrnn.Recorder {
-	return nsrnn.RecorderFunc(func(nsrnn.Event) error {
-		if in.signal() != nil {
-			return nsrnn.ErrStop
-		}
-		return nil
-	})
+func catchInterrupts(stderr io.Writer) *cli.Interrupts {
+	return cli.CatchInterrupts(stderr, notifySignals, "stopping after the current batch")
 }
 
 // resumeError is the error of a command (cmd with args) that a signal
 // interrupted after epochs finished epochs: it says how to resume, and
 // exits with 128 + the signal's number, as a shell reports a process
 // killed by it.
-func (in *interrupts) resumeError(cmd string, args []string, epochs int, out string) error {
+func resumeError(in *cli.Interrupts, cmd string, args []string, epochs int, out string) error {
 	var again []string
 	for _, a := range args {
 		if a == "--resume" || strings.HasPrefix(a, "--resume=") {
@@ -311,10 +228,7 @@ func (in *interrupts) resumeError(cmd string, args []string, epochs int, out str
 		again = append(again, a)
 	}
 	again = append(append([]string{cmd}, again...), "--resume")
-	code := 130
-	if sig, ok := in.signal().(syscall.Signal); ok {
-		code = 128 + int(sig)
-	}
+	code := in.ExitCode()
 	done := "no epoch finished yet"
 	if epochs > 0 {
 		done = fmt.Sprintf("epochs 1–%d finished and checkpointed in %s", epochs, out)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -521,7 +522,7 @@ func TestTrainCommandReadOnlyOut(t *testing.T) {
 		t.Skip("a read-only directory is writable all the same (running as root?)")
 	}
 	start := time.Now()
-	status, _, stderr := run(tinyTrainArgs(out, "--epochs", "2", "--resume")...)
+	status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1", "--resume")...)
 	if status == 0 || !strings.Contains(stderr, "--out") || !strings.Contains(stderr, "not writable") || strings.Contains(stderr, "epoch 2") {
 		t.Errorf("read-only --out: status %d after %v, stderr %q", status, time.Since(start), stderr)
 	}
@@ -604,5 +605,43 @@ wait:
 	b, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Error("the resumed run's model differs from the uninterrupted run's")
+	}
+}
+
+// TestTrainCommandLockAndTemps: a run directory held by another process
+// (here another lock on it) is refused naming the directory and the
+// holder, and changes nothing; resuming removes the temporary files that a
+// kill −9 during a checkpoint or model write leaves.
+func TestTrainCommandLockAndTemps(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	if status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1")...); status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	lock, err := experiment.LockDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := dirContents(t, out)
+	status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1", "--resume")...)
+	if status == 0 || !strings.Contains(stderr, out) || !strings.Contains(stderr, fmt.Sprintf("process %d", os.Getpid())) || !strings.Contains(stderr, "--out") {
+		t.Errorf("resuming a locked run: status %d, stderr %q; want an error naming --out, %s and the process holding it", status, stderr, out)
+	}
+	if after := dirContents(t, out); !reflect.DeepEqual(before, after) {
+		t.Error("the refused run changed the directory")
+	}
+	lock.Release()
+	stale := []string{".checkpoint.tmp0123456789abcdef", ".model.tmpfedcba9876543210"}
+	for _, n := range stale {
+		if err := os.WriteFile(filepath.Join(out, n), []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1", "--resume")...); status != 0 || !strings.Contains(stderr, "temporary files") {
+		t.Fatalf("resume: status %d: %s", status, stderr)
+	}
+	for _, n := range stale {
+		if _, err := os.Stat(filepath.Join(out, n)); err == nil {
+			t.Errorf("%s left after a resume", n)
+		}
 	}
 }

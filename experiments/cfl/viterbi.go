@@ -12,8 +12,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
@@ -110,8 +108,7 @@ func newViterbiRecord(line int, text string, r stacks.ViterbiRun) viterbiRecord 
 // symbol), the state, the stack depth and the stack, or with --json one
 // viterbiRecord per line.
 func runViterbi(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("viterbi", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("viterbi", stdout)
 	modelPath := fs.String("model", "", "directory of a cfl train run, or its model file (required); its "+experiment.RunFile+" gives the task")
 	in := fs.String("in", "", "file of strings, one per line, symbols separated by spaces (default: standard input)")
 	asJSON := fs.Bool("json", false, "print one JSON object per string")

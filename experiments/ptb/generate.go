@@ -7,8 +7,6 @@ import (
 	"math"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nsrnn/nsrnn/data/ptb"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
@@ -25,15 +23,14 @@ func init() {
 // the output for a larger one. Sentences are printed one per line, words
 // separated by spaces (the final <eos> not printed).
 func runGenerate(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("generate", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("generate", stdout)
 	run := fs.String("model", "", "run directory of ptb train (required)")
 	words := fs.Int("words", 100, "number of words to print: sentences until then, the last one cut at the last word")
 	sentences := fs.Int("sentences", 0, "number of sentences to print (instead of --words)")
 	temperature := fs.Float64("temperature", 1, "sampling temperature (lower is greedier)")
 	topK := fs.Int("top-k", 0, "sample only among the K likeliest words (0: all)")
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same text")
-	prompt := fs.String("prompt", "", "words every sentence begins with, separated by spaces")
+	prompt := fs.String("prompt", "", "words every sentence begins with, separated by spaces (default: none)")
 	maxLength := fs.Int("max-length", 200, "maximum sentence length in words, prompt included; a longer sentence is cut there")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
@@ -15,8 +13,7 @@ func init() {
 }
 
 func runParams(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("params", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("params", stdout)
 	mf := cli.AddModelFlags(fs, 256)
 	vocab := fs.Int("vocab", 10000, "vocabulary size (input and output)")
 	if err := fs.Parse(args); err != nil {

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
-	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data/syntaxgym"
 	"github.com/nsrnn/nsrnn/internal/cli"
@@ -55,10 +54,12 @@ func tsvDirSource(dir string) surprisalSource {
 // modelSource returns the source that computes the surprisals of a
 // suite's sentences with the trained model of the PTB run in dir: each
 // sentence alone from a fresh state, <eos> as the first input, its
-// lowercased whitespace tokens mapped to the run's vocabulary (unknown words
-// as <unk>), in bits; with released, the raw output score divided by ln 2,
-// as the paper's released script did. progress, when set, shows progress.
-func modelSource(dir string, released bool, batch int, progress io.Writer) (surprisalSource, error) {
+// lowercased whitespace tokens mapped to the run's vocabulary, in bits;
+// with released, the raw output score divided by ln 2, as the paper's
+// released script did. A token not in the vocabulary is read as <unk>
+// and recorded in unknown, or, with strict, is an error naming the suite
+// file, item, condition and region. progress, when set, shows progress.
+func modelSource(dir string, released bool, batch int, strict bool, unknown *unknownWords, progress io.Writer) (surprisalSource, error) {
 	m, v, _, err := loadRun(dir)
 	if err != nil {
 		return nil, err
@@ -69,7 +70,17 @@ func modelSource(dir string, released bool, batch int, progress io.Writer) (surp
 		for i, sent := range sents {
 			ids[i] = make([]int, len(sent.Tokens))
 			for j, tok := range sent.Tokens {
-				ids[i][j] = v.ID(strings.ToLower(tok))
+				w := strings.ToLower(tok)
+				id, ok := v.Lookup(w)
+				if !ok {
+					where := fmt.Sprintf("%q in item %d, condition %s, region %d", w, sent.ItemNumber, sent.Condition, sent.Region[j])
+					if strict {
+						return nil, fmt.Errorf("--strict: %s: %s is not in the run's vocabulary", s.File, where)
+					}
+					unknown.addAt(s.File, where)
+					id = v.Unk()
+				}
+				ids[i][j] = id
 			}
 		}
 		opt := nsrnn.SurprisalOptions{Start: v.EOS(), Batch: batch, RawLogit: released}
@@ -89,6 +100,9 @@ type sgSuiteResult struct {
 	File  string  `json:"file"`
 	Level string  `json:"level"`
 	Score float64 `json:"score"` // accuracy or item accuracy, by level
+	// UnknownWords is, with --model, the number of the suite's tokens not
+	// in the run's vocabulary, read as <unk>.
+	UnknownWords *int `json:"unknown_words,omitempty"`
 }
 
 // sgSummary is the JSON form of the --suites mode.
@@ -97,12 +111,14 @@ type sgSummary struct {
 	Suites   []sgSuiteResult          `json:"suites"`
 	SGScore  float64                  `json:"sg_score"`
 	Circuits []syntaxgym.CircuitScore `json:"circuits,omitempty"`
+	// UnknownWords is, with --model, the number of tokens of every suite
+	// not in the run's vocabulary, read as <unk>.
+	UnknownWords *int `json:"unknown_words,omitempty"`
 }
 
 // runSG scores SyntaxGym suites on the surprisals of a language model.
 func runSG(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("sg", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("sg", stdout)
 	suiteFile := fs.String("suite", "", "score the one suite in this JSON file")
 	suiteDir := fs.String("suites", "", "score every suite (*.json except circuits.json) in this directory")
 	surprisals := fs.String("surprisals", "", "lm-zoo TSV surprisals (bits): a file with --suite; with --suites, a directory holding <suite>.tsv for each suite file <suite>.json")
@@ -112,6 +128,7 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 	circuitsFile := fs.String("circuits", "", "with --suites, a JSON file of circuits whose scores to print")
 	itemLevel := fs.Bool("item-level", false, "score items, as Hu et al. (2020): an item counts only when all of its predictions hold (default: (item, prediction) pairs)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	strict := fs.Bool("strict", false, "with --model: refuse tokens not in the run's vocabulary, instead of reading them as <unk>")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -136,6 +153,7 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 	}
 
 	var src surprisalSource
+	var unknown *unknownWords
 	if *model != "" {
 		if *convention != "surprisal" && *convention != "released" {
 			return fmt.Errorf("--convention %q: want surprisal or released", *convention)
@@ -148,7 +166,8 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 			bar = stderr
 		}
 		var err error
-		if src, err = modelSource(*model, *convention == "released", *batch, bar); err != nil {
+		unknown = newUnknownWords()
+		if src, err = modelSource(*model, *convention == "released", *batch, *strict, unknown, bar); err != nil {
 			return fmt.Errorf("--model: %w", err)
 		}
 	} else {
@@ -177,6 +196,10 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if unknown != nil {
+			res.UnknownWords = ptrTo(unknown.count[s.File])
+			unknown.report(stderr, "sg", "the run's vocabulary")
+		}
 		if *asJSON {
 			return writeJSONLine(stdout, res)
 		}
@@ -196,6 +219,13 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 	sum, err := scoreSuites(suites, circuits, src, level)
 	if err != nil {
 		return err
+	}
+	if unknown != nil {
+		sum.UnknownWords = ptrTo(unknown.total())
+		for i := range sum.Suites {
+			sum.Suites[i].UnknownWords = ptrTo(unknown.count[sum.Suites[i].File])
+		}
+		unknown.report(stderr, "sg", "the run's vocabulary")
 	}
 	if *asJSON {
 		return writeJSONLine(stdout, sum)
@@ -239,6 +269,8 @@ func scoreSuites(suites []*syntaxgym.Suite, circuits []syntaxgym.Circuit, src su
 	}
 	return sum, nil
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 func writeJSONLine(w io.Writer, v any) error {
 	b, err := json.Marshal(v)

@@ -330,7 +330,7 @@ func TestSGErrors(t *testing.T) {
 // TestModelHook checks that the --model hook is separate from the TSV
 // sources: scoring goes through a surprisalSource.
 func TestModelHook(t *testing.T) {
-	if _, err := modelSource(t.TempDir(), false, 32, nil); err == nil || !strings.Contains(err.Error(), "not a ptb run") {
+	if _, err := modelSource(t.TempDir(), false, 32, false, newUnknownWords(), nil); err == nil || !strings.Contains(err.Error(), "not a ptb run") {
 		t.Errorf("modelSource: %v", err)
 	}
 	dir := sgSetup(t)

@@ -41,7 +41,7 @@ func toyRun(t *testing.T) string {
 	if err := v.Save(filepath.Join(dir, VocabFile)); err != nil {
 		t.Fatal(err)
 	}
-	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), settings{Model: cfg, Batch: 2, BPTT: 5}); err != nil {
+	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), settings{Data: dir, Model: cfg, Batch: 2, BPTT: 5}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -90,7 +90,7 @@ func TestSGModelPipeline(t *testing.T) {
 		}
 	}
 	// The surprisals themselves: "dog" is unknown and scored as <unk>.
-	src, err := modelSource(run, false, 3, nil)
+	src, err := modelSource(run, false, 3, false, newUnknownWords(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func plan(s sweepSettings, out string) ([]sweepRun, error) {
 }
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("sweep", stderr)
+	fs := prog.FlagSet("sweep", stdout)
 	var s sweepSettings
 	dataDir := fs.String("data", "", "directory of the corpus (required)")
 	models := fs.String("models", "lstm-256,rns-1-2", "comma-separated models of the paper's table, or all")
@@ -290,7 +290,7 @@ type selected struct {
 }
 
 func runSelect(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("select", stderr)
+	fs := prog.FlagSet("select", stdout)
 	sweep := fs.String("sweep", "", "sweep directory (required)")
 	dataDir := fs.String("data", "", "directory of the corpus (default: the sweep's)")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -343,7 +343,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		best.Finished = n
-		res, err := evaluateRun(best.Run, filepath.Join(*dataDir, ptb.TestFile), 0, 0, "")
+		res, err := evaluateRun(best.Run, filepath.Join(*dataDir, ptb.TestFile), 0, 0, "", nil)
 		if err != nil {
 			fmt.Fprintf(stderr, "select: skipping %s: %v\n", best.Run, err)
 			continue

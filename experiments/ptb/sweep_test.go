@@ -100,19 +100,40 @@ func TestSweepAndSelect(t *testing.T) {
 	}
 }
 
-// TestHelp checks that help and --help exit 0 with the flags' help, for
-// the commands of this file and the others.
+// TestHelp checks that help and --help exit 0 with the flags' help, on
+// stdout, for the commands of this file and the others; that every
+// command's help starts with its description; and that train's help lists
+// only the kinds that can stream, marks what NS kinds require and shows
+// the true defaults of the memory limits.
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"help", "sweep"}, {"sweep", "--help"}, {"help", "train"}, {"train", "-h"}, {"help"}} {
 		o, e, code := runCmd(args...)
-		if code != 0 || strings.Contains(e, "help requested") || o != "" {
+		if code != 0 || strings.Contains(o, "help requested") || e != "" || o == "" {
 			t.Errorf("%v: status %d, stdout %q, stderr %q", args, code, o, e)
 		}
 	}
-	_, e, _ := runCmd("help", "sweep")
+	for _, cmd := range prog.Commands() {
+		o, _, _ := runCmd("help", cmd)
+		if !strings.HasPrefix(o, "usage: ptb "+cmd+" [flags]\n\n"+prog.Summary(cmd)+"\n") || strings.Contains(o, "default false") {
+			t.Errorf("help %s:\n%s", cmd, o)
+		}
+	}
+	o, _, _ := runCmd("help", "sweep")
 	for _, want := range []string{"--cpus-per-task int", "(default 2)", "--mem string", `(default "8G")`, "--time string"} {
-		if !strings.Contains(e, want) {
-			t.Errorf("help sweep lacks %q:\n%s", want, e)
+		if !strings.Contains(o, want) {
+			t.Errorf("help sweep lacks %q:\n%s", want, o)
+		}
+	}
+	o, _, _ = runCmd("help", "train")
+	for _, want := range []string{"model: lstm, jm, ns, ns+s, ns+u, rns (required", "PDA states of ns, ns+s, ns+u, rns (required for them)",
+		"stack symbol types of ns, ns+s, ns+u, rns (required for them)", "(default 35", "of jm (default 10"} {
+		if !strings.Contains(o, want) {
+			t.Errorf("help train lacks %q:\n%s", want, o)
+		}
+	}
+	for _, bad := range []string{"gref", "vrns", "bottom-vector"} {
+		if strings.Contains(o, bad) {
+			t.Errorf("help train mentions %s, which cannot stream:\n%s", bad, o)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -44,6 +49,55 @@ type settings struct {
 	// Precision is the arithmetic of the matrix products, "float32", or
 	// empty for float64 (runs made before the choice existed are float64).
 	Precision string `json:"precision,omitempty"`
+	// DataSHA256 maps the name of each split file in Data to the SHA-256
+	// of its content, in hexadecimal, so that a resume on other data is
+	// refused; VocabSHA256 is that of the run's vocab.txt, so that
+	// evaluating with another vocabulary is refused. Runs made before
+	// they were recorded have neither, and are checked as far as their
+	// vocab.txt and model allow.
+	DataSHA256  map[string]string `json:"data_sha256,omitempty"`
+	VocabSHA256 string            `json:"vocab_sha256,omitempty"`
+}
+
+// splitFiles are the files of a corpus directory, in the order of
+// messages.
+var splitFiles = []string{ptb.TrainFile, ptb.ValidFile, ptb.TestFile}
+
+// dataDigests returns the SHA-256 of each split file in dir.
+func dataDigests(dir string) (map[string]string, error) {
+	d := map[string]string{}
+	for _, name := range splitFiles {
+		h, err := fileSHA256(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		d[name] = h
+	}
+	return d, nil
+}
+
+// fileSHA256 is the SHA-256 of the file at path, in hexadecimal.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// vocabSHA256 is the SHA-256 of the vocabulary's file (Vocab.Save).
+func vocabSHA256(v *ptb.Vocab) (string, error) {
+	b, err := v.MarshalText()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // precisionFlag adds --precision with the given default.
@@ -82,7 +136,8 @@ type summary struct {
 
 // ptbConfig turns model flags into the paper's PTB configuration:
 // embedding = hidden size, untied, every parameter uniform in ±0.05, JM's
-// depth limit 10 and the NS window D = 35 unless given.
+// depth limit 10 and the NS window D = 35 unless given (0 too selects
+// them: an unlimited stack cannot run as a stream).
 func ptbConfig(mf *cli.ModelFlags, vocab int) (nsrnn.Config, error) {
 	if mf.Kind == "" {
 		return nsrnn.Config{}, fmt.Errorf("--model is required (one of %s)", streamKinds())
@@ -91,30 +146,215 @@ func ptbConfig(mf *cli.ModelFlags, vocab int) (nsrnn.Config, error) {
 	if err != nil {
 		return nsrnn.Config{}, fmt.Errorf("--model: %w", err)
 	}
+	if !k.Streams {
+		return nsrnn.Config{}, fmt.Errorf("--model %s: its stack state cannot be carried from chunk to chunk, so it cannot run as a stream over the corpus; want one of %s", mf.Kind, streamKinds())
+	}
 	switch k.Family {
 	case nsrnn.NondeterministicStack:
 		if mf.States == 0 || mf.Symbols == 0 {
 			return nsrnn.Config{}, fmt.Errorf("--model %s needs --states and --symbols", mf.Kind)
 		}
 		if mf.Window == 0 {
-			mf.Window = 35
+			mf.Window = defaultWindow
 		}
 	case nsrnn.VectorStack:
 		if mf.Kind == nsrnn.JM && mf.DepthLimit == 0 {
-			mf.DepthLimit = 10
+			mf.DepthLimit = defaultDepthLimit
 		}
 	}
 	return mf.Config(vocab, vocab, mf.Hidden, 0.05)
 }
 
-func streamKinds() string { return "lstm, jm, ns, ns+s, ns+u, rns" }
+// The paper's memory limits of the streamed stacks.
+const (
+	defaultWindow     = 35
+	defaultDepthLimit = 10
+)
+
+// streamKinds lists the model kinds that can run as streams
+// (nsrnn.Kind.Streams), the only ones ptb trains.
+func streamKinds() string { return strings.Join(streamKindsUsing(""), ", ") }
+
+// streamKindsUsing returns the names of the kinds that can run as streams
+// and have the flag among their Kind.Flags (every one for "").
+func streamKindsUsing(flag string) []string {
+	var names []string
+	for _, k := range nsrnn.AllKinds() {
+		if k.Streams && (flag == "" || slices.Contains(k.Flags, flag)) {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
+
+// addModelFlags registers the model flags with ptb's help: only the kinds
+// that can stream, the flags that NS kinds require, and the defaults that
+// ptbConfig gives.
+func addModelFlags(fs *pflag.FlagSet) *cli.ModelFlags {
+	mf := cli.AddModelFlags(fs, 256)
+	kinds := func(flag string) string { return strings.Join(streamKindsUsing(flag), ", ") }
+	fs.Lookup("model").Usage = "model: " + streamKinds() + " (required; the kinds whose stack can run as a stream)"
+	fs.Lookup("states").Usage = "|Q|, PDA states of " + kinds("states") + " (required for them)"
+	fs.Lookup("symbols").Usage = "|Γ|, stack symbol types of " + kinds("symbols") + " (required for them)"
+	fs.Lookup("stack-embedding").Usage = "size of the stack vectors of " + kinds("stack-embedding") + " (required for it unless --push-hidden-state)"
+	fs.Lookup("bottom").Usage = "bottom-symbol behaviour of " + kinds("bottom") + ": original (ICLR 2022) or fixed (ICLR 2023)"
+	fs.Lookup("depth-limit").Usage = fmt.Sprintf("stack depth limit of %s (default %d, as is 0: an unlimited stack cannot stream)", kinds("depth-limit"), defaultDepthLimit)
+	fs.Lookup("window").Usage = fmt.Sprintf("D, the window of the memory-limited %s (default %d, as is 0: an unlimited stack cannot stream)", kinds("window"), defaultWindow)
+	fs.Lookup("bottom-vector").Hidden = true // vrns only, which cannot stream
+	return mf
+}
+
+// savedFlags gives, for each flag of ptb train that a setting of run.json
+// determines, the flag's value for saved settings: a resumed run takes
+// every flag not given from its run.json.
+var savedFlags = []struct {
+	flag  string
+	value func(s *settings) string
+}{
+	{"data", func(s *settings) string { return s.Data }},
+	{"model", func(s *settings) string { return s.Model.Kind }},
+	{"hidden", func(s *settings) string { return strconv.Itoa(s.Model.Hidden) }},
+	{"layers", func(s *settings) string { return strconv.Itoa(max(s.Model.Layers, 1)) }},
+	{"states", func(s *settings) string { return strconv.Itoa(s.Model.States) }},
+	{"symbols", func(s *settings) string { return strconv.Itoa(s.Model.Symbols) }},
+	{"stack-embedding", func(s *settings) string { return strconv.Itoa(s.Model.StackEmbedding) }},
+	{"push-hidden-state", func(s *settings) string { return strconv.FormatBool(s.Model.PushHiddenState) }},
+	{"depth-limit", func(s *settings) string { return strconv.Itoa(s.Model.DepthLimit) }},
+	{"window", func(s *settings) string { return strconv.Itoa(s.Model.Window) }},
+	{"bottom", func(s *settings) string { return s.Model.Bottom.String() }},
+	{"bottom-vector", func(s *settings) string { return s.Model.BottomVector.String() }},
+	{"batch", func(s *settings) string { return strconv.Itoa(s.Batch) }},
+	{"bptt", func(s *settings) string { return strconv.Itoa(s.BPTT) }},
+	{"lr", func(s *settings) string { return strconv.FormatFloat(s.LR, 'g', -1, 64) }},
+	{"clip", func(s *settings) string { return strconv.FormatFloat(s.Clip, 'g', -1, 64) }},
+	{"epochs", func(s *settings) string { return strconv.Itoa(s.Epochs) }},
+	{"early-stop", func(s *settings) string { return strconv.Itoa(s.EarlyStop) }},
+	{"decay", func(s *settings) string { return strconv.FormatFloat(s.Decay, 'g', -1, 64) }},
+	{"seed", func(s *settings) string { return strconv.FormatUint(s.Seed, 10) }},
+	{"precision", func(s *settings) string { return cmp.Or(s.Precision, "float64") }},
+}
+
+// settingFlags names the flag of each key of run.json (nested keys joined
+// with dots, as experiment.SettingsError writes them).
+var settingFlags = map[string]string{
+	"data": "--data", "model.kind": "--model", "model.hidden": "--hidden", "model.embedding": "--hidden",
+	"model.layers": "--layers", "model.states": "--states", "model.symbols": "--symbols",
+	"model.stack_embedding": "--stack-embedding", "model.push_hidden_state": "--push-hidden-state",
+	"model.depth_limit": "--depth-limit", "model.window": "--window", "model.bottom": "--bottom",
+	"model.bottom_vector": "--bottom-vector", "model.input_vocab": "--data (its vocabulary size)",
+	"model.output_vocab": "--data (its vocabulary size)", "batch": "--batch", "bptt": "--bptt", "lr": "--lr",
+	"clip": "--clip", "epochs": "--epochs", "early_stop": "--early-stop", "decay": "--decay", "seed": "--seed",
+	"precision": "--precision",
+}
+
+// readRunSettings reads the settings of the run in dir; exists is false
+// when dir holds no run.json.
+func readRunSettings(dir string) (s settings, exists bool, err error) {
+	path := filepath.Join(dir, experiment.RunFile)
+	raw, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return s, false, nil
+	case err != nil:
+		return s, false, err
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return s, true, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, true, nil
+}
+
+// applySaved gives every flag of fs that the command line did not set the
+// value of the saved settings.
+func applySaved(fs *pflag.FlagSet, saved *settings) error {
+	for _, sf := range savedFlags {
+		if fs.Changed(sf.flag) {
+			continue
+		}
+		if err := fs.Lookup(sf.flag).Value.Set(sf.value(saved)); err != nil {
+			return fmt.Errorf("--%s from run.json: %w", sf.flag, err)
+		}
+	}
+	return nil
+}
+
+// checkResume checks the settings s of a resumed run against those saved
+// in dir/run.json: flags given with other values than the run's are
+// refused, naming them; data files other than the run's (by their
+// recorded SHA-256) are refused, naming them; for a run that recorded no
+// digests (made before they were), a vocabulary other than its vocab.txt
+// is refused. It leaves in s the digests of saved, so that s and saved are
+// the same settings.
+func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) error {
+	// On the run's corpus directory, what changed there is the news;
+	// elsewhere, the --data flag itself.
+	if s.Data == saved.Data {
+		if err := checkResumeData(dir, s, saved, vocab); err != nil {
+			return err
+		}
+	}
+	path := filepath.Join(dir, experiment.RunFile)
+	given := *s
+	given.DataSHA256, given.VocabSHA256 = saved.DataSHA256, saved.VocabSHA256
+	if _, err := experiment.CheckSettingsFile(path, given); err != nil {
+		se, ok := errors.AsType[*experiment.SettingsError](err)
+		if !ok {
+			return fmt.Errorf("--resume: %w", err)
+		}
+		var diffs []string
+		for _, d := range se.Diffs {
+			key, change, _ := strings.Cut(d, ": ")
+			name := settingFlags[key]
+			if name == "" {
+				name = key
+			}
+			diffs = append(diffs, fmt.Sprintf("%s %s (run.json's %s)", name, change, key))
+		}
+		return fmt.Errorf("--resume: flags differ from those of the run in %s (%s): %s; leave them out to take the run's, or choose another --out", dir, path, strings.Join(diffs, "; "))
+	}
+	if err := checkResumeData(dir, s, saved, vocab); err != nil {
+		return err
+	}
+	s.DataSHA256, s.VocabSHA256 = saved.DataSHA256, saved.VocabSHA256
+	return nil
+}
+
+// checkResumeData refuses a resume on data other than the run's: files
+// whose SHA-256 differs from the one recorded, or, for a run that recorded
+// none, a vocabulary other than its vocab.txt.
+func checkResumeData(dir string, s *settings, saved *settings, vocab *ptb.Vocab) error {
+	if saved.DataSHA256 != nil {
+		var bad []string
+		for _, name := range splitFiles {
+			if want, got := saved.DataSHA256[name], s.DataSHA256[name]; want != got {
+				bad = append(bad, fmt.Sprintf("%s (SHA-256 %s; the run's was %s)", filepath.Join(s.Data, name), short(got), short(want)))
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("--data: the corpus differs from the one the run in %s was trained on: %s; restore the run's files, or start a new run", dir, strings.Join(bad, ", "))
+		}
+		return nil
+	}
+	if old, err := ptb.LoadVocab(filepath.Join(dir, VocabFile), nil); err == nil && !slices.Equal(old.Words(), vocab.Words()) {
+		return fmt.Errorf("--data: the vocabulary of %s differs from the run's %s: the corpus changed since the run began; restore the run's files, or start a new run",
+			filepath.Join(s.Data, ptb.TrainFile), filepath.Join(dir, VocabFile))
+	}
+	return nil
+}
+
+// short abbreviates a digest for messages.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12] + "…"
+	}
+	return cmp.Or(h, "none")
+}
 
 func runTrain(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("train", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("train", stdout)
 	var s settings
-	dataDir := fs.String("data", "", "directory of ptb.train.txt, ptb.valid.txt and ptb.test.txt (required)")
-	mf := cli.AddModelFlags(fs, 256)
+	dataDir := fs.String("data", "", "directory of ptb.train.txt, ptb.valid.txt and ptb.test.txt (required for a new run; a resumed run takes its run.json's)")
+	mf := addModelFlags(fs)
 	fs.IntVar(&s.Batch, "batch", 32, "parallel streams B")
 	fs.IntVar(&s.BPTT, "bptt", 35, "chunk length T (truncated backpropagation through time)")
 	fs.Float64Var(&s.LR, "lr", 0, "SGD learning rate for the per-token mean loss (required; the paper's range is 0.03125–3.125)")
@@ -124,7 +364,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&s.Decay, "decay", 1/1.5, "learning-rate factor after an epoch without improvement")
 	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the initial parameters")
 	out := fs.String("out", "", "run directory (required)")
-	resume := fs.Bool("resume", false, "continue the run in --out")
+	resume := fs.Bool("resume", false, "continue the run in --out, with the settings of its run.json (flags given must agree with them); in an absent or empty --out, start it")
+	strict := fs.Bool("strict", false, "refuse words of ptb.valid.txt and ptb.test.txt that are not in the vocabulary of ptb.train.txt, instead of reading them as <unk>")
 	every := fs.Duration("checkpoint-every", 5*time.Minute, "checkpoint within an epoch this often")
 	report := fs.Duration("report-every", time.Minute, "progress line interval when stderr is not a terminal")
 	stopAfter := fs.Int("stop-after-steps", 0, "stop cleanly after this many training steps (for testing resumption)")
@@ -132,19 +373,34 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *out == "" {
+		return errors.New("--out is required")
+	}
+	// A resumed run takes every setting not given from its run.json.
+	var saved *settings
+	if *resume {
+		ss, exists, err := readRunSettings(*out)
+		if err != nil {
+			return fmt.Errorf("--resume: %w", err)
+		}
+		if exists {
+			saved = &ss
+			if err := applySaved(fs, saved); err != nil {
+				return fmt.Errorf("--resume: %s: %w", filepath.Join(*out, experiment.RunFile), err)
+			}
+		}
+	}
 	prec, precSetting, err := parsePrecision(*precFlag)
 	if err != nil {
 		return err
 	}
 	s.Precision = precSetting
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
 	switch {
 	case *dataDir == "":
 		return errors.New("--data is required")
-	case *out == "":
-		return errors.New("--out is required")
 	case !(s.LR > 0) || math.IsInf(s.LR, 0):
 		return fmt.Errorf("--lr %g: a positive, finite learning rate is required", s.LR)
 	case !(s.Clip > 0) || math.IsInf(s.Clip, 0):
@@ -167,12 +423,25 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--data: %w", err)
 	}
 	s.Data = abs
-	corpus, err := ptb.Load(*dataDir, nil)
+	unknown := newUnknownWords()
+	corpus, err := ptb.Load(*dataDir, &ptb.Options{Strict: *strict, Unknown: unknown.add})
 	if err != nil {
 		return fmt.Errorf("--data: %w", err)
 	}
+	unknown.report(stderr, "train", "the vocabulary of "+ptb.TrainFile)
+	if s.DataSHA256, err = dataDigests(*dataDir); err != nil {
+		return fmt.Errorf("--data: %w", err)
+	}
+	if s.VocabSHA256, err = vocabSHA256(corpus.Vocab); err != nil {
+		return err
+	}
 	if s.Model, err = ptbConfig(mf, corpus.Vocab.Size()); err != nil {
 		return err
+	}
+	if saved != nil {
+		if err := checkResume(*out, &s, saved, corpus.Vocab); err != nil {
+			return err
+		}
 	}
 	m, err := nsrnn.New(s.Model, experiment.InitSeed(s.Seed))
 	if err != nil {
@@ -191,11 +460,24 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", ptb.ValidFile, err)
 	}
-	if err := experiment.PrepareRun(*out, s, *resume); err != nil {
-		return fmt.Errorf("--out: %w", err)
+	// From here on, a signal stops training after a chunk, with a
+	// checkpoint, however soon it comes.
+	intr := cli.CatchInterrupts(stderr, notifySignals, "stopping after the current chunk, with a checkpoint")
+	defer intr.Stop()
+	// The directory is locked until the end; a new run that fails or is
+	// interrupted before its first checkpoint leaves nothing behind, so
+	// that the same --out can be used again.
+	rd, err := cli.OpenRunDir(*out, experiment.RunFile, s, *resume, stderr)
+	if err != nil {
+		return err
 	}
-	if err := corpus.Vocab.Save(filepath.Join(*out, VocabFile)); err != nil {
-		return fmt.Errorf("--out: %w", err)
+	ok := false
+	defer func() { rd.Close(ok, VocabFile) }()
+	vocabPath := filepath.Join(*out, VocabFile)
+	if _, err := os.Stat(vocabPath); rd.Created || errors.Is(err, os.ErrNotExist) {
+		if err := corpus.Vocab.Save(vocabPath); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
 	}
 	valid, err := m.NewStream(s.Batch)
 	if err != nil {
@@ -223,7 +505,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	label := s.Model.Kind
 	recs := nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile)),
-		progress(stderr, label, s.Batch*s.BPTT, cli.IsTerminal(stderr), *report)}
+		progress(stderr, label, s.Batch*s.BPTT, cli.IsTerminal(stderr), *report), intr.CheckpointRecorder()}
 	if *stopAfter > 0 {
 		steps := 0
 		recs = append(recs, nsrnn.RecorderFunc(func(e nsrnn.Event) error {
@@ -236,14 +518,25 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}))
 	}
 	tc.Recorder = recs
-	fmt.Fprintf(stderr, "training %s on the Penn Treebank: %d parameters, %d training targets in %d chunks of %d×%d, BLAS %s\n",
-		label, m.NumParams(), trainB.NumTargets(), trainB.NumChunks(), s.Batch, s.BPTT, nsrnn.BLAS)
+	fmt.Fprintf(stderr, "training %s on the Penn Treebank: %d parameters, %d training targets in %d chunks of %d×%d, BLAS %s; files in %s (Ctrl-C stops with a checkpoint)\n",
+		label, m.NumParams(), trainB.NumTargets(), trainB.NumChunks(), s.Batch, s.BPTT, nsrnn.BLAS, *out)
 	res, err := nsrnn.Fit(m, obj, tc)
 	if err != nil {
 		return err
 	}
 	if !res.Finished {
-		fmt.Fprintf(stderr, "stopped; continue with: %s --resume\n", "ptb train --out "+*out)
+		again := prog.CommandLine([]string{"train", "--out", *out, "--resume"})
+		if _, err := os.Stat(tc.Checkpoint); err != nil {
+			if rd.Created {
+				// Close removes the new run: there is nothing to resume.
+				return errors.New("stopped before the first checkpoint: nothing to resume; the new run was removed")
+			}
+			return errors.New("stopped before the first checkpoint: nothing to resume")
+		}
+		if intr.Signal() != nil {
+			return &cli.ExitError{Code: intr.ExitCode(), Err: fmt.Errorf("interrupted; checkpoint written in %s; resume with: %s", *out, again)}
+		}
+		fmt.Fprintf(stderr, "stopped; continue with: %s\n", again)
 		return nil
 	}
 	if err := m.Save(filepath.Join(*out, experiment.ModelFile)); err != nil {
@@ -265,9 +558,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := experiment.WriteJSON(filepath.Join(*out, experiment.SummaryFile), sum); err != nil {
 		return err
 	}
+	ok = true
 	fmt.Fprintf(stderr, "best epoch %d of %d: validation perplexity %.2f; files in %s\n", res.BestEpoch, res.Epochs, sum.BestValidPerplexity, *out)
 	return nil
 }
+
+// notifySignals registers a channel for SIGINT and SIGTERM; tests replace
+// it.
+var notifySignals = cli.NotifySignals
 
 // chunkFunc serves the chunks of a batcher to a stream objective.
 func chunkFunc(b *ptb.Batcher) func(i int) ([][]int, [][]int, error) {
@@ -334,17 +632,20 @@ func progress(w io.Writer, label string, tokensPerStep int, terminal bool, inter
 }
 
 func runEval(args []string, stdout, stderr io.Writer) error {
-	fs := pflag.NewFlagSet("eval", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := prog.FlagSet("eval", stdout)
 	run := fs.String("model", "", "run directory of ptb train (required)")
 	dataDir := fs.String("data", "", "directory of the corpus (required)")
 	split := fs.String("split", "valid", "split: valid or test")
 	asJSON := fs.Bool("json", false, "print JSON")
+	strict := fs.Bool("strict", false, "refuse words not in the run's vocabulary, instead of reading them as <unk>")
 	batch := fs.Int("batch", 0, "parallel streams (default: the run's)")
 	bptt := fs.Int("bptt", 0, "chunk length (default: the run's)")
 	precFlag := precisionFlag(fs, "", "default: the run's")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if *run == "" || *dataDir == "" {
 		return errors.New("--model and --data are required")
@@ -363,11 +664,15 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("--split %q: want valid or test", *split)
 	}
-	res, err := evaluateRun(*run, filepath.Join(*dataDir, file), *batch, *bptt, *precFlag)
+	unknown := newUnknownWords()
+	opt := &ptb.Options{Strict: *strict, Unknown: unknown.add}
+	res, err := evaluateRun(*run, filepath.Join(*dataDir, file), *batch, *bptt, *precFlag, opt)
 	if err != nil {
 		return err
 	}
 	res.Split = *split
+	res.UnknownWords = unknown.total()
+	unknown.report(stderr, "eval", "the run's vocabulary")
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -383,18 +688,25 @@ type evalResult struct {
 	Perplexity   float64 `json:"perplexity"`
 	CrossEntropy float64 `json:"cross_entropy"`
 	Targets      int     `json:"targets"`
+	// UnknownWords is the number of words of the split not in the run's
+	// vocabulary, read as <unk>.
+	UnknownWords int     `json:"unknown_words"`
 	Seconds      float64 `json:"seconds"`
 }
 
-// loadRun loads the model and vocabulary of a finished PTB run.
+// loadRun loads the model and vocabulary of a finished PTB run, checking
+// that they belong together: the vocabulary's size must be the model's,
+// and vocab.txt must be the file the run wrote (its SHA-256 in run.json;
+// runs made before it was recorded are checked by size alone).
 func loadRun(dir string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
-	var s settings
-	raw, err := os.ReadFile(filepath.Join(dir, experiment.RunFile))
-	if err != nil {
-		return nil, nil, s, fmt.Errorf("--model %s: not a ptb run: %w", dir, err)
-	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, nil, s, fmt.Errorf("--model %s: %w", filepath.Join(dir, experiment.RunFile), err)
+	s, exists, err := readRunSettings(dir)
+	switch {
+	case err != nil:
+		return nil, nil, s, fmt.Errorf("--model %s: %w", dir, err)
+	case !exists:
+		return nil, nil, s, fmt.Errorf("--model %s: not a ptb run: no %s", dir, experiment.RunFile)
+	case s.Data == "":
+		return nil, nil, s, fmt.Errorf("--model %s: not a ptb train run: its %s names no corpus (\"data\"); a cfl run?", dir, experiment.RunFile)
 	}
 	mp := filepath.Join(dir, experiment.ModelFile)
 	if _, err := os.Stat(mp); errors.Is(err, os.ErrNotExist) {
@@ -404,17 +716,30 @@ func loadRun(dir string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
 	if err != nil {
 		return nil, nil, s, err
 	}
-	v, err := ptb.LoadVocab(filepath.Join(dir, VocabFile), nil)
+	vp := filepath.Join(dir, VocabFile)
+	if s.VocabSHA256 != "" {
+		h, err := fileSHA256(vp)
+		if err != nil {
+			return nil, nil, s, fmt.Errorf("--model %s: %w", dir, err)
+		}
+		if h != s.VocabSHA256 {
+			return nil, nil, s, fmt.Errorf("--model %s: %s is not the vocabulary the run was trained with (SHA-256 %s; %s records %s): restore the run's file", dir, vp, short(h), experiment.RunFile, short(s.VocabSHA256))
+		}
+	}
+	v, err := ptb.LoadVocab(vp, nil)
 	if err != nil {
 		return nil, nil, s, err
+	}
+	if c := m.Config(); v.Size() != c.InputVocab || v.Size() != c.OutputVocab {
+		return nil, nil, s, fmt.Errorf("--model %s: %s holds %d words, the model's vocabulary %d: not the run's vocabulary", dir, vp, v.Size(), c.OutputVocab)
 	}
 	return m, v, s, nil
 }
 
 // evaluateRun computes the perplexity of a finished run's model on a split
 // file, batched and with the output precision of the run unless batch,
-// bptt or precision ("float32", "float64") is given.
-func evaluateRun(dir, file string, batch, bptt int, precision string) (*evalResult, error) {
+// bptt or precision ("float32", "float64") is given; opt reads the split.
+func evaluateRun(dir, file string, batch, bptt int, precision string, opt *ptb.Options) (*evalResult, error) {
 	m, v, s, err := loadRun(dir)
 	if err != nil {
 		return nil, err
@@ -431,7 +756,7 @@ func evaluateRun(dir, file string, batch, bptt int, precision string) (*evalResu
 	if bptt <= 0 {
 		bptt = s.BPTT
 	}
-	toks, err := ptb.ReadSplit(file, v, nil)
+	toks, err := ptb.ReadSplit(file, v, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -94,3 +94,42 @@ func WriteBytes(path string, data []byte) error {
 		return err
 	})
 }
+
+// IsTemp reports whether name (a file name without directory) is that of
+// a temporary file Write creates: ".<base>.tmp" and 16 hexadecimal digits.
+// Such a file outlives Write only when the process is killed during it.
+func IsTemp(name string) bool {
+	const suffix = 16
+	i := len(name) - suffix - len(".tmp")
+	if len(name) < 2 || name[0] != '.' || i < 2 || name[i:i+len(".tmp")] != ".tmp" {
+		return false
+	}
+	for _, c := range name[i+len(".tmp"):] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// RemoveTemps removes the temporary files of Write (see IsTemp) from dir,
+// and returns their paths. It must run only when no process is writing in
+// dir (under a lock, say): it cannot tell a killed process's file from a
+// live one's.
+func RemoveTemps(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && IsTemp(e.Name()) {
+			p := filepath.Join(dir, e.Name())
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return removed, err
+			}
+			removed = append(removed, p)
+		}
+	}
+	return removed, nil
+}

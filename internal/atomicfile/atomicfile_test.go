@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -34,5 +35,38 @@ func TestWriteReplacesOrKeeps(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Fatalf("temporary files left behind: %v", entries)
+	}
+}
+
+// TestRemoveTemps: the temporary files that a killed Write leaves are
+// recognised and removed, and nothing else.
+func TestRemoveTemps(t *testing.T) {
+	dir := t.TempDir()
+	keep := []string{"checkpoint", ".checkpoint", ".checkpoint.tmp", ".checkpoint.tmp0123", ".checkpoint.tmp0123456789abcdeg", "x.tmp0123456789abcdef", ".lock"}
+	temps := []string{".checkpoint.tmp0123456789abcdef", ".model.tmpfedcba9876543210", ".run.json.tmp00000000000000ff"}
+	for _, n := range append(append([]string(nil), keep...), temps...) {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A real one, as a kill −9 during Write leaves it.
+	f, err := createTemp(dir, "summary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	removed, err := RemoveTemps(dir)
+	if err != nil || len(removed) != len(temps)+1 {
+		t.Fatalf("removed %v, %v; want %d files", removed, err, len(temps)+1)
+	}
+	entries, _ := os.ReadDir(dir)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	slices.Sort(left)
+	slices.Sort(keep)
+	if !slices.Equal(left, keep) {
+		t.Errorf("left %v, want %v", left, keep)
 	}
 }

@@ -72,6 +72,10 @@ func (p *Program) Commands() []string {
 	return names
 }
 
+// Summary returns the description of the command name, as registered, or
+// "" for an unknown command.
+func (p *Program) Summary(name string) string { return p.commands[name].summary }
+
 // Usage writes the list of commands to w.
 func (p *Program) Usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", p.name)
@@ -84,7 +88,8 @@ func (p *Program) Usage(w io.Writer) {
 // Main runs the command named by args[0] and returns the process exit
 // status: 0 on success and for help (help, help <command>, --help), 1 when
 // the command fails (or an ExitError's code), 2 for a usage error (no or
-// an unknown command).
+// an unknown command). Help that is asked for goes to stdout; the list of
+// commands printed for a usage error goes to stderr.
 func (p *Program) Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) < 1 {
 		p.Usage(stderr)
@@ -94,7 +99,7 @@ func (p *Program) Main(args []string, stdout, stderr io.Writer) int {
 	switch name {
 	case "-h", "--help", "help":
 		if name != "help" || len(rest) == 0 {
-			p.Usage(stderr)
+			p.Usage(stdout)
 			return 0
 		}
 		if len(rest) > 1 {
@@ -122,40 +127,65 @@ func (p *Program) Main(args []string, stdout, stderr io.Writer) int {
 }
 
 // FlagSet returns a new flag set for the command name that reports parse
-// errors (rather than exiting) and writes its help to stderr: the
-// command's usage line and summary, then every flag with its default,
-// zero defaults included (see ShowDefaults).
-func (p *Program) FlagSet(name string, stderr io.Writer) *pflag.FlagSet {
+// errors (rather than exiting: the command returns them, and Main prints
+// them on stderr) and writes its help, asked for with --help, -h or
+// "help <command>", to stdout: the command's usage line and description,
+// then every flag with its default, zero defaults included (see
+// ShowDefaults).
+func (p *Program) FlagSet(name string, stdout io.Writer) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	fs.SortFlags = false
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s %s [flags]\n", p.name, name)
+		fmt.Fprintf(stdout, "usage: %s %s [flags]\n", p.name, name)
 		if c, ok := p.commands[name]; ok {
-			fmt.Fprintf(stderr, "\n%s\n", c.summary)
+			fmt.Fprintf(stdout, "\n%s\n", c.summary)
 		}
 		ShowDefaults(fs)
-		fmt.Fprintf(stderr, "\nflags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(stdout, "\nflags:\n%s", fs.FlagUsages())
 	}
 	return fs
 }
 
-// ShowDefaults adds "(default V)" to the help of every flag whose default
-// pflag would not show because it is a zero value (0, false), unless the
-// help already speaks of its default or says the flag is required. Flags
-// whose default is empty ("" or []) must say in their help what the
-// absence of a value means.
+// ShowDefaults makes the help of every flag show its default once. It adds
+// "(default V)" to the help of every non-boolean flag whose default pflag
+// would not show because it is a zero value (0, 0s), unless the help
+// already speaks of its default or says the flag is required; and when
+// the help gives the default itself ("(default …"), it keeps pflag from
+// adding its own. A boolean flag is off unless given, which its help does
+// not repeat. Flags whose default is empty ("" or []) must say in their
+// help what the absence of a value means.
 func ShowDefaults(fs *pflag.FlagSet) {
 	fs.VisitAll(func(f *pflag.Flag) {
 		u := strings.ToLower(f.Usage)
+		if strings.Contains(u, "(default") {
+			f.DefValue = zeroDefault(f)
+			return
+		}
 		if strings.Contains(u, "default") || strings.Contains(u, "required") {
 			return
 		}
 		switch f.DefValue {
-		case "0", "false", "0s":
+		case "0", "0s":
 			f.Usage += " (default " + f.DefValue + ")"
 		}
 	})
+}
+
+// zeroDefault is the DefValue for which pflag shows no default for f.
+func zeroDefault(f *pflag.Flag) string {
+	switch f.Value.Type() {
+	case "bool":
+		return "false"
+	case "duration":
+		return "0s"
+	case "string":
+		return ""
+	}
+	if strings.HasSuffix(f.Value.Type(), "Slice") || strings.HasSuffix(f.Value.Type(), "Array") {
+		return "[]"
+	}
+	return "0"
 }
 
 // CommandLine is the shell command that runs this program with args (the

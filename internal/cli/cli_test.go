@@ -14,12 +14,13 @@ import (
 func testProgram(failWith error) *Program {
 	p := New("prog")
 	p.Register("run", "run something", func(args []string, stdout, stderr io.Writer) error {
-		fs := p.FlagSet("run", stderr)
+		fs := p.FlagSet("run", stdout)
 		fs.Int("count", 0, "how many")
 		fs.Bool("dry", false, "do nothing")
 		fs.Float64("rate", 0.5, "the rate")
 		fs.String("out", "", "output (required)")
 		fs.String("in", "", "input (default: standard input)")
+		fs.Int("workers", 4, "parts run in parallel (default 4: every core)")
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
@@ -34,8 +35,8 @@ func TestMainHelp(t *testing.T) {
 	p := testProgram(nil)
 	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
 		var stdout, stderr bytes.Buffer
-		if code := p.Main(args, &stdout, &stderr); code != 0 || !strings.Contains(stderr.String(), "run something") {
-			t.Errorf("%v: status %d, stderr %q", args, code, stderr.String())
+		if code := p.Main(args, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "run something") || stderr.Len() != 0 {
+			t.Errorf("%v: status %d, stdout %q, stderr %q; want the help on stdout", args, code, stdout.String(), stderr.String())
 		}
 	}
 	var stderr bytes.Buffer
@@ -45,26 +46,36 @@ func TestMainHelp(t *testing.T) {
 	for _, args := range [][]string{{"help", "run"}, {"run", "--help"}, {"run", "-h"}} {
 		var stdout, stderr bytes.Buffer
 		code := p.Main(args, &stdout, &stderr)
-		e := stderr.String()
-		if code != 0 || strings.Contains(e, "help requested") || stdout.Len() != 0 {
-			t.Errorf("%v: status %d, stdout %q, stderr %q; want status 0 and the help alone", args, code, stdout.String(), e)
+		o := stdout.String()
+		if code != 0 || strings.Contains(o, "help requested") || stderr.Len() != 0 {
+			t.Errorf("%v: status %d, stdout %q, stderr %q; want status 0 and the help alone, on stdout", args, code, o, stderr.String())
 		}
 		for _, want := range []string{"usage: prog run [flags]", "run something", "--count int", "how many (default 0)",
-			"do nothing (default false)", "the rate (default 0.5)", "output (required)\n", "input (default: standard input)\n"} {
-			if !strings.Contains(e, want) {
-				t.Errorf("%v: help lacks %q:\n%s", args, want, e)
+			"do nothing\n", "the rate (default 0.5)", "output (required)\n", "input (default: standard input)\n",
+			"--workers int   parts run in parallel (default 4: every core)\n"} {
+			if !strings.Contains(o, want) {
+				t.Errorf("%v: help lacks %q:\n%s", args, want, o)
 			}
+		}
+		if strings.Contains(o, "default false") || strings.Count(o, "(default 4") != 1 {
+			t.Errorf("%v: a boolean shows its default, or --workers two:\n%s", args, o)
 		}
 	}
 	// Asking twice does not add the defaults twice.
-	var e1, e2 bytes.Buffer
-	p.Main([]string{"help", "run"}, io.Discard, &e1)
-	p.Main([]string{"help", "run"}, io.Discard, &e2)
-	if strings.Count(e2.String(), "(default 0)") != 1 {
-		t.Errorf("second help:\n%s", e2.String())
+	var o1, o2 bytes.Buffer
+	p.Main([]string{"help", "run"}, &o1, io.Discard)
+	p.Main([]string{"help", "run"}, &o2, io.Discard)
+	if strings.Count(o2.String(), "(default 0)") != 1 {
+		t.Errorf("second help:\n%s", o2.String())
 	}
 	if code := p.Main([]string{"help", "nope"}, io.Discard, io.Discard); code != 2 {
 		t.Errorf("help of an unknown command: status %d, want 2", code)
+	}
+	// An error goes to stderr, nothing to stdout.
+	var stdout bytes.Buffer
+	stderr.Reset()
+	if code := p.Main([]string{"run", "--count", "x"}, &stdout, &stderr); code == 0 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "--count") {
+		t.Errorf("bad flag: status %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }
 

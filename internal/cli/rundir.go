@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nsrnn/nsrnn/experiment"
+)
+
+// RunDir is the directory of a training run that a command holds: locked
+// against other processes (experiment.LockDir), and created with its
+// settings file or checked against the settings of the run it resumes.
+type RunDir struct {
+	// Dir is the directory and File its settings file's name.
+	Dir, File string
+	// Created reports that the settings file was written by this command:
+	// the run is new.
+	Created bool
+	existed bool // dir existed before
+	lock    *experiment.DirLock
+}
+
+// OpenRunDir locks dir, removing the temporary files that a killed
+// process left there (and saying so on stderr), then creates the run
+// directory with its settings file, or checks that a resumed run's
+// settings match the saved ones (experiment.PrepareDir), with errors that
+// name the flags: --out for a directory that holds another run or another
+// process, --resume for other settings. An existing non-empty directory is
+// never overwritten without resume. The caller must Close the RunDir.
+func OpenRunDir[S any](dir, file string, s S, resume bool, stderr io.Writer) (*RunDir, error) {
+	_, statErr := os.Stat(dir)
+	r := &RunDir{Dir: dir, File: file, existed: statErr == nil}
+	lock, err := experiment.LockDir(dir)
+	if err != nil {
+		if !r.existed {
+			os.Remove(dir)
+		}
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	r.lock = lock
+	if len(lock.Removed) > 0 {
+		fmt.Fprintf(stderr, "removed %d temporary files left in %s by a killed process: %s\n", len(lock.Removed), dir, strings.Join(lock.Removed, ", "))
+	}
+	r.Created, err = experiment.PrepareDir(dir, file, s, resume)
+	var se *experiment.SettingsError
+	switch {
+	case err == nil:
+		return r, nil
+	case errors.Is(err, experiment.ErrNotEmpty):
+		err = fmt.Errorf("--out %s exists and is not empty; use --resume to continue its run, or choose another directory", dir)
+	case errors.Is(err, experiment.ErrNoRun):
+		err = fmt.Errorf("--resume: %s holds no run (no %s); choose another --out", dir, file)
+	case errors.As(err, &se):
+		err = fmt.Errorf("--resume: the flags differ from those of the run in %s (%s): %s; choose another --out for these flags", dir, se.Path, strings.Join(se.Diffs, "; "))
+	default:
+		err = fmt.Errorf("--out: %w", err)
+	}
+	r.Close(false)
+	return nil, err
+}
+
+// Close releases the directory. When ok is false and the run is new, it
+// first abandons the run if it has no checkpoint (nothing to resume): it
+// removes the settings file, the log, the given further files (names in
+// the directory), and the directory itself if it did
+// not exist before and is left empty, so that the same directory can be
+// used again. A run with a checkpoint is left alone: it can be resumed.
+func (r *RunDir) Close(ok bool, files ...string) {
+	if r == nil || r.lock == nil {
+		return
+	}
+	abandon := false
+	if !ok && r.Created {
+		_, err := os.Stat(filepath.Join(r.Dir, experiment.CheckpointFile))
+		abandon = errors.Is(err, os.ErrNotExist)
+	}
+	if abandon {
+		for _, f := range append([]string{r.File, experiment.LogFile}, files...) {
+			os.Remove(filepath.Join(r.Dir, f))
+		}
+	}
+	r.lock.Release()
+	r.lock = nil
+	if !r.existed && (abandon || !r.Created && !ok) {
+		os.Remove(r.Dir) // only if empty
+	}
+}
