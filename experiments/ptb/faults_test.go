@@ -226,9 +226,29 @@ func TestResumeOtherData(t *testing.T) {
 		t.Error("a refused resume changed run.json or vocab.txt")
 	}
 
-	// An old run.json: no digests. A corpus whose vocabulary differs is
-	// refused all the same; on its data it resumes.
+	// An old run: its run.json has no digests, nor have its checkpoints
+	// (the run is started from such a run.json, as the runs in flight
+	// were). A corpus whose vocabulary differs is refused all the same;
+	// on its data it resumes.
+	if err := os.WriteFile(trainPath, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	part = filepath.Join(root, "old")
+	args = trainArgs(data, part, "--checkpoint-every", "1ns")
+	if err := os.MkdirAll(part, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{experiment.RunFile, VocabFile} {
+		b, err := os.ReadFile(filepath.Join(whole, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(part, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	oldRunJSON(t, part)
+	mustTrain(t, append(args, "--resume", "--stop-after-steps", "20")...)
 	old, _ := os.ReadFile(filepath.Join(part, experiment.RunFile))
 	if err := os.WriteFile(trainPath, bytes.ReplaceAll(original, []byte("cat"), []byte("cow")), 0o644); err != nil {
 		t.Fatal(err)

@@ -319,7 +319,7 @@ func modelIndex(runs []plotRun) map[string]int {
 }
 
 func runPlot(args []string, stdout, stderr io.Writer) error {
-	fs := prog.FlagSet("plot", stderr)
+	fs := prog.FlagSet("plot", stdout)
 	sweeps := fs.StringArray("sweep", nil, "sweep directory whose runs are plotted (repeatable); run directories may also be given as arguments")
 	out := fs.String("out", "", "output directory of the figures (required)")
 	if err := fs.Parse(args); err != nil {
