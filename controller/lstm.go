@@ -9,7 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nsrnn/nsrnn/internal/fused"
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 )
 
 // LSTM is a stack of LSTM layers. It holds the parameters, which every

@@ -12,7 +12,7 @@ import (
 	"github.com/nsrnn/nsrnn/controller"
 	"github.com/nsrnn/nsrnn/internal/fastblas"
 	"github.com/nsrnn/nsrnn/internal/fused"
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks"
 )
 

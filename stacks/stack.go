@@ -7,7 +7,7 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 )
 
 // Layer is a stack together with its Actions layer. It holds the

@@ -14,7 +14,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/internal/fused"
 	"github.com/nsrnn/nsrnn/internal/linalg"
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks/internal/vrnskernel"
 )
 

@@ -1,8 +1,3 @@
-// Package param holds the trainable parameters of nsrnn models: named
-// float64 tensors that live outside any graph, their seeded initialization,
-// and their binding to input nodes of gorgonia graphs. One set of parameter
-// tensors is shared by every graph a model builds (one per sequence length
-// and batch size); each graph reads the same backing arrays.
 package param
 
 import (
