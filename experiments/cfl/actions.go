@@ -192,8 +192,9 @@ func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume
 		}
 		return nil
 	})
-	intr := catchInterrupts(stderr)
+	intr := catchInterrupts(stderr, cli.IsTerminal(stderr))
 	defer intr.stop()
+	stderr = intr.console // shared with the message of an interrupt
 	tc := s.TrainConfig(d.LowerBound.Entropy)
 	tc.Checkpoint = filepath.Join(dir, experiment.CheckpointFile)
 	tc.Recorder = nsrnn.Recorders{

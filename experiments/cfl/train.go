@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -10,8 +11,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
 
@@ -146,11 +149,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	m.Workers = *workers
 	tc := s.TrainConfig(d.LowerBound.Entropy)
 	tc.Checkpoint = filepath.Join(*out, experiment.CheckpointFile)
-	intr := catchInterrupts(stderr)
+	bar := !*quiet && cli.IsTerminal(stderr)
+	intr := catchInterrupts(stderr, cli.IsTerminal(stderr))
 	defer intr.stop()
+	stderr = intr.console // shared with the message of an interrupt
 	tc.Recorder = nsrnn.Recorders{
 		nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile)),
-		cli.Progress(stderr, cfg.Kind, !*quiet && cli.IsTerminal(stderr)),
+		cli.Progress(stderr, cfg.Kind, bar),
 		intr.recorder(),
 	}
 	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, lower bound %.4f nats per symbol; files in %s (Ctrl-C stops, --resume continues)\n",
@@ -212,18 +217,81 @@ func abandonRun(dir, file string, dirExisted bool) {
 
 // interrupts catches SIGINT and SIGTERM during training: the first one
 // stops training after the current batch (the checkpoint of the last
-// finished epoch stays valid); a second one kills the program.
+// finished epoch stays valid), or, on an epoch's last batch, once the
+// epoch is validated, checkpointed and its line printed, so that its work
+// is kept; a second one kills the program. Its message goes through
+// console, which the training's progress is written to as well: the
+// progress bar is cleared first, and never drawn again.
 type interrupts struct {
-	ch   chan os.Signal
-	done chan struct{}
-	got  atomic.Value // os.Signal
+	ch      chan os.Signal
+	done    chan struct{}
+	got     atomic.Value // os.Signal
+	console *console
+}
+
+// console is the writer of a training's progress (the lines of its epochs,
+// and on a terminal its progress bar) that an interrupt's message shares:
+// writes are serialized, and the message clears the bar first and mutes
+// it, so that the message is not glued to a stale bar nor overwritten by
+// the next one, and every line after it (the epoch's, the final message)
+// starts on a line of its own.
+type console struct {
+	mu       sync.Mutex
+	w        io.Writer
+	terminal bool // w is a terminal: the typed ^C is echoed on its line
+	partial  int  // the width of the unfinished line on screen (a bar), 0 after a newline
+	muted    bool // after an interrupt: writes without a newline (bars) are dropped
+}
+
+// Write writes p, unless the console is muted and p does not end a line
+// (a progress bar's redraw or clearing).
+func (c *console) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if c.muted && p[len(p)-1] != '\n' {
+		return len(p), nil
+	}
+	n, err := c.w.Write(p)
+	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
+		c.partial = 0
+		p = p[i+1:]
+	}
+	if i := bytes.LastIndexByte(p, '\r'); i >= 0 {
+		p = p[i+1:]
+	}
+	c.partial = max(c.partial, utf8.RuneCount(p))
+	return n, err
+}
+
+// interrupted clears the bar on screen (the line it is on, with the ^C the
+// terminal echoed), or ends the line of that ^C, mutes the bar, and
+// writes msg on a line of its own.
+func (c *console) interrupted(msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.muted = true
+	switch {
+	case c.partial > 0:
+		fmt.Fprint(c.w, "\r"+strings.Repeat(" ", c.partial+2)+"\r")
+	case c.terminal:
+		fmt.Fprintln(c.w)
+	}
+	c.partial = 0
+	fmt.Fprintln(c.w, msg)
 }
 
 // notifySignals registers ch for SIGINT and SIGTERM; tests replace it.
 var notifySignals = func(ch chan<- os.Signal) { signal.Notify(ch, os.Interrupt, syscall.SIGTERM) }
 
-func catchInterrupts(stderr io.Writer) *interrupts {
-	in := &interrupts{ch: make(chan os.Signal, 1), done: make(chan struct{})}
+// catchInterrupts catches SIGINT and SIGTERM until stop; terminal says
+// whether stderr is a terminal. Training's progress is to be written to
+// the result's console.
+func catchInterrupts(stderr io.Writer, terminal bool) *interrupts {
+	in := &interrupts{ch: make(chan os.Signal, 1), done: make(chan struct{}),
+		console: &console{w: stderr, terminal: terminal}}
 	notifySignals(in.ch)
 	go func() {
 		select {
@@ -231,7 +299,7 @@ func catchInterrupts(stderr io.Writer) *interrupts {
 			in.got.Store(sig)
 			// Back to the default: a second signal kills.
 			signal.Stop(in.ch)
-			fmt.Fprintf(stderr, "\n%v: stopping after the current batch; interrupt again to kill\n", sig)
+			in.console.interrupted(fmt.Sprintf("%v: stopping after the current batch (after the last batch of an epoch, once the epoch is validated and checkpointed); interrupt again to kill", sig))
 		case <-in.done:
 		}
 	}()
@@ -249,13 +317,15 @@ func (in *interrupts) signal() os.Signal {
 }
 
 // recorder stops training (nsrnn.ErrStop) at the first event after a
-// signal.
+// signal, except the last batch of an epoch: the epoch goes on to its
+// validation and checkpoint, and stops at its EpochDone event, after the
+// recorders before this one have logged and printed it.
 func (in *interrupts) recorder() nsrnn.Recorder {
-	return nsrnn.RecorderFunc(func(nsrnn.Event) error {
-		if in.signal() != nil {
-			return nsrnn.ErrStop
+	return nsrnn.RecorderFunc(func(e nsrnn.Event) error {
+		if in.signal() == nil || (e.Kind == nsrnn.StepDone && e.Step == e.Steps) {
+			return nil
 		}
-		return nil
+		return nsrnn.ErrStop
 	})
 }
 
