@@ -272,9 +272,14 @@ func chunkFunc(b *ptb.Batcher) func(i int) ([][]int, [][]int, error) {
 	}
 }
 
+// epochLegend is the line progress writes when training starts, before
+// the first epoch line: it explains the mark of an improved epoch.
+const epochLegend = "epoch lines: train and validation perplexity, learning rate, time elapsed; * marks an epoch whose validation perplexity is the best so far (the parameters kept)"
+
 // progress reports PTB training: on a terminal a bar over the epoch's
 // chunks with tokens per second, perplexity and the epoch's ETA; otherwise
-// a line every interval; and a line per epoch either way.
+// a line every interval; and a line per epoch either way, ending in * when
+// the epoch improved, which epochLegend explains when training starts.
 func progress(w io.Writer, label string, tokensPerStep int, terminal bool, interval time.Duration) nsrnn.Recorder {
 	var bar *progressbar.ProgressBar
 	var epochStart, last time.Time
@@ -282,6 +287,7 @@ func progress(w io.Writer, label string, tokensPerStep int, terminal bool, inter
 	return nsrnn.RecorderFunc(func(e nsrnn.Event) error {
 		switch e.Kind {
 		case nsrnn.Started:
+			fmt.Fprintln(w, epochLegend)
 			if e.Resumed {
 				fmt.Fprintf(w, "%s: resuming at epoch %d, chunk %d of %d\n", label, e.Epoch, e.Step+1, e.Steps)
 			}
