@@ -68,6 +68,8 @@ func (l *LSTM) Params() []*param.Param {
 
 // Init draws the parameters by the scheme's Recurrent rule, in the order
 // of Params.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (l *LSTM) Init(sc param.Scheme, rng *rand.Rand) {
 	s := sc.Recurrent()
 	for i := range l.wih {

@@ -79,6 +79,8 @@ type Rule struct {
 }
 
 // InitWeight fills a weight matrix of shape (out, in) per the scheme.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (s Rule) InitWeight(p *Param, rng *rand.Rand) {
 	shape := p.Value.Shape()
 	if len(shape) != 2 {
@@ -92,6 +94,8 @@ func (s Rule) InitWeight(p *Param, rng *rand.Rand) {
 }
 
 // InitBias fills a bias vector per the scheme.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (s Rule) InitBias(p *Param, rng *rand.Rand) {
 	if s.Uniform > 0 {
 		uniform(p.Data(), s.Uniform, rng)

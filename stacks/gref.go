@@ -70,6 +70,8 @@ func (s *Gref) Params() []*param.Param {
 
 // Init implements Layer, drawing the parameters by the scheme's Affine
 // rule in the order of Params.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (s *Gref) Init(sc param.Scheme, rng *rand.Rand) { initAffine(s.Params(), sc.Affine(), rng) }
 
 // initAffine draws alternating weights and biases by r.

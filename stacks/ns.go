@@ -180,6 +180,8 @@ func (s *NS) Params() []*param.Param {
 }
 
 // Init implements Layer: W_a and b_a by the scheme's Recurrent rule.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (s *NS) Init(sc param.Scheme, rng *rand.Rand) {
 	if s.scores {
 		return
