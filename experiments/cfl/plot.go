@@ -72,14 +72,7 @@ func modelStyle(kind string) (color.Color, []vg.Length) {
 
 func runPlot(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("plot", stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: cfl plot --out DIR (--sweep S | RUN_DIR... | --actions A)\n\n"+
-			"With --sweep, Figures 1 and 2 of the runs that select chose. With run directories\n"+
-			"(train --out directories, or directories holding some, such as a sweep without\n"+
-			"selected.json), Figure 1 of every run found, finished or not.\n\n")
-		fs.PrintDefaults()
-	}
-	sweep := fs.String("sweep", "", "sweep directory, after select (for Figures 1 and 2 of its selected runs)")
+	sweep := fs.String("sweep", "", "sweep directory, after select, for Figures 1 and 2 of its selected runs (required, unless run directories are given as arguments: cfl plot --out DIR RUN_DIR…, Figure 1 of every run, no selected.json needed; or --actions alone)")
 	out := fs.String("out", "", "output directory of the figures (required)")
 	actions := fs.String("actions", "", "directory written by the actions command (default: <sweep>/actions if it exists)")
 	wallClock := fs.Bool("time", false, "plot Figure 1 against training time in seconds instead of epochs")
