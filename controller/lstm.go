@@ -9,7 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nsrnn/nsrnn/internal/fused"
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 )
 
 // LSTM is a stack of LSTM layers. It holds the parameters, which every
@@ -68,6 +68,8 @@ func (l *LSTM) Params() []*param.Param {
 
 // Init draws the parameters by the scheme's Recurrent rule, in the order
 // of Params.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (l *LSTM) Init(sc param.Scheme, rng *rand.Rand) {
 	s := sc.Recurrent()
 	for i := range l.wih {

@@ -10,7 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nsrnn/nsrnn/internal/gradcheck"
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 )
 
 func randDense(rng *rand.Rand, scale float64, shape ...int) *tensor.Dense {

@@ -22,6 +22,8 @@ func validLengthsNonEmpty(g *PCFG, minLen, maxLen int) ([]int, error) {
 // SampleStrings returns count strings, each drawn by choosing a length
 // uniformly from the valid lengths in [minLen, maxLen] and then a string
 // from p_G conditioned on that length.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func SampleStrings(g *PCFG, count, minLen, maxLen int, rng *rand.Rand) ([][]int, error) {
 	if count < 0 {
 		return nil, fmt.Errorf("data: negative count %d", count)
@@ -48,6 +50,8 @@ func SampleStrings(g *PCFG, count, minLen, maxLen int, rng *rand.Rand) ([][]int,
 // maxLen], and every string of the batch is drawn from p_G conditioned on
 // that length. This is the paper's protocol for training and validation
 // sets.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func SampleBatches(g *PCFG, numStrings, batchSize, minLen, maxLen int, rng *rand.Rand) ([][][]int, error) {
 	if numStrings < 0 {
 		return nil, fmt.Errorf("data: negative number of strings %d", numStrings)
@@ -79,6 +83,8 @@ func SampleBatches(g *PCFG, numStrings, batchSize, minLen, maxLen int, rng *rand
 // SampleTestSet returns perLength strings for every valid length in
 // [minLen, maxLen], in order of increasing length, each drawn from p_G
 // conditioned on its length.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func SampleTestSet(g *PCFG, perLength, minLen, maxLen int, rng *rand.Rand) ([][]int, error) {
 	if perLength < 0 {
 		return nil, fmt.Errorf("data: negative number of strings per length %d", perLength)

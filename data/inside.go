@@ -172,6 +172,8 @@ func checkRange(minLen, maxLen int) error {
 // Sample returns a string drawn from the grammar's distribution conditioned
 // on length n, p_G(w | |w| = n). It returns an error if the grammar cannot
 // generate strings of length n or rng is nil.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (g *PCFG) Sample(n int, rng *rand.Rand) ([]int, error) {
 	if rng == nil {
 		return nil, errors.New("data: nil random source")

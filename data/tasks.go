@@ -64,6 +64,21 @@ func (t *Task) Name() string { return t.name }
 // SampleBatches and SampleTestSet should be given.
 func (t *Task) Grammar() *PCFG { return t.g }
 
+// TrueEntropy returns the lower bound of a model's cross-entropy on the
+// strings of batches (as SampleBatches returns them) drawn from the task
+// with lengths in [minLen, maxLen]: the data's true entropy, the
+// cross-entropy of the source distribution in nats per symbol (EOS
+// included), ComputeLowerBound's Entropy. It is the value that
+// nsrnn.TrainConfig.LowerBound takes for the validation batches, so that
+// training reports each epoch's difference from it.
+func (t *Task) TrueEntropy(batches [][][]int, minLen, maxLen int) (float64, error) {
+	lb, err := ComputeLowerBound(t.g, Flatten(batches), minLen, maxLen)
+	if err != nil {
+		return 0, err
+	}
+	return lb.Entropy, nil
+}
+
 // Definition returns the task's definition, GrammarPaper or
 // GrammarReleased.
 func (t *Task) Definition() Grammar { return t.def }

@@ -112,8 +112,8 @@ func TestNotebook(t *testing.T) {
 		}
 	}
 	// Rows of the Viterbi table: step, symbol read, operation, ….
-	push := regexp.MustCompile(`(?m)^\d+\s+\S+\s+push\(\d+, \d+\)`)
-	pop := regexp.MustCompile(`(?m)^\d+\s+\S+\s+pop\(\d+\)`)
+	push := regexp.MustCompile(`(?m)^\d+\s+\S+\s+push\(state=\d+, symbol=\d+\)`)
+	pop := regexp.MustCompile(`(?m)^\d+\s+\S+\s+pop\(state=\d+\)`)
 	if viterbi != "" && (!push.MatchString(viterbi) || !pop.MatchString(viterbi)) {
 		t.Errorf("the Viterbi run has no push or no pop:\n%s", viterbi)
 	}

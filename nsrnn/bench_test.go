@@ -118,8 +118,8 @@ func ptbChunk(batch, steps, vocab int) (in, tgt [][]int) {
 // heap in use after an untimed step run with the garbage collector off,
 // less the heap in use before the model was made, which bounds the peak
 // from above (the model, its compiled graph and every allocation of the
-// step). Build with -tags openblas for the
-// OpenBLAS products.
+// step). Build with -tags openblas (and Debian's libopenblas-dev) for
+// the OpenBLAS products.
 func BenchmarkStreamStepPTB(b *testing.B) {
 	const batch, steps = 32, 35
 	for _, c := range ptbBenchModels() {

@@ -109,7 +109,8 @@
 // built with the tag openblas (go build -tags openblas, with cgo and
 // OpenBLAS installed, e.g. Debian's libopenblas-dev) they use OpenBLAS,
 // which is an order of magnitude faster at the Penn Treebank sizes. BLAS
-// says which one a program was built with.
+// says which one a program was built with. Without OpenBLAS's headers the
+// tagged build stops with a message naming the package to install.
 //
 // # Precision
 //

@@ -13,13 +13,14 @@ import (
 	"github.com/nsrnn/nsrnn/controller"
 	"github.com/nsrnn/nsrnn/internal/fastblas"
 	"github.com/nsrnn/nsrnn/internal/fused"
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
 // BLAS names the implementation of the matrix products: "gonum" (pure Go,
-// the default) or "openblas" (built with the tag openblas; see the package
-// documentation, "Graphs and memory").
+// the default) or "openblas" (built with the tag openblas and Debian's
+// libopenblas-dev installed; see the package documentation, "Graphs and
+// memory").
 const BLAS = fastblas.Name
 
 // Param is a named parameter tensor of a model.

@@ -13,8 +13,10 @@ import (
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
 )
 
-// Batch is a set of sequences of one length, as symbol indices.
-type Batch [][]int
+// Batch is a set of sequences of one length, as symbol indices. It is an
+// alias, so that the batches of data.SampleBatches and data.SplitBatches,
+// of type [][][]int, are a []Batch as they are.
+type Batch = [][]int
 
 // Objective is what Fit trains a model on: the gradient steps of each
 // epoch and the validation score that drives the schedule, early stopping

@@ -113,7 +113,8 @@
 // Viterbi runs the same dynamic program in the max-plus semiring with
 // backpointers and returns, for each sequence, the highest-weight run of
 // the automaton over the given action log-weights: one operation per step,
-// push(r, y), replace(r, y) or pop(r), the stack after every step, and the
+// push(r, y), replace(r, y) or pop(r) (Op.String names them:
+// "push(state=r, symbol=y)"), the stack after every step, and the
 // run's log-weight.
 //
 // # Runners

@@ -11,7 +11,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/internal/fused"
 	"github.com/nsrnn/nsrnn/internal/linalg"
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks/internal/baseline"
 )
 
@@ -70,6 +70,8 @@ func (s *Gref) Params() []*param.Param {
 
 // Init implements Layer, drawing the parameters by the scheme's Affine
 // rule in the order of Params.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (s *Gref) Init(sc param.Scheme, rng *rand.Rand) { initAffine(s.Params(), sc.Affine(), rng) }
 
 // initAffine draws alternating weights and biases by r.

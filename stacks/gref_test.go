@@ -7,7 +7,7 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks"
 	"github.com/nsrnn/nsrnn/stacks/internal/baseline"
 	"github.com/nsrnn/nsrnn/stacks/stackstest"

@@ -13,7 +13,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/internal/fused"
 	"github.com/nsrnn/nsrnn/internal/linalg"
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks/internal/baseline"
 )
 
@@ -90,6 +90,8 @@ func (s *JM) Params() []*param.Param {
 
 // Init implements Layer, drawing the parameters by the scheme's Affine
 // rule in the order of Params.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (s *JM) Init(sc param.Scheme, rng *rand.Rand) { initAffine(s.Params(), sc.Affine(), rng) }
 
 // Carryable implements Layer: a JM stack with a depth limit K carries its K

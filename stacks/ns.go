@@ -14,7 +14,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/internal/fused"
 	"github.com/nsrnn/nsrnn/internal/linalg"
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks/internal/nskernel"
 )
 
@@ -180,6 +180,8 @@ func (s *NS) Params() []*param.Param {
 }
 
 // Init implements Layer: W_a and b_a by the scheme's Recurrent rule.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (s *NS) Init(sc param.Scheme, rng *rand.Rand) {
 	if s.scores {
 		return

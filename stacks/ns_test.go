@@ -8,7 +8,7 @@ import (
 
 	"gorgonia.org/tensor"
 
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks"
 	"github.com/nsrnn/nsrnn/stacks/stackstest"
 )

@@ -7,7 +7,7 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 )
 
 // Layer is a stack together with its Actions layer. It holds the
@@ -18,8 +18,8 @@ type Layer interface {
 	// Params returns the layer's parameters (none for a stack without an
 	// Actions layer).
 	Params() []*param.Param
-	// Init draws the parameters from rng, each by the rule of s that
-	// applies to it.
+	// Init draws the parameters from rng (a *rand.Rand of math/rand/v2),
+	// each by the rule of s that applies to it.
 	Init(s param.Scheme, rng *rand.Rand)
 	// Bind creates the instance of the stack in the graph of b, for a
 	// batch of sequences over at most steps stack updates. The instance

@@ -44,12 +44,15 @@ type Op struct {
 	Symbol int
 }
 
-// String returns "push(r, y)", "replace(r, y)" or "pop(r)".
+// String returns "push(state=r, symbol=y)", "replace(state=r,
+// symbol=y)" or "pop(state=r)": the state r the transition goes to and the
+// symbol y it pushes or writes over the top, named so that a reader need
+// not know the order.
 func (o Op) String() string {
 	if o.Kind == OpPop {
-		return fmt.Sprintf("pop(%d)", o.State)
+		return fmt.Sprintf("pop(state=%d)", o.State)
 	}
-	return fmt.Sprintf("%v(%d, %d)", o.Kind, o.State, o.Symbol)
+	return fmt.Sprintf("%v(state=%d, symbol=%d)", o.Kind, o.State, o.Symbol)
 }
 
 // ViterbiRun is a run of the nondeterministic stack's weighted PDA, as

@@ -420,9 +420,9 @@ func TestOpString(t *testing.T) {
 		op   stacks.Op
 		want string
 	}{
-		{stacks.Op{Kind: stacks.OpPush, State: 1, Symbol: 2}, "push(1, 2)"},
-		{stacks.Op{Kind: stacks.OpReplace, State: 0, Symbol: 1}, "replace(0, 1)"},
-		{stacks.Op{Kind: stacks.OpPop, State: 2, Symbol: -1}, "pop(2)"},
+		{stacks.Op{Kind: stacks.OpPush, State: 1, Symbol: 2}, "push(state=1, symbol=2)"},
+		{stacks.Op{Kind: stacks.OpReplace, State: 0, Symbol: 1}, "replace(state=0, symbol=1)"},
+		{stacks.Op{Kind: stacks.OpPop, State: 2, Symbol: -1}, "pop(state=2)"},
 	} {
 		if got := c.op.String(); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)
@@ -456,14 +456,14 @@ func ExampleViterbi() {
 	}
 	run := runs[0]
 	for t, op := range run.Ops {
-		fmt.Printf("step %d: %-13v state %d, stack %v\n", t+1, op, run.States[t], run.Stacks[t])
+		fmt.Printf("step %d: %-26v  state %d, stack %v\n", t+1, op, run.States[t], run.Stacks[t])
 	}
 	fmt.Println("log-weight", run.LogWeight)
 	// Output:
-	// step 1: push(0, 1)    state 0, stack [0 1]
-	// step 2: push(0, 0)    state 0, stack [0 1 0]
-	// step 3: pop(0)        state 0, stack [0 1]
-	// step 4: replace(0, 0) state 0, stack [0 0]
+	// step 1: push(state=0, symbol=1)     state 0, stack [0 1]
+	// step 2: push(state=0, symbol=0)     state 0, stack [0 1 0]
+	// step 3: pop(state=0)                state 0, stack [0 1]
+	// step 4: replace(state=0, symbol=0)  state 0, stack [0 0]
 	// log-weight 0
 }
 

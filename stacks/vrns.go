@@ -14,7 +14,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/internal/fused"
 	"github.com/nsrnn/nsrnn/internal/linalg"
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks/internal/vrnskernel"
 )
 
@@ -216,6 +216,8 @@ func (s *VRNS) Params() []*param.Param {
 // Init implements Layer: W_a and b_a by the scheme's Recurrent rule (as
 // the NS stack's Actions layer), W_v and b_v by its Affine rule, and w_0
 // by the Recurrent rule for biases.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (s *VRNS) Init(sc param.Scheme, rng *rand.Rand) {
 	r, a := sc.Recurrent(), sc.Affine()
 	r.InitWeight(s.wa, rng)

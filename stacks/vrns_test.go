@@ -14,7 +14,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/internal/fused"
 	"github.com/nsrnn/nsrnn/internal/gradcheck"
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks"
 	"github.com/nsrnn/nsrnn/stacks/stackstest"
 )

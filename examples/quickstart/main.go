@@ -19,9 +19,10 @@
 // protocol is "go run ./experiments/cfl train" (see the README).
 //
 // For each model it prints the best validation cross-entropy (nats per
-// symbol, EOS included), the lower bound (the cross-entropy of the true
-// distribution on the same strings) and their difference, the paper's
-// measure: 0 is perfect. Progress lines go to stderr, one per epoch.
+// symbol, EOS included), the lower bound (the data's true entropy: the
+// cross-entropy of the true distribution on the same strings, which no
+// model can beat) and their difference, the paper's measure: 0 is
+// perfect. Progress lines go to stderr, one per epoch.
 //
 // Each model's files go to a directory under --out (default
 // runs/quickstart): log.jsonl (one JSON record per epoch), checkpoint
@@ -119,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "marked reversal: %d training and %d validation strings of lengths %d–%d; validation lower bound %.4f nats per symbol\n",
+	fmt.Fprintf(stderr, "marked reversal: %d training and %d validation strings of lengths %d–%d; lower bound %.4f nats per symbol (the validation data's true entropy: no model's cross-entropy can be lower)\n",
 		*trainSize, *validSize, minLength, maxLength, d.LowerBound.Entropy)
 
 	model := nsrnn.Config{InputVocab: len(task.Terminals()), OutputVocab: len(task.Vocabulary()), Hidden: hidden}
@@ -138,7 +139,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		results = append(results, r)
 	}
 
-	fmt.Fprintln(stdout, "Marked reversal, best validation cross-entropy in nats per symbol (lower is better; difference 0 is perfect):")
+	fmt.Fprintln(stdout, "Marked reversal, best validation cross-entropy in nats per symbol (lower is better). The lower bound is the")
+	fmt.Fprintln(stdout, "data's true entropy, the cross-entropy of the distribution that generated it: a difference of 0 is perfect.")
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "model\tparameters\tbest epoch\tcross-entropy\tlower bound\tdifference\t")
 	for _, r := range results {

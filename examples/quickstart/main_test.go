@@ -52,10 +52,13 @@ func TestQuickstartTiny(t *testing.T) {
 			t.Errorf("%d progress lines for %s, want 2:\n%s", n, kind, stderr.String())
 		}
 	}
-	for _, w := range []string{"cross-entropy", "lower bound", "difference", "rns", "lstm"} {
+	for _, w := range []string{"cross-entropy", "lower bound", "difference", "rns", "lstm", "lower bound is the\ndata's true entropy"} {
 		if !strings.Contains(stdout.String(), w) {
 			t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
 		}
+	}
+	if !strings.Contains(stderr.String(), "(the validation data's true entropy: ") {
+		t.Errorf("stderr does not say that the lower bound is the data's true entropy:\n%s", stderr.String())
 	}
 	t.Logf("stdout:\n%s", stdout.String())
 

@@ -183,8 +183,9 @@ func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume
 		}
 		return nil
 	})
-	intr := catchInterrupts(stderr)
+	intr := catchInterrupts(stderr, cli.IsTerminal(stderr))
 	defer intr.Stop()
+	stderr = intr.Console() // shared with the message of an interrupt
 	tc := s.TrainConfig(d.LowerBound.Entropy)
 	tc.Checkpoint = filepath.Join(dir, experiment.CheckpointFile)
 	tc.Recorder = nsrnn.Recorders{

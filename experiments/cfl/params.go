@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -105,6 +106,20 @@ func runParams(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, n)
+	fmt.Fprintln(stdout, paramsLine(cfg.Kind, *task, n))
 	return nil
+}
+
+// paramsLine is the line of cfl params: the model, the task and the count
+// with thousands separated, e.g. "rns on marked-reversal: 4,328 parameters".
+func paramsLine(kind, task string, n int) string {
+	digits := strconv.Itoa(n)
+	var b strings.Builder
+	for i, d := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	return fmt.Sprintf("%s on %s: %s parameters", kind, task, b.String())
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -35,8 +34,9 @@ func TestParamsCommand(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", tc.args, code, errb.String())
 			continue
 		}
-		if got := strings.TrimSpace(out.String()); got != strconv.Itoa(tc.want) {
-			t.Errorf("%v: printed %s, want %d", tc.args, got, tc.want)
+		want := paramsLine(tc.args[3], tc.args[1], tc.want)
+		if got := strings.TrimSpace(out.String()); got != want {
+			t.Errorf("%v: printed %q, want %q (%d)", tc.args, got, want, tc.want)
 		}
 	}
 	for _, args := range [][]string{
@@ -48,5 +48,25 @@ func TestParamsCommand(t *testing.T) {
 		if prog.Main(append([]string{"params"}, args...), &out, &errb) == 0 || out.Len() != 0 {
 			t.Errorf("%v: want an error and nothing on stdout", args)
 		}
+	}
+}
+
+// TestParamsLine checks the labelled line of cfl params, with its
+// thousands separated.
+func TestParamsLine(t *testing.T) {
+	for n, want := range map[int]string{
+		7:       "rns on dyck: 7 parameters",
+		999:     "rns on dyck: 999 parameters",
+		4328:    "rns on dyck: 4,328 parameters",
+		1234567: "rns on dyck: 1,234,567 parameters",
+	} {
+		if got := paramsLine("rns", "dyck", n); got != want {
+			t.Errorf("paramsLine(%d) = %q, want %q", n, got, want)
+		}
+	}
+	var out bytes.Buffer
+	if code := prog.Main([]string{"params", "--task", "marked-reversal", "--model", "rns"}, &out, &bytes.Buffer{}); code != 0 ||
+		!strings.HasPrefix(out.String(), "rns on marked-reversal: ") || !strings.HasSuffix(out.String(), " parameters\n") {
+		t.Errorf("cfl params printed %q", out.String())
 	}
 }

@@ -27,7 +27,7 @@ import (
 )
 
 func init() {
-	prog.Register("plot", "draw Figures 1–3 (PNG and SVG) from a sweep, its selection and recorded actions", runPlot)
+	prog.Register("plot", "draw Figures 1–3 (PNG and SVG) from a sweep, its selection and recorded actions, or Figure 1 of run directories", runPlot)
 }
 
 // Names of the figure files, without the .png/.svg extension: one file
@@ -72,7 +72,7 @@ func modelStyle(kind string) (color.Color, []vg.Length) {
 
 func runPlot(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("plot", stdout)
-	sweep := fs.String("sweep", "", "sweep directory, after select (required for Figures 1 and 2)")
+	sweep := fs.String("sweep", "", "sweep directory, after select, for Figures 1 and 2 of its selected runs (required, unless run directories are given as arguments: cfl plot --out DIR RUN_DIR…, Figure 1 of every run, no selected.json needed; or --actions alone)")
 	out := fs.String("out", "", "output directory of the figures (required)")
 	actions := fs.String("actions", "", "directory written by the actions command (default: <sweep>/actions if it exists)")
 	wallClock := fs.Bool("time", false, "plot Figure 1 against training time in seconds instead of epochs")
@@ -80,14 +80,18 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
+	runDirs := fs.Args()
 	if *out == "" {
 		return fmt.Errorf("--out is required")
 	}
-	if *sweep == "" && *actions == "" {
-		return fmt.Errorf("--sweep is required (or --actions alone for Figure 3)")
+	if *sweep != "" && len(runDirs) > 0 {
+		return fmt.Errorf("give --sweep or run directories (%q), not both", runDirs)
+	}
+	if *unfinished && len(runDirs) > 0 {
+		return fmt.Errorf("--unfinished is for --sweep: run directories are plotted finished or not")
+	}
+	if *sweep == "" && *actions == "" && len(runDirs) == 0 {
+		return fmt.Errorf("--sweep or run directories are required (or --actions alone for Figure 3)")
 	}
 	if err := os.MkdirAll(*out, 0o777); err != nil {
 		return fmt.Errorf("--out: %w", err)
@@ -96,6 +100,13 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--out: %w", err)
 	}
 	var written []string
+	if len(runDirs) > 0 {
+		files, err := plotRuns(runDirs, *out, *wallClock, stderr)
+		if err != nil {
+			return err
+		}
+		written = append(written, files...)
+	}
 	if *sweep != "" {
 		sel, err := experiment.ReadSelection(*sweep)
 		if _, ok := errors.AsType[*iofs.PathError](err); ok {
@@ -116,7 +127,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		written = append(written, files...)
 	}
 	adir := *actions
-	if adir == "" {
+	if adir == "" && *sweep != "" {
 		adir = filepath.Join(*sweep, "actions")
 		if _, err := os.Stat(adir); err != nil {
 			adir = ""
@@ -137,11 +148,25 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 }
 
 // series is one model's line in a panel; inProgress marks an unfinished
-// run's.
+// run's. Its legend entry is the kind's label (with "(in progress)") unless
+// label is set.
 type series struct {
 	kind       string
 	xys        plotter.XYs
 	inProgress bool
+	label      string
+}
+
+// legendLabel is the series' legend entry.
+func (s series) legendLabel() string {
+	if s.label != "" {
+		return s.label
+	}
+	label := modelLabel(s.kind)
+	if s.inProgress {
+		label += " (in progress)"
+	}
+	return label
 }
 
 // unfinishedRun is a run without summary.json shown in Figure 1.
@@ -200,6 +225,124 @@ func findUnfinished(sweep string, sel *experiment.Selection) ([]unfinishedRun, e
 	return out, nil
 }
 
+// diffLabel is the y axis of Figures 1 and 2.
+const diffLabel = "cross-entropy diff. (nats per symbol)"
+
+// validCurve is Figure 1's line of a training log: the validation
+// difference against the epoch, or against the elapsed seconds.
+func validCurve(recs []nsrnn.EpochRecord, wallClock bool) plotter.XYs {
+	xys := make(plotter.XYs, len(recs))
+	for i, r := range recs {
+		xys[i].X, xys[i].Y = float64(r.Epoch), r.ValidDifference
+		if wallClock {
+			xys[i].X = r.ElapsedSeconds
+		}
+	}
+	return xys
+}
+
+// fig1XLabel is Figure 1's x axis.
+func fig1XLabel(wallClock bool) string {
+	if wallClock {
+		return "training time (s)"
+	}
+	return "epoch"
+}
+
+// plotRuns draws Figure 1 of run directories, without a selection: one
+// line per run with a finished epoch, one panel per task, one file per
+// task and one with every task's panel. Each argument is a run directory
+// (holding run.json) or a directory under which FindRuns finds runs.
+func plotRuns(args []string, out string, wallClock bool, stderr io.Writer) ([]string, error) {
+	type found struct {
+		run  experiment.Run
+		name string // the run's directory as the user named it
+	}
+	var runs []found
+	for _, arg := range args {
+		if _, err := experiment.ReadSettings(arg); err == nil {
+			rs, err := experiment.FindRuns(arg)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rs {
+				if filepath.Clean(r.Dir) == filepath.Clean(arg) {
+					runs = append(runs, found{r, filepath.Clean(arg)})
+				}
+			}
+			continue
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if _, err := os.Stat(arg); err != nil {
+			return nil, err
+		}
+		rs, err := experiment.FindRuns(arg)
+		if err != nil {
+			return nil, err
+		}
+		if len(rs) == 0 {
+			return nil, fmt.Errorf("%s: no %s in it or under it: not a run directory (cfl train --out) nor a directory of runs", arg, experiment.RunFile)
+		}
+		for _, r := range rs {
+			runs = append(runs, found{r, r.Dir})
+		}
+	}
+	// Runs of one task and kind are told apart by their directories.
+	count := map[[2]string]int{}
+	for _, r := range runs {
+		count[[2]string{r.run.Settings.Task, r.run.Settings.Model.Kind}]++
+	}
+	var panels []panel
+	index := map[string]int{}
+	for _, r := range runs {
+		recs, err := experiment.ReadLog(filepath.Join(r.run.Dir, experiment.LogFile))
+		if errors.Is(err, os.ErrNotExist) || (err == nil && len(recs) == 0) {
+			fmt.Fprintf(stderr, "plot: %s has no finished epoch yet; skipped\n", r.name)
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		task, kind := r.run.Settings.Task, r.run.Settings.Model.Kind
+		s := series{kind: kind, xys: validCurve(recs, wallClock), inProgress: r.run.Summary == nil}
+		if count[[2]string{task, kind}] > 1 {
+			s.label = modelLabel(kind) + " " + r.name
+			if s.inProgress {
+				s.label += " (in progress)"
+			}
+		}
+		i, ok := index[task]
+		if !ok {
+			i = len(panels)
+			index[task] = i
+			panels = append(panels, panel{task: task})
+		}
+		panels[i].lines = append(panels[i].lines, s)
+	}
+	if len(panels) == 0 {
+		return nil, fmt.Errorf("no run with a finished epoch in %q", args)
+	}
+	const title = "validation set during training"
+	xLabel := fig1XLabel(wallClock)
+	var files []string
+	for _, pn := range panels {
+		p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+title, xLabel, diffLabel, true)
+		if err != nil {
+			return nil, err
+		}
+		fs, err := saveFigure(out, fig1Name(pn.task), 6*vg.Inch, 4*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
+	}
+	fs, err := savePanels(out, fig1AllName, "Figure 1: cross-entropy difference on the validation set during training", panels, xLabel, diffLabel)
+	if err != nil {
+		return nil, err
+	}
+	return append(files, fs...), nil
+}
+
 // panel is one task's data in a figure.
 type panel struct {
 	task  string
@@ -223,21 +366,8 @@ func plotSelection(sel *experiment.Selection, extra []unfinishedRun, sweep, out 
 			byTask[u.task] = nil
 		}
 	}
-	curve := func(recs []nsrnn.EpochRecord) plotter.XYs {
-		xys := make(plotter.XYs, len(recs))
-		for i, r := range recs {
-			xys[i].X, xys[i].Y = float64(r.Epoch), r.ValidDifference
-			if wallClock {
-				xys[i].X = r.ElapsedSeconds
-			}
-		}
-		return xys
-	}
-	xLabel := "epoch"
-	if wallClock {
-		xLabel = "training time (s)"
-	}
-	const diffLabel = "cross-entropy diff. (nats per symbol)"
+	curve := func(recs []nsrnn.EpochRecord) plotter.XYs { return validCurve(recs, wallClock) }
+	xLabel := fig1XLabel(wallClock)
 	var fig1, fig2 []panel
 	for _, task := range tasks {
 		// Figure 1: validation difference during training.
@@ -332,11 +462,7 @@ func panelPlot(pn panel, title, x, y string, legend bool) (*plot.Plot, error) {
 		}
 		p.Add(l)
 		if legend {
-			label := modelLabel(s.kind)
-			if s.inProgress {
-				label += " (in progress)"
-			}
-			p.Legend.Add(label, l)
+			p.Legend.Add(s.legendLabel(), l)
 		}
 	}
 	return p, nil
@@ -376,13 +502,25 @@ func modelLine(kind string, xys plotter.XYs) (*plotter.Line, error) {
 	return l, nil
 }
 
+// panelGrid is the layout of a figure of n panels: at most three columns,
+// as many rows as needed, and whether the shared legend has a cell of its
+// own, the first one left empty after the last panel. When the panels fill
+// their rows (one panel, two, three, six…) there is no such cell and each
+// panel carries its own legend, so that the canvas is never wider or
+// taller than its panels.
+func panelGrid(n int) (rows, cols int, legendCell bool) {
+	cols = min(n, 3)
+	rows = (n + cols - 1) / cols
+	return rows, cols, n%cols != 0
+}
+
 // savePanels draws one figure with a panel per task, titled with the
 // tasks' names, the caption above them and one legend for every model in
-// the cell after the last panel, and writes it as name.png and name.svg.
+// the cell after the last panel (or, when the panels fill their rows, a
+// legend in each panel: see panelGrid), and writes it as name.png and
+// name.svg.
 func savePanels(dir, name, caption string, panels []panel, x, y string) ([]string, error) {
-	cells := len(panels) + 1 // the legend's
-	cols := min(cells, 3)
-	rows := (cells + cols - 1) / cols
+	rows, cols, legendCell := panelGrid(len(panels))
 	grid := make([][]*plot.Plot, rows)
 	for r := range grid {
 		grid[r] = make([]*plot.Plot, cols)
@@ -391,37 +529,47 @@ func savePanels(dir, name, caption string, panels []panel, x, y string) ([]strin
 	legend.TextStyle.Font.Size = vg.Points(12)
 	legend.ThumbnailWidth = vg.Points(30)
 	legend.Padding = vg.Points(4)
-	var kinds []string
+	var entries []series // one per legend entry
 	for i, pn := range panels {
-		p, err := panelPlot(pn, experiment.TaskTitle(pn.task), x, y, false)
+		p, err := panelPlot(pn, experiment.TaskTitle(pn.task), x, y, !legendCell)
 		if err != nil {
 			return nil, err
 		}
 		grid[i/cols][i%cols] = p
 		for _, s := range pn.lines {
-			if !slices.Contains(kinds, s.kind) {
-				kinds = append(kinds, s.kind)
+			// The shared legend names each kind once, unless lines
+			// have labels of their own (runs of one kind).
+			s.inProgress = false
+			if !slices.ContainsFunc(entries, func(e series) bool { return e.legendLabel() == s.legendLabel() }) {
+				entries = append(entries, s)
 			}
 		}
 	}
 	// The legend lists the kinds in the order of the kinds table.
-	for _, k := range nsrnn.AllKinds() {
-		if slices.Contains(kinds, k.Name) {
-			l, err := modelLine(k.Name, plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}})
-			if err != nil {
-				return nil, err
-			}
-			legend.Add(k.Label, l)
-		}
+	kindIndex := func(kind string) int {
+		return slices.IndexFunc(nsrnn.AllKinds(), func(k nsrnn.Kind) bool { return k.Name == kind })
 	}
-	w, h := vg.Length(cols)*4.5*vg.Inch, vg.Length(rows)*3.5*vg.Inch+vg.Points(24)
+	slices.SortStableFunc(entries, func(a, b series) int { return kindIndex(a.kind) - kindIndex(b.kind) })
+	for _, e := range entries {
+		l, err := modelLine(e.kind, plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}})
+		if err != nil {
+			return nil, err
+		}
+		legend.Add(e.legendLabel(), l)
+	}
+	w := vg.Length(cols) * 4.5 * vg.Inch
+	caption, band := fitCaption(caption, w)
+	h := vg.Length(rows)*3.5*vg.Inch + band
 	return saveFigure(dir, name, w, h, func(dc draw.Canvas) {
-		body := drawCaption(dc, caption)
+		body := drawCaption(dc, caption, band)
 		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(16), PadY: vg.Points(16),
 			PadLeft: vg.Points(6), PadRight: vg.Points(10), PadTop: vg.Points(4), PadBottom: vg.Points(6)}
 		canvases := plot.Align(grid, tiles, body)
 		for i := range panels {
 			grid[i/cols][i%cols].Draw(canvases[i/cols][i%cols])
+		}
+		if !legendCell {
+			return
 		}
 		lc := canvases[len(panels)/cols][len(panels)%cols]
 		// Inset the legend within its cell.
@@ -432,15 +580,45 @@ func savePanels(dir, name, caption string, panels []panel, x, y string) ([]strin
 	})
 }
 
-// drawCaption writes caption along the top of dc and returns the rest.
-func drawCaption(dc draw.Canvas, caption string) draw.Canvas {
-	top := dc
-	top.Min.Y = top.Max.Y - vg.Points(24)
+// captionStyle is the text style of a figure's caption.
+func captionStyle() draw.TextStyle {
 	sty := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter, YAlign: draw.YCenter}
 	sty.Font.Size = vg.Points(12)
-	top.FillText(sty, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: (top.Min.Y + top.Max.Y) / 2}, caption)
+	return sty
+}
+
+// fitCaption wraps caption at spaces into lines that fit a figure w wide,
+// and returns it with the height of the band along the top that holds it
+// (24 points for one line).
+func fitCaption(caption string, w vg.Length) (string, vg.Length) {
+	sty := captionStyle()
+	limit := w - vg.Points(24)
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(caption) {
+		if line != "" && sty.Width(line+" "+word) > limit {
+			lines = append(lines, line)
+			line = word
+			continue
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	lines = append(lines, line)
+	text := strings.Join(lines, "\n")
+	return text, sty.Height(text) + vg.Points(24) - sty.Height("x")
+}
+
+// drawCaption writes caption (from fitCaption) in a band of the given
+// height along the top of dc and returns the rest.
+func drawCaption(dc draw.Canvas, caption string, band vg.Length) draw.Canvas {
+	top := dc
+	top.Min.Y = top.Max.Y - band
+	top.FillText(captionStyle(), vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: (top.Min.Y + top.Max.Y) / 2}, caption)
 	body := dc
-	body.Max.Y -= vg.Points(24)
+	body.Max.Y -= band
 	return body
 }
 
@@ -603,10 +781,11 @@ func plotActions(dir, out string) ([]string, error) {
 	if len(plots) == 0 {
 		return nil, fmt.Errorf("--actions %s: no <model>/%s files", dir, actionsFile)
 	}
-	w, h := vg.Length(len(plots))*4.5*vg.Inch, 5*vg.Inch
-	caption := "Figure 3: weight of the correct action type (black = 1, white = 0): push before #, pop from # on"
+	w := vg.Length(len(plots)) * 4.5 * vg.Inch
+	caption, band := fitCaption("Figure 3: weight of the correct action type (black = 1, white = 0): push before #, pop from # on", w)
+	h := 5*vg.Inch - vg.Points(24) + band
 	return saveFigure(out, fig3Name, w, h, func(dc draw.Canvas) {
-		body := drawCaption(dc, caption)
+		body := drawCaption(dc, caption, band)
 		tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(12), PadLeft: vg.Points(4), PadRight: vg.Points(8), PadTop: vg.Points(4), PadBottom: vg.Points(4)}
 		canvases := plot.Align([][]*plot.Plot{plots}, tiles, body)
 		for i, p := range plots {

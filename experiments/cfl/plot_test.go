@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
@@ -260,4 +261,139 @@ func mustSelection(t *testing.T, root string) *experiment.Selection {
 		t.Fatal(err)
 	}
 	return sel
+}
+
+// pngSize is the width and height of a PNG file.
+func pngSize(t *testing.T, path string) (int, int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return cfg.Width, cfg.Height
+}
+
+// TestPlotRunDirectories plots Figure 1 of run directories named on the
+// command line, one run or several, and of a directory of runs, without
+// selected.json.
+func TestPlotRunDirectories(t *testing.T) {
+	root := t.TempDir()
+	mr := data.MarkedReversal
+	lstm := filepath.Join(root, "lstm")
+	rns1 := filepath.Join(root, "rns", "seed1")
+	rns2 := filepath.Join(root, "rns", "seed2")
+	fakeRun(t, lstm, mr, "lstm", 0.01, 1, 0.2, true, true)
+	fakeRun(t, rns1, mr, "rns", 0.01, 1, 0.1, false, true) // unfinished
+	fakeRun(t, rns2, mr, "rns", 0.01, 2, 0.05, true, true)
+
+	// One run.
+	one := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if err := runPlot([]string{"--out", one, lstm}, &stdout, &stderr); err != nil {
+		t.Fatalf("cfl plot --out F RUN: %v\n%s", err, stderr.String())
+	}
+	for _, name := range []string{fig1Name(mr), fig1AllName} {
+		if !strings.Contains(stdout.String(), filepath.Join(one, name+".png")+"\n") {
+			t.Errorf("output does not list %s.png:\n%s", name, stdout.String())
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(one, fig1Name(mr)+".svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), ">LSTM<") {
+		t.Error("the figure of one LSTM run has no LSTM legend entry")
+	}
+
+	// A list of runs, and a directory of runs: runs of one kind are told
+	// apart by their directories; the unfinished one is marked.
+	for _, args := range [][]string{{lstm, rns1, rns2}, {root}} {
+		out := t.TempDir()
+		stdout.Reset()
+		if err := runPlot(append([]string{"--out", out}, args...), &stdout, &stderr); err != nil {
+			t.Fatalf("cfl plot %q: %v\n%s", args, err, stderr.String())
+		}
+		b, err := os.ReadFile(filepath.Join(out, fig1Name(mr)+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		for _, want := range []string{">LSTM<", ">NS+S+U (RNS) " + rns1 + " (in progress)<", ">NS+S+U (RNS) " + rns2 + "<"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("cfl plot %q: figure lacks the legend entry %q", args, want)
+			}
+		}
+	}
+
+	// Errors: a directory without runs, and --sweep with run directories.
+	if err := runPlot([]string{"--out", t.TempDir(), t.TempDir()}, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), "no run.json") {
+		t.Errorf("a directory without runs: error %v, want one saying it holds no run.json", err)
+	}
+	if err := runPlot([]string{"--out", t.TempDir(), "--sweep", root, lstm}, &stdout, &stderr); err == nil {
+		t.Error("no error for --sweep with run directories")
+	}
+}
+
+// TestPlotOneTaskCanvas checks that the figure of a single task is sized
+// to its panel: no empty cell beside it for the legend.
+func TestPlotOneTaskCanvas(t *testing.T) {
+	for _, tc := range []struct{ n, rows, cols int }{{1, 1, 1}, {2, 1, 2}, {3, 1, 3}, {4, 2, 3}, {5, 2, 3}, {6, 2, 3}} {
+		rows, cols, cell := panelGrid(tc.n)
+		if rows != tc.rows || cols != tc.cols || cell != (tc.n%3 != 0 && tc.n > 3) {
+			t.Errorf("panelGrid(%d) = %d, %d, %v; want %d rows, %d columns, legend cell %v", tc.n, rows, cols, cell, tc.rows, tc.cols, tc.n%3 != 0 && tc.n > 3)
+		}
+	}
+	root := t.TempDir()
+	mr := data.MarkedReversal
+	fakeRun(t, filepath.Join(root, mr, "lstm"), mr, "lstm", 0.01, 1, 0.2, true, true)
+	fakeRun(t, filepath.Join(root, mr, "rns"), mr, "rns", 0.01, 1, 0.1, true, true)
+	var stderr bytes.Buffer
+	if err := runSelect([]string{"--sweep", root, "--test-lengths", "4:9", "--per-length", "1"}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	figs := t.TempDir()
+	if err := runPlot([]string{"--sweep", root, "--out", figs}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	for _, name := range []string{fig1AllName, fig2AllName} {
+		w, h := pngSize(t, filepath.Join(figs, name+".png"))
+		// One panel of 4.5 × 3.5 inches and the caption: a legend
+		// cell beside it would make the figure twice as wide.
+		if r := float64(w) / float64(h); r > 1.5 {
+			t.Errorf("%s.png of one task is %d × %d pixels (%.2f:1): wider than its one panel", name, w, h, r)
+		}
+		b, err := os.ReadFile(filepath.Join(figs, name+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), ">LSTM<") || !strings.Contains(string(b), ">NS+S+U (RNS)<") {
+			t.Errorf("%s.svg of one task lacks its legend", name)
+		}
+	}
+}
+
+// TestFitCaption checks that a caption wider than its figure is wrapped
+// into lines that fit, and that one that fits keeps its one line.
+func TestFitCaption(t *testing.T) {
+	const caption = "Figure 1: cross-entropy difference on the validation set during training (best run of each model)"
+	w := 4.5 * vg.Inch
+	text, band := fitCaption(caption, w)
+	lines := strings.Split(text, "\n")
+	if len(lines) < 2 || strings.Join(lines, " ") != caption {
+		t.Errorf("caption wrapped into %q", lines)
+	}
+	for _, l := range lines {
+		if lw := captionStyle().Width(l); lw > w {
+			t.Errorf("caption line %q is %v wide, more than the figure's %v", l, lw, w)
+		}
+	}
+	one, oneBand := fitCaption(caption, 20*vg.Inch)
+	if one != caption || oneBand != vg.Points(24) || band <= oneBand {
+		t.Errorf("fitCaption: %q in %v on a wide figure, %v on a narrow one", one, oneBand, band)
+	}
 }

@@ -175,11 +175,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	m.Workers = *workers
 	tc := s.TrainConfig(d.LowerBound.Entropy)
 	tc.Checkpoint = filepath.Join(*out, experiment.CheckpointFile)
-	intr := catchInterrupts(stderr)
+	bar := !*quiet && cli.IsTerminal(stderr)
+	intr := catchInterrupts(stderr, cli.IsTerminal(stderr))
 	defer intr.Stop()
+	stderr = intr.Console() // shared with the message of an interrupt
 	tc.Recorder = nsrnn.Recorders{
 		nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile)),
-		cli.Progress(stderr, cfg.Kind, !*quiet && cli.IsTerminal(stderr)),
+		cli.Progress(stderr, cfg.Kind, bar),
 		intr.Recorder(),
 	}
 	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, lower bound %.4f nats per symbol; files in %s (Ctrl-C stops, --resume continues)\n",
@@ -210,9 +212,14 @@ var notifySignals = cli.NotifySignals
 
 // catchInterrupts catches SIGINT and SIGTERM during training: the first
 // one stops training after the current batch (the checkpoint of the last
-// finished epoch stays valid); a second one kills the program.
-func catchInterrupts(stderr io.Writer) *cli.Interrupts {
-	return cli.CatchInterrupts(stderr, notifySignals, "stopping after the current batch")
+// finished epoch stays valid), or, on an epoch's last batch, once the
+// epoch is validated, checkpointed and its line printed, so that its work
+// is kept; a second one kills the program. Training's progress is to be
+// written to the result's Console; terminal says whether stderr is a
+// terminal.
+func catchInterrupts(stderr io.Writer, terminal bool) *cli.Interrupts {
+	return cli.CatchInterrupts(stderr, terminal, notifySignals,
+		"stopping after the current batch (after the last batch of an epoch, once the epoch is validated and checkpointed)")
 }
 
 // resumeError is the error of a command (cmd with args) that a signal

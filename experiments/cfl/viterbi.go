@@ -70,7 +70,8 @@ type viterbiRecord struct {
 	Line int `json:"line"`
 	// String is the string as read (symbols separated by spaces).
 	String string `json:"string"`
-	// Ops are the transitions, "push(r, y)", "replace(r, y)" or "pop(r)".
+	// Ops are the transitions, "push(state=r, symbol=y)",
+	// "replace(state=r, symbol=y)" or "pop(state=r)".
 	Ops []string `json:"ops"`
 	// States are the PDA states after each step.
 	States []int `json:"states"`

@@ -462,8 +462,10 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	// From here on, a signal stops training after a chunk, with a
 	// checkpoint, however soon it comes.
-	intr := cli.CatchInterrupts(stderr, notifySignals, "stopping after the current chunk, with a checkpoint")
+	terminal := cli.IsTerminal(stderr)
+	intr := cli.CatchInterrupts(stderr, terminal, notifySignals, "stopping after the current chunk, with a checkpoint")
 	defer intr.Stop()
+	stderr = intr.Console() // shared with the message of an interrupt
 	// The directory is locked until the end; a new run that fails or is
 	// interrupted before its first checkpoint leaves nothing behind, so
 	// that the same --out can be used again.
@@ -505,7 +507,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	label := s.Model.Kind
 	recs := nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile)),
-		progress(stderr, label, s.Batch*s.BPTT, cli.IsTerminal(stderr), *report), intr.CheckpointRecorder()}
+		progress(stderr, label, s.Batch*s.BPTT, terminal, *report), intr.CheckpointRecorder()}
 	if *stopAfter > 0 {
 		steps := 0
 		recs = append(recs, nsrnn.RecorderFunc(func(e nsrnn.Event) error {
@@ -578,9 +580,14 @@ func chunkFunc(b *ptb.Batcher) func(i int) ([][]int, [][]int, error) {
 	}
 }
 
+// epochLegend is the line progress writes when training starts, before
+// the first epoch line: it explains the mark of an improved epoch.
+const epochLegend = "epoch lines: train and validation perplexity, learning rate, time elapsed; * marks an epoch whose validation perplexity is the best so far (the parameters kept)"
+
 // progress reports PTB training: on a terminal a bar over the epoch's
 // chunks with tokens per second, perplexity and the epoch's ETA; otherwise
-// a line every interval; and a line per epoch either way.
+// a line every interval; and a line per epoch either way, ending in * when
+// the epoch improved, which epochLegend explains when training starts.
 func progress(w io.Writer, label string, tokensPerStep int, terminal bool, interval time.Duration) nsrnn.Recorder {
 	var bar *progressbar.ProgressBar
 	var epochStart, last time.Time
@@ -588,6 +595,7 @@ func progress(w io.Writer, label string, tokensPerStep int, terminal bool, inter
 	return nsrnn.RecorderFunc(func(e nsrnn.Event) error {
 		switch e.Kind {
 		case nsrnn.Started:
+			fmt.Fprintln(w, epochLegend)
 			if e.Resumed {
 				fmt.Fprintf(w, "%s: resuming at epoch %d, chunk %d of %d\n", label, e.Epoch, e.Step+1, e.Steps)
 			}

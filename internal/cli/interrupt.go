@@ -1,23 +1,31 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
 // Interrupts catches SIGINT and SIGTERM during training: the first one
 // asks training to stop (see Recorder and CheckpointRecorder); a second
-// one kills the program.
+// one kills the program. Its message goes through Console, which the
+// training's progress is to be written to as well: the progress bar is
+// cleared first and never drawn again, so that the message is not glued
+// to a stale bar.
 type Interrupts struct {
-	ch   chan os.Signal
-	done chan struct{}
-	got  atomic.Value // os.Signal
+	ch      chan os.Signal
+	done    chan struct{}
+	got     atomic.Value // os.Signal
+	console *console
 }
 
 // NotifySignals registers ch for SIGINT and SIGTERM: the notify function
@@ -27,10 +35,12 @@ func NotifySignals(ch chan<- os.Signal) { signal.Notify(ch, os.Interrupt, syscal
 
 // CatchInterrupts starts catching the signals that notify registers
 // (NotifySignals); at the first, it writes the signal and stopping (what
-// happens now, e.g. "stopping after the current batch") to stderr. The
-// caller must call Stop.
-func CatchInterrupts(stderr io.Writer, notify func(chan<- os.Signal), stopping string) *Interrupts {
-	in := &Interrupts{ch: make(chan os.Signal, 1), done: make(chan struct{})}
+// happens now, e.g. "stopping after the current batch") to stderr through
+// the console; terminal says whether stderr is a terminal. The caller
+// must call Stop.
+func CatchInterrupts(stderr io.Writer, terminal bool, notify func(chan<- os.Signal), stopping string) *Interrupts {
+	in := &Interrupts{ch: make(chan os.Signal, 1), done: make(chan struct{}),
+		console: &console{w: stderr, terminal: terminal}}
 	notify(in.ch)
 	go func() {
 		select {
@@ -38,12 +48,16 @@ func CatchInterrupts(stderr io.Writer, notify func(chan<- os.Signal), stopping s
 			in.got.Store(sig)
 			// Back to the default: a second signal kills.
 			signal.Stop(in.ch)
-			fmt.Fprintf(stderr, "\n%v: %s; interrupt again to kill\n", sig, stopping)
+			in.console.interrupted(fmt.Sprintf("%v: %s; interrupt again to kill", sig, stopping))
 		case <-in.done:
 		}
 	}()
 	return in
 }
+
+// Console is the writer of the training's progress (its epoch lines and,
+// on a terminal, its progress bar), shared with the interrupt's message.
+func (in *Interrupts) Console() io.Writer { return in.console }
 
 // Stop stops catching signals.
 func (in *Interrupts) Stop() {
@@ -68,13 +82,16 @@ func (in *Interrupts) ExitCode() int {
 }
 
 // Recorder stops training (nsrnn.ErrStop) at the first event after a
-// signal: what the current epoch did since its last checkpoint is lost.
+// signal, except the last step of an epoch: the epoch goes on to its
+// validation and checkpoint, and stops at its EpochDone event, after the
+// recorders before this one have logged and printed it. What an epoch
+// stopped in its middle did since its last checkpoint is lost.
 func (in *Interrupts) Recorder() nsrnn.Recorder {
-	return nsrnn.RecorderFunc(func(nsrnn.Event) error {
-		if in.Signal() != nil {
-			return nsrnn.ErrStop
+	return nsrnn.RecorderFunc(func(e nsrnn.Event) error {
+		if in.Signal() == nil || (e.Kind == nsrnn.StepDone && e.Step == e.Steps) {
+			return nil
 		}
-		return nil
+		return nsrnn.ErrStop
 	})
 }
 
@@ -98,4 +115,57 @@ func (in *Interrupts) CheckpointRecorder() nsrnn.Recorder {
 		}
 		return nil
 	})
+}
+
+// console is the writer of a training's progress that an interrupt's
+// message shares: writes are serialized, and the message clears the bar
+// first and mutes it, so that the message is not glued to a stale bar nor
+// overwritten by the next one, and every line after it (the epoch's, the
+// final message) starts on a line of its own.
+type console struct {
+	mu       sync.Mutex
+	w        io.Writer
+	terminal bool // w is a terminal: the typed ^C is echoed on its line
+	partial  int  // the width of the unfinished line on screen (a bar), 0 after a newline
+	muted    bool // after an interrupt: writes without a newline (bars) are dropped
+}
+
+// Write writes p, unless the console is muted and p does not end a line
+// (a progress bar's redraw or clearing).
+func (c *console) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if c.muted && p[len(p)-1] != '\n' {
+		return len(p), nil
+	}
+	n, err := c.w.Write(p)
+	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
+		c.partial = 0
+		p = p[i+1:]
+	}
+	if i := bytes.LastIndexByte(p, '\r'); i >= 0 {
+		p = p[i+1:]
+	}
+	c.partial = max(c.partial, utf8.RuneCount(p))
+	return n, err
+}
+
+// interrupted clears the bar on screen (the line it is on, with the ^C the
+// terminal echoed), or ends the line of that ^C, mutes the bar, and
+// writes msg on a line of its own.
+func (c *console) interrupted(msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.muted = true
+	switch {
+	case c.partial > 0:
+		fmt.Fprint(c.w, "\r"+strings.Repeat(" ", c.partial+2)+"\r")
+	case c.terminal:
+		fmt.Fprintln(c.w)
+	}
+	c.partial = 0
+	fmt.Fprintln(c.w, msg)
 }

@@ -14,6 +14,9 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
+
+	// Fails the build early, saying what to install, without OpenBLAS.
+	_ "github.com/nsrnn/nsrnn/internal/fastblas/openblascheck"
 )
 
 // Name is the BLAS implementation in use.

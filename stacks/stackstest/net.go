@@ -15,7 +15,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/internal/fused"
 	"github.com/nsrnn/nsrnn/internal/gradcheck"
-	"github.com/nsrnn/nsrnn/internal/param"
+	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
@@ -36,6 +36,8 @@ type Data struct {
 
 // NewData returns Data for the given number of steps with every value
 // drawn from a standard normal distribution.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func NewData(rng *rand.Rand, batch, hidden, reading, steps int) *Data {
 	d := &Data{Batch: batch, Hidden: hidden, Reading: reading, A: normal(rng, reading*hidden)}
 	for range steps {

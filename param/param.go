@@ -1,8 +1,3 @@
-// Package param holds the trainable parameters of nsrnn models: named
-// float64 tensors that live outside any graph, their seeded initialization,
-// and their binding to input nodes of gorgonia graphs. One set of parameter
-// tensors is shared by every graph a model builds (one per sequence length
-// and batch size); each graph reads the same backing arrays.
 package param
 
 import (
@@ -84,6 +79,8 @@ type Rule struct {
 }
 
 // InitWeight fills a weight matrix of shape (out, in) per the scheme.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (s Rule) InitWeight(p *Param, rng *rand.Rand) {
 	shape := p.Value.Shape()
 	if len(shape) != 2 {
@@ -97,6 +94,8 @@ func (s Rule) InitWeight(p *Param, rng *rand.Rand) {
 }
 
 // InitBias fills a bias vector per the scheme.
+//
+// rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func (s Rule) InitBias(p *Param, rng *rand.Rand) {
 	if s.Uniform > 0 {
 		uniform(p.Data(), s.Uniform, rng)

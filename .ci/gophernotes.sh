@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Installs gophernotes, the other Go kernel for Jupyter, so that
+# notebooks/gophernotes_test.go executes rns_marked_reversal.gophernotes.ipynb
+# (it skips where no gophernotes kernel is installed). Jupyter itself comes
+# from .ci/notebook.sh. Exits non-zero, saying what failed, when something
+# cannot be installed; .ci/run goes on without it.
+#
+# gophernotes' last release, v0.7.5 (2022), panics at start with the newer
+# gomacro that Go 1.26 needs (its display package's proxy for JSONer returns
+# a string where the interface returns a map), and the old gomacro it pins
+# does not build on Go 1.26. Its master branch has both fixed. This script
+# tries "go install github.com/gopherdata/gophernotes@master" first; where
+# the module proxy does not serve it, it builds v0.7.5 with the newest
+# gomacro the proxy serves and that one-line fix, which is what master
+# holds. Either way the kernel runs with GODEBUG=gotypesalias=0 (gomacro
+# does not handle the alias types that go/types reports since Go 1.23) and
+# needs libzmq (Debian: libzmq3-dev) and pkg-config.
+set -euo pipefail
+
+GOMACRO_VERSION=v0.0.0-20260901205243-0df6c0cd20af # github.com/cosmos72/gomacro, newest pseudo-version
+GOPHERNOTES_RELEASE=v0.7.5
+
+die() {
+	echo "gophernotes.sh: $*" >&2
+	exit 1
+}
+say() { echo "gophernotes.sh: $*"; }
+
+if ! command -v go >/dev/null 2>&1; then
+	[ -x /usr/local/go/bin/go ] || die "the go command is not on PATH"
+	export PATH="$PATH:/usr/local/go/bin"
+fi
+command -v jupyter >/dev/null 2>&1 || die "jupyter is not installed: run .ci/notebook.sh first"
+
+# libzmq, which gophernotes links.
+if ! pkg-config --exists libzmq 2>/dev/null; then
+	command -v apt-get >/dev/null 2>&1 || die "libzmq (and pkg-config) missing, and there is no apt-get"
+	sudo=()
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null 2>&1 || die "libzmq missing: run this script as root, or install sudo"
+		sudo=(sudo -n)
+	fi
+	say "installing libzmq3-dev and pkg-config"
+	"${sudo[@]}" apt-get update -qq || die "apt-get update failed"
+	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends libzmq3-dev pkg-config ||
+		die "apt-get install libzmq3-dev pkg-config failed"
+fi
+
+gobin="$(go env GOBIN)"
+if [ -z "$gobin" ]; then
+	gopath="$(go env GOPATH)"
+	gobin="${gopath%%:*}/bin"
+fi
+mkdir -p "$gobin"
+
+if [ -x "$gobin/gophernotes" ] && go version -m "$gobin/gophernotes" 2>/dev/null | grep -q "github.com/cosmos72/gomacro"; then
+	say "gophernotes is installed ($gobin/gophernotes)"
+elif GOBIN="$gobin" go install github.com/gopherdata/gophernotes@master 2>/dev/null; then
+	say "installed gophernotes@master"
+else
+	say "the module proxy does not serve gophernotes@master; building $GOPHERNOTES_RELEASE with gomacro $GOMACRO_VERSION"
+	tmp="$(mktemp -d)"
+	trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+	# Proxies that refuse the sum database's look-ups for these modules
+	# fail "go get"; their checksums are still checked against go.sum.
+	export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/cosmos72/gomacro,github.com/gopherdata/gophernotes"
+	out="$(
+		cd "$tmp" &&
+			go mod init gophernotes.sh/fetch 2>&1 &&
+			go get "github.com/gopherdata/gophernotes@$GOPHERNOTES_RELEASE" 2>&1 &&
+			go mod download -json "github.com/gopherdata/gophernotes@$GOPHERNOTES_RELEASE"
+	)" || die "fetching gophernotes $GOPHERNOTES_RELEASE failed:
+$out"
+	srcdir="$(printf '%s\n' "$out" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' | tail -1)"
+	[ -d "$srcdir" ] || die "no source directory for gophernotes $GOPHERNOTES_RELEASE"
+	cp -r "$srcdir" "$tmp/src"
+	chmod -R u+w "$tmp/src"
+	# The fix of master: display.JSONer's JSON returns a map.
+	sed -i 's/JSON_  func(interface{}) string/JSON_  func(interface{}) map[string]interface{}/; s/func (P \*proxy_JSONer) JSON() string {/func (P *proxy_JSONer) JSON() map[string]interface{} {/' "$tmp/src/x_package.go"
+	grep -q 'JSON() map\[string\]interface{}' "$tmp/src/x_package.go" || die "could not patch x_package.go"
+	out="$(
+		cd "$tmp/src" &&
+			go get "github.com/cosmos72/gomacro@$GOMACRO_VERSION" 2>&1 &&
+			go build -o "$gobin/gophernotes" . 2>&1
+	)" || die "building gophernotes failed:
+$out"
+	say "installed $gobin/gophernotes"
+fi
+
+# The kernel, registered with Jupyter, with GODEBUG=gotypesalias=0.
+dir="$(jupyter --data-dir)/kernels/gophernotes"
+mkdir -p "$dir"
+cat >"$dir/kernel.json" <<JSON
+{
+    "argv": ["$gobin/gophernotes", "{connection_file}"],
+    "display_name": "Go (gophernotes)",
+    "language": "go",
+    "name": "gophernotes",
+    "env": {"GODEBUG": "gotypesalias=0"}
+}
+JSON
+jupyter kernelspec list 2>/dev/null | awk '$1 == "gophernotes" { found = 1 } END { exit !found }' ||
+	die "wrote $dir/kernel.json, but 'jupyter kernelspec list' has no gophernotes"
+say "ready: the gophernotes kernel ($dir)"

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/nsrnn"
+)
+
+// interruptedTraining feeds a progress recorder with its bar on, as on a
+// terminal, and the interrupts' recorder, the events of an epoch of 4
+// batches, with an interrupt after batch signalAt: it returns what the
+// terminal shows, with the final message that the program prints after
+// training stopped, and the events that stopped training.
+func interruptedTraining(t *testing.T, signalAt int) (shown []string, stoppedAt string) {
+	t.Helper()
+	sigs := make(chan chan<- os.Signal, 1)
+	defer func(f func(chan<- os.Signal)) { notifySignals = f }(notifySignals)
+	notifySignals = func(ch chan<- os.Signal) { sigs <- ch }
+	var out bytes.Buffer
+	in := catchInterrupts(&out, true)
+	defer in.Stop()
+	ch := <-sigs
+	rec := nsrnn.Recorders{cli.Progress(in.Console(), "rns", true), in.Recorder()}
+	step := func(k nsrnn.EventKind, s int) error {
+		e := nsrnn.Event{Kind: k, Epoch: 2, Step: s, Steps: 4, MaxEpochs: 6, Loss: 0.5}
+		if k == nsrnn.EpochDone {
+			e.Record = &nsrnn.EpochRecord{Epoch: 2, TrainLoss: 0.5, ValidCrossEntropy: 0.4}
+		}
+		return rec.Record(e)
+	}
+	for s := 1; s <= 4; s++ {
+		// The bar is redrawn at most every 200 ms.
+		time.Sleep(210 * time.Millisecond)
+		if err := step(nsrnn.StepDone, s); err != nil {
+			if !errors.Is(err, nsrnn.ErrStop) {
+				t.Fatal(err)
+			}
+			stoppedAt = "batch"
+			break
+		}
+		if s == signalAt {
+			if !strings.Contains(out.String(), "|") {
+				t.Fatalf("no progress bar on screen before the interrupt: %q", out.String())
+			}
+			ch <- os.Interrupt
+			for in.Signal() == nil || !strings.Contains(out.String(), "stopping") {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	if stoppedAt == "" {
+		if err := step(nsrnn.EpochDone, 4); errors.Is(err, nsrnn.ErrStop) {
+			stoppedAt = "epoch"
+		} else {
+			t.Fatalf("the epoch's end after an interrupt: %v, want ErrStop", err)
+		}
+	}
+	// What main prints after Train returns: the error of resumeError.
+	out.WriteString("cfl: epochs 1–2 finished and checkpointed in runs/x\ninterrupted; resume with: cfl train --resume\n")
+	return cli.Screen(out.String()), stoppedAt
+}
+
+// TestInterruptClearsBar interrupts training in the middle of an epoch:
+// the progress bar is cleared and the interrupt's message written on a
+// line of its own, the bar is not drawn again, and the final message does
+// not follow a stale bar.
+func TestInterruptClearsBar(t *testing.T) {
+	shown, stopped := interruptedTraining(t, 2)
+	want := []string{
+		"interrupt: stopping after the current batch",
+		"cfl: epochs 1–2 finished and checkpointed in runs/x",
+		"interrupted; resume with: cfl train --resume",
+	}
+	if stopped != "batch" || len(shown) != len(want) {
+		t.Fatalf("stopped at the %s; screen:\n%s", stopped, strings.Join(shown, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(shown[i], w) {
+			t.Errorf("screen line %d = %q, want %q…", i+1, shown[i], w)
+		}
+	}
+}
+
+// TestInterruptOnLastBatch interrupts training during the last batch of an
+// epoch: the epoch is validated and checkpointed (its EpochDone event
+// reaches the recorders) and its line printed, after the message.
+func TestInterruptOnLastBatch(t *testing.T) {
+	shown, stopped := interruptedTraining(t, 4)
+	if stopped != "epoch" {
+		t.Fatalf("stopped at the %s, want the end of the epoch; screen:\n%s", stopped, strings.Join(shown, "\n"))
+	}
+	if len(shown) != 4 || !strings.HasPrefix(shown[0], "interrupt: stopping") ||
+		!strings.HasPrefix(shown[1], "rns epoch 2 of at most 6: ") || !strings.HasPrefix(shown[2], "cfl: epochs 1–2") {
+		t.Errorf("screen:\n%s", strings.Join(shown, "\n"))
+	}
+}
