@@ -8,21 +8,26 @@ import (
 
 // validLengthsNonEmpty returns the valid lengths in [minLen, maxLen], or an
 // error if there are none.
-func validLengthsNonEmpty(g *PCFG, minLen, maxLen int) ([]int, error) {
-	ns, err := g.ValidLengths(minLen, maxLen)
+func validLengthsNonEmpty(l Language, minLen, maxLen int) ([]int, error) {
+	ns, err := l.ValidLengths(minLen, maxLen)
 	if err != nil {
 		return nil, err
 	}
 	if len(ns) == 0 {
-		return nil, fmt.Errorf("data: the grammar generates no strings with length in [%d, %d]", minLen, maxLen)
+		what := "language has"
+		if _, ok := l.(*PCFG); ok {
+			what = "grammar generates"
+		}
+		return nil, fmt.Errorf("data: the %s no strings with length in [%d, %d]", what, minLen, maxLen)
 	}
 	return ns, nil
 }
 
 // SampleStrings returns count strings, each drawn by choosing a length
 // uniformly from the valid lengths in [minLen, maxLen] and then a string
-// from p_G conditioned on that length.
-func SampleStrings(g *PCFG, count, minLen, maxLen int, rng *rand.Rand) ([][]int, error) {
+// from the language's distribution (p_G for a grammar) conditioned on that
+// length.
+func SampleStrings(g Language, count, minLen, maxLen int, rng *rand.Rand) ([][]int, error) {
 	if count < 0 {
 		return nil, fmt.Errorf("data: negative count %d", count)
 	}
@@ -77,9 +82,9 @@ func SampleBatches(g *PCFG, numStrings, batchSize, minLen, maxLen int, rng *rand
 }
 
 // SampleTestSet returns perLength strings for every valid length in
-// [minLen, maxLen], in order of increasing length, each drawn from p_G
-// conditioned on its length.
-func SampleTestSet(g *PCFG, perLength, minLen, maxLen int, rng *rand.Rand) ([][]int, error) {
+// [minLen, maxLen], in order of increasing length, each drawn from the
+// language's distribution (p_G for a grammar) conditioned on its length.
+func SampleTestSet(g Language, perLength, minLen, maxLen int, rng *rand.Rand) ([][]int, error) {
 	if perLength < 0 {
 		return nil, fmt.Errorf("data: negative number of strings per length %d", perLength)
 	}

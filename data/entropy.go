@@ -27,14 +27,14 @@ type LowerBound struct {
 	Symbols      int     `json:"symbols"`       // Σ (|w| + 1), counting EOS
 	ValidLengths int     `json:"valid_lengths"` // K, valid lengths in the range
 	Entropy      float64 `json:"lower_bound"`   // H, nats per symbol
-	// LogProbsGivenLength holds log(p_G(w)/p_G(|w|)) for each string, in
-	// order.
+	// LogProbsGivenLength holds log p(w | |w|) (for a grammar,
+	// log(p_G(w)/p_G(|w|))) for each string, in order.
 	LogProbsGivenLength []float64 `json:"log_probs_given_length"`
 }
 
-// logProbGivenLengthIn returns log(p_G(w)/p_G(|w|)), or an error if |w| is
+// logProbGivenLengthIn returns log p(w | |w|), or an error if |w| is
 // outside [minLen, maxLen] or w is not in the language.
-func logProbGivenLengthIn(g *PCFG, w []int, minLen, maxLen int) (float64, error) {
+func logProbGivenLengthIn(g Language, w []int, minLen, maxLen int) (float64, error) {
 	if len(w) < minLen || len(w) > maxLen {
 		return 0, fmt.Errorf("length %d outside the range [%d, %d]", len(w), minLen, maxLen)
 	}
@@ -49,11 +49,12 @@ func logProbGivenLengthIn(g *PCFG, w []int, minLen, maxLen int) (float64, error)
 }
 
 // SourceLogProb returns log p(w) under the source distribution of the
-// paper's CFL experiments, p(w) = (1/K)·p_G(w)/p_G(|w|), where K is the
-// number of valid lengths in [minLen, maxLen]. Since EOS always follows w,
-// this is also log p(w·EOS). It returns an error if |w| is outside the range
-// or w is not in the language.
-func SourceLogProb(g *PCFG, w []int, minLen, maxLen int) (float64, error) {
+// paper's CFL experiments, p(w) = (1/K)·p(w | |w|), where K is the number
+// of valid lengths in [minLen, maxLen] and p(w | |w|) is the language's
+// (p_G(w)/p_G(|w|) for a grammar, 1/N(|w|) for a uniform language). Since
+// EOS always follows w, this is also log p(w·EOS). It returns an error if
+// |w| is outside the range or w is not in the language.
+func SourceLogProb(g Language, w []int, minLen, maxLen int) (float64, error) {
 	ns, err := validLengthsNonEmpty(g, minLen, maxLen)
 	if err != nil {
 		return 0, err
@@ -66,7 +67,8 @@ func SourceLogProb(g *PCFG, w []int, minLen, maxLen int) (float64, error) {
 }
 
 // ComputeLowerBound returns the per-symbol cross-entropy of the source
-// distribution p(w) = (1/K)·p_G(w)/p_G(|w|) on ws,
+// distribution p(w) = (1/K)·p(w | |w|) on ws (p_G(w)/p_G(|w|) for a
+// grammar, 1/N(|w|) for a uniform language; see SourceLogProb),
 //
 //	H = -Σ log p(w·EOS) / Σ (|w| + 1),
 //
@@ -74,7 +76,7 @@ func SourceLogProb(g *PCFG, w []int, minLen, maxLen int) (float64, error) {
 // returns a *StringError for the first string whose length is outside the
 // range or that is not in the language, and an error if ws is empty.
 // Strings are parsed concurrently.
-func ComputeLowerBound(g *PCFG, ws [][]int, minLen, maxLen int) (LowerBound, error) {
+func ComputeLowerBound(g Language, ws [][]int, minLen, maxLen int) (LowerBound, error) {
 	ns, err := validLengthsNonEmpty(g, minLen, maxLen)
 	if err != nil {
 		return LowerBound{}, err
