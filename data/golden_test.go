@@ -48,6 +48,22 @@ func TestTasksGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The task itself, as a Language, gives the same.
+			tbs, err := task.SampleBatches(24, 5, 6, 14, rand.New(rand.NewPCG(11, 12)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tlb, err := ComputeLowerBound(task, ws, 6, 14)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ttest, err := SampleTestSet(task, 2, 6, 10, rand.New(rand.NewPCG(7, 2)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(tbs, bs) || !reflect.DeepEqual(tlb, lb) || !reflect.DeepEqual(ttest, test) {
+				t.Errorf("%s (%s): the task's own sampling and lower bound differ from its grammar's", name, g)
+			}
 			got = append(got, goldenTask{Task: name, Grammar: g, Batches: bs, LogProbs: lb.LogProbsGivenLength, LowerBound: lb.Entropy, TestSet: test})
 		}
 	}
