@@ -8,6 +8,12 @@ import (
 	"sync"
 )
 
+// ErrNotInLanguage is the error, wrapped with the string's index in a
+// *StringError where there is a set, for a string that is not in the
+// task's language: one whose probability is asked for (SourceLogProb,
+// ComputeLowerBound) but is 0.
+var ErrNotInLanguage = errors.New("string not in the language")
+
 // StringError is an error about one string of a set.
 type StringError struct {
 	Index int // 0-based index of the string in the set
@@ -43,7 +49,7 @@ func logProbGivenLengthIn(g Language, w []int, minLen, maxLen int) (float64, err
 		return 0, err
 	}
 	if math.IsInf(lp, -1) {
-		return 0, errors.New("string not in the language")
+		return 0, ErrNotInLanguage
 	}
 	return lp, nil
 }
