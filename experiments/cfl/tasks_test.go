@@ -249,3 +249,30 @@ func TestSweepTasks(t *testing.T) {
 		t.Errorf("the default --bracket-types is passed on:\n%s", stdout.String())
 	}
 }
+
+func TestTasksCommand(t *testing.T) {
+	status, stdout, stderr := run("tasks")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 1+len(data.AllTaskNames()) {
+		t.Fatalf("%d lines:\n%s", len(lines), stdout)
+	}
+	for i, name := range data.AllTaskNames() {
+		if f := strings.Fields(lines[i+1]); f[0] != name {
+			t.Errorf("line %d: %q, want task %s", i+2, lines[i+1], name)
+		}
+	}
+	for i, want := range map[int]string{
+		1:  "marked-reversal paper 0 1 # --symbol-types 2 2 3",
+		4:  "dyck paper ( ) [ ] --bracket-types 2 2 3",
+		6:  "count-3 2023 a b c - 3 3",
+		9:  "marked-reverse-and-copy 2023 0 1 # --symbol-types 2 3 3",
+		12: "unmarked-copy-different-alphabets 2023 0 1 2 3 - 3 3",
+	} {
+		if got := strings.Join(strings.Fields(lines[i]), " "); !strings.HasPrefix(got, want+" ") {
+			t.Errorf("line %d: %q, want it to begin with %q", i+1, lines[i], want)
+		}
+	}
+}
