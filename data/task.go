@@ -218,7 +218,8 @@ func (t *Task) Params() Params {
 	return maps.Clone(t.params)
 }
 
-// Info returns the task's entry in the task table.
+// Info returns the task's entry in the task table. Every Task made by this
+// package has one; Info panics for the zero Task, a programmer's error.
 func (t *Task) Info() TaskInfo {
 	info, err := LookupTask(t.name)
 	if err != nil {
