@@ -8,23 +8,28 @@ import (
 
 // validLengthsNonEmpty returns the valid lengths in [minLen, maxLen], or an
 // error if there are none.
-func validLengthsNonEmpty(g *PCFG, minLen, maxLen int) ([]int, error) {
-	ns, err := g.ValidLengths(minLen, maxLen)
+func validLengthsNonEmpty(l Language, minLen, maxLen int) ([]int, error) {
+	ns, err := l.ValidLengths(minLen, maxLen)
 	if err != nil {
 		return nil, err
 	}
 	if len(ns) == 0 {
-		return nil, fmt.Errorf("data: the grammar generates no strings with length in [%d, %d]", minLen, maxLen)
+		what := "language has"
+		if _, ok := l.(*PCFG); ok {
+			what = "grammar generates"
+		}
+		return nil, fmt.Errorf("data: the %s no strings with length in [%d, %d]", what, minLen, maxLen)
 	}
 	return ns, nil
 }
 
 // SampleStrings returns count strings, each drawn by choosing a length
 // uniformly from the valid lengths in [minLen, maxLen] and then a string
-// from p_G conditioned on that length.
+// from the language's distribution (p_G for a grammar) conditioned on that
+// length.
 //
 // rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
-func SampleStrings(g *PCFG, count, minLen, maxLen int, rng *rand.Rand) ([][]int, error) {
+func SampleStrings(g Language, count, minLen, maxLen int, rng *rand.Rand) ([][]int, error) {
 	if count < 0 {
 		return nil, fmt.Errorf("data: negative count %d", count)
 	}
@@ -47,12 +52,12 @@ func SampleStrings(g *PCFG, count, minLen, maxLen int, rng *rand.Rand) ([][]int,
 // SampleBatches returns numStrings strings in batches of batchSize (the
 // last batch is smaller if batchSize does not divide numStrings). For each
 // batch one length is drawn uniformly from the valid lengths in [minLen,
-// maxLen], and every string of the batch is drawn from p_G conditioned on
-// that length. This is the paper's protocol for training and validation
-// sets.
+// maxLen], and every string of the batch is drawn from the language's
+// distribution (p_G for a grammar) conditioned on that length. This is the
+// paper's protocol for training and validation sets.
 //
 // rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
-func SampleBatches(g *PCFG, numStrings, batchSize, minLen, maxLen int, rng *rand.Rand) ([][][]int, error) {
+func SampleBatches(g Language, numStrings, batchSize, minLen, maxLen int, rng *rand.Rand) ([][][]int, error) {
 	if numStrings < 0 {
 		return nil, fmt.Errorf("data: negative number of strings %d", numStrings)
 	}
@@ -81,11 +86,11 @@ func SampleBatches(g *PCFG, numStrings, batchSize, minLen, maxLen int, rng *rand
 }
 
 // SampleTestSet returns perLength strings for every valid length in
-// [minLen, maxLen], in order of increasing length, each drawn from p_G
-// conditioned on its length.
+// [minLen, maxLen], in order of increasing length, each drawn from the
+// language's distribution (p_G for a grammar) conditioned on its length.
 //
 // rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
-func SampleTestSet(g *PCFG, perLength, minLen, maxLen int, rng *rand.Rand) ([][]int, error) {
+func SampleTestSet(g Language, perLength, minLen, maxLen int, rng *rand.Rand) ([][]int, error) {
 	if perLength < 0 {
 		return nil, fmt.Errorf("data: negative number of strings per length %d", perLength)
 	}

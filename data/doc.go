@@ -1,6 +1,9 @@
-// Package data provides probabilistic context-free grammars and the five
+// Package data provides probabilistic context-free grammars, the five
 // context-free language tasks of DuSell & Chiang, "Learning Hierarchical
-// Structures with Differentiable Nondeterministic Stacks" (ICLR 2022).
+// Structures with Differentiable Nondeterministic Stacks" (ICLR 2022), and
+// the seven non-context-free tasks of the authors' 2023 release ("The
+// Surprising Computational Power of Nondeterministic Stack RNNs", ICLR
+// 2023), all entries of one task table.
 //
 // A PCFG may contain ε rules, unary rules (including unary cycles) and
 // nullable nonterminals anywhere inside longer rules. For such a grammar the
@@ -23,13 +26,73 @@
 // grammar's terminals. The text form writes one string per line with its
 // symbols separated by single spaces; an empty line is the empty string.
 //
-// The tasks (marked reversal, unmarked reversal, padded reversal, Dyck D₂
-// and the hardest CFL) are built by NewTask and the New* constructors.
-// Datasets follow the paper's training protocol: SampleBatches draws one
-// length uniformly from the valid lengths per batch; SampleTestSet draws a
-// fixed number of strings per length. ComputeLowerBound gives the per-symbol
-// cross-entropy of the source distribution p(w) = (1/K)·p_G(w)/p_G(|w|), the
-// lower bound against which models are measured.
+// The tasks are built by NewTask, TaskFor and TaskWith from the task table
+// (see "Tasks" below), and the paper's five also by the New* constructors.
+// Datasets follow the paper's training protocol: Task.SampleBatches draws
+// one length uniformly from the valid lengths per batch; SampleTestSet
+// draws a fixed number of strings per length. ComputeLowerBound gives the
+// per-symbol cross-entropy of the source distribution
+// p(w) = (1/K)·p(w | |w|), the lower bound against which models are
+// measured.
+//
+// # Tasks
+//
+// AllTasks returns the task table: one TaskInfo per task, with its name
+// (as on command lines and in saved settings), its title for figures, a
+// one-line description of its strings and alphabet, its parameters with
+// their defaults, the |Q| and |Γ| of nondeterministic-stack models on it,
+// and the function that builds its Language: the sampler, the exact
+// p(w | n), the valid lengths and membership. Command-line flags, task
+// lists, help text and figure titles all come from the table, so adding a
+// task is adding one entry to it (in tasks.go). TaskNames lists the
+// paper's five tasks, AllTaskNames every task.
+//
+// The paper's five tasks are PCFGs (marked reversal {w # wᴿ}, unmarked
+// reversal {w wᴿ}, padded reversal {w aᵖ wᴿ}, Dyck D₂ and the hardest CFL;
+// NewHardestCFL spells out the last grammar). Given a length n, a string
+// has probability p_G(w)/p_G(|w| = n), and the valid lengths are those the
+// grammar generates.
+//
+// The seven tasks of the 2023 release are not context-free. Each is
+// uniform: given a length n, each of the N(n) strings of that length has
+// probability 1/N(n), so log p(w | n) = −log N(n). With w ∈ {0, 1}^k, k ≥ 0,
+// and # the marker, they are, with their symbols as the release prints
+// them:
+//
+//	count-3                            aᵏ bᵏ cᵏ          n = 3k     N(n) = 1
+//	marked-copy                        w # w             n = 2k+1   N(n) = 2^k
+//	unmarked-copy                      w w               n = 2k     N(n) = 2^k
+//	marked-reverse-and-copy            w # wᴿ # w        n = 3k+2   N(n) = m^k
+//	unmarked-reverse-and-copy          w wᴿ w            n = 3k     N(n) = 2^k
+//	count-and-copy                     w #ᵏ w            n = 3k     N(n) = 2^k
+//	unmarked-copy-different-alphabets  w w′              n = 2k     N(n) = 2^k
+//
+// where in marked-reverse-and-copy w is over the m symbol types 0 … m−1
+// (the symbol-types parameter, 2 by default) and in
+// unmarked-copy-different-alphabets w′ is w with 0 written 2 and 1 written
+// 3. A string is sampled by drawing w uniformly. Everything built on the
+// source distribution (the lower bound, the sampled training, validation
+// and test sets) is computed the same way for both kinds of task.
+//
+// # Task parameters
+//
+// A task may have integer parameters (TaskInfo.Params), given to TaskWith
+// as Params; the paper's values are the defaults, and a Task's Params lists
+// only those that differ from them, so settings saved before a task had
+// parameters, which name none, still describe the same task. For the
+// capacity experiment of the 2023 release:
+//
+//   - symbol-types m of marked reversal and unmarked reversal: the grammar
+//     has S → a S a with probability Cont(60)/m for each of the symbols
+//     a = 0 … m−1 (so m = 2 is the paper's grammar, rule for rule);
+//   - bracket-types m of Dyck: T → l S r with Cont(39)/m and T → l r with
+//     (1 − Cont(39))/m for each of m bracket pairs, named as the release
+//     names them: ( ), [ ], { }, < >, then (( )), [[ ]], and so on;
+//   - symbol-types m of marked-reverse-and-copy, above.
+//
+// Each is between 1 and MaxTypes. Every string of such a grammar has the
+// probability of its shape with one type times m^(−pairs), uniform over
+// the types.
 //
 // # Task definitions
 //
@@ -81,4 +144,14 @@
 // give different probabilities there. A string that "paper" generates but
 // "released" does not (a single Dyck pair) is an error for SourceLogProb and
 // ComputeLowerBound under "released".
+//
+// The tasks of the 2023 release have no grammar and one definition,
+// "paper"; asking for "released" is an error.
+//
+// # Strings outside the language
+//
+// A string that is not in a task's language has probability 0:
+// LogProbGivenLength returns −Inf and Task.Contains false for it, and
+// SourceLogProb and ComputeLowerBound, which need its probability, return
+// ErrNotInLanguage (in a *StringError naming its index in a set).
 package data

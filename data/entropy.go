@@ -8,6 +8,12 @@ import (
 	"sync"
 )
 
+// ErrNotInLanguage is the error, wrapped with the string's index in a
+// *StringError where there is a set, for a string that is not in the
+// task's language: one whose probability is asked for (SourceLogProb,
+// ComputeLowerBound) but is 0.
+var ErrNotInLanguage = errors.New("string not in the language")
+
 // StringError is an error about one string of a set.
 type StringError struct {
 	Index int // 0-based index of the string in the set
@@ -27,14 +33,14 @@ type LowerBound struct {
 	Symbols      int     `json:"symbols"`       // Σ (|w| + 1), counting EOS
 	ValidLengths int     `json:"valid_lengths"` // K, valid lengths in the range
 	Entropy      float64 `json:"lower_bound"`   // H, nats per symbol
-	// LogProbsGivenLength holds log(p_G(w)/p_G(|w|)) for each string, in
-	// order.
+	// LogProbsGivenLength holds log p(w | |w|) (for a grammar,
+	// log(p_G(w)/p_G(|w|))) for each string, in order.
 	LogProbsGivenLength []float64 `json:"log_probs_given_length"`
 }
 
-// logProbGivenLengthIn returns log(p_G(w)/p_G(|w|)), or an error if |w| is
+// logProbGivenLengthIn returns log p(w | |w|), or an error if |w| is
 // outside [minLen, maxLen] or w is not in the language.
-func logProbGivenLengthIn(g *PCFG, w []int, minLen, maxLen int) (float64, error) {
+func logProbGivenLengthIn(g Language, w []int, minLen, maxLen int) (float64, error) {
 	if len(w) < minLen || len(w) > maxLen {
 		return 0, fmt.Errorf("length %d outside the range [%d, %d]", len(w), minLen, maxLen)
 	}
@@ -43,17 +49,18 @@ func logProbGivenLengthIn(g *PCFG, w []int, minLen, maxLen int) (float64, error)
 		return 0, err
 	}
 	if math.IsInf(lp, -1) {
-		return 0, errors.New("string not in the language")
+		return 0, ErrNotInLanguage
 	}
 	return lp, nil
 }
 
 // SourceLogProb returns log p(w) under the source distribution of the
-// paper's CFL experiments, p(w) = (1/K)·p_G(w)/p_G(|w|), where K is the
-// number of valid lengths in [minLen, maxLen]. Since EOS always follows w,
-// this is also log p(w·EOS). It returns an error if |w| is outside the range
-// or w is not in the language.
-func SourceLogProb(g *PCFG, w []int, minLen, maxLen int) (float64, error) {
+// paper's CFL experiments, p(w) = (1/K)·p(w | |w|), where K is the number
+// of valid lengths in [minLen, maxLen] and p(w | |w|) is the language's
+// (p_G(w)/p_G(|w|) for a grammar, 1/N(|w|) for a uniform language). Since
+// EOS always follows w, this is also log p(w·EOS). It returns an error if
+// |w| is outside the range or w is not in the language.
+func SourceLogProb(g Language, w []int, minLen, maxLen int) (float64, error) {
 	ns, err := validLengthsNonEmpty(g, minLen, maxLen)
 	if err != nil {
 		return 0, err
@@ -66,7 +73,8 @@ func SourceLogProb(g *PCFG, w []int, minLen, maxLen int) (float64, error) {
 }
 
 // ComputeLowerBound returns the per-symbol cross-entropy of the source
-// distribution p(w) = (1/K)·p_G(w)/p_G(|w|) on ws,
+// distribution p(w) = (1/K)·p(w | |w|) on ws (p_G(w)/p_G(|w|) for a
+// grammar, 1/N(|w|) for a uniform language; see SourceLogProb),
 //
 //	H = -Σ log p(w·EOS) / Σ (|w| + 1),
 //
@@ -74,7 +82,7 @@ func SourceLogProb(g *PCFG, w []int, minLen, maxLen int) (float64, error) {
 // returns a *StringError for the first string whose length is outside the
 // range or that is not in the language, and an error if ws is empty.
 // Strings are parsed concurrently.
-func ComputeLowerBound(g *PCFG, ws [][]int, minLen, maxLen int) (LowerBound, error) {
+func ComputeLowerBound(g Language, ws [][]int, minLen, maxLen int) (LowerBound, error) {
 	ns, err := validLengthsNonEmpty(g, minLen, maxLen)
 	if err != nil {
 		return LowerBound{}, err

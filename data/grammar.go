@@ -67,19 +67,10 @@ func (g Grammar) orDefault() (Grammar, error) {
 }
 
 // TaskFor returns the task with the given name and the paper's parameters
-// under the task definition g. NewTask(name) is TaskFor(name, GrammarPaper).
-// The error for an unknown name lists the valid names, and so does the error
-// for an unknown grammar.
-func TaskFor(name string, g Grammar) (*Task, error) {
-	if _, err := g.orDefault(); err != nil {
-		return nil, err
-	}
-	t, err := NewTask(name)
-	if err != nil {
-		return nil, err
-	}
-	return t.WithGrammar(g)
-}
+// under the task definition g: TaskWith(name, nil, g). NewTask(name) is
+// TaskFor(name, GrammarPaper). The error for an unknown name lists the
+// valid names, and so does the error for an unknown grammar.
+func TaskFor(name string, g Grammar) (*Task, error) { return TaskWith(name, nil, g) }
 
 // Limits on the ε- and unary-rule removal, which can grow a grammar
 // exponentially in the number of occurrences of a nonterminal in one rule

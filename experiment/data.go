@@ -24,32 +24,32 @@ type RunData struct {
 // valid lengths in [s.MinLength, s.MaxLength]; and it computes the
 // validation set's lower bound. Runs with the same seed and data settings
 // get the same data whatever their model. When s.Task is set, it must be
-// t's name, and s.Grammar t's definition.
+// t's name, s.Grammar t's definition and s.TaskParams t's parameters.
 func SampleRun(t *data.Task, s Settings) (*RunData, error) {
-	if s.Task != "" && (s.Task != t.Name() || s.Grammar.String() != t.Definition().String()) {
-		return nil, fmt.Errorf("experiment: settings of task %s (%s) for data of task %s (%s)", s.Task, s.Grammar, t.Name(), t.Definition())
+	if s.Task != "" && (s.Task != t.Name() || s.Grammar.String() != t.Definition().String() || s.TaskParams.String() != t.Params().String()) {
+		return nil, fmt.Errorf("experiment: settings of task %s (%s; parameters %q) for data of task %s", s.Task, s.Grammar, s.TaskParams, t)
 	}
 	if err := s.checkData(); err != nil {
 		return nil, err
 	}
-	g := t.Grammar()
 	rng := rand.New(rand.NewPCG(DataSeed(s.Seed), 1))
-	tr, err := data.SampleBatches(g, s.TrainSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
+	tr, err := t.SampleBatches(s.TrainSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
 	if err != nil {
 		return nil, err
 	}
-	va, err := data.SampleBatches(g, s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
+	va, err := t.SampleBatches(s.ValidSize, s.BatchSize, s.MinLength, s.MaxLength, rng)
 	if err != nil {
 		return nil, err
 	}
-	lb, err := data.ComputeLowerBound(g, data.Flatten(va), s.MinLength, s.MaxLength)
+	lb, err := data.ComputeLowerBound(t, data.Flatten(va), s.MinLength, s.MaxLength)
 	if err != nil {
 		return nil, err
 	}
 	return &RunData{Train: Batches(tr), Valid: Batches(va), LowerBound: lb}, nil
 }
 
-// Batches converts batches of strings, as data.SampleBatches returns them,
+// Batches converts batches of strings, as data.SampleBatches and
+// data.Task.SampleBatches return them,
 // to nsrnn batches.
 func Batches(bs [][][]int) []nsrnn.Batch {
 	out := make([]nsrnn.Batch, len(bs))
@@ -76,5 +76,5 @@ func SampleTestSet(t *data.Task, spec TestSpec) ([][]int, error) {
 		return nil, fmt.Errorf("experiment: %d test strings per length; want at least 1", spec.PerLength)
 	}
 	rng := rand.New(rand.NewPCG(spec.Seed, 2))
-	return data.SampleTestSet(t.Grammar(), spec.PerLength, spec.MinLength, spec.MaxLength, rng)
+	return data.SampleTestSet(t, spec.PerLength, spec.MinLength, spec.MaxLength, rng)
 }

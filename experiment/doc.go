@@ -35,8 +35,11 @@
 // # Settings and seeds
 //
 // Settings are what determines a run of the formal-language protocol: the
-// task and its definition (data.Grammar; a run.json written before the
-// definition could be chosen reads as "paper"), the model's configuration,
+// task, its parameters (data.Params, such as its number of symbol types;
+// only those not at their defaults are saved, so a run.json written before
+// tasks had parameters describes the same task) and its definition
+// (data.Grammar; a run.json written before the definition could be chosen
+// reads as "paper"), the model's configuration,
 // the learning rate, the data sizes and lengths, and the schedule. One seed
 // drives everything random, through DataSeed (the data), InitSeed (the
 // initial parameters) and ShuffleSeed (the order of the batches), so that

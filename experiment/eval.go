@@ -32,6 +32,8 @@ type LengthResult struct {
 // Report is an evaluation by length (the output of cfl eval).
 type Report struct {
 	Task string `json:"task"`
+	// TaskParams are the task's parameters not at their defaults.
+	TaskParams data.Params `json:"task_params,omitempty"`
 	// Model names the evaluated model (cfl eval puts its run directory
 	// there); EvaluateByLength leaves it empty.
 	Model    string         `json:"model"`
@@ -43,7 +45,7 @@ type Report struct {
 // task t, the true distribution's lower bound and their difference, for
 // every length present and overall (symbol-weighted). The true
 // distribution is t's source distribution over its valid lengths in
-// [minLen, maxLen]: p(w) = p_G(w | |w|)/K, K the number of valid lengths.
+// [minLen, maxLen]: p(w) = p(w | |w|)/K, K the number of valid lengths.
 // Strings are scored batchSize at a time, each batch of one length. A
 // string outside the language or the lengths is an error wrapping a
 // *data.StringError with its index.
@@ -67,7 +69,7 @@ func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen
 	case cfg.InputVocab != len(t.Terminals()) || cfg.OutputVocab != len(t.Vocabulary()):
 		return nil, fmt.Errorf("experiment: the model has a vocabulary of %d symbols, task %s has %d", cfg.OutputVocab, t.Name(), len(t.Vocabulary()))
 	}
-	lb, err := data.ComputeLowerBound(t.Grammar(), strs, minLen, maxLen)
+	lb, err := data.ComputeLowerBound(t, strs, minLen, maxLen)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +83,7 @@ func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen
 		ls = append(ls, l)
 	}
 	sort.Ints(ls)
-	rep := &Report{Task: t.Name()}
+	rep := &Report{Task: t.Name(), TaskParams: t.Params()}
 	var all LengthResult
 	for _, l := range ls {
 		idx := byLen[l]
@@ -91,7 +93,7 @@ func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen
 			var b nsrnn.Batch
 			for _, i := range idx[start:min(start+batchSize, len(idx))] {
 				b = append(b, strs[i])
-				// −log p(w·EOS) of the true distribution, p(w) = p_G(w | |w|)/K.
+				// −log p(w·EOS) of the true distribution, p(w) = p(w | |w|)/K.
 				truth += -(lb.LogProbsGivenLength[i] - math.Log(k))
 			}
 			loss, err := m.Loss(b)

@@ -71,6 +71,9 @@ func FindRuns(root string) ([]Run, error) {
 type Selected struct {
 	Task    string       `json:"task"`
 	Grammar data.Grammar `json:"grammar"`
+	// TaskParams are the task's parameters not at their defaults (none
+	// for the paper's tasks as it states them).
+	TaskParams data.Params `json:"task_params,omitempty"`
 	// Model is the model kind.
 	Model string `json:"model"`
 	// Dir is the run's directory.
@@ -125,15 +128,17 @@ func SelectBest(root string) (*Selection, error) {
 	return SelectRuns(root, runs), nil
 }
 
-// SelectRuns picks, per task, task definition and model kind, the finished
-// run with the lowest best validation cross-entropy difference (ties: the
-// first in the order of runs). The selection is ordered by task (in the
-// order of data.TaskNames), definition (data.GrammarNames) and model kind
-// (nsrnn.Kinds); sweep is recorded as its Sweep.
+// SelectRuns picks, per task, task parameters, task definition and model
+// kind, the finished run with the lowest best validation cross-entropy
+// difference (ties: the first in the order of runs). The selection is
+// ordered by task (in the order of data.AllTaskNames), parameters,
+// definition (data.GrammarNames) and model kind (nsrnn.Kinds); sweep is
+// recorded as its Sweep.
 func SelectRuns(sweep string, runs []Run) *Selection {
 	sel := &Selection{Sweep: sweep, Selected: []Selected{}}
 	type key struct {
 		task    string
+		params  string // data.Params.String
 		grammar data.Grammar
 		model   string
 	}
@@ -146,9 +151,9 @@ func SelectRuns(sweep string, runs []Run) *Selection {
 		}
 		sel.Finished++
 		s := r.Settings
-		k := key{s.Task, data.Grammar(s.Grammar.String()), s.Model.Kind}
+		k := key{s.Task, s.TaskParams.String(), data.Grammar(s.Grammar.String()), s.Model.Kind}
 		c := &Selected{
-			Task: k.task, Grammar: k.grammar, Model: k.model, Dir: r.Dir, LR: s.LR, Seed: s.Seed,
+			Task: k.task, Grammar: k.grammar, TaskParams: s.TaskParams, Model: k.model, Dir: r.Dir, LR: s.LR, Seed: s.Seed,
 			StackEmbedding: s.Model.StackEmbedding, States: s.Model.States, Symbols: s.Model.Symbols,
 			Parameters: r.Summary.Parameters, Epochs: r.Summary.Epochs, BestEpoch: r.Summary.BestEpoch,
 			ValidDiff: r.Summary.BestValidCrossEntropyDiff,
@@ -175,7 +180,10 @@ func SelectRuns(sweep string, runs []Run) *Selection {
 		return len(names) // unknown names last, in the order found
 	}
 	slices.SortStableFunc(sel.Selected, func(a, b Selected) int {
-		if d := rank(data.TaskNames(), a.Task) - rank(data.TaskNames(), b.Task); d != 0 {
+		if d := rank(data.AllTaskNames(), a.Task) - rank(data.AllTaskNames(), b.Task); d != 0 {
+			return d
+		}
+		if d := strings.Compare(a.TaskParams.String(), b.TaskParams.String()); d != 0 {
 			return d
 		}
 		if d := rank(data.GrammarNames(), string(a.Grammar)) - rank(data.GrammarNames(), string(b.Grammar)); d != 0 {
@@ -218,9 +226,10 @@ type TestOptions struct {
 var loadModel = nsrnn.Load
 
 // Evaluate evaluates every selected model on its task's test set of spec
-// (SampleTestSet; one per task and definition, shared by its models) with
-// EvaluateByLength, sets each one's TestDiff to the overall difference and
-// sel.Test to spec, and returns the reports in the order of sel.Selected.
+// (SampleTestSet; one per task, parameters and definition, shared by its
+// models) with EvaluateByLength, sets each one's TestDiff to the overall
+// difference and sel.Test to spec, and returns the reports in the order of
+// sel.Selected.
 //
 // A model that cannot be loaded (a missing or corrupt model file) or
 // evaluated is skipped: its TestError says why, its report is nil, and the
@@ -238,6 +247,7 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 	}
 	type taskKey struct {
 		task    string
+		params  string // data.Params.String
 		grammar data.Grammar
 	}
 	tasks := map[taskKey]*data.Task{}
@@ -246,16 +256,16 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 	sel.Test = &spec
 	for i := range sel.Selected {
 		s := &sel.Selected[i]
-		k := taskKey{s.Task, data.Grammar(s.Grammar.String())}
+		k := taskKey{s.Task, s.TaskParams.String(), data.Grammar(s.Grammar.String())}
 		t, ok := tasks[k]
 		if !ok {
 			var err error
-			if t, err = data.TaskFor(s.Task, s.Grammar); err != nil {
+			if t, err = data.TaskWith(s.Task, s.TaskParams, s.Grammar); err != nil {
 				return reports, fmt.Errorf("%s: %w", filepath.Join(s.Dir, RunFile), err)
 			}
 			strs, err := SampleTestSet(t, spec)
 			if err != nil {
-				return reports, fmt.Errorf("test set of %s: %w", s.Task, err)
+				return reports, fmt.Errorf("test set of %s: %w", t, err)
 			}
 			tasks[k], testSets[k] = t, strs
 		}

@@ -15,11 +15,17 @@ import (
 // resumed run must have the same. Zero values of Clip, Patience, Decay,
 // EarlyStop and Epochs select the protocol's defaults in TrainConfig.
 type Settings struct {
-	// Task is the task's name (data.TaskNames) and Grammar its definition.
-	// A run.json without "grammar", written before there was a choice, is
-	// read as data.GrammarPaper; an empty Grammar is written as "paper".
+	// Task is the task's name (data.AllTaskNames) and Grammar its
+	// definition. A run.json without "grammar", written before there was
+	// a choice, is read as data.GrammarPaper; an empty Grammar is written
+	// as "paper".
 	Task    string       `json:"task"`
 	Grammar data.Grammar `json:"grammar"`
+	// TaskParams are the task's parameters that are not at their
+	// defaults (data.Task.Params), such as its number of symbol types;
+	// none is left out of run.json, as in the files written before tasks
+	// had parameters.
+	TaskParams data.Params `json:"task_params,omitempty"`
 	// Model is the model's configuration.
 	Model nsrnn.Config `json:"model"`
 	// LR is Adam's initial learning rate.
@@ -82,9 +88,11 @@ func (s *Settings) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// TaskDef returns the run's task under its definition:
-// data.TaskFor(s.Task, s.Grammar).
-func (s Settings) TaskDef() (*data.Task, error) { return data.TaskFor(s.Task, s.Grammar) }
+// TaskDef returns the run's task with its parameters under its
+// definition: data.TaskWith(s.Task, s.TaskParams, s.Grammar).
+func (s Settings) TaskDef() (*data.Task, error) {
+	return data.TaskWith(s.Task, s.TaskParams, s.Grammar)
+}
 
 // ReadSettings reads the Settings of the run in dir from its run.json. The
 // error for a directory without one wraps os.ErrNotExist.

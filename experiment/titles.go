@@ -5,21 +5,13 @@ import (
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
-// taskTitles are the paper's names of the tasks.
-var taskTitles = map[string]string{
-	data.MarkedReversal:   "Marked reversal",
-	data.UnmarkedReversal: "Unmarked reversal",
-	data.PaddedReversal:   "Padded reversal",
-	data.Dyck:             "Dyck",
-	data.HardestCFL:       "Hardest CFL",
-}
-
-// TaskTitle is the task's name as the paper writes it, for figures and
-// tables ("Marked reversal" for "marked-reversal"); a name it does not
-// know is returned as it is.
+// TaskTitle is the task's name as the paper (or the 2023 release)
+// writes it, for figures and tables ("Marked reversal" for
+// "marked-reversal"): its data.TaskInfo.Title. A name that is not in the
+// task table is returned as it is.
 func TaskTitle(task string) string {
-	if t, ok := taskTitles[task]; ok {
-		return t
+	if info, err := data.LookupTask(task); err == nil {
+		return info.Title
 	}
 	return task
 }

@@ -64,7 +64,8 @@ func actionKinds() []string {
 
 func runActions(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("actions", stdout)
-	taskName := fs.String("task", data.MarkedReversal, "task: "+joinNames(data.TaskNames())+" (Figure 3 uses marked-reversal)")
+	taskName := fs.String("task", data.MarkedReversal, "task: "+taskNames()+" (Figure 3 uses marked-reversal)")
+	params := taskParamFlags(fs)
 	grammar := cli.AddGrammarFlag(fs)
 	out := fs.String("out", "", "output directory (required); each model's run goes to DIR/<model>: "+
 		actionsFile+", "+actionsSettingsFile+", "+experiment.LogFile+", "+experiment.CheckpointFile)
@@ -99,22 +100,22 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	t, err := taskFlag(*taskName, *grammar)
+	t, err := taskFlag(*taskName, params(), *grammar)
 	if err != nil {
 		return err
 	}
-	w, err := data.SampleStrings(t.Grammar(), 1, *length, *length, rand.New(rand.NewPCG(*stringSeed, 3)))
+	w, err := data.SampleStrings(t, 1, *length, *length, rand.New(rand.NewPCG(*stringSeed, 3)))
 	if err != nil {
 		return fmt.Errorf("--length %d: %w", *length, err)
 	}
 	for _, kind := range models {
 		mf := &cli.ModelFlags{Kind: kind, Hidden: *hidden, Layers: 1, Bottom: "original"}
-		_, cfg, err := taskModel(t.Name(), t.Definition(), mf)
+		_, cfg, err := taskModel(t.Name(), t.Params(), t.Definition(), mf)
 		if err != nil {
 			return err
 		}
 		as := actionsSettings{Run: s, Length: *length, StringSeed: *stringSeed, String: data.FormatString(w[0], t.Terminals())}
-		as.Run.Task, as.Run.Grammar, as.Run.Model = t.Name(), t.Definition(), cfg
+		as.Run.Task, as.Run.Grammar, as.Run.TaskParams, as.Run.Model = t.Name(), t.Definition(), t.Params(), cfg
 		if err := recordActions(as, t, w[0], filepath.Join(*out, kind), *resume, args, !*quiet && cli.IsTerminal(stderr), stderr); err != nil {
 			return err
 		}

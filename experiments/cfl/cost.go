@@ -200,7 +200,7 @@ func measureCost(kind string, s costSettings) (*costMeasure, error) {
 	if cli.KindUses(kind, "stack-embedding") {
 		mf.StackEmbedding = s.StackEmbedding
 	}
-	_, cfg, err := taskModel(t.Name(), t.Definition(), mf)
+	_, cfg, err := taskModel(t.Name(), t.Params(), t.Definition(), mf)
 	if err != nil {
 		return nil, err
 	}

@@ -15,12 +15,15 @@ func init() {
 }
 
 // runEntropy reads strings of --task and prints the per-symbol cross-entropy
-// of the source distribution p(w) = (1/K)·p_G(w)/p_G(|w|) on them, the lower
-// bound of a model's cross-entropy, in nats; G is the task's grammar under
-// the definition --grammar.
+// of the source distribution p(w) = (1/K)·p(w | |w|) on them, the lower
+// bound of a model's cross-entropy, in nats: p(w | |w|) = p_G(w)/p_G(|w|)
+// for a task's grammar G under the definition --grammar, 1/N(|w|) for a
+// task of the 2023 release. A string outside the task's language is an
+// error naming its line.
 func runEntropy(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("entropy", stdout)
-	taskName := fs.String("task", "", "task (required): "+joinNames(data.TaskNames()))
+	taskName := fs.String("task", "", "task (required): "+taskNames())
+	params := taskParamFlags(fs)
 	grammar := cli.AddGrammarFlag(fs)
 	lengths := fs.String("lengths", "", "MIN:MAX range of lengths of the source distribution (required)")
 	in := fs.String("in", "", "file of strings, one per line (default: standard input)")
@@ -34,7 +37,7 @@ func runEntropy(args []string, stdout, stderr io.Writer) error {
 	if err := requireFlags(fs, "task", "lengths"); err != nil {
 		return err
 	}
-	t, err := taskFlag(*taskName, *grammar)
+	t, err := taskFlag(*taskName, params(), *grammar)
 	if err != nil {
 		return err
 	}
@@ -42,21 +45,20 @@ func runEntropy(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	}
-	g := t.Grammar()
-	if ns, err := g.ValidLengths(minLen, maxLen); err != nil {
+	if ns, err := t.ValidLengths(minLen, maxLen); err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	} else if len(ns) == 0 {
-		return fmt.Errorf("--lengths: task %s has no strings with length in [%d, %d]", t.Name(), minLen, maxLen)
+		return fmt.Errorf("--lengths: task %s has no strings with length in [%d, %d]", t, minLen, maxLen)
 	}
 
 	ws, name, err := readIn(*in, t.Terminals())
 	if err != nil {
 		return err
 	}
-	lb, err := data.ComputeLowerBound(g, ws, minLen, maxLen)
+	lb, err := data.ComputeLowerBound(t, ws, minLen, maxLen)
 	if err != nil {
 		if se, ok := errors.AsType[*data.StringError](err); ok {
-			return &data.LineError{Name: name, Line: se.Index + 1, Err: se.Err}
+			return &data.LineError{Name: name, Line: se.Index + 1, Err: notInLanguage(se.Err, t)}
 		}
 		return err
 	}

@@ -21,12 +21,13 @@ func init() {
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("eval", stdout)
 	modelPath := fs.String("model", "", "a training run's directory, or its model file (required)")
-	taskName := fs.String("task", "", "task: "+joinNames(data.TaskNames())+" (default: the run's, from its "+experiment.RunFile+")")
+	taskName := fs.String("task", "", "task: "+taskNames()+" (default: the run's, from its "+experiment.RunFile+")")
+	params := taskParamFlags(fs)
 	grammar := cli.AddGrammarFlag(fs)
 	gf := fs.Lookup("grammar")
 	gf.Usage = "task definition: " + joinNames(data.GrammarNames()) + " (default: the run's, from its " + experiment.RunFile + ", else paper)"
 	gf.DefValue = ""
-	force := fs.Bool("force", false, "evaluate on a --task or under a --grammar other than the run's")
+	force := fs.Bool("force", false, "evaluate on a --task, task parameters or under a --grammar other than the run's")
 	testFile := fs.String("test", "", "file of test strings, one per line (default: sample them with --per-length and --seed)")
 	lengths := fs.String("lengths", "40:100", "MIN:MAX test lengths")
 	perLength := fs.Int("per-length", 100, "sampled test strings per valid length")
@@ -49,7 +50,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	}
-	t, m, err := loadEvalRun(*modelPath, *taskName, *grammar, fs.Changed("grammar"), *force)
+	t, m, err := loadEvalRun(*modelPath, *taskName, params(), *grammar, fs.Changed("grammar"), *force)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		// A string of the file outside the language or the lengths: name
 		// its line (one string per line).
 		if se, ok := errors.AsType[*data.StringError](err); ok && *testFile != "" {
-			return &data.LineError{Name: *testFile, Line: se.Index + 1, Err: se.Err}
+			return &data.LineError{Name: *testFile, Line: se.Index + 1, Err: notInLanguage(se.Err, t)}
 		}
 		return err
 	}
@@ -86,11 +87,12 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 }
 
 // loadEvalRun resolves eval's --model (a run directory, or a model file in
-// one) into the task to evaluate on and the loaded model. The task and its
-// definition are the run's, from its run.json, unless --task or --grammar
-// (given) say otherwise, which must then agree with the run's unless
-// forced; without a run.json, --task is required. Errors name the flags.
-func loadEvalRun(path, taskName string, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, error) {
+// one) into the task to evaluate on and the loaded model. The task, its
+// parameters and its definition are the run's, from its run.json, unless
+// --task, the task-parameter flags (p, those given) or --grammar (given)
+// say otherwise, which must then agree with the run's unless forced;
+// without a run.json, --task is required. Errors name the flags.
+func loadEvalRun(path, taskName string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--model: %w", err)
@@ -109,7 +111,7 @@ func loadEvalRun(path, taskName string, flag data.Grammar, grammarGiven, force b
 	g := flag
 	switch {
 	case !hasRun && taskName == "":
-		return nil, nil, fmt.Errorf("--task is required: --model %s has no %s to take it from (one of %s)", path, experiment.RunFile, joinNames(data.TaskNames()))
+		return nil, nil, fmt.Errorf("--task is required: --model %s has no %s to take it from (one of %s)", path, experiment.RunFile, taskNames())
 	case hasRun && taskName == "":
 		taskName = s.Task
 	case hasRun && taskName != s.Task && !force:
@@ -125,9 +127,16 @@ func loadEvalRun(path, taskName string, flag data.Grammar, grammarGiven, force b
 				flag, s.Grammar, filepath.Join(dir, experiment.RunFile), flag)
 		}
 	}
-	t, err := taskFlag(taskName, g)
+	if hasRun && taskName == s.Task && p == nil {
+		p = s.TaskParams
+	}
+	t, err := taskFlag(taskName, p, g)
 	if err != nil {
 		return nil, nil, err
+	}
+	if hasRun && t.Name() == s.Task && t.Params().String() != s.TaskParams.String() && !force {
+		return nil, nil, fmt.Errorf("the task parameters %q differ from those of the run, %q (%s); use --force to evaluate it on %s anyway",
+			t.Params(), s.TaskParams, filepath.Join(dir, experiment.RunFile), t)
 	}
 	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) && hasRun {
 		return nil, nil, fmt.Errorf("--model %s: the run has not finished: no model yet (no %s; its progress is in %s)",
@@ -138,7 +147,7 @@ func loadEvalRun(path, taskName string, flag data.Grammar, grammarGiven, force b
 		return nil, nil, fmt.Errorf("--model: %w", err)
 	}
 	if m.Config().OutputVocab != len(t.Vocabulary()) || m.Config().InputVocab != len(t.Terminals()) {
-		return nil, nil, fmt.Errorf("--model %s has a vocabulary of %d symbols, task %s has %d", path, m.Config().OutputVocab, t.Name(), len(t.Vocabulary()))
+		return nil, nil, fmt.Errorf("--model %s has a vocabulary of %d symbols, task %s has %d", path, m.Config().OutputVocab, t, len(t.Vocabulary()))
 	}
 	return t, m, nil
 }

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
 )
@@ -45,14 +50,74 @@ func requireFlags(fs interface{ Changed(string) bool }, names ...string) error {
 	return nil
 }
 
-// taskFlag returns the task named by the --task flag's value under the
-// definition of the --grammar flag.
-func taskFlag(name string, g data.Grammar) (*data.Task, error) {
-	t, err := data.TaskFor(name, g)
+// taskFlag returns the task named by the --task flag's value, with the
+// parameters of the task-parameter flags (taskParamFlags) under the
+// definition of the --grammar flag. The errors name the flag at fault.
+func taskFlag(name string, p data.Params, g data.Grammar) (*data.Task, error) {
+	info, err := data.LookupTask(name)
+	if err != nil {
+		return nil, fmt.Errorf("--task: %w", err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		if _, err := info.CheckParams(data.Params{k: p[k]}); err != nil {
+			return nil, fmt.Errorf("--%s: %w", k, err)
+		}
+	}
+	if g.String() != string(data.GrammarPaper) && !info.IsGrammar() {
+		return nil, fmt.Errorf("--grammar %s: task %s is not defined by a grammar; --grammar applies to %s",
+			g, name, joinNames(grammarTasks()))
+	}
+	t, err := data.TaskWith(name, p, g)
 	if err != nil {
 		return nil, fmt.Errorf("--task: %w", err)
 	}
 	return t, nil
+}
+
+// grammarTasks lists the tasks defined by a grammar, which have both
+// definitions of --grammar.
+func grammarTasks() []string {
+	var names []string
+	for _, info := range data.AllTasks() {
+		if info.IsGrammar() {
+			names = append(names, info.Name)
+		}
+	}
+	return names
+}
+
+// taskNames lists every task of the table, for the help of --task.
+func taskNames() string { return joinNames(data.AllTaskNames()) }
+
+// taskParamFlags registers a flag for each parameter of the tasks of the
+// table (--symbol-types, --bracket-types), whose help names the tasks
+// that take it, and returns a function giving the values of those set on
+// the command line (nil if none): taskFlag checks that the task takes
+// them.
+func taskParamFlags(fs *pflag.FlagSet) func() data.Params {
+	names := data.TaskParamNames()
+	for _, name := range names {
+		var tasks []string
+		var p data.TaskParam
+		for _, info := range data.AllTasks() {
+			if q, ok := info.Param(name); ok {
+				tasks, p = append(tasks, info.Name), q
+			}
+		}
+		fs.Int(name, p.Default, fmt.Sprintf("%s, %d to %d, for %s (the paper's is the default)", p.Usage, p.Min, p.Max, joinNames(tasks)))
+	}
+	return func() data.Params {
+		var p data.Params
+		for _, name := range names {
+			if fs.Changed(name) {
+				if p == nil {
+					p = data.Params{}
+				}
+				p[name], _ = fs.GetInt(name)
+			}
+		}
+		return p
+	}
 }
 
 // taskLabel names a task in messages: its name, followed by its definition
@@ -62,6 +127,16 @@ func taskLabel(task string, g data.Grammar) string {
 		return task
 	}
 	return fmt.Sprintf("%s (%s grammar)", task, g)
+}
+
+// notInLanguage names the task in err when it says that a string is not
+// in the task's language (data.ErrNotInLanguage), and returns other
+// errors as they are.
+func notInLanguage(err error, t *data.Task) error {
+	if errors.Is(err, data.ErrNotInLanguage) {
+		return fmt.Errorf("%w of %s", err, t)
+	}
+	return err
 }
 
 // joinNames joins names with commas.

@@ -24,8 +24,8 @@ type generatedRecord struct {
 	// Complete is false for a string that reached --max-length without
 	// its end symbol.
 	Complete bool `json:"complete"`
-	// InLanguage reports whether the string is complete and has a
-	// positive probability under the task's grammar.
+	// InLanguage reports whether the string is complete and in the
+	// task's language (has a positive probability under its grammar).
 	InLanguage bool `json:"in_language"`
 	// LogProb is the model's log-probability of the string after the
 	// prompt (at temperature 1, without top-k), its end symbol included
@@ -37,7 +37,9 @@ type generatedRecord struct {
 type generateSummary struct {
 	Task    string `json:"task"`
 	Grammar string `json:"grammar"`
-	Count   int    `json:"count"`
+	// TaskParams are the task's parameters not at their defaults.
+	TaskParams data.Params `json:"task_params,omitempty"`
+	Count      int         `json:"count"`
 	// InLanguage counts the complete strings of the task's language.
 	InLanguage         int     `json:"in_language"`
 	InLanguageFraction float64 `json:"in_language_fraction"`
@@ -51,7 +53,8 @@ type generateSummary struct {
 // in sentence mode (Model.Sample), prints them, one per line, or with
 // --json one generatedRecord per line and a final {"summary": …} line,
 // and reports on standard error how many are in the task's language
-// (complete strings w with p_G(w) > 0 under the run's task definition)
+// (complete strings of the language of the run's task: p_G(w) > 0 under
+// its definition for a task with a grammar)
 // and how many reached --max-length.
 func runGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("generate", stdout)
@@ -105,18 +108,15 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	g := t.Grammar()
-	sum := generateSummary{Task: t.Name(), Grammar: string(t.Definition()), Count: len(gs), MaxLength: *maxLength}
+	sum := generateSummary{Task: t.Name(), Grammar: string(t.Definition()), TaskParams: t.Params(), Count: len(gs), MaxLength: *maxLength}
 	enc := json.NewEncoder(stdout)
 	total := 0
 	for _, x := range gs {
 		in := false
 		if x.Complete {
-			lp, err := g.LogProb(x.Symbols)
-			if err != nil {
+			if in, err = t.Contains(x.Symbols); err != nil {
 				return err
 			}
-			in = !math.IsInf(lp, -1)
 		} else {
 			sum.ReachedMaxLength++
 		}
@@ -142,7 +142,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stderr, "generate: %d of %d strings (%.1f%%) are in the language of %s; %d reached --max-length %d; mean length %.2f\n",
-		sum.InLanguage, sum.Count, 100*sum.InLanguageFraction, taskLabel(t.Name(), t.Definition()),
+		sum.InLanguage, sum.Count, 100*sum.InLanguageFraction, t,
 		sum.ReachedMaxLength, *maxLength, sum.MeanLength)
 	return nil
 }

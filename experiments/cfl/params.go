@@ -18,16 +18,17 @@ func init() {
 }
 
 // taskModelFlags registers the flags that describe a model for a CFL task:
-// the task, its definition (--grammar) and the model, whose help gives the
-// per-task defaults of taskModel.
-func taskModelFlags(fs *pflag.FlagSet) (task *string, grammar *data.Grammar, mf *cli.ModelFlags) {
-	task = fs.String("task", "", "task (required): "+joinNames(data.TaskNames()))
+// the task, its parameters (taskParamFlags), its definition (--grammar)
+// and the model, whose help gives the per-task defaults of taskModel.
+func taskModelFlags(fs *pflag.FlagSet) (task *string, params func() data.Params, grammar *data.Grammar, mf *cli.ModelFlags) {
+	task = fs.String("task", "", "task (required): "+taskNames())
+	params = taskParamFlags(fs)
 	grammar = cli.AddGrammarFlag(fs)
 	mf = cli.AddModelFlags(fs, 20)
 	fs.Lookup("states").Usage += " (default: the paper's for the task, " + perTask(func(t string) int { q, _ := stackDefaults(t); return q }) + ")"
 	fs.Lookup("symbols").Usage += " (default: the paper's for the task, " + perTask(func(t string) int { _, g := stackDefaults(t); return g }) + ")"
 	fs.Lookup("stack-embedding").Usage += fmt.Sprintf(" (default %d; with --push-hidden-state, the hidden size)", defaultStackEmbedding)
-	return task, grammar, mf
+	return task, params, grammar, mf
 }
 
 // defaultStackEmbedding is the size of the stack vectors of the kinds
@@ -39,7 +40,7 @@ const defaultStackEmbedding = 20
 func perTask(f func(task string) int) string {
 	var vals []int
 	byVal := map[int][]string{}
-	for _, t := range data.TaskNames() {
+	for _, t := range data.AllTaskNames() {
 		v := f(t)
 		if _, ok := byVal[v]; !ok {
 			vals = append(vals, v)
@@ -53,25 +54,26 @@ func perTask(f func(task string) int) string {
 	return strings.Join(parts, "; ")
 }
 
-// stackDefaults are the paper's |Q| and |Γ| for each task (appendix B).
+// stackDefaults are the paper's (or the 2023 release's) |Q| and |Γ| for
+// each task (appendix B), from the task table; 2 and 3 for a name not in
+// it.
 func stackDefaults(task string) (states, symbols int) {
-	switch task {
-	case data.PaddedReversal, data.HardestCFL:
-		return 3, 3
+	if info, err := data.LookupTask(task); err == nil {
+		return info.States, info.Symbols
 	}
 	return 2, 3
 }
 
-// taskModel resolves the task under definition g and the model
-// configuration from the flags, filling the paper's defaults where the
-// model's kind uses the flag (nsrnn.Kind.Flags) and it was not given: |Q|
-// and |Γ| per task (--states, --symbols), and stack vectors of size 20
-// (--stack-embedding, unless --push-hidden-state).
-func taskModel(taskName string, g data.Grammar, mf *cli.ModelFlags) (*data.Task, nsrnn.Config, error) {
+// taskModel resolves the task with parameters p under definition g and
+// the model configuration from the flags, filling the paper's defaults
+// where the model's kind uses the flag (nsrnn.Kind.Flags) and it was not
+// given: |Q| and |Γ| per task (--states, --symbols), and stack vectors of
+// size 20 (--stack-embedding, unless --push-hidden-state).
+func taskModel(taskName string, p data.Params, g data.Grammar, mf *cli.ModelFlags) (*data.Task, nsrnn.Config, error) {
 	if taskName == "" {
-		return nil, nsrnn.Config{}, fmt.Errorf("--task is required (one of %s)", joinNames(data.TaskNames()))
+		return nil, nsrnn.Config{}, fmt.Errorf("--task is required (one of %s)", taskNames())
 	}
-	task, err := taskFlag(taskName, g)
+	task, err := taskFlag(taskName, p, g)
 	if err != nil {
 		return nil, nsrnn.Config{}, err
 	}
@@ -91,14 +93,14 @@ func taskModel(taskName string, g data.Grammar, mf *cli.ModelFlags) (*data.Task,
 
 func runParams(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("params", stdout)
-	task, grammar, mf := taskModelFlags(fs)
+	task, params, grammar, mf := taskModelFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	_, cfg, err := taskModel(*task, *grammar, mf)
+	_, cfg, err := taskModel(*task, params(), *grammar, mf)
 	if err != nil {
 		return err
 	}

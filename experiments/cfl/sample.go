@@ -15,11 +15,12 @@ func init() {
 
 // runSample writes --count strings of --task, one per line, each with a
 // length drawn uniformly from the valid lengths in --lengths and then drawn
-// from the task's PCFG (under the definition --grammar) conditioned on that
-// length.
+// from the task's distribution (its PCFG under the definition --grammar,
+// or uniform for a task of the 2023 release) conditioned on that length.
 func runSample(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("sample", stdout)
-	taskName := fs.String("task", "", "task (required): "+joinNames(data.TaskNames()))
+	taskName := fs.String("task", "", "task (required): "+taskNames())
+	params := taskParamFlags(fs)
 	grammar := cli.AddGrammarFlag(fs)
 	count := fs.Int("count", 0, "number of strings (required)")
 	lengths := fs.String("lengths", "", "MIN:MAX range of lengths (required)")
@@ -33,7 +34,7 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if err := requireFlags(fs, "task", "count", "lengths"); err != nil {
 		return err
 	}
-	t, err := taskFlag(*taskName, *grammar)
+	t, err := taskFlag(*taskName, params(), *grammar)
 	if err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--lengths: %w", err)
 	}
 	rng := rand.New(rand.NewPCG(*seed, 0))
-	ws, err := data.SampleStrings(t.Grammar(), *count, minLen, maxLen, rng)
+	ws, err := data.SampleStrings(t, *count, minLen, maxLen, rng)
 	if err != nil {
 		return fmt.Errorf("--lengths %s: %w", *lengths, err)
 	}

@@ -92,9 +92,14 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if len(sel.Selected) == 0 {
 		return fmt.Errorf("--sweep %s: no finished runs (%d unfinished)", *sweep, sel.Unfinished)
 	}
-	// The test results and the figures are per task: one definition each.
+	// The test results and the figures are per task: one definition and
+	// one setting of the task parameters each.
 	for i := 1; i < len(sel.Selected); i++ {
 		a, b := sel.Selected[i-1], sel.Selected[i]
+		if a.Task == b.Task && a.TaskParams.String() != b.TaskParams.String() {
+			return fmt.Errorf("--sweep %s holds runs of %s with two settings of its parameters (%q in %s, %q in %s); select each from a directory of its own",
+				*sweep, a.Task, a.TaskParams, a.Dir, b.TaskParams, b.Dir)
+		}
 		if a.Task == b.Task && a.Grammar != b.Grammar {
 			return fmt.Errorf("--sweep %s holds runs of %s under two grammars (%s in %s, %s in %s); choose one with --grammar",
 				*sweep, a.Task, a.Grammar, a.Dir, b.Grammar, b.Dir)

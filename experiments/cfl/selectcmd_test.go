@@ -26,7 +26,7 @@ func fakeRun(t *testing.T, dir, task, kind string, lr float64, seed uint64, diff
 func fakeRunGrammar(t *testing.T, dir, task string, g data.Grammar, kind string, lr float64, seed uint64, diff float64, finished, withModel bool) {
 	t.Helper()
 	mf := &cli.ModelFlags{Kind: kind, Hidden: 4, Layers: 1, Bottom: "original"}
-	_, cfg, err := taskModel(task, g, mf)
+	_, cfg, err := taskModel(task, nil, g, mf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -43,6 +44,8 @@ type sweepRun struct {
 	Dir            string  `json:"dir"`
 	// Grammar is the task definition, when it is not the default, paper.
 	Grammar data.Grammar `json:"grammar,omitempty"`
+	// TaskParams are the task's parameters not at their defaults.
+	TaskParams data.Params `json:"task_params,omitempty"`
 	// Args are the arguments of the train command, without "train" and
 	// without --resume, which is added when Dir holds an interrupted run.
 	Args []string `json:"args"`
@@ -55,10 +58,14 @@ type sweepGrid struct {
 	Models []string `json:"models"`
 	// Grammar is the definition of the tasks, passed to every run with
 	// --grammar unless it is the default, paper.
-	Grammar         data.Grammar `json:"grammar"`
-	LRs             []float64    `json:"lrs"`
-	StackEmbeddings []int        `json:"stack_embeddings"`
-	Restarts        int          `json:"restarts"`
+	Grammar data.Grammar `json:"grammar"`
+	// TaskParams are task parameters (--symbol-types, --bracket-types)
+	// given to the runs of the tasks that take them; none is left out of
+	// sweep.json, as in the files written before tasks had parameters.
+	TaskParams      data.Params `json:"task_params,omitempty"`
+	LRs             []float64   `json:"lrs"`
+	StackEmbeddings []int       `json:"stack_embeddings"`
+	Restarts        int         `json:"restarts"`
 	// Extra are train flags passed to every run (--epochs and the like).
 	Extra []string `json:"train_flags"`
 	Out   string   `json:"-"`
@@ -85,9 +92,11 @@ func formatLR(lr float64) string { return strconv.FormatFloat(lr, 'g', -1, 64) }
 // enumerate lists the grid's runs: tasks × models × learning rates ×
 // restarts, × stack vector sizes for the kinds that have them
 // (--stack-embedding among their nsrnn.Kind.Flags), with the paper's |Q|
-// and |Γ| of each task for the kinds that have those. Restart k (1-based)
-// uses seed k, so that the restarts of a setting differ in their data,
-// initial parameters and shuffling, while different settings share data.
+// and |Γ| of each task for the kinds that have those, and each task with
+// those of the grid's task parameters that it takes (its directory named
+// by them, as marked-reversal-symbol-types40). Restart k (1-based) uses
+// seed k, so that the restarts of a setting differ in their data, initial
+// parameters and shuffling, while different settings share data.
 func (g sweepGrid) enumerate() []sweepRun {
 	var runs []sweepRun
 	var grammar data.Grammar
@@ -95,6 +104,7 @@ func (g sweepGrid) enumerate() []sweepRun {
 		grammar = g.Grammar
 	}
 	for _, task := range g.Tasks {
+		params, taskDir, paramArgs := g.taskParams(task)
 		for _, kind := range g.Models {
 			embs := []int{0}
 			if cli.KindUses(kind, "stack-embedding") {
@@ -107,8 +117,10 @@ func (g sweepGrid) enumerate() []sweepRun {
 			for _, e := range embs {
 				for _, lr := range g.LRs {
 					for k := 1; k <= g.Restarts; k++ {
-						dir := filepath.Join(g.Out, task, modelDirName(kind, e), "lr"+formatLR(lr), fmt.Sprintf("seed%d", k))
-						args := []string{"--task", task, "--model", kind, "--lr", formatLR(lr), "--seed", strconv.Itoa(k)}
+						dir := filepath.Join(g.Out, taskDir, modelDirName(kind, e), "lr"+formatLR(lr), fmt.Sprintf("seed%d", k))
+						args := []string{"--task", task}
+						args = append(args, paramArgs...)
+						args = append(args, "--model", kind, "--lr", formatLR(lr), "--seed", strconv.Itoa(k))
 						if grammar != "" {
 							args = append(args, "--grammar", string(grammar))
 						}
@@ -121,7 +133,7 @@ func (g sweepGrid) enumerate() []sweepRun {
 						args = append(args, g.Extra...)
 						args = append(args, "--out", dir, "--quiet")
 						runs = append(runs, sweepRun{
-							Task: task, Grammar: grammar, Model: kind, StackEmbedding: e, States: q, Symbols: gamma,
+							Task: task, Grammar: grammar, TaskParams: params, Model: kind, StackEmbedding: e, States: q, Symbols: gamma,
 							LR: lr, Restart: k, Seed: uint64(k), Dir: dir, Args: args,
 						})
 					}
@@ -130,6 +142,29 @@ func (g sweepGrid) enumerate() []sweepRun {
 		}
 	}
 	return runs
+}
+
+// taskParams returns the grid's task parameters that task takes and are
+// not at their defaults, the task's directory (its name, then each such
+// parameter and its value, as marked-reversal-symbol-types40) and the
+// train flags that give them.
+func (g sweepGrid) taskParams(task string) (p data.Params, dir string, args []string) {
+	dir = task
+	info, err := data.LookupTask(task)
+	if err != nil {
+		return nil, dir, nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(g.TaskParams)) {
+		if q, ok := info.Param(k); ok && g.TaskParams[k] != q.Default {
+			if p == nil {
+				p = data.Params{}
+			}
+			p[k] = g.TaskParams[k]
+			dir += fmt.Sprintf("-%s%d", k, p[k])
+			args = append(args, "--"+k, strconv.Itoa(p[k]))
+		}
+	}
+	return p, dir, args
 }
 
 // job is the run as the shared sweep executor runs it: the train
@@ -148,7 +183,8 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 
 func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error {
 	fs := prog.FlagSet("sweep", stdout)
-	taskList := fs.String("task", "", "comma-separated tasks, or all (required): "+joinNames(data.TaskNames()))
+	taskList := fs.String("task", "", "comma-separated tasks, or all (the paper's five), or "+data.Group2023+" (the seven of the authors' 2023 release) (required): "+taskNames())
+	params := taskParamFlags(fs)
 	grammar := cli.AddGrammarFlag(fs)
 	modelList := fs.String("models", "paper", "comma-separated models, or paper (the paper's: "+strings.Join(experiment.PaperModels, ",")+"), or all: "+joinNames(nsrnn.Kinds))
 	out := fs.String("out", "", "sweep directory (required): "+sweepManifestFile+", and <task>/<model>/lr<LR>/seed<K> for each run with its output in <that>.log")
@@ -171,7 +207,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	var err error
 	switch {
 	case *taskList == "":
-		return fmt.Errorf("--task is required (some of %s, or all)", joinNames(data.TaskNames()))
+		return fmt.Errorf("--task is required (some of %s, or all, or %s)", taskNames(), data.Group2023)
 	case *out == "":
 		return fmt.Errorf("--out is required")
 	case *restarts < 1:
@@ -194,7 +230,12 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	if err := slurm.Check(); err != nil {
 		return err
 	}
-	if g.Tasks, err = parseList(*taskList, data.TaskNames(), "--task"); err != nil {
+	if *taskList == data.Group2023 {
+		g.Tasks = data.TaskGroupNames(data.Group2023)
+	} else if g.Tasks, err = parseTaskList(*taskList); err != nil {
+		return err
+	}
+	if err := g.checkTasks(params()); err != nil {
 		return err
 	}
 	if *modelList == "paper" {
@@ -329,6 +370,52 @@ func checkSweep(path string, g sweepGrid, runs []sweepRun) (exists bool, err err
 			dir, path, strings.Join(se.Diffs, "; "))
 	}
 	return true, err
+}
+
+// parseTaskList parses --task: a comma-separated list of the tasks of the
+// table, or "all", the paper's five.
+func parseTaskList(s string) ([]string, error) {
+	if s == "all" {
+		return data.TaskNames(), nil
+	}
+	return parseList(s, data.AllTaskNames(), "--task")
+}
+
+// checkTasks sets the grid's task parameters to p, without those at their
+// defaults, and checks the tasks with them: each given parameter must be
+// taken by one of the tasks, and each task must be valid with the
+// parameters it takes and the grid's definition. The errors name the
+// flags.
+func (g *sweepGrid) checkTasks(p data.Params) error {
+	g.TaskParams = nil
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		var takers []string
+		for _, task := range g.Tasks {
+			info, _ := data.LookupTask(task)
+			if q, ok := info.Param(k); ok {
+				takers = append(takers, task)
+				if _, err := info.CheckParams(data.Params{k: p[k]}); err != nil {
+					return fmt.Errorf("--%s: %w", k, err)
+				}
+				if p[k] != q.Default {
+					if g.TaskParams == nil {
+						g.TaskParams = data.Params{}
+					}
+					g.TaskParams[k] = p[k]
+				}
+			}
+		}
+		if len(takers) == 0 {
+			return fmt.Errorf("--%s: none of the tasks of --task takes it", k)
+		}
+	}
+	for _, task := range g.Tasks {
+		tp, _, _ := g.taskParams(task)
+		if _, err := taskFlag(task, tp, g.Grammar); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseList parses a comma-separated list of names from known, or "all".

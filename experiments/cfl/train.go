@@ -122,7 +122,7 @@ func checkProtocol(s *experiment.Settings, lengths string) error {
 
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("train", stdout)
-	task, grammar, mf := taskModelFlags(fs)
+	task, params, grammar, mf := taskModelFlags(fs)
 	var s experiment.Settings
 	lengths := protocolFlags(fs, &s, 0, 200, 10)
 	out := fs.String("out", "", "output directory (required): run.json, log.jsonl, checkpoint, then model and summary.json")
@@ -135,11 +135,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	t, cfg, err := taskModel(*task, *grammar, mf)
+	t, cfg, err := taskModel(*task, params(), *grammar, mf)
 	if err != nil {
 		return err
 	}
-	s.Task, s.Grammar, s.Model = t.Name(), t.Definition(), cfg
+	s.Task, s.Grammar, s.TaskParams, s.Model = t.Name(), t.Definition(), t.Params(), cfg
 	if err := checkProtocol(&s, *lengths); err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		intr.Recorder(),
 	}
 	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, lower bound %.4f nats per symbol; files in %s (Ctrl-C stops, --resume continues)\n",
-		cfg.Kind, taskLabel(t.Name(), t.Definition()), m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, d.LowerBound.Entropy, *out)
+		cfg.Kind, t, m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, d.LowerBound.Entropy, *out)
 	res, err := nsrnn.Train(m, d.Train, d.Valid, tc)
 	if err != nil {
 		return err
