@@ -18,11 +18,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/atomicfile"
+	"github.com/nsrnn/nsrnn/internal/figure"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -43,10 +41,6 @@ const (
 
 // Figure 3 shows at most this many epochs, as in the paper.
 const fig3Epochs = 30
-
-// minPNGWidth is the least width of the PNG files, in pixels: their
-// resolution is chosen so that they are at least this wide.
-const minPNGWidth = 1600
 
 // modelLabel is the paper's name of a model kind (nsrnn.Kind.Label).
 func modelLabel(kind string) string {
@@ -330,7 +324,7 @@ func plotRuns(args []string, out string, wallClock bool, stderr io.Writer) ([]st
 		if err != nil {
 			return nil, err
 		}
-		fs, err := saveFigure(out, fig1Name(pn.task), 6*vg.Inch, 4*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
+		fs, err := figure.Save(out, fig1Name(pn.task), 6*vg.Inch, 4*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
 		if err != nil {
 			return nil, err
 		}
@@ -432,7 +426,7 @@ func plotSelection(sel *experiment.Selection, extra []unfinishedRun, sweep, out 
 			if err != nil {
 				return nil, err
 			}
-			fs, err := saveFigure(out, f.name(pn.task), 6*vg.Inch, 4*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
+			fs, err := figure.Save(out, f.name(pn.task), 6*vg.Inch, 4*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
 			if err != nil {
 				return nil, err
 			}
@@ -478,7 +472,7 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.X.Label.TextStyle.Font.Size = vg.Points(11)
 	p.Y.Label.TextStyle.Font.Size = vg.Points(11)
 	p.Y.Min = 0
-	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = figure.PlainTicks{}, figure.PlainTicks{}
 	p.Add(plotter.NewGrid())
 	// Differences fall during training and grow with length: the
 	// bottom-left corner is usually the emptiest.
@@ -560,7 +554,7 @@ func savePanels(dir, name, caption string, panels []panel, x, y string) ([]strin
 	w := vg.Length(cols) * 4.5 * vg.Inch
 	caption, band := fitCaption(caption, w)
 	h := vg.Length(rows)*3.5*vg.Inch + band
-	return saveFigure(dir, name, w, h, func(dc draw.Canvas) {
+	return figure.Save(dir, name, w, h, func(dc draw.Canvas) {
 		body := drawCaption(dc, caption, band)
 		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(16), PadY: vg.Points(16),
 			PadLeft: vg.Points(6), PadRight: vg.Points(10), PadTop: vg.Points(4), PadBottom: vg.Points(6)}
@@ -620,39 +614,6 @@ func drawCaption(dc draw.Canvas, caption string, band vg.Length) draw.Canvas {
 	body := dc
 	body.Max.Y -= band
 	return body
-}
-
-// saveFigure draws a figure of size w × h on a white background and writes
-// it as name.png (at least minPNGWidth pixels wide) and name.svg in dir.
-func saveFigure(dir, name string, w, h vg.Length, drawFn func(draw.Canvas)) ([]string, error) {
-	dpi := max(200, int(math.Ceil(minPNGWidth/float64(w/vg.Inch))))
-	var files []string
-	for _, ext := range []string{".png", ".svg"} {
-		path := filepath.Join(dir, name+ext)
-		var c interface {
-			vg.CanvasSizer
-			io.WriterTo
-		}
-		switch ext {
-		case ".png":
-			c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))}
-		default:
-			c = vgsvg.New(w, h)
-		}
-		dc := draw.New(c)
-		dc.SetColor(color.White)
-		dc.Fill(dc.Rectangle.Path())
-		drawFn(dc)
-		err := atomicfile.Write(path, func(f io.Writer) error {
-			_, err := c.WriteTo(f)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("writing %s: %w", path, err)
-		}
-		files = append(files, path)
-	}
-	return files, nil
 }
 
 // readActions reads an actions.jsonl file.
@@ -784,7 +745,7 @@ func plotActions(dir, out string) ([]string, error) {
 	w := vg.Length(len(plots)) * 4.5 * vg.Inch
 	caption, band := fitCaption("Figure 3: weight of the correct action type (black = 1, white = 0): push before #, pop from # on", w)
 	h := 5*vg.Inch - vg.Points(24) + band
-	return saveFigure(out, fig3Name, w, h, func(dc draw.Canvas) {
+	return figure.Save(out, fig3Name, w, h, func(dc draw.Canvas) {
 		body := drawCaption(dc, caption, band)
 		tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(12), PadLeft: vg.Points(4), PadRight: vg.Points(8), PadTop: vg.Points(4), PadBottom: vg.Points(4)}
 		canvases := plot.Align([][]*plot.Plot{plots}, tiles, body)
@@ -792,22 +753,6 @@ func plotActions(dir, out string) ([]string, error) {
 			p.Draw(canvases[0][i])
 		}
 	})
-}
-
-// plainTicks are gonum/plot's default ticks with their labels written
-// without trailing zeros: the default writes the labels of a step of 25
-// as 25.00, 75.00.
-type plainTicks struct{}
-
-// Ticks returns the default ticks of [min, max], relabelled.
-func (plainTicks) Ticks(min, max float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(min, max)
-	for i, t := range ts {
-		if l := t.Label; strings.Contains(l, ".") && !strings.ContainsAny(l, "eE") {
-			ts[i].Label = strings.TrimSuffix(strings.TrimRight(l, "0"), ".")
-		}
-	}
-	return ts
 }
 
 // epochTicks marks every epoch of Figure 3's axis, labelling each when

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/internal/figure"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -174,7 +175,7 @@ func TestEpochTicks(t *testing.T) {
 func TestPlainTicks(t *testing.T) {
 	for _, r := range [][2]float64{{1, 138}, {0, 0.4}, {0, 0.15}, {40, 100}, {0, 1e-3}, {-0.5, 0.5}} {
 		def := plot.DefaultTicks{}.Ticks(r[0], r[1])
-		got := plainTicks{}.Ticks(r[0], r[1])
+		got := figure.PlainTicks{}.Ticks(r[0], r[1])
 		if len(got) != len(def) {
 			t.Fatalf("%v: %d ticks, want %d", r, len(got), len(def))
 		}
@@ -193,7 +194,7 @@ func TestPlainTicks(t *testing.T) {
 			}
 		}
 	}
-	l := plainTicks{}.Ticks(1, 138)
+	l := figure.PlainTicks{}.Ticks(1, 138)
 	if !slices.ContainsFunc(l, func(tk plot.Tick) bool { return tk.Label == "25" }) {
 		t.Errorf("ticks of [1, 138]: %+v, want one labelled 25", l)
 	}
