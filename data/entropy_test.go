@@ -44,23 +44,81 @@ func TestLowerBoundMarkedReversal(t *testing.T) {
 	}
 }
 
+// TestLowerBoundAllTasks checks the bound of a sample of every task
+// against its definition, H = (Σ −log p(w | |w|) + N log K) / Σ (|w| + 1),
+// recomputed from the sample, with K counted from the lengths where the
+// language has strings (a closed form for the tasks that have one) and,
+// where p(w | n) has a closed form (the tasks uniform over their strings
+// of a length), each log p(w | n) against it. The bound does not depend on
+// the set (strings are independent).
 func TestLowerBoundAllTasks(t *testing.T) {
-	// The lower bound is positive and finite and does not depend on the
-	// number of goroutines (strings are independent).
-	for _, name := range TaskNames() {
-		g := mustTask(t, name).Grammar()
-		ws, err := SampleStrings(g, 50, 40, 80, rand.New(rand.NewPCG(8, 8)))
+	ln2 := math.Log(2)
+	// closed: the valid lengths and log p(w | n) of the tasks that have
+	// closed forms; nil where a task has none.
+	type closedForm struct {
+		valid func(n int) bool
+		lp    func(n int) float64
+	}
+	odd := func(n int) bool { return n%2 == 1 }
+	even := func(n int) bool { return n%2 == 0 }
+	closed := map[string]closedForm{
+		MarkedReversal:                 {odd, func(n int) float64 { return -float64(n-1) / 2 * ln2 }},
+		UnmarkedReversal:               {even, func(n int) float64 { return -float64(n) / 2 * ln2 }},
+		Dyck:                           {even, nil},
+		Count3:                         {func(n int) bool { return n%3 == 0 }, func(int) float64 { return 0 }},
+		MarkedCopy:                     {odd, func(n int) float64 { return -float64(n-1) / 2 * ln2 }},
+		UnmarkedCopy:                   {even, func(n int) float64 { return -float64(n) / 2 * ln2 }},
+		UnmarkedReverseAndCopy:         {func(n int) bool { return n%3 == 0 }, func(n int) float64 { return -float64(n) / 3 * ln2 }},
+		CountAndCopy:                   {func(n int) bool { return n%3 == 0 }, func(n int) float64 { return -float64(n) / 3 * ln2 }},
+		UnmarkedCopyDifferentAlphabets: {even, func(n int) float64 { return -float64(n) / 2 * ln2 }},
+		MarkedReverseAndCopy:           {func(n int) bool { return n%3 == 2 }, func(n int) float64 { return -float64(n-2) / 3 * ln2 }},
+	}
+	const minLen, maxLen = 40, 80
+	for _, name := range AllTaskNames() {
+		task := mustTask(t, name)
+		ws, err := SampleStrings(task.Language(), 50, minLen, maxLen, rand.New(rand.NewPCG(8, 8)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		lb, err := ComputeLowerBound(g, ws, 40, 80)
+		lb, err := ComputeLowerBound(task.Language(), ws, minLen, maxLen)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !(lb.Entropy > 0) || math.IsInf(lb.Entropy, 0) {
-			t.Errorf("%s: lower bound %v", name, lb.Entropy)
+		// K: the lengths at which the language has a string, counted
+		// from the closed form or by sampling one at each length.
+		k := 0
+		for n := minLen; n <= maxLen; n++ {
+			if cf, ok := closed[name]; ok {
+				if cf.valid(n) {
+					k++
+				}
+				continue
+			}
+			if _, err := task.Sample(n, rand.New(rand.NewPCG(1, uint64(n)))); err == nil {
+				k++
+			}
 		}
-		one, _ := ComputeLowerBound(g, ws[:1], 40, 80)
+		if lb.ValidLengths != k || lb.Strings != len(ws) {
+			t.Errorf("%s: K = %d over %d strings, want %d over %d", name, lb.ValidLengths, lb.Strings, k, len(ws))
+		}
+		sum, symbols := 0.0, 0
+		for i, w := range ws {
+			lp := lb.LogProbsGivenLength[i]
+			if cf := closed[name]; cf.lp != nil {
+				if want := cf.lp(len(w)); math.Abs(lp-want) > 1e-9*(1+math.Abs(want)) {
+					t.Errorf("%s: log p(w | %d) = %v, want %v", name, len(w), lp, want)
+				}
+			}
+			if !(lp <= 0) || math.IsInf(lp, 0) {
+				t.Errorf("%s: log p(w | %d) = %v", name, len(w), lp)
+			}
+			sum += -lp + math.Log(float64(k))
+			symbols += len(w) + 1
+		}
+		if want := sum / float64(symbols); lb.Symbols != symbols || math.Abs(lb.Entropy-want) > 1e-12*want {
+			t.Errorf("%s: bound %v over %d symbols, want %v over %d", name, lb.Entropy, lb.Symbols, want, symbols)
+		}
+		one, _ := ComputeLowerBound(task.Language(), ws[:1], minLen, maxLen)
 		if one.LogProbsGivenLength[0] != lb.LogProbsGivenLength[0] {
 			t.Errorf("%s: log probability depends on the set", name)
 		}
