@@ -28,7 +28,9 @@ const install = "`bash .ci/notebook.sh` installs everything the notebook needs (
 // the learning curve (a PNG), a Viterbi run with pushes and pops, and the
 // count of sampled strings in the language. It is skipped, saying what is
 // missing, where jupyter, nbconvert, the GoNB kernel or GoNB's tools are not
-// installed, and with -short (it takes one to two minutes).
+// installed, except under CI (CI=true), where .ci/notebook.sh installs them
+// and their absence fails the test; and with -short (it takes one to two
+// minutes).
 func TestNotebook(t *testing.T) {
 	if testing.Short() {
 		t.Skip("executing the notebook takes one to two minutes; skipped with -short")
@@ -36,21 +38,21 @@ func TestNotebook(t *testing.T) {
 	env := notebookEnv(t)
 	jupyter, err := exec.LookPath("jupyter")
 	if err != nil {
-		t.Skipf("jupyter is not installed (Debian: jupyter-core, jupyter-nbconvert, python3-ipykernel); %s", install)
+		missing(t, "jupyter is not installed (Debian: jupyter-core, jupyter-nbconvert, python3-ipykernel); %s", install)
 	}
 	if out, err := command(jupyter, env, "nbconvert", "--version").CombinedOutput(); err != nil {
-		t.Skipf("jupyter nbconvert does not run (%v: %s); %s", err, firstLine(out), install)
+		missing(t, "jupyter nbconvert does not run (%v: %s); %s", err, firstLine(out), install)
 	}
 	out, err := command(jupyter, env, "kernelspec", "list").CombinedOutput()
 	if err != nil {
-		t.Skipf("jupyter kernelspec list failed (%v: %s); %s", err, firstLine(out), install)
+		missing(t, "jupyter kernelspec list failed (%v: %s); %s", err, firstLine(out), install)
 	}
 	if !hasKernel(string(out), "gonb") {
-		t.Skipf("the GoNB kernel is not installed (jupyter kernelspec list has no gonb); %s", install)
+		missing(t, "the GoNB kernel is not installed (jupyter kernelspec list has no gonb); %s", install)
 	}
 	for _, tool := range []string{"goimports", "gopls"} {
 		if _, err := lookPath(tool, env); err != nil {
-			t.Skipf("%s, which the GoNB kernel needs, is not on PATH or in $(go env GOPATH)/bin; %s", tool, install)
+			missing(t, "%s, which the GoNB kernel needs, is not on PATH or in $(go env GOPATH)/bin; %s", tool, install)
 		}
 	}
 
@@ -307,4 +309,14 @@ func failure(out string) string {
 		out = "…" + out[len(out)-max:]
 	}
 	return out
+}
+
+// missing skips the test for a missing tool, saying what to install, or
+// under CI (CI=true, where .ci/notebook.sh installs the tools) fails it.
+func missing(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true, and the notebook tools should have been installed by .ci/notebook.sh: "+format, args...)
+	}
+	t.Skipf(format, args...)
 }
