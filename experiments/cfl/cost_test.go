@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -29,7 +30,32 @@ func TestCostAllModels(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Models) != 2 || rep.Models[0].TimeRatio != 1 || rep.Models[1].EpochSeconds <= 0 || rep.Models[1].Parameters <= rep.Models[0].Parameters {
-		t.Errorf("report %+v", rep.Models)
+	if len(rep.Models) != 2 || rep.Models[0].Model != "lstm" || rep.Models[1].Model != "rns" {
+		t.Fatalf("report %+v", rep.Models)
+	}
+	// The numbers reported, recomputed: the LSTM's parameters by the
+	// closed form 4H(v + H + 2) + (H + 1)(v + 1) for v = 3 inputs and
+	// H = 4 units, the RNS-RNN's by nsrnn.CountParams; the epoch scaled
+	// from the subset's passes to the protocol's 10,000 + 1,000 strings;
+	// the time ratio to the LSTM's.
+	rns, err := nsrnn.CountParams(nsrnn.Config{Kind: nsrnn.RNS, InputVocab: 3, OutputVocab: 4, Hidden: 4, States: 2, Symbols: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lstm := rep.Models[0]
+	for i, want := range []int{4*4*(3+4+2) + 5*4, rns} {
+		m := rep.Models[i]
+		if m.Parameters != want {
+			t.Errorf("%s: %d parameters, want %d", m.Model, m.Parameters, want)
+		}
+		if !(m.TrainSeconds > 0 && m.ValidSeconds > 0) {
+			t.Errorf("%s: passes of %g and %g s", m.Model, m.TrainSeconds, m.ValidSeconds)
+		}
+		if want := m.TrainSeconds*10000/4 + m.ValidSeconds*1000/2; math.Abs(m.EpochSeconds-want) > 1e-9*want {
+			t.Errorf("%s: epoch %g s, want %g from its passes", m.Model, m.EpochSeconds, want)
+		}
+		if want := m.EpochSeconds / lstm.EpochSeconds; math.Abs(m.TimeRatio-want) > 1e-12*want {
+			t.Errorf("%s: time ratio %g, want %g", m.Model, m.TimeRatio, want)
+		}
 	}
 }
