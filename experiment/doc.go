@@ -92,4 +92,16 @@
 // same protocol kept in several directories (a later sweep of more
 // learning rates or restarts) are selected together by passing the runs
 // FindRuns finds in each to one SelectRuns.
+//
+// # Figures
+//
+// The data of the paper's Figures 1 and 2 is found and read here, and
+// drawn elsewhere (cfl plot): SelectionData gives, per task, a Panel of
+// Curves, each a model's points: the validation difference by epoch (or
+// by elapsed seconds) from a selected run's log, and the test difference
+// by length from its test results; FindUnfinished adds, for a task and
+// model without a finished run, its unfinished run closest to the bound
+// so far; RunsData reads the curves of run directories without a
+// selection. WritePanelsCSV writes a figure's points as CSV, one row per
+// point, for other tools.
 package experiment

@@ -8,7 +8,6 @@ import (
 	"image/color"
 	"io"
 	iofs "io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,10 +107,10 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		} else if err != nil {
 			return err
 		}
-		var extra []unfinishedRun
+		var extra []experiment.UnfinishedRun
 		if *unfinished {
-			if extra, err = findUnfinished(*sweep, sel); err != nil {
-				return err
+			if extra, err = experiment.FindUnfinished(*sweep, sel); err != nil {
+				return fmt.Errorf("--sweep: %w", err)
 			}
 		}
 		files, err := plotSelection(sel, extra, *sweep, *out, *wallClock, stderr)
@@ -141,9 +140,9 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// series is one model's line in a panel; inProgress marks an unfinished
-// run's. Its legend entry is the kind's label (with "(in progress)") unless
-// label is set.
+// series is one model's line in a panel as drawn; inProgress marks an
+// unfinished run's. Its legend entry is the kind's label (with "(in
+// progress)") unless label is set.
 type series struct {
 	kind       string
 	xys        plotter.XYs
@@ -163,76 +162,38 @@ func (s series) legendLabel() string {
 	return label
 }
 
-// unfinishedRun is a run without summary.json shown in Figure 1.
-type unfinishedRun struct {
-	task, kind string
-	recs       []nsrnn.EpochRecord
+// panel is one task's lines in a figure, as drawn.
+type panel struct {
+	task  string
+	lines []series
 }
 
-// findUnfinished returns, for each task and model kind of the sweep (and
-// the selection's further directories, Also) with no selected (finished)
-// run, the unfinished run with the smallest validation difference so far,
-// in the order FindRuns gives; runs without a finished epoch are skipped.
-func findUnfinished(sweep string, sel *experiment.Selection) ([]unfinishedRun, error) {
-	runs, err := experiment.FindRuns(sweep)
-	if err != nil {
-		return nil, fmt.Errorf("--sweep: %w", err)
-	}
-	for _, dir := range sel.Also {
-		more, err := experiment.FindRuns(dir)
-		if err != nil {
-			return nil, fmt.Errorf("%s (in %s's also): %w", dir, experiment.SelectedFile, err)
-		}
-		runs = append(runs, more...)
-	}
-	done := map[[2]string]bool{}
-	for _, s := range sel.Selected {
-		done[[2]string{s.Task, s.Model}] = true
-	}
-	type found struct {
-		i    int     // index in out
-		diff float64 // the run's smallest validation difference
-	}
-	best := map[[2]string]found{}
-	var out []unfinishedRun
-	for _, r := range runs {
-		k := [2]string{r.Settings.Task, r.Settings.Model.Kind}
-		if r.Summary != nil || done[k] {
-			continue
-		}
-		recs, err := experiment.ReadLog(filepath.Join(r.Dir, experiment.LogFile))
-		if err != nil || len(recs) == 0 {
-			continue
-		}
-		d := math.Inf(1)
-		for _, rec := range recs {
-			d = min(d, rec.ValidDifference)
-		}
-		u := unfinishedRun{k[0], k[1], recs}
-		if f, ok := best[k]; !ok {
-			best[k] = found{len(out), d}
-			out = append(out, u)
-		} else if d < f.diff {
-			out[f.i], best[k] = u, found{f.i, d}
+// toPanels turns the figures' data (package experiment) into what is
+// drawn.
+func toPanels(ps []experiment.Panel) []panel {
+	out := make([]panel, len(ps))
+	for i, p := range ps {
+		out[i].task = p.Task
+		for _, c := range p.Curves {
+			xys := make(plotter.XYs, len(c.Points))
+			for j, pt := range c.Points {
+				xys[j].X, xys[j].Y = pt.X, pt.Y
+			}
+			out[i].lines = append(out[i].lines, series{kind: c.Model, xys: xys, inProgress: c.InProgress, label: c.Label})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // diffLabel is the y axis of Figures 1 and 2.
 const diffLabel = "cross-entropy diff. (nats per symbol)"
 
-// validCurve is Figure 1's line of a training log: the validation
-// difference against the epoch, or against the elapsed seconds.
-func validCurve(recs []nsrnn.EpochRecord, wallClock bool) plotter.XYs {
-	xys := make(plotter.XYs, len(recs))
-	for i, r := range recs {
-		xys[i].X, xys[i].Y = float64(r.Epoch), r.ValidDifference
-		if wallClock {
-			xys[i].X = r.ElapsedSeconds
-		}
+// fig1XName is the name of Figure 1's x values in its CSV file.
+func fig1XName(wallClock bool) string {
+	if wallClock {
+		return "seconds"
 	}
-	return xys
+	return "epoch"
 }
 
 // fig1XLabel is Figure 1's x axis.
@@ -248,74 +209,17 @@ func fig1XLabel(wallClock bool) string {
 // task and one with every task's panel. Each argument is a run directory
 // (holding run.json) or a directory under which FindRuns finds runs.
 func plotRuns(args []string, out string, wallClock bool, stderr io.Writer) ([]string, error) {
-	type found struct {
-		run  experiment.Run
-		name string // the run's directory as the user named it
+	data, skipped, err := experiment.RunsData(args, wallClock)
+	if err != nil {
+		return nil, err
 	}
-	var runs []found
-	for _, arg := range args {
-		if _, err := experiment.ReadSettings(arg); err == nil {
-			rs, err := experiment.FindRuns(arg)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range rs {
-				if filepath.Clean(r.Dir) == filepath.Clean(arg) {
-					runs = append(runs, found{r, filepath.Clean(arg)})
-				}
-			}
-			continue
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		if _, err := os.Stat(arg); err != nil {
-			return nil, err
-		}
-		rs, err := experiment.FindRuns(arg)
-		if err != nil {
-			return nil, err
-		}
-		if len(rs) == 0 {
-			return nil, fmt.Errorf("%s: no %s in it or under it: not a run directory (cfl train --out) nor a directory of runs", arg, experiment.RunFile)
-		}
-		for _, r := range rs {
-			runs = append(runs, found{r, r.Dir})
-		}
+	for _, d := range skipped {
+		fmt.Fprintf(stderr, "plot: %s has no finished epoch yet; skipped\n", d)
 	}
-	// Runs of one task and kind are told apart by their directories.
-	count := map[[2]string]int{}
-	for _, r := range runs {
-		count[[2]string{r.run.Settings.Task, r.run.Settings.Model.Kind}]++
-	}
-	var panels []panel
-	index := map[string]int{}
-	for _, r := range runs {
-		recs, err := experiment.ReadLog(filepath.Join(r.run.Dir, experiment.LogFile))
-		if errors.Is(err, os.ErrNotExist) || (err == nil && len(recs) == 0) {
-			fmt.Fprintf(stderr, "plot: %s has no finished epoch yet; skipped\n", r.name)
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		task, kind := r.run.Settings.Task, r.run.Settings.Model.Kind
-		s := series{kind: kind, xys: validCurve(recs, wallClock), inProgress: r.run.Summary == nil}
-		if count[[2]string{task, kind}] > 1 {
-			s.label = modelLabel(kind) + " " + r.name
-			if s.inProgress {
-				s.label += " (in progress)"
-			}
-		}
-		i, ok := index[task]
-		if !ok {
-			i = len(panels)
-			index[task] = i
-			panels = append(panels, panel{task: task})
-		}
-		panels[i].lines = append(panels[i].lines, s)
-	}
-	if len(panels) == 0 {
+	if len(data) == 0 {
 		return nil, fmt.Errorf("no run with a finished epoch in %q", args)
 	}
+	panels := toPanels(data)
 	const title = "validation set during training"
 	xLabel := fig1XLabel(wallClock)
 	var files []string
@@ -334,78 +238,26 @@ func plotRuns(args []string, out string, wallClock bool, stderr io.Writer) ([]st
 	if err != nil {
 		return nil, err
 	}
-	return append(files, fs...), nil
-}
-
-// panel is one task's data in a figure.
-type panel struct {
-	task  string
-	lines []series
+	files = append(files, fs...)
+	csvPath := filepath.Join(out, fig1AllName+".csv")
+	if err := experiment.WritePanelsCSV(csvPath, data, fig1XName(wallClock), "valid_difference"); err != nil {
+		return nil, err
+	}
+	return append(files, csvPath), nil
 }
 
 // plotSelection draws Figures 1 and 2: one file per task, and one figure
 // with a panel per task.
-func plotSelection(sel *experiment.Selection, extra []unfinishedRun, sweep, out string, wallClock bool, stderr io.Writer) ([]string, error) {
-	byTask := map[string][]experiment.Selected{}
-	var tasks []string
-	for _, s := range sel.Selected {
-		if _, ok := byTask[s.Task]; !ok {
-			tasks = append(tasks, s.Task)
-		}
-		byTask[s.Task] = append(byTask[s.Task], s)
+func plotSelection(sel *experiment.Selection, extra []experiment.UnfinishedRun, sweep, out string, wallClock bool, stderr io.Writer) ([]string, error) {
+	data, err := experiment.SelectionData(sel, extra, sweep, wallClock)
+	if err != nil {
+		return nil, err
 	}
-	for _, u := range extra {
-		if _, ok := byTask[u.task]; !ok {
-			tasks = append(tasks, u.task)
-			byTask[u.task] = nil
-		}
+	for _, task := range data.NoTest {
+		fmt.Fprintf(stderr, "plot: no test results in %s; skipping Figure 2 of %s (run select without --no-test)\n", filepath.Join(sweep, experiment.TestDir, task), task)
 	}
-	curve := func(recs []nsrnn.EpochRecord) plotter.XYs { return validCurve(recs, wallClock) }
+	fig1, fig2 := toPanels(data.Valid), toPanels(data.Test)
 	xLabel := fig1XLabel(wallClock)
-	var fig1, fig2 []panel
-	for _, task := range tasks {
-		// Figure 1: validation difference during training.
-		p1 := panel{task: task}
-		for _, s := range byTask[task] {
-			recs, err := experiment.ReadLog(filepath.Join(s.Dir, experiment.LogFile))
-			if err != nil {
-				return nil, err
-			}
-			p1.lines = append(p1.lines, series{kind: s.Model, xys: curve(recs)})
-		}
-		for _, u := range extra {
-			if u.task == task {
-				p1.lines = append(p1.lines, series{kind: u.kind, xys: curve(u.recs), inProgress: true})
-			}
-		}
-		fig1 = append(fig1, p1)
-
-		// Figure 2: test difference by length.
-		p2 := panel{task: task}
-		for _, s := range byTask[task] {
-			path := experiment.TestResultPath(sweep, task, s.Model)
-			b, err := os.ReadFile(path)
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			} else if err != nil {
-				return nil, err
-			}
-			var rep experiment.Report
-			if err := json.Unmarshal(b, &rep); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			xys := make(plotter.XYs, len(rep.ByLength))
-			for i, r := range rep.ByLength {
-				xys[i].X, xys[i].Y = float64(r.Length), r.Difference
-			}
-			p2.lines = append(p2.lines, series{kind: s.Model, xys: xys})
-		}
-		if len(p2.lines) == 0 {
-			fmt.Fprintf(stderr, "plot: no test results in %s; skipping Figure 2 of %s (run select without --no-test)\n", filepath.Join(sweep, experiment.TestDir, task), task)
-			continue
-		}
-		fig2 = append(fig2, p2)
-	}
 	fig1Caption := "Figure 1: cross-entropy difference on the validation set during training (best run of each model)"
 	if len(extra) > 0 {
 		fig1Caption = "Figure 1: cross-entropy difference on the validation set during training (best finished run of each model; unfinished runs up to their last epoch)"
@@ -439,6 +291,23 @@ func plotSelection(sel *experiment.Selection, extra []unfinishedRun, sweep, out 
 			}
 			files = append(files, fs...)
 		}
+	}
+	for _, c := range []struct {
+		name   string
+		panels []experiment.Panel
+		x, y   string
+	}{
+		{fig1AllName, data.Valid, fig1XName(wallClock), "valid_difference"},
+		{fig2AllName, data.Test, "length", "test_difference"},
+	} {
+		if len(c.panels) == 0 {
+			continue
+		}
+		path := filepath.Join(out, c.name+".csv")
+		if err := experiment.WritePanelsCSV(path, c.panels, c.x, c.y); err != nil {
+			return nil, err
+		}
+		files = append(files, path)
 	}
 	return files, nil
 }

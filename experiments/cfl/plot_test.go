@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"image/color"
 	"image/png"
@@ -133,8 +134,44 @@ func TestPlotFigures(t *testing.T) {
 	if one := svg(fig1Name(data.MarkedReversal)); !strings.Contains(one, ">Marked reversal: ") || strings.Contains(one, "marked-reversal") || strings.Contains(one, "training time") {
 		t.Errorf("%s.svg: wrong title or axis", fig1Name(data.MarkedReversal))
 	}
+	// The numbers drawn, in the CSV files beside the figures: Figure 1's
+	// from the runs' logs (fakeRun's epoch e at diff + 0.1/e), Figure 2's
+	// from the test results that select wrote.
+	rows := readCSVFile(t, filepath.Join(figs, fig1AllName+".csv"))
+	want := [][]string{{"task", "model", "run", "label", "in_progress", "epoch", "valid_difference"}}
+	for _, task := range tasks {
+		for i, kind := range []string{"lstm", "rns"} {
+			for e := 1; e <= 3; e++ {
+				want = append(want, []string{task, kind, filepath.Join(root, task, kind), "", "false", strconv.Itoa(e),
+					strconv.FormatFloat(0.1*float64(i+1)+0.1/float64(e), 'g', -1, 64)})
+			}
+		}
+	}
+	if !slices.EqualFunc(rows, want, slices.Equal[[]string]) {
+		t.Errorf("%s.csv:\n got %q\nwant %q", fig1AllName, rows, want)
+	}
+	rows = readCSVFile(t, filepath.Join(figs, fig2AllName+".csv"))
+	want = [][]string{{"task", "model", "run", "label", "in_progress", "length", "test_difference"}}
+	for _, task := range tasks {
+		for _, kind := range []string{"lstm", "rns"} {
+			var rep experiment.Report
+			b, err := os.ReadFile(experiment.TestResultPath(root, task, kind))
+			if err != nil || json.Unmarshal(b, &rep) != nil || len(rep.ByLength) == 0 {
+				t.Fatalf("test results of %s %s: %v", task, kind, err)
+			}
+			for _, r := range rep.ByLength {
+				want = append(want, []string{task, kind, filepath.Join(root, task, kind), "", "false", strconv.Itoa(r.Length), strconv.FormatFloat(r.Difference, 'g', -1, 64)})
+			}
+		}
+	}
+	if !slices.EqualFunc(rows, want, slices.Equal[[]string]) {
+		t.Errorf("%s.csv:\n got %q\nwant %q", fig2AllName, rows, want)
+	}
 	if err := runPlot([]string{"--sweep", root, "--out", figs, "--time"}, &bytes.Buffer{}, &stderr); err != nil {
 		t.Fatal(err)
+	}
+	if rows := readCSVFile(t, filepath.Join(figs, fig1AllName+".csv")); rows[0][5] != "seconds" || rows[1][5] != "1.5" {
+		t.Errorf("--time: %s.csv starts %q, want seconds 1.5 (fakeRun's epoch 1)", fig1AllName, rows[:2])
 	}
 	if !strings.Contains(svg(fig1AllName), ">training time (s)<") {
 		t.Error("--time does not plot against seconds")
@@ -241,13 +278,13 @@ func TestPlotUnfinished(t *testing.T) {
 	if s := svg(with, fig1Name(data.Dyck)); !strings.Contains(s, "(in progress)") {
 		t.Error("with --unfinished, there is no Dyck panel with its in-progress run")
 	}
-	runs, err := findUnfinished(root, mustSelection(t, root))
+	runs, err := experiment.FindUnfinished(root, mustSelection(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]float64{}
 	for _, r := range runs {
-		got[r.task+"/"+r.kind] = r.recs[len(r.recs)-1].ValidDifference
+		got[r.Settings.Task+"/"+r.Settings.Model.Kind] = r.Log[len(r.Log)-1].ValidDifference
 	}
 	// fakeRun's last epoch is at diff + 0.1/3: run b (0.05) beats run a.
 	if len(runs) != 2 || math.Abs(got["marked-reversal/rns"]-(0.05+0.1/3)) > 1e-12 || got["dyck/rns"] == 0 {
@@ -397,4 +434,19 @@ func TestFitCaption(t *testing.T) {
 	if one != caption || oneBand != vg.Points(24) || band <= oneBand {
 		t.Errorf("fitCaption: %q in %v on a wide figure, %v on a narrow one", one, oneBand, band)
 	}
+}
+
+// readCSVFile reads a CSV file's rows.
+func readCSVFile(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return rows
 }
