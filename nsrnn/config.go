@@ -233,7 +233,7 @@ func (c Config) checkStackFields(kind Kind) []*FieldError {
 	for _, f := range StackFields() {
 		h, ok := kind.hyperparameter(f)
 		if !ok {
-			if c.fieldSet(f) {
+			if c.FieldSet(f) {
 				using := strings.Join(KindsUsing(f), ", ")
 				if _, ok := notApplicable[using]; !ok {
 					groups = append(groups, using)
@@ -246,7 +246,7 @@ func (c Config) checkStackFields(kind Kind) []*FieldError {
 		switch {
 		case h.Check != nil:
 			err = h.Check(c)
-		case h.Required && !c.fieldSet(f):
+		case h.Required && !c.FieldSet(f):
 			err = Refuse(ErrRequired, "model %s needs %s", c.Kind, h.Name)
 		}
 		if err == nil {

@@ -188,9 +188,15 @@ func (c *Config) FieldValue(field string) any {
 	return v.Addr().Interface()
 }
 
-// fieldSet reports whether the field of c named field is nonzero.
-func (c Config) fieldSet(field string) bool {
-	return !reflect.ValueOf(c).FieldByName(field).IsZero()
+// FieldSet reports whether the field of c named field (its Go name) has a
+// value other than its zero value, its default. It panics if Config has
+// no such field, a programmer error.
+func (c Config) FieldSet(field string) bool {
+	v := reflect.ValueOf(c).FieldByName(field)
+	if !v.IsValid() {
+		panic("nsrnn: Config has no field " + field)
+	}
+	return !v.IsZero()
 }
 
 // The table of kinds, in the order of registration.

@@ -40,6 +40,22 @@ func (b Bottom) String() string {
 	return "original"
 }
 
+// Set parses "original" or "fixed" (a command-line flag's value).
+func (b *Bottom) Set(s string) error {
+	switch s {
+	case "original":
+		*b = Original
+	case "fixed":
+		*b = Fixed
+	default:
+		return fmt.Errorf("%q: want original or fixed", s)
+	}
+	return nil
+}
+
+// Type names the flag's value type, "string".
+func (Bottom) Type() string { return "string" }
+
 // NSConfig fixes the shape and variant of a nondeterministic stack.
 type NSConfig struct {
 	// States and Symbols are |Q| and |Γ|, both at least 1.

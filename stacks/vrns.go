@@ -44,6 +44,20 @@ func (b BottomVector) String() string {
 	return fmt.Sprintf("BottomVector(%d)", int(b))
 }
 
+// Set parses "learned", "zero" or "one" (a command-line flag's value).
+func (b *BottomVector) Set(s string) error {
+	for _, v := range []BottomVector{LearnedBottom, ZeroBottom, OneBottom} {
+		if v.String() == s {
+			*b = v
+			return nil
+		}
+	}
+	return fmt.Errorf("%q: want learned, zero or one", s)
+}
+
+// Type names the flag's value type, "string".
+func (BottomVector) Type() string { return "string" }
+
 // VRNSConfig fixes the shape and variant of a vector nondeterministic
 // stack.
 type VRNSConfig struct {
