@@ -8,7 +8,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/nsrnn/nsrnn/internal/fused"
+	"github.com/nsrnn/nsrnn/fused"
 	"github.com/nsrnn/nsrnn/param"
 )
 

@@ -132,7 +132,7 @@ func SelectBest(root string) (*Selection, error) {
 // kind, the finished run with the lowest best validation cross-entropy
 // difference (ties: the first in the order of runs). The selection is
 // ordered by task (in the order of data.AllTaskNames), parameters,
-// definition (data.GrammarNames) and model kind (nsrnn.Kinds); sweep is
+// definition (data.GrammarNames) and model kind (nsrnn.KindNames); sweep is
 // recorded as its Sweep.
 func SelectRuns(sweep string, runs []Run) *Selection {
 	sel := &Selection{Sweep: sweep, Selected: []Selected{}}
@@ -189,7 +189,7 @@ func SelectRuns(sweep string, runs []Run) *Selection {
 		if d := rank(data.GrammarNames(), string(a.Grammar)) - rank(data.GrammarNames(), string(b.Grammar)); d != 0 {
 			return d
 		}
-		return rank(nsrnn.Kinds, a.Model) - rank(nsrnn.Kinds, b.Model)
+		return rank(nsrnn.KindNames(), a.Model) - rank(nsrnn.KindNames(), b.Model)
 	})
 	return sel
 }

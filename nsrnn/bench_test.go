@@ -26,7 +26,7 @@ func BenchmarkTrainStep(b *testing.B) {
 		workers int
 	}
 	var benches []bench
-	for _, kind := range nsrnn.Kinds {
+	for _, kind := range nsrnn.KindNames() {
 		c := base
 		c.Kind = kind
 		switch {

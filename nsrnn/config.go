@@ -3,6 +3,7 @@ package nsrnn
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nsrnn/nsrnn/stacks"
@@ -89,70 +90,11 @@ func (c Config) Validate() error {
 	if !(c.InitRange >= 0 && c.InitRange <= MaxInitRange) {
 		bad("InitRange", ErrOutOfRange, "initialization range %g outside [0, %g]", c.InitRange, float64(MaxInitRange))
 	}
-	if c.DepthLimit < 0 {
-		bad("DepthLimit", ErrOutOfRange, "depth limit %d < 0", c.DepthLimit)
-	}
 	if err != nil {
 		// The other fields' checks depend on the kind.
 		return &ConfigError{Fields: fields}
 	}
-	ns := kind.Family == NondeterministicStack
-	if ns {
-		if c.States < 1 {
-			bad("States", ErrRequired, "model %s needs states ≥ 1 and symbols ≥ 1, got %d and %d", c.Kind, c.States, c.Symbols)
-		} else if c.Symbols < 1 {
-			bad("Symbols", ErrRequired, "model %s needs states ≥ 1 and symbols ≥ 1, got %d and %d", c.Kind, c.States, c.Symbols)
-		}
-		if c.Window < 0 {
-			bad("Window", ErrOutOfRange, "window %d < 0", c.Window)
-		}
-	} else {
-		if c.States != 0 || c.Symbols != 0 {
-			field := "States"
-			if c.States == 0 {
-				field = "Symbols"
-			}
-			bad(field, ErrNotApplicable, "states and symbols apply only to the ns models, not %s", c.Kind)
-		}
-		if c.Window != 0 {
-			bad("Window", ErrNotApplicable, "a window applies only to the ns models, not %s", c.Kind)
-		}
-		if c.Bottom != stacks.Original {
-			bad("Bottom", ErrNotApplicable, "the bottom behaviour applies only to the ns models, not %s", c.Kind)
-		}
-	}
-	switch {
-	case kind.Name == VRNS:
-		if c.StackEmbedding < 1 {
-			bad("StackEmbedding", ErrRequired, "model vrns needs a pushed-vector size (stack embedding) ≥ 1, got %d", c.StackEmbedding)
-		}
-		if c.PushHiddenState {
-			bad("PushHiddenState", ErrNotApplicable, "push-hidden-state applies only to jm, not vrns")
-		}
-	case kind.Family == VectorStack:
-		if c.PushHiddenState {
-			if c.Kind != JM {
-				bad("PushHiddenState", ErrNotApplicable, "push-hidden-state applies only to jm")
-			} else if c.StackEmbedding != 0 && c.StackEmbedding != c.Hidden {
-				bad("StackEmbedding", ErrOutOfRange, "jm pushing the hidden state has stack embedding %d, must equal the hidden size %d", c.StackEmbedding, c.Hidden)
-			}
-		} else if c.StackEmbedding < 1 {
-			bad("StackEmbedding", ErrRequired, "model %s needs a stack embedding size ≥ 1, got %d", c.Kind, c.StackEmbedding)
-		}
-	default:
-		if c.StackEmbedding != 0 {
-			bad("StackEmbedding", ErrNotApplicable, "a stack embedding size applies only to gref, jm and vrns, not %s", c.Kind)
-		}
-		if c.PushHiddenState {
-			bad("PushHiddenState", ErrNotApplicable, "push-hidden-state applies only to jm, not %s", c.Kind)
-		}
-	}
-	if c.BottomVector != stacks.LearnedBottom && c.Kind != VRNS {
-		bad("BottomVector", ErrNotApplicable, "a bottom vector applies only to vrns, not %s", c.Kind)
-	}
-	if c.DepthLimit != 0 && c.Kind != JM {
-		bad("DepthLimit", ErrNotApplicable, "a depth limit applies only to jm, not %s", c.Kind)
-	}
+	fields = append(fields, c.checkStackFields(kind)...)
 	if len(fields) == 0 {
 		if n := c.countParams(kind); n > MaxParams {
 			bad("", ErrTooLarge, "%s would have %.3g parameters (%.3g GiB), more than the limit of %d (%d GiB); reduce %s",
@@ -233,7 +175,7 @@ const MaxParams = 1 << 28
 // cannot overflow.
 func (c Config) countParams(kind Kind) float64 {
 	in, n := float64(c.inputSize()), 0.0
-	if kind.Family != NoStack {
+	if kind.Stack != nil {
 		in += kind.ReadingSize(c)
 		n = kind.StackParams(c)
 	}
@@ -252,30 +194,16 @@ func (c Config) baseParams(in float64) float64 {
 	return n + float64(c.OutputVocab)*(H+1)
 }
 
-// sizeFields names the fields that set a configuration's size.
+// sizeFields names the fields that set a configuration's size: those of
+// every model and the kind's hyperparameters marked Size.
 func (c Config) sizeFields(kind Kind) string {
 	f := "hidden, layers, input_vocab, output_vocab, embedding"
-	switch kind.Family {
-	case NondeterministicStack:
-		f += ", states, symbols"
-	case VectorStack:
-		f += ", stack_embedding"
+	for _, h := range kind.Hyperparameters {
+		if h.Size {
+			f += ", " + jsonName(h.Field)
+		}
 	}
 	return f
-}
-
-// vrnsConfig is the stack configuration of a VRNS model.
-func (c Config) vrnsConfig() stacks.VRNSConfig {
-	return stacks.VRNSConfig{States: c.States, Symbols: c.Symbols, Vector: c.StackEmbedding,
-		Bottom: c.Bottom, Window: c.Window, BottomVector: c.BottomVector}
-}
-
-// jmSize is the size of the vectors of a JM stack.
-func (c Config) jmSize() int {
-	if c.PushHiddenState {
-		return c.Hidden
-	}
-	return c.StackEmbedding
 }
 
 func (c Config) layers() int {
@@ -292,12 +220,91 @@ func (c Config) inputSize() int {
 	return c.InputVocab
 }
 
-// nsConfig is the stack configuration of an NS-variant model.
-func (c Config) nsConfig() stacks.NSConfig {
-	return stacks.NSConfig{
-		States: c.States, Symbols: c.Symbols,
-		Normalized:   c.Kind == NS || c.Kind == NSS,
-		StateReading: c.Kind == NSS || c.Kind == RNS || c.Kind == VRNS,
-		Bottom:       c.Bottom, Window: c.Window,
+// checkStackFields checks the kind-specific fields of c (StackFields) by
+// the kind's declaration: a field the kind does not declare must be zero
+// (ErrNotApplicable), and a declared one passes its Check (or, without
+// one, is nonzero if Required). Fields are checked in Config's order;
+// undeclared fields set together that the same kinds declare share one
+// message ("states and symbols apply only to …").
+func (c Config) checkStackFields(kind Kind) []*FieldError {
+	var fields []*FieldError
+	notApplicable := map[string][]string{} // the kinds using a field → names of those set
+	var groups []string
+	for _, f := range StackFields() {
+		h, ok := kind.hyperparameter(f)
+		if !ok {
+			if c.FieldSet(f) {
+				using := strings.Join(KindsUsing(f), ", ")
+				if _, ok := notApplicable[using]; !ok {
+					groups = append(groups, using)
+				}
+				notApplicable[using] = append(notApplicable[using], f)
+			}
+			continue
+		}
+		var err error
+		switch {
+		case h.Check != nil:
+			err = h.Check(c)
+		case h.Required && !c.FieldSet(f):
+			err = Refuse(ErrRequired, "model %s needs %s", c.Kind, h.Name)
+		}
+		if err == nil {
+			continue
+		}
+		fe := &FieldError{Reason: ErrOutOfRange, msg: err.Error()}
+		var de *FieldError
+		if errors.As(err, &de) {
+			*fe = *de
+		}
+		fe.Field = f
+		fields = append(fields, fe)
 	}
+	for _, using := range groups {
+		set := notApplicable[using]
+		names := make([]string, len(set))
+		for i, f := range set {
+			names[i] = fieldName(f)
+		}
+		verb := "applies"
+		if len(names) > 1 || plural(names[0]) {
+			verb = "apply"
+		}
+		if using == "" {
+			using = "no model"
+		}
+		msg := fmt.Sprintf("%s %s only to %s, not %s", joinAnd(names), verb, using, c.Kind)
+		for _, f := range set {
+			fields = append(fields, &FieldError{Field: f, Reason: ErrNotApplicable, msg: msg})
+		}
+	}
+	slices.SortStableFunc(fields, func(a, b *FieldError) int {
+		return slices.Index(StackFields(), a.Field) - slices.Index(StackFields(), b.Field)
+	})
+	return fields
+}
+
+// fieldName is what messages call a Config field: the Name given by the
+// first kind that declares it, or its flag.
+func fieldName(field string) string {
+	for _, k := range AllKinds() {
+		if h, ok := k.hyperparameter(field); ok && h.Name != "" {
+			return h.Name
+		}
+	}
+	return FieldFlag(field)
+}
+
+// plural reports whether a noun phrase is plural: it has no article and
+// ends in s ("states", not "a window" or "push-hidden-state").
+func plural(noun string) bool {
+	return strings.HasSuffix(noun, "s") && !strings.HasPrefix(noun, "a ") && !strings.HasPrefix(noun, "an ") && !strings.HasPrefix(noun, "the ")
+}
+
+// joinAnd joins words as "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

@@ -81,10 +81,37 @@
 //
 // # Model kinds
 //
-// AllKinds is the table of model kinds: name, label, colour, the
-// configuration fields and command-line flags each uses, and the
-// constructor of its stack. Everything that lists or distinguishes kinds
-// (validation, parameter counts, figures, sweeps) reads it.
+// AllKinds is the table of model kinds: each a Kind declaration with its
+// name, label and colour, its hyperparameters (the Config fields it uses,
+// each with its name, flag help, whether it is required, its stream
+// default and its check), the constructor and sizes of its stack, whether
+// it runs as a stream, and whether its stack is nondeterministic.
+// Everything that lists or distinguishes kinds reads the declarations:
+// Validate (a kind-specific field that the kind does not declare is
+// ErrNotApplicable, a declared one passes its Check), CountParams, New,
+// the command-line flags of the programs, run names, figures and sweeps.
+//
+// # Adding a model kind
+//
+// A kind is one file: a Kind passed to RegisterKind from an init function.
+// The library's are kind1_lstm.go, kind2_gref.go, kind3_jm.go, kind4_ns.go
+// (the four NS variants) and kind5_vrns.go, registered in the order of
+// their file names; a kind added to the library is a kind6_….go. A package
+// outside this module registers its kind the same way, when it is
+// imported, and its models are then built, validated, trained (Train,
+// Fit), run as streams, saved and loaded like the library's; the program
+// that loads a saved model imports the package that registers its kind.
+// Names never clash: RegisterKind panics on a name already registered, as
+// on an inconsistent declaration; it is safe for concurrent use.
+//
+// The stack itself is a stacks.Layer: parameters of package param, bound
+// to each graph through a param.Binding, and an Instance whose steps are
+// nodes of package fused (forward and backward passes on plain slices).
+// Package stacks/stackstest is the conformance suite that a stack passes:
+// gradients against finite differences, carried state, errors. The
+// package examples/counterstack is a complete kind defined outside package
+// nsrnn in one file, with its test and an Example that trains it and runs
+// it as a stream.
 //
 // # Graphs and memory
 //

@@ -3,44 +3,26 @@ package nsrnn
 import (
 	"fmt"
 	"image/color"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
-// Model kinds, as named on every command line.
-const (
-	LSTM = "lstm" // no stack
-	Gref = "gref" // stratification stack
-	JM   = "jm"   // superposition stack
-	NS   = "ns"   // nondeterministic stack, normalized, symbol reading
-	NSS  = "ns+s" // normalized, state+symbol reading
-	NSU  = "ns+u" // unnormalized, symbol reading
-	RNS  = "rns"  // unnormalized, state+symbol reading (NS+S+U)
-	VRNS = "vrns" // RNS that also pushes vectors, reading the expected top vector
-)
-
-// StackFamily groups the model kinds by the configuration fields their
-// stack uses.
-type StackFamily int
-
-const (
-	// NoStack is the plain LSTM.
-	NoStack StackFamily = iota
-	// VectorStack is a stack of vectors (gref, jm): Config.StackEmbedding,
-	// and for jm PushHiddenState and DepthLimit.
-	VectorStack
-	// NondeterministicStack is an NS variant: Config.States, Symbols,
-	// Window and Bottom.
-	NondeterministicStack
-)
-
-// Kind describes one model kind. The table returned by AllKinds is the one
-// place that lists them: configuration checks, parameter counts, plots,
-// sweeps and the command-line programs all read it, so adding a kind means
-// adding one entry.
+// Kind declares one model kind: its name, how figures draw it, the
+// configuration fields it uses (its hyperparameters, with their checks),
+// its stack's constructor and sizes, and what it can do. A kind is one
+// declaration passed to RegisterKind, in a file of its own (kind1_lstm.go,
+// kind2_gref.go, kind3_jm.go, kind4_ns.go and kind5_vrns.go hold the
+// library's): Config.Validate, CountParams, New, the command-line flags,
+// run names, figures and the programs' lists of kinds all read the
+// declarations, so that adding a kind, in this module or outside it, is
+// one new file.
 type Kind struct {
-	// Name is the kind's name on command lines and in saved files.
+	// Name is the kind's name on command lines and in saved files
+	// (Config.Kind).
 	Name string
 	// Label is the paper's name of the kind, for figures and tables.
 	Label string
@@ -48,117 +30,273 @@ type Kind struct {
 	// with dashed lines.
 	Color  color.RGBA
 	Dashed bool
-	// Family says which configuration fields the stack uses.
-	Family StackFamily
-	// Flags are the command-line flags, beyond those of every model, that
-	// apply to the kind.
-	Flags []string
+	// Paper marks the kinds that the paper's formal-language experiment
+	// compares (experiment.PaperModels).
+	Paper bool
+	// Hyperparameters are the fields of Config, beyond those of every
+	// model (Kind, InputVocab, OutputVocab, Embedding, Hidden, Layers,
+	// InitRange), that the kind uses; Validate refuses every other such
+	// field set to a nonzero value (ErrNotApplicable).
+	Hyperparameters []Hyperparameter
 	// Streams reports whether the kind can run as a Stream (language
 	// modeling): its stack can carry its state from chunk to chunk, given
-	// a depth limit (jm) or a window (the NS variants but vrns).
+	// the StreamDefault of its hyperparameters (a depth limit, a window).
 	Streams bool
 	// Stack builds the kind's stack for a validated configuration; nil
-	// for the plain LSTM.
+	// for a kind without a stack (the plain LSTM).
 	Stack func(name string, c Config) (stacks.Layer, error)
 	// StackParams counts the stack's parameters, and ReadingSize the
-	// size of its reading, for a configuration, without building
-	// anything (in float64, so that no size can overflow).
+	// size of its reading, for a validated configuration, without
+	// building anything (in float64, so that no size can overflow). Both
+	// are required with Stack.
 	StackParams func(c Config) float64
 	ReadingSize func(c Config) float64
+	// NSConfig, for a kind whose stack is a nondeterministic stack (its
+	// action weights can be recorded and decoded: Model.ActionLogWeights,
+	// Model.Viterbi), returns the stack's configuration; nil for the
+	// other kinds.
+	NSConfig func(c Config) stacks.NSConfig
+	// SizeName names a configuration by its sizes in run names, after
+	// the kind's name and a dash ("1-2" for |Q| = 1, |Γ| = 2;
+	// "hidden-247"); nil names it by its hidden size.
+	SizeName func(c Config) string
 }
 
-var nsFlags = []string{"states", "symbols", "window", "bottom"}
+// Hyperparameter declares one field of Config that a kind uses.
+type Hyperparameter struct {
+	// Field is the Go name of the Config field ("States"). Its
+	// command-line flag is its JSON name with dashes for underscores
+	// (Flag: "states", "stack-embedding").
+	Field string
+	// Name is what messages call the field, a noun phrase ("states", "a
+	// window").
+	Name string
+	// Doc is the flag's help; %s in it stands for the kinds that use the
+	// field. Where several kinds use a field, the help is the Doc of the
+	// first registered.
+	Doc string
+	// Required means the kind needs a nonzero value: Validate refuses a
+	// zero one (ErrRequired) when Check is nil, and a program that fills
+	// in defaults asks for it.
+	Required bool
+	// Size marks a field that sets the number of parameters, which
+	// Validate names when a configuration has too many.
+	Size bool
+	// StreamDefault, when nonzero, is the value that programs running
+	// the kind as a stream (ptb train) give the field when it is zero,
+	// so that the stack can carry its state: the paper's window D = 35,
+	// JM's depth limit 10. The field's default is otherwise its zero
+	// value.
+	StreamDefault int
+	// Check, when not nil, reports a value of the field that the kind
+	// cannot use, given the whole configuration: a *FieldError made by
+	// Refuse, whose reason is ErrRequired or ErrOutOfRange (another
+	// error counts as out of range). Validate calls it whatever the
+	// field's value.
+	Check func(c Config) error
+}
 
-func nsKind(name, label string, col color.RGBA, dashed bool) Kind {
-	return Kind{
-		Name: name, Label: label, Color: col, Dashed: dashed, Family: NondeterministicStack, Flags: nsFlags, Streams: true,
-		Stack: func(n string, c Config) (stacks.Layer, error) { return stacks.NewNS(n, c.Hidden, c.nsConfig()) },
-		StackParams: func(c Config) float64 {
-			q, g := float64(c.States), float64(c.Symbols)
-			return q * g * (2*q*g + q) * (float64(c.Hidden) + 1)
-		},
-		ReadingSize: func(c Config) float64 {
-			if c.nsConfig().StateReading {
-				return float64(c.States) * float64(c.Symbols)
-			}
-			return float64(c.Symbols)
-		},
+// Flag is the hyperparameter's command-line flag, without its dashes: the
+// field's JSON name with dashes for underscores.
+func (h Hyperparameter) Flag() string { return FieldFlag(h.Field) }
+
+// Refuse returns the error of a Hyperparameter's Check: a *FieldError
+// with the reason (ErrRequired, ErrOutOfRange) and the formatted message,
+// whose Field Validate fills in.
+func Refuse(reason error, format string, args ...any) error {
+	return &FieldError{Reason: reason, msg: fmt.Sprintf(format, args...)}
+}
+
+// Uses reports whether the kind declares the Config field named field
+// (its Go name).
+func (k Kind) Uses(field string) bool {
+	_, ok := k.hyperparameter(field)
+	return ok
+}
+
+// Flags returns the command-line flags (without their dashes) of the
+// kind's hyperparameters, in its declaration's order.
+func (k Kind) Flags() []string {
+	flags := make([]string, len(k.Hyperparameters))
+	for i, h := range k.Hyperparameters {
+		flags[i] = h.Flag()
 	}
+	return flags
 }
 
-var kindTable = []Kind{
-	{Name: LSTM, Label: "LSTM", Color: color.RGBA{0x33, 0x33, 0x33, 0xff}, Family: NoStack, Streams: true},
-	{
-		Name: Gref, Label: "Gref", Color: color.RGBA{0x1f, 0x77, 0xb4, 0xff}, Dashed: true, Family: VectorStack,
-		Flags: []string{"stack-embedding"},
-		Stack: func(n string, c Config) (stacks.Layer, error) { return stacks.NewGref(n, c.Hidden, c.StackEmbedding) },
-		StackParams: func(c Config) float64 {
-			return (float64(c.Hidden) + 1) * (float64(c.StackEmbedding) + 2)
-		},
-		ReadingSize: func(c Config) float64 { return float64(c.StackEmbedding) },
-	},
-	{
-		Name: JM, Label: "JM", Color: color.RGBA{0xff, 0x7f, 0x0e, 0xff}, Family: VectorStack,
-		Flags: []string{"stack-embedding", "push-hidden-state", "depth-limit"}, Streams: true,
-		Stack: func(n string, c Config) (stacks.Layer, error) {
-			return stacks.NewJM(n, c.Hidden, c.jmSize(), c.PushHiddenState, c.DepthLimit)
-		},
-		StackParams: func(c Config) float64 {
-			p := 3 * (float64(c.Hidden) + 1)
-			if !c.PushHiddenState {
-				p += (float64(c.Hidden) + 1) * float64(c.StackEmbedding)
-			}
-			return p
-		},
-		ReadingSize: func(c Config) float64 { return float64(c.jmSize()) },
-	},
-	nsKind(NS, "NS", color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, true),
-	nsKind(NSS, "NS+S", color.RGBA{0xd6, 0x27, 0x28, 0xff}, false),
-	nsKind(NSU, "NS+U", color.RGBA{0x94, 0x67, 0xbd, 0xff}, true),
-	nsKind(RNS, "NS+S+U (RNS)", color.RGBA{0x8c, 0x56, 0x4b, 0xff}, false),
-	{
-		Name: VRNS, Label: "VRNS", Color: color.RGBA{0xe3, 0x77, 0xc2, 0xff}, Dashed: true, Family: NondeterministicStack,
-		Flags: append(append([]string(nil), nsFlags...), "stack-embedding", "bottom-vector"),
-		Stack: func(n string, c Config) (stacks.Layer, error) { return stacks.NewVRNS(n, c.Hidden, c.vrnsConfig()) },
-		StackParams: func(c Config) float64 {
-			q, g, m := float64(c.States), float64(c.Symbols), float64(c.StackEmbedding)
-			p := (float64(c.Hidden) + 1) * (q*g*(2*q*g+q) + m)
-			if c.BottomVector == stacks.LearnedBottom {
-				p += m
-			}
-			return p
-		},
-		ReadingSize: func(c Config) float64 { return float64(c.States) * float64(c.Symbols) * float64(c.StackEmbedding) },
-	},
+func (k Kind) hyperparameter(field string) (Hyperparameter, bool) {
+	for _, h := range k.Hyperparameters {
+		if h.Field == field {
+			return h, true
+		}
+	}
+	return Hyperparameter{}, false
 }
 
-// Kinds lists the names of the model kinds: the paper's, in its order,
-// then the vector stack of the authors' later release.
-var Kinds = kindNames()
+// commonFields are the Config fields of every model; the others are the
+// kinds' hyperparameters.
+var commonFields = []string{"Kind", "InputVocab", "OutputVocab", "Embedding", "Hidden", "Layers", "InitRange"}
 
-func kindNames() []string {
-	names := make([]string, len(kindTable))
-	for i, k := range kindTable {
+// stackFields are the Config fields that kinds may declare, in Config's
+// order, with their flags.
+var stackFields = func() []reflect.StructField {
+	var fs []reflect.StructField
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		if f := t.Field(i); !slices.Contains(commonFields, f.Name) {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}()
+
+// StackFields returns the Go names of the Config fields that kinds may
+// declare as hyperparameters (all but those of every model), in the
+// order of Config.
+func StackFields() []string {
+	names := make([]string, len(stackFields))
+	for i, f := range stackFields {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// FieldFlag returns the command-line flag of a Config field: its JSON name
+// with dashes for underscores ("stack-embedding" for StackEmbedding); ""
+// for a name that is not a field of Config.
+func FieldFlag(field string) string {
+	f, ok := reflect.TypeFor[Config]().FieldByName(field)
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return strings.ReplaceAll(name, "_", "-")
+}
+
+// jsonName is the JSON name of a Config field.
+func jsonName(field string) string { return strings.ReplaceAll(FieldFlag(field), "-", "_") }
+
+// FieldValue returns a pointer to the field of c named field (its Go
+// name): an *int, *bool, *float64, *stacks.Bottom, …, for a program that
+// sets fields by name (a command line's flags). It panics if Config has
+// no such field, a programmer error.
+func (c *Config) FieldValue(field string) any {
+	v := reflect.ValueOf(c).Elem().FieldByName(field)
+	if !v.IsValid() {
+		panic("nsrnn: Config has no field " + field)
+	}
+	return v.Addr().Interface()
+}
+
+// FieldSet reports whether the field of c named field (its Go name) has a
+// value other than its zero value, its default. It panics if Config has
+// no such field, a programmer error.
+func (c Config) FieldSet(field string) bool {
+	v := reflect.ValueOf(c).FieldByName(field)
+	if !v.IsValid() {
+		panic("nsrnn: Config has no field " + field)
+	}
+	return !v.IsZero()
+}
+
+// The table of kinds, in the order of registration.
+var registry struct {
+	sync.RWMutex
+	kinds []Kind
+}
+
+// RegisterKind adds a model kind to the table, after those registered
+// before it (the library's come first, in the paper's order, then the
+// vector stack). Call it from an init function, or at least before any
+// Config of the kind is validated; from then on models of the kind can be
+// built, trained, run as streams (if it Streams), saved and loaded (Load
+// finds the kind by name, so a program that loads a model of a kind
+// registered outside this module registers it too). It is safe for
+// concurrent use.
+//
+// RegisterKind panics, as a programmer error, if the kind's name is
+// empty, contains a space or a comma, or is already registered (names
+// never clash: there is no replacing a kind), or if its declaration is
+// inconsistent: a hyperparameter that is not one of StackFields or is
+// declared twice, or a Stack without StackParams and ReadingSize.
+func RegisterKind(k Kind) {
+	if k.Name == "" || strings.ContainsAny(k.Name, " ,\t\n") {
+		panic(fmt.Sprintf("nsrnn: RegisterKind: bad kind name %q", k.Name))
+	}
+	if k.Stack != nil && (k.StackParams == nil || k.ReadingSize == nil) {
+		panic(fmt.Sprintf("nsrnn: RegisterKind(%s): a Stack needs StackParams and ReadingSize", k.Name))
+	}
+	for i, h := range k.Hyperparameters {
+		if !slices.ContainsFunc(stackFields, func(f reflect.StructField) bool { return f.Name == h.Field }) {
+			panic(fmt.Sprintf("nsrnn: RegisterKind(%s): hyperparameter %q is not one of %s", k.Name, h.Field, strings.Join(StackFields(), ", ")))
+		}
+		if slices.ContainsFunc(k.Hyperparameters[:i], func(o Hyperparameter) bool { return o.Field == h.Field }) {
+			panic(fmt.Sprintf("nsrnn: RegisterKind(%s): hyperparameter %s declared twice", k.Name, h.Field))
+		}
+	}
+	k.Hyperparameters = slices.Clone(k.Hyperparameters)
+	registry.Lock()
+	defer registry.Unlock()
+	if slices.ContainsFunc(registry.kinds, func(o Kind) bool { return o.Name == k.Name }) {
+		panic(fmt.Sprintf("nsrnn: RegisterKind: kind %q is already registered", k.Name))
+	}
+	registry.kinds = append(registry.kinds, k)
+}
+
+// AllKinds returns the table of model kinds in the order of registration:
+// the paper's, in its order, then the vector stack of the authors' later
+// release, then any registered since (a copy).
+func AllKinds() []Kind {
+	registry.RLock()
+	defer registry.RUnlock()
+	kinds := slices.Clone(registry.kinds)
+	for i := range kinds {
+		kinds[i].Hyperparameters = slices.Clone(kinds[i].Hyperparameters)
+	}
+	return kinds
+}
+
+// KindNames returns the names of the model kinds, in the order of
+// AllKinds.
+func KindNames() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	names := make([]string, len(registry.kinds))
+	for i, k := range registry.kinds {
 		names[i] = k.Name
 	}
 	return names
 }
 
-// AllKinds returns the table of model kinds in the paper's order (a copy).
-func AllKinds() []Kind { return append([]Kind(nil), kindTable...) }
-
 // LookupKind returns the kind named name, or an error listing the kinds.
 func LookupKind(name string) (Kind, error) {
-	for _, k := range kindTable {
+	registry.RLock()
+	for _, k := range registry.kinds {
 		if k.Name == name {
+			registry.RUnlock()
+			k.Hyperparameters = slices.Clone(k.Hyperparameters)
 			return k, nil
 		}
 	}
-	return Kind{}, fmt.Errorf("unknown model %q (want one of %s)", name, strings.Join(Kinds, ", "))
+	registry.RUnlock()
+	return Kind{}, fmt.Errorf("unknown model %q (want one of %s)", name, strings.Join(KindNames(), ", "))
 }
 
-// IsNondeterministic reports whether kind is one of the NS variants.
+// KindsUsing returns the names of the kinds that declare the Config field
+// named field, in the order of AllKinds.
+func KindsUsing(field string) []string {
+	var names []string
+	for _, k := range AllKinds() {
+		if k.Uses(field) {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
+
+// IsNondeterministic reports whether the kind named kind has a
+// nondeterministic stack (Kind.NSConfig).
 func IsNondeterministic(kind string) bool {
 	k, err := LookupKind(kind)
-	return err == nil && k.Family == NondeterministicStack
+	return err == nil && k.NSConfig != nil
 }

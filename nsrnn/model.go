@@ -11,8 +11,8 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nsrnn/nsrnn/controller"
+	"github.com/nsrnn/nsrnn/fused"
 	"github.com/nsrnn/nsrnn/internal/fastblas"
-	"github.com/nsrnn/nsrnn/internal/fused"
 	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks"
 )

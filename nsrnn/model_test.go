@@ -76,13 +76,10 @@ func TestCountParamsWithoutBuilding(t *testing.T) {
 			{InputVocab: 30, OutputVocab: 31, Embedding: 7, Hidden: 9, Layers: 3},
 		} {
 			c.Kind = k.Name
-			switch k.Family {
-			case NondeterministicStack:
+			if k.Uses("States") {
 				c.States, c.Symbols = 3, 2
-				if k.Name == VRNS {
-					c.StackEmbedding = 3
-				}
-			case VectorStack:
+			}
+			if k.Uses("StackEmbedding") {
 				c.StackEmbedding = 4
 			}
 			m, err := build(c)

@@ -247,10 +247,10 @@ func (m *Model) LogProb(w []int) (float64, error) {
 // StackConfig returns the configuration of the model's nondeterministic
 // stack, and false for the other kinds.
 func (m *Model) StackConfig() (stacks.NSConfig, bool) {
-	if m.kind.Family != NondeterministicStack {
+	if m.kind.NSConfig == nil {
 		return stacks.NSConfig{}, false
 	}
-	return m.cfg.nsConfig(), true
+	return m.kind.NSConfig(m.cfg), true
 }
 
 // ActionLogWeights runs the model on one sequence w (in sentence mode) and
@@ -260,7 +260,7 @@ func (m *Model) StackConfig() (stacks.NSConfig, bool) {
 // stacks have them. Feed them to stacks.ActionTypeWeights for the paper's
 // Figure 3, or to stacks.Viterbi for the best run.
 func (m *Model) ActionLogWeights(w []int) ([][]float64, error) {
-	if m.kind.Family != NondeterministicStack {
+	if m.kind.NSConfig == nil {
 		return nil, fmt.Errorf("nsrnn: model %s has no nondeterministic stack actions", m.cfg.Kind)
 	}
 	gr, err := m.load([][]int{w}, false)
@@ -290,7 +290,7 @@ func (m *Model) ActionTypeWeights(w []int) ([][3]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := stacks.ActionTypeWeights(m.cfg.nsConfig(), 1, lw)
+	out, err := stacks.ActionTypeWeights(m.kind.NSConfig(m.cfg), 1, lw)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +306,7 @@ func (m *Model) Viterbi(w []int) (stacks.ViterbiRun, error) {
 	if err != nil {
 		return stacks.ViterbiRun{}, err
 	}
-	runs, err := stacks.Viterbi(m.cfg.nsConfig(), 1, lw)
+	runs, err := stacks.Viterbi(m.kind.NSConfig(m.cfg), 1, lw)
 	if err != nil {
 		return stacks.ViterbiRun{}, err
 	}

@@ -112,7 +112,7 @@ func sameBits(a, b [][]float64) bool {
 // cross-entropy go down, and that the result is consistent.
 func TestTrainSmokeEveryKind(t *testing.T) {
 	train, valid, lb, in, out := tinyTask(t, 40, 20)
-	for _, kind := range Kinds {
+	for _, kind := range KindNames() {
 		t.Run(kind, func(t *testing.T) {
 			m := newTiny(t, tinyConfig(kind, in, out), 1)
 			before, err := m.CrossEntropy(valid)

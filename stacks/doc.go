@@ -151,4 +151,16 @@
 // []float64 slices, so that they can be tested and benchmarked without a
 // graph. The package stackstest holds the conformance tests that every
 // stack kind passes.
+//
+// # Stacks defined elsewhere
+//
+// Everything a stack needs is public: Layer, Instance and State here,
+// parameters and their bindings in package param, and package fused for a
+// step's node with a hand-written backward pass (parameters are inputs
+// that gorgonia does not differentiate; the backward pass adds their
+// gradients into the binding's accumulators, and the step takes the
+// binding's anchor). A stack written in another package passes the
+// stackstest suite and becomes a model kind through nsrnn.RegisterKind
+// (see "Adding a model kind" in package nsrnn, and the package
+// examples/counterstack, a complete one).
 package stacks

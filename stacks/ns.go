@@ -12,7 +12,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/nsrnn/nsrnn/internal/fused"
+	"github.com/nsrnn/nsrnn/fused"
 	"github.com/nsrnn/nsrnn/internal/linalg"
 	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks/internal/nskernel"
@@ -39,6 +39,22 @@ func (b Bottom) String() string {
 	}
 	return "original"
 }
+
+// Set parses "original" or "fixed" (a command-line flag's value).
+func (b *Bottom) Set(s string) error {
+	switch s {
+	case "original":
+		*b = Original
+	case "fixed":
+		*b = Fixed
+	default:
+		return fmt.Errorf("%q: want original or fixed", s)
+	}
+	return nil
+}
+
+// Type names the flag's value type, "string".
+func (Bottom) Type() string { return "string" }
 
 // NSConfig fixes the shape and variant of a nondeterministic stack.
 type NSConfig struct {

@@ -12,7 +12,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/nsrnn/nsrnn/internal/fused"
+	"github.com/nsrnn/nsrnn/fused"
 	"github.com/nsrnn/nsrnn/internal/linalg"
 	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks/internal/vrnskernel"
@@ -43,6 +43,20 @@ func (b BottomVector) String() string {
 	}
 	return fmt.Sprintf("BottomVector(%d)", int(b))
 }
+
+// Set parses "learned", "zero" or "one" (a command-line flag's value).
+func (b *BottomVector) Set(s string) error {
+	for _, v := range []BottomVector{LearnedBottom, ZeroBottom, OneBottom} {
+		if v.String() == s {
+			*b = v
+			return nil
+		}
+	}
+	return fmt.Errorf("%q: want learned, zero or one", s)
+}
+
+// Type names the flag's value type, "string".
+func (BottomVector) Type() string { return "string" }
 
 // VRNSConfig fixes the shape and variant of a vector nondeterministic
 // stack.

@@ -12,7 +12,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/nsrnn/nsrnn/internal/fused"
+	"github.com/nsrnn/nsrnn/fused"
 	"github.com/nsrnn/nsrnn/internal/gradcheck"
 	"github.com/nsrnn/nsrnn/param"
 	"github.com/nsrnn/nsrnn/stacks"

@@ -51,11 +51,11 @@ type actionRecord struct {
 }
 
 // actionKinds are the model kinds whose stack actions can be recorded:
-// those with a nondeterministic stack.
+// those with a nondeterministic stack (nsrnn.Kind.NSConfig).
 func actionKinds() []string {
 	var names []string
 	for _, k := range nsrnn.AllKinds() {
-		if k.Family == nsrnn.NondeterministicStack {
+		if k.NSConfig != nil {
 			names = append(names, k.Name)
 		}
 	}
@@ -109,7 +109,7 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--length %d: %w", *length, err)
 	}
 	for _, kind := range models {
-		mf := &cli.ModelFlags{Kind: kind, Hidden: *hidden, Layers: 1, Bottom: "original"}
+		mf := &cli.ModelFlags{Model: nsrnn.Config{Kind: kind, Hidden: *hidden, Layers: 1}}
 		_, cfg, err := taskModel(t.Name(), t.Params(), t.Definition(), mf)
 		if err != nil {
 			return err

@@ -74,7 +74,7 @@ type costReport struct {
 
 func runCost(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("cost", stdout)
-	modelList := fs.String("models", "all", "comma-separated models, or all: "+joinNames(nsrnn.Kinds))
+	modelList := fs.String("models", "all", "comma-separated models, or all: "+joinNames(nsrnn.KindNames()))
 	var s costSettings
 	fs.IntVar(&s.TrainSize, "train-size", 200, "training strings of the measured subset")
 	fs.IntVar(&s.ValidSize, "valid-size", 50, "validation strings of the measured subset")
@@ -112,7 +112,7 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 		}
 		return json.NewEncoder(stdout).Encode(m)
 	}
-	models, err := parseList(*modelList, nsrnn.Kinds, "--models")
+	models, err := parseList(*modelList, nsrnn.KindNames(), "--models")
 	if err != nil {
 		return err
 	}
@@ -190,15 +190,15 @@ func measureCost(kind string, s costSettings) (*costMeasure, error) {
 	if err != nil {
 		return nil, err
 	}
-	mf := &cli.ModelFlags{Kind: kind, Hidden: s.Hidden, Layers: 1, Bottom: "original"}
+	mf := &cli.ModelFlags{Model: nsrnn.Config{Kind: kind, Hidden: s.Hidden, Layers: 1}}
 	if cli.KindUses(kind, "states") {
-		mf.States = s.States
+		mf.Model.States = s.States
 	}
 	if cli.KindUses(kind, "symbols") {
-		mf.Symbols = s.Symbols
+		mf.Model.Symbols = s.Symbols
 	}
 	if cli.KindUses(kind, "stack-embedding") {
-		mf.StackEmbedding = s.StackEmbedding
+		mf.Model.StackEmbedding = s.StackEmbedding
 	}
 	_, cfg, err := taskModel(t.Name(), t.Params(), t.Definition(), mf)
 	if err != nil {

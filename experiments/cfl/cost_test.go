@@ -17,7 +17,7 @@ func TestCostAllModels(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	out := stdout.String()
-	for _, want := range append([]string{"scaling", "× LSTM"}, nsrnn.Kinds...) {
+	for _, want := range append([]string{"scaling", "× LSTM"}, nsrnn.KindNames()...) {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

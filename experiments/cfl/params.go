@@ -66,7 +66,7 @@ func stackDefaults(task string) (states, symbols int) {
 
 // taskModel resolves the task with parameters p under definition g and
 // the model configuration from the flags, filling the paper's defaults
-// where the model's kind uses the flag (nsrnn.Kind.Flags) and it was not
+// where the model's kind declares the flag's field (nsrnn.Kind.Hyperparameters) and it was not
 // given: |Q| and |Γ| per task (--states, --symbols), and stack vectors of
 // size 20 (--stack-embedding, unless --push-hidden-state).
 func taskModel(taskName string, p data.Params, g data.Grammar, mf *cli.ModelFlags) (*data.Task, nsrnn.Config, error) {
@@ -78,14 +78,15 @@ func taskModel(taskName string, p data.Params, g data.Grammar, mf *cli.ModelFlag
 		return nil, nsrnn.Config{}, err
 	}
 	q, gamma := stackDefaults(taskName)
-	if cli.KindUses(mf.Kind, "states") && mf.States == 0 {
-		mf.States = q
+	m := &mf.Model
+	if cli.KindUses(m.Kind, "states") && m.States == 0 {
+		m.States = q
 	}
-	if cli.KindUses(mf.Kind, "symbols") && mf.Symbols == 0 {
-		mf.Symbols = gamma
+	if cli.KindUses(m.Kind, "symbols") && m.Symbols == 0 {
+		m.Symbols = gamma
 	}
-	if cli.KindUses(mf.Kind, "stack-embedding") && !mf.PushHiddenState && mf.StackEmbedding == 0 {
-		mf.StackEmbedding = defaultStackEmbedding
+	if cli.KindUses(m.Kind, "stack-embedding") && !m.PushHiddenState && m.StackEmbedding == 0 {
+		m.StackEmbedding = defaultStackEmbedding
 	}
 	cfg, err := mf.Config(len(task.Terminals()), len(task.Vocabulary()), 0, 0)
 	return task, cfg, err

@@ -594,7 +594,7 @@ func actionPlot(kind string, recs []actionRecord) (*plot.Plot, error) {
 // model found, side by side in one figure.
 func plotActions(dir, out string) ([]string, error) {
 	var plots []*plot.Plot
-	for _, kind := range nsrnn.Kinds {
+	for _, kind := range nsrnn.KindNames() {
 		path := filepath.Join(dir, kind, actionsFile)
 		recs, err := readActions(path)
 		if errors.Is(err, os.ErrNotExist) {

@@ -25,7 +25,7 @@ func fakeRun(t *testing.T, dir, task, kind string, lr float64, seed uint64, diff
 // fakeRunGrammar is fakeRun for a run of task under definition g.
 func fakeRunGrammar(t *testing.T, dir, task string, g data.Grammar, kind string, lr float64, seed uint64, diff float64, finished, withModel bool) {
 	t.Helper()
-	mf := &cli.ModelFlags{Kind: kind, Hidden: 4, Layers: 1, Bottom: "original"}
+	mf := &cli.ModelFlags{Model: nsrnn.Config{Kind: kind, Hidden: 4, Layers: 1}}
 	_, cfg, err := taskModel(task, nil, g, mf)
 	if err != nil {
 		t.Fatal(err)

@@ -91,7 +91,7 @@ func formatLR(lr float64) string { return strconv.FormatFloat(lr, 'g', -1, 64) }
 
 // enumerate lists the grid's runs: tasks × models × learning rates ×
 // restarts, × stack vector sizes for the kinds that have them
-// (--stack-embedding among their nsrnn.Kind.Flags), with the paper's |Q|
+// (--stack-embedding among their nsrnn.Kind.Flags()), with the paper's |Q|
 // and |Γ| of each task for the kinds that have those, and each task with
 // those of the grid's task parameters that it takes (its directory named
 // by them, as marked-reversal-symbol-types40). Restart k (1-based) uses
@@ -186,7 +186,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	taskList := fs.String("task", "", "comma-separated tasks, or all (the paper's five), or "+data.Group2023+" (the seven of the authors' 2023 release) (required): "+taskNames())
 	params := taskParamFlags(fs)
 	grammar := cli.AddGrammarFlag(fs)
-	modelList := fs.String("models", "paper", "comma-separated models, or paper (the paper's: "+strings.Join(experiment.PaperModels, ",")+"), or all: "+joinNames(nsrnn.Kinds))
+	modelList := fs.String("models", "paper", "comma-separated models, or paper (the paper's: "+strings.Join(experiment.PaperModels, ",")+"), or all: "+joinNames(nsrnn.KindNames()))
 	out := fs.String("out", "", "sweep directory (required): "+sweepManifestFile+", and <task>/<model>/lr<LR>/seed<K> for each run with its output in <that>.log")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs executed in parallel here (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
 	restarts := fs.Int("restarts", 5, "random restarts per setting (seeds 1 … N)")
@@ -240,7 +240,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	}
 	if *modelList == "paper" {
 		g.Models = slices.Clone(experiment.PaperModels)
-	} else if g.Models, err = parseList(*modelList, nsrnn.Kinds, "--models"); err != nil {
+	} else if g.Models, err = parseList(*modelList, nsrnn.KindNames(), "--models"); err != nil {
 		return err
 	}
 	for _, f := range []struct {

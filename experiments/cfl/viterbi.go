@@ -127,8 +127,8 @@ func runViterbi(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if _, ok := m.StackConfig(); !ok {
-		return fmt.Errorf("--model %s: a %s model has no nondeterministic stack to decode (viterbi needs %s, %s, %s or %s)",
-			*modelPath, m.Config().Kind, nsrnn.NS, nsrnn.NSS, nsrnn.NSU, nsrnn.RNS)
+		return fmt.Errorf("--model %s: a %s model has no nondeterministic stack to decode (viterbi needs one of %s)",
+			*modelPath, m.Config().Kind, joinNames(actionKinds()))
 	}
 	ws, name, err := readIn(*in, t.Terminals())
 	if err != nil {

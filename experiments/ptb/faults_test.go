@@ -470,15 +470,12 @@ func TestLineEndsAndBOM(t *testing.T) {
 // configuration.
 func TestStreamKinds(t *testing.T) {
 	for _, k := range nsrnn.AllKinds() {
-		mf := &cli.ModelFlags{Kind: k.Name, Hidden: 4, Layers: 1, Bottom: "original", BottomVector: "learned"}
-		switch k.Family {
-		case nsrnn.NondeterministicStack:
-			mf.States, mf.Symbols = 2, 2
-		case nsrnn.VectorStack:
-			mf.StackEmbedding = 3
+		mf := &cli.ModelFlags{Model: nsrnn.Config{Kind: k.Name, Hidden: 4, Layers: 1}}
+		if k.Uses("States") {
+			mf.Model.States, mf.Model.Symbols = 2, 2
 		}
-		if k.Name == nsrnn.VRNS {
-			mf.StackEmbedding = 3
+		if k.Uses("StackEmbedding") {
+			mf.Model.StackEmbedding = 3
 		}
 		cfg, err := ptbConfig(mf, 10)
 		if !k.Streams {
@@ -486,7 +483,7 @@ func TestStreamKinds(t *testing.T) {
 				t.Errorf("%s: ptbConfig error %v; want a refusal", k.Name, err)
 			}
 			// Not even with the memory limits ptb would give.
-			mf.Window, mf.DepthLimit = 0, 0
+			mf.Model.Window, mf.Model.DepthLimit = 0, 0
 			c, _ := mf.Config(10, 10, 4, 0.05)
 			if m, err := nsrnn.New(c, 1); err == nil {
 				if _, err := m.NewStream(2); err == nil {

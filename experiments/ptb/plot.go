@@ -62,19 +62,15 @@ func (r plotRun) best() float64 {
 }
 
 // ptbModelName names a configuration as the paper's PTB table (and ptb
-// sweep) does: lstm-256, jm-hidden-247, jm-learned-22, rns-1-2, ….
+// sweep) does, by its kind's SizeName (nsrnn.Kind): lstm-256,
+// jm-hidden-247, jm-learned-22, rns-1-2, ….
 func ptbModelName(c nsrnn.Config) string {
 	k, err := nsrnn.LookupKind(c.Kind)
 	if err != nil {
 		return c.Kind
 	}
-	switch {
-	case k.Family == nsrnn.NondeterministicStack:
-		return fmt.Sprintf("%s-%d-%d", c.Kind, c.States, c.Symbols)
-	case c.Kind == nsrnn.JM && c.PushHiddenState:
-		return fmt.Sprintf("jm-hidden-%d", c.Hidden)
-	case k.Family == nsrnn.VectorStack:
-		return fmt.Sprintf("%s-learned-%d", c.Kind, c.StackEmbedding)
+	if k.SizeName != nil {
+		return c.Kind + "-" + k.SizeName(c)
 	}
 	return fmt.Sprintf("%s-%d", c.Kind, c.Hidden)
 }
@@ -90,14 +86,15 @@ func ptbModelLabel(name, kind string) string {
 	if rest == "" {
 		return label
 	}
-	if kind == nsrnn.JM || kind == nsrnn.Gref {
-		for i := range rest {
-			if rest[i] == '-' {
-				rest = rest[:i] + " " + rest[i+1:]
-			}
+	// A dash after a word is a space ("hidden 247"); between numbers it
+	// stays ("1-2").
+	b := []byte(rest)
+	for i := 1; i < len(b); i++ {
+		if b[i] == '-' && (b[i-1] < '0' || b[i-1] > '9') {
+			b[i] = ' '
 		}
 	}
-	return label + " " + rest
+	return label + " " + string(b)
 }
 
 // modelOrder sorts model names in the order of the paper's table, unknown

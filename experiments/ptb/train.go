@@ -135,72 +135,109 @@ type summary struct {
 }
 
 // ptbConfig turns model flags into the paper's PTB configuration:
-// embedding = hidden size, untied, every parameter uniform in ±0.05, JM's
-// depth limit 10 and the NS window D = 35 unless given (0 too selects
-// them: an unlimited stack cannot run as a stream).
+// embedding = hidden size, untied, every parameter uniform in ±0.05, and
+// the kind's hyperparameters that it requires asked for, and those with a
+// stream default (nsrnn.Hyperparameter.StreamDefault: JM's depth limit 10,
+// the NS window D = 35) given it unless set (0 too selects it: an
+// unlimited stack cannot run as a stream).
 func ptbConfig(mf *cli.ModelFlags, vocab int) (nsrnn.Config, error) {
-	if mf.Kind == "" {
+	m := &mf.Model
+	if m.Kind == "" {
 		return nsrnn.Config{}, fmt.Errorf("--model is required (one of %s)", streamKinds())
 	}
-	k, err := nsrnn.LookupKind(mf.Kind)
+	k, err := nsrnn.LookupKind(m.Kind)
 	if err != nil {
 		return nsrnn.Config{}, fmt.Errorf("--model: %w", err)
 	}
 	if !k.Streams {
-		return nsrnn.Config{}, fmt.Errorf("--model %s: its stack state cannot be carried from chunk to chunk, so it cannot run as a stream over the corpus; want one of %s", mf.Kind, streamKinds())
+		return nsrnn.Config{}, fmt.Errorf("--model %s: its stack state cannot be carried from chunk to chunk, so it cannot run as a stream over the corpus; want one of %s", m.Kind, streamKinds())
 	}
-	switch k.Family {
-	case nsrnn.NondeterministicStack:
-		if mf.States == 0 || mf.Symbols == 0 {
-			return nsrnn.Config{}, fmt.Errorf("--model %s needs --states and --symbols", mf.Kind)
+	var required []string
+	missing := false
+	for _, h := range k.Hyperparameters {
+		if h.Required {
+			required = append(required, "--"+h.Flag())
+			missing = missing || !m.FieldSet(h.Field)
 		}
-		if mf.Window == 0 {
-			mf.Window = defaultWindow
-		}
-	case nsrnn.VectorStack:
-		if mf.Kind == nsrnn.JM && mf.DepthLimit == 0 {
-			mf.DepthLimit = defaultDepthLimit
+		if h.StreamDefault != 0 {
+			if p, ok := m.FieldValue(h.Field).(*int); ok && *p == 0 {
+				*p = h.StreamDefault
+			}
 		}
 	}
-	return mf.Config(vocab, vocab, mf.Hidden, 0.05)
+	if missing {
+		return nsrnn.Config{}, fmt.Errorf("--model %s needs %s", m.Kind, joinAnd(required))
+	}
+	return mf.Config(vocab, vocab, m.Hidden, 0.05)
 }
 
-// The paper's memory limits of the streamed stacks.
-const (
-	defaultWindow     = 35
-	defaultDepthLimit = 10
-)
+// joinAnd joins words as "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
 
 // streamKinds lists the model kinds that can run as streams
 // (nsrnn.Kind.Streams), the only ones ptb trains.
 func streamKinds() string { return strings.Join(streamKindsUsing(""), ", ") }
 
 // streamKindsUsing returns the names of the kinds that can run as streams
-// and have the flag among their Kind.Flags (every one for "").
+// and declare the flag's field (every one for "").
 func streamKindsUsing(flag string) []string {
 	var names []string
 	for _, k := range nsrnn.AllKinds() {
-		if k.Streams && (flag == "" || slices.Contains(k.Flags, flag)) {
+		if k.Streams && (flag == "" || cli.KindUses(k.Name, flag)) {
 			names = append(names, k.Name)
 		}
 	}
 	return names
 }
 
+// streamHyperparameter returns the declaration of the field of flag by
+// the first kind that streams and declares it, and whether every such
+// kind requires it.
+func streamHyperparameter(flag string) (h nsrnn.Hyperparameter, required, ok bool) {
+	required = true
+	for _, k := range nsrnn.AllKinds() {
+		if !k.Streams {
+			continue
+		}
+		for _, kh := range k.Hyperparameters {
+			if kh.Flag() == flag {
+				if !ok {
+					h, ok = kh, true
+				}
+				required = required && kh.Required
+			}
+		}
+	}
+	return h, required && ok, ok
+}
+
 // addModelFlags registers the model flags with ptb's help: only the kinds
-// that can stream, the flags that NS kinds require, and the defaults that
-// ptbConfig gives.
+// that can stream, the flags that they require, and the stream defaults
+// that ptbConfig gives; the flags of no kind that streams are hidden.
 func addModelFlags(fs *pflag.FlagSet) *cli.ModelFlags {
 	mf := cli.AddModelFlags(fs, 256)
-	kinds := func(flag string) string { return strings.Join(streamKindsUsing(flag), ", ") }
 	fs.Lookup("model").Usage = "model: " + streamKinds() + " (required; the kinds whose stack can run as a stream)"
-	fs.Lookup("states").Usage = "|Q|, PDA states of " + kinds("states") + " (required for them)"
-	fs.Lookup("symbols").Usage = "|Γ|, stack symbol types of " + kinds("symbols") + " (required for them)"
-	fs.Lookup("stack-embedding").Usage = "size of the stack vectors of " + kinds("stack-embedding") + " (required for it unless --push-hidden-state)"
-	fs.Lookup("bottom").Usage = "bottom-symbol behaviour of " + kinds("bottom") + ": original (ICLR 2022) or fixed (ICLR 2023)"
-	fs.Lookup("depth-limit").Usage = fmt.Sprintf("stack depth limit of %s (default %d, as is 0: an unlimited stack cannot stream)", kinds("depth-limit"), defaultDepthLimit)
-	fs.Lookup("window").Usage = fmt.Sprintf("D, the window of the memory-limited %s (default %d, as is 0: an unlimited stack cannot stream)", kinds("window"), defaultWindow)
-	fs.Lookup("bottom-vector").Hidden = true // vrns only, which cannot stream
+	for _, flag := range cli.StackFlags() {
+		h, required, ok := streamHyperparameter(flag)
+		if !ok {
+			fs.Lookup(flag).Hidden = true
+			continue
+		}
+		usage := strings.ReplaceAll(h.Doc, "%s", strings.Join(streamKindsUsing(flag), ", "))
+		switch {
+		case h.StreamDefault != 0:
+			usage, _, _ = strings.Cut(usage, " (default 0")
+			usage += fmt.Sprintf(" (default %d, as is 0: an unlimited stack cannot stream)", h.StreamDefault)
+		case required:
+			usage += " (required for them)"
+		}
+		fs.Lookup(flag).Usage = usage
+	}
 	return mf
 }
 

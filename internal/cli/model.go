@@ -8,120 +8,120 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/nsrnn"
-	"github.com/nsrnn/nsrnn/stacks"
 )
 
-// ModelFlags are the command-line flags that describe a model.
+// ModelFlags are the command-line flags that describe a model: --model,
+// --hidden, --layers, and one flag for each Config field that a
+// registered kind declares as a hyperparameter (nsrnn.Kind), named by
+// nsrnn.FieldFlag ("--states", "--stack-embedding").
 type ModelFlags struct {
-	Kind            string
-	Hidden          int
-	Layers          int
-	States, Symbols int
-	StackEmbedding  int
-	PushHiddenState bool
-	DepthLimit      int
-	Window          int
-	Bottom          string
-	BottomVector    string
+	// Model holds the flags' values: Kind (--model), Hidden, Layers and
+	// the kinds' hyperparameters.
+	Model nsrnn.Config
 }
 
-// KindsUsing returns the names of the model kinds whose Kind.Flags list
-// the flag (without its dashes), in the order of nsrnn.AllKinds.
-func KindsUsing(flag string) []string {
-	var names []string
-	for _, k := range nsrnn.AllKinds() {
-		if slices.Contains(k.Flags, flag) {
-			names = append(names, k.Name)
+// flagField returns the Config field whose flag is flag ("" for none).
+func flagField(flag string) string {
+	for _, f := range nsrnn.StackFields() {
+		if nsrnn.FieldFlag(f) == flag {
+			return f
 		}
 	}
-	return names
+	return ""
 }
 
-// KindUses reports whether the model kind named kind has the flag (without
-// its dashes) among its Kind.Flags.
+// KindsUsing returns the names of the model kinds that declare the field
+// of the flag (without its dashes), in the order of nsrnn.AllKinds.
+func KindsUsing(flag string) []string {
+	if f := flagField(flag); f != "" {
+		return nsrnn.KindsUsing(f)
+	}
+	return nil
+}
+
+// KindUses reports whether the model kind named kind declares the field
+// of the flag (without its dashes).
 func KindUses(kind, flag string) bool {
 	k, err := nsrnn.LookupKind(kind)
-	return err == nil && slices.Contains(k.Flags, flag)
+	return err == nil && k.Uses(flagField(flag))
+}
+
+// StackFlags returns the flags (without their dashes) of the fields that
+// the registered kinds declare, in the order of Config.
+func StackFlags() []string {
+	var flags []string
+	for _, f := range nsrnn.StackFields() {
+		if len(nsrnn.KindsUsing(f)) > 0 {
+			flags = append(flags, nsrnn.FieldFlag(f))
+		}
+	}
+	return flags
+}
+
+// fieldDoc is the help of a field's flag: the Doc of the first kind that
+// declares it, %s standing for the kinds that use it.
+func fieldDoc(field string) string {
+	kinds := strings.Join(nsrnn.KindsUsing(field), ", ")
+	for _, k := range nsrnn.AllKinds() {
+		for _, h := range k.Hyperparameters {
+			if h.Field == field && h.Doc != "" {
+				return strings.ReplaceAll(h.Doc, "%s", kinds)
+			}
+		}
+	}
+	return fmt.Sprintf("%s of %s", field, kinds)
 }
 
 // AddModelFlags registers the model flags on fs with the given default
-// hidden size. The help of the kind-specific flags names the kinds they
-// apply to, from nsrnn.AllKinds.
+// hidden size. The kind-specific flags, their help and the kinds they
+// apply to come from the kinds' declarations (nsrnn.AllKinds).
 func AddModelFlags(fs *pflag.FlagSet, hidden int) *ModelFlags {
 	f := &ModelFlags{}
-	kindsOf := func(flag string) string { return strings.Join(KindsUsing(flag), ", ") }
-	fs.StringVar(&f.Kind, "model", "", "model: "+strings.Join(nsrnn.Kinds, ", ")+" (required)")
-	fs.IntVar(&f.Hidden, "hidden", hidden, "LSTM hidden units")
-	fs.IntVar(&f.Layers, "layers", 1, "LSTM layers")
-	fs.IntVar(&f.States, "states", 0, "|Q|, PDA states of "+kindsOf("states"))
-	fs.IntVar(&f.Symbols, "symbols", 0, "|Γ|, stack symbol types of "+kindsOf("symbols"))
-	fs.IntVar(&f.StackEmbedding, "stack-embedding", 0, "size of the stack vectors of "+kindsOf("stack-embedding"))
-	fs.BoolVar(&f.PushHiddenState, "push-hidden-state", false, kindsOf("push-hidden-state")+" pushes the hidden state instead of a learned vector")
-	fs.IntVar(&f.DepthLimit, "depth-limit", 0, "stack depth limit of "+kindsOf("depth-limit")+" (default 0: unlimited)")
-	fs.IntVar(&f.Window, "window", 0, "D, the window of the memory-limited "+kindsOf("window")+" (default 0: unlimited)")
-	fs.StringVar(&f.Bottom, "bottom", "original", "bottom-symbol behaviour of "+kindsOf("bottom")+": original (ICLR 2022) or fixed (ICLR 2023)")
-	fs.StringVar(&f.BottomVector, "bottom-vector", "learned", "vector of the initial bottom symbol of "+kindsOf("bottom-vector")+": learned, zero or one")
+	fs.StringVar(&f.Model.Kind, "model", "", "model: "+strings.Join(nsrnn.KindNames(), ", ")+" (required)")
+	fs.IntVar(&f.Model.Hidden, "hidden", hidden, "LSTM hidden units")
+	fs.IntVar(&f.Model.Layers, "layers", 1, "LSTM layers")
+	for _, flag := range StackFlags() {
+		field := flagField(flag)
+		usage := fieldDoc(field)
+		switch p := f.Model.FieldValue(field).(type) {
+		case *int:
+			fs.IntVar(p, flag, *p, usage)
+		case *bool:
+			fs.BoolVar(p, flag, *p, usage)
+		case *float64:
+			fs.Float64Var(p, flag, *p, usage)
+		case pflag.Value:
+			fs.Var(p, flag, usage)
+		default:
+			panic(fmt.Sprintf("cli: Config.%s of type %T has no flag type", field, p))
+		}
+	}
 	return f
 }
 
-// set reports, for each kind-specific model flag, whether f gives it a
-// value other than its default.
-func (f *ModelFlags) set() map[string]bool {
-	return map[string]bool{
-		"states": f.States != 0, "symbols": f.Symbols != 0, "stack-embedding": f.StackEmbedding != 0,
-		"push-hidden-state": f.PushHiddenState, "depth-limit": f.DepthLimit != 0, "window": f.Window != 0,
-		"bottom": f.Bottom != "" && f.Bottom != "original", "bottom-vector": f.BottomVector != "" && f.BottomVector != "learned",
-	}
-}
-
 // Config turns the flags into a validated model configuration. A
-// kind-specific flag (one of some kinds' nsrnn.Kind.Flags) given a value
-// for a kind that does not use it is an error naming the flag and the
+// kind-specific flag given a value (other than its default) for a kind
+// that does not declare its field is an error naming the flag and the
 // kinds it applies to; other errors name the flag at fault where they
 // can.
 func (f *ModelFlags) Config(inputVocab, outputVocab, embedding int, initRange float64) (nsrnn.Config, error) {
-	if f.Kind == "" {
-		return nsrnn.Config{}, fmt.Errorf("--model is required (one of %s)", strings.Join(nsrnn.Kinds, ", "))
+	if f.Model.Kind == "" {
+		return nsrnn.Config{}, fmt.Errorf("--model is required (one of %s)", strings.Join(nsrnn.KindNames(), ", "))
 	}
-	kind, err := nsrnn.LookupKind(f.Kind)
+	kind, err := nsrnn.LookupKind(f.Model.Kind)
 	if err != nil {
-		return nsrnn.Config{}, fmt.Errorf("--model %q: unknown model (want one of %s)", f.Kind, strings.Join(nsrnn.Kinds, ", "))
+		return nsrnn.Config{}, fmt.Errorf("--model %q: unknown model (want one of %s)", f.Model.Kind, strings.Join(nsrnn.KindNames(), ", "))
 	}
-	var bottom stacks.Bottom
-	switch f.Bottom {
-	case "", "original":
-	case "fixed":
-		bottom = stacks.Fixed
-	default:
-		return nsrnn.Config{}, fmt.Errorf("--bottom %q: want original or fixed", f.Bottom)
-	}
-	var bottomVector stacks.BottomVector
-	switch f.BottomVector {
-	case "", "learned":
-	case "zero":
-		bottomVector = stacks.ZeroBottom
-	case "one":
-		bottomVector = stacks.OneBottom
-	default:
-		return nsrnn.Config{}, fmt.Errorf("--bottom-vector %q: want learned, zero or one", f.BottomVector)
-	}
-	set := f.set()
-	var names []string
-	for name := range set {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		if set[name] && !slices.Contains(kind.Flags, name) {
-			return nsrnn.Config{}, fmt.Errorf("--%s applies only to %s, not --model %s", name, strings.Join(KindsUsing(name), ", "), f.Kind)
+	c := f.Model
+	flags := StackFlags()
+	slices.Sort(flags)
+	for _, flag := range flags {
+		field := flagField(flag)
+		if !kind.Uses(field) && c.FieldSet(field) {
+			return nsrnn.Config{}, fmt.Errorf("--%s applies only to %s, not --model %s", flag, strings.Join(KindsUsing(flag), ", "), c.Kind)
 		}
 	}
-	c := nsrnn.Config{
-		Kind: f.Kind, InputVocab: inputVocab, OutputVocab: outputVocab, Embedding: embedding,
-		Hidden: f.Hidden, Layers: f.Layers, StackEmbedding: f.StackEmbedding,
-		PushHiddenState: f.PushHiddenState, DepthLimit: f.DepthLimit, InitRange: initRange,
-		States: f.States, Symbols: f.Symbols, Window: f.Window, Bottom: bottom, BottomVector: bottomVector,
-	}
+	c.InputVocab, c.OutputVocab, c.Embedding, c.InitRange = inputVocab, outputVocab, embedding, initRange
 	if err := c.Validate(); err != nil {
 		return c, err
 	}

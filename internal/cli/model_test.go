@@ -27,23 +27,23 @@ func TestModelFlagsKinds(t *testing.T) {
 			mf := AddModelFlags(fs, 4)
 			base := []string{"--model", k.Name}
 			// What the kind needs besides the flag under test.
-			if slices.Contains(k.Flags, "states") && flag != "states" && flag != "symbols" {
+			if slices.Contains(k.Flags(), "states") && flag != "states" && flag != "symbols" {
 				base = append(base, "--states", "2", "--symbols", "2")
 			}
-			if flag == "states" && slices.Contains(k.Flags, "symbols") {
+			if flag == "states" && slices.Contains(k.Flags(), "symbols") {
 				base = append(base, "--symbols", "2")
 			}
-			if flag == "symbols" && slices.Contains(k.Flags, "states") {
+			if flag == "symbols" && slices.Contains(k.Flags(), "states") {
 				base = append(base, "--states", "2")
 			}
-			if slices.Contains(k.Flags, "stack-embedding") && flag != "stack-embedding" && flag != "push-hidden-state" {
+			if slices.Contains(k.Flags(), "stack-embedding") && flag != "stack-embedding" && flag != "push-hidden-state" {
 				base = append(base, "--stack-embedding", "4")
 			}
 			if err := fs.Parse(append(base, args...)); err != nil {
 				t.Fatal(err)
 			}
 			_, err := mf.Config(3, 4, 0, 0)
-			uses := slices.Contains(k.Flags, flag)
+			uses := slices.Contains(k.Flags(), flag)
 			switch {
 			case uses && err != nil:
 				t.Errorf("%s --%s: %v", k.Name, flag, err)
@@ -56,7 +56,7 @@ func TestModelFlagsKinds(t *testing.T) {
 	}
 	var want []string
 	for _, k := range nsrnn.AllKinds() {
-		if slices.Contains(k.Flags, "window") {
+		if slices.Contains(k.Flags(), "window") {
 			want = append(want, k.Name)
 		}
 	}
@@ -67,7 +67,7 @@ func TestModelFlagsKinds(t *testing.T) {
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	AddModelFlags(fs, 4)
 	for _, k := range nsrnn.AllKinds() {
-		for _, f := range k.Flags {
+		for _, f := range k.Flags() {
 			if fs.Lookup(f) == nil {
 				t.Errorf("kind %s's flag --%s is not a model flag", k.Name, f)
 			} else if _, ok := values[f]; !ok {
@@ -75,7 +75,7 @@ func TestModelFlagsKinds(t *testing.T) {
 			}
 		}
 	}
-	mf := &ModelFlags{Kind: "gru", Hidden: 4}
+	mf := &ModelFlags{Model: nsrnn.Config{Kind: "gru", Hidden: 4}}
 	if _, err := mf.Config(3, 4, 0, 0); err == nil || !strings.Contains(err.Error(), `--model "gru"`) {
 		t.Errorf("unknown kind: %v", err)
 	}

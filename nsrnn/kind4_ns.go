@@ -1,0 +1,84 @@
+package nsrnn
+
+import (
+	"fmt"
+	"image/color"
+
+	"github.com/nsrnn/nsrnn/stacks"
+)
+
+// The nondeterministic stack of DuSell & Chiang in its four variants:
+// normalized or not (+U), reading the top symbol or the state and symbol
+// (+S). Each takes |Q| and |Γ| (Config.States, Symbols, both required),
+// a window D (Config.Window; 0 is unlimited, and a window makes it run as
+// a stream) and the bottom behaviour (Config.Bottom).
+const (
+	NS  = "ns"   // nondeterministic stack, normalized, symbol reading
+	NSS = "ns+s" // normalized, state+symbol reading
+	NSU = "ns+u" // unnormalized, symbol reading
+	RNS = "rns"  // unnormalized, state+symbol reading (NS+S+U)
+)
+
+// nsHyperparameters are the hyperparameters of every nondeterministic
+// stack (the vector one's too).
+var nsHyperparameters = []Hyperparameter{
+	{Field: "States", Name: "states", Doc: "|Q|, PDA states of %s", Required: true, Size: true, Check: func(c Config) error {
+		if c.States < 1 {
+			return needStatesSymbols(c)
+		}
+		return nil
+	}},
+	{Field: "Symbols", Name: "symbols", Doc: "|Γ|, stack symbol types of %s", Required: true, Size: true, Check: func(c Config) error {
+		if c.Symbols < 1 {
+			return needStatesSymbols(c)
+		}
+		return nil
+	}},
+	{Field: "Window", Name: "a window", Doc: "D, the window of the memory-limited %s (default 0: unlimited)", StreamDefault: 35,
+		Check: func(c Config) error {
+			if c.Window < 0 {
+				return Refuse(ErrOutOfRange, "window %d < 0", c.Window)
+			}
+			return nil
+		}},
+	{Field: "Bottom", Name: "the bottom behaviour", Doc: "bottom-symbol behaviour of %s: original (ICLR 2022) or fixed (ICLR 2023)"},
+}
+
+func needStatesSymbols(c Config) error {
+	return Refuse(ErrRequired, "model %s needs states ≥ 1 and symbols ≥ 1, got %d and %d", c.Kind, c.States, c.Symbols)
+}
+
+// nsSizeName names a nondeterministic stack by |Q| and |Γ|: "1-2".
+func nsSizeName(c Config) string { return fmt.Sprintf("%d-%d", c.States, c.Symbols) }
+
+// nsKind declares one variant.
+func nsKind(name, label string, col color.RGBA, dashed, normalized, stateReading bool) Kind {
+	nsConfig := func(c Config) stacks.NSConfig {
+		return stacks.NSConfig{States: c.States, Symbols: c.Symbols, Normalized: normalized, StateReading: stateReading,
+			Bottom: c.Bottom, Window: c.Window}
+	}
+	return Kind{
+		Name: name, Label: label, Color: col, Dashed: dashed, Paper: true, Streams: true,
+		Hyperparameters: nsHyperparameters,
+		Stack:           func(n string, c Config) (stacks.Layer, error) { return stacks.NewNS(n, c.Hidden, nsConfig(c)) },
+		StackParams: func(c Config) float64 {
+			q, g := float64(c.States), float64(c.Symbols)
+			return q * g * (2*q*g + q) * (float64(c.Hidden) + 1)
+		},
+		ReadingSize: func(c Config) float64 {
+			if stateReading {
+				return float64(c.States) * float64(c.Symbols)
+			}
+			return float64(c.Symbols)
+		},
+		NSConfig: nsConfig,
+		SizeName: nsSizeName,
+	}
+}
+
+func init() {
+	RegisterKind(nsKind(NS, "NS", color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, true, true, false))
+	RegisterKind(nsKind(NSS, "NS+S", color.RGBA{0xd6, 0x27, 0x28, 0xff}, false, true, true))
+	RegisterKind(nsKind(NSU, "NS+U", color.RGBA{0x94, 0x67, 0xbd, 0xff}, true, false, false))
+	RegisterKind(nsKind(RNS, "NS+S+U (RNS)", color.RGBA{0x8c, 0x56, 0x4b, 0xff}, false, false, true))
+}

@@ -1,0 +1,47 @@
+package nsrnn
+
+import (
+	"image/color"
+
+	"github.com/nsrnn/nsrnn/stacks"
+)
+
+// VRNS is the RNS stack of the authors' later release that also pushes
+// vectors of Config.StackEmbedding (required), reading the expected top
+// vector; Config.BottomVector is its initial bottom's vector. It has the
+// nondeterministic stacks' hyperparameters, but its window does not make
+// it run as a stream.
+const VRNS = "vrns"
+
+func init() {
+	RegisterKind(Kind{
+		Name: VRNS, Label: "VRNS", Color: color.RGBA{0xe3, 0x77, 0xc2, 0xff}, Dashed: true,
+		Hyperparameters: append(append([]Hyperparameter(nil), nsHyperparameters...),
+			Hyperparameter{Field: "StackEmbedding", Name: "a pushed-vector size", Doc: "size of the pushed vectors of %s", Required: true, Size: true,
+				Check: func(c Config) error {
+					if c.StackEmbedding < 1 {
+						return Refuse(ErrRequired, "model vrns needs a pushed-vector size (stack embedding) ≥ 1, got %d", c.StackEmbedding)
+					}
+					return nil
+				}},
+			Hyperparameter{Field: "BottomVector", Name: "a bottom vector", Doc: "vector of the initial bottom symbol of %s: learned, zero or one"},
+		),
+		Stack: func(n string, c Config) (stacks.Layer, error) {
+			return stacks.NewVRNS(n, c.Hidden, stacks.VRNSConfig{States: c.States, Symbols: c.Symbols, Vector: c.StackEmbedding,
+				Bottom: c.Bottom, Window: c.Window, BottomVector: c.BottomVector})
+		},
+		StackParams: func(c Config) float64 {
+			q, g, m := float64(c.States), float64(c.Symbols), float64(c.StackEmbedding)
+			p := (float64(c.Hidden) + 1) * (q*g*(2*q*g+q) + m)
+			if c.BottomVector == stacks.LearnedBottom {
+				p += m
+			}
+			return p
+		},
+		ReadingSize: func(c Config) float64 { return float64(c.States) * float64(c.Symbols) * float64(c.StackEmbedding) },
+		NSConfig: func(c Config) stacks.NSConfig {
+			return stacks.NSConfig{States: c.States, Symbols: c.Symbols, StateReading: true, Bottom: c.Bottom, Window: c.Window}
+		},
+		SizeName: nsSizeName,
+	})
+}
