@@ -212,7 +212,7 @@ func findUnfinished(sweep string, sel *experiment.Selection) ([]unfinishedRun, e
 		}
 		d := math.Inf(1)
 		for _, rec := range recs {
-			d = min(d, rec.ValidDifference)
+			d = min(d, validScore(rec))
 		}
 		u := unfinishedRun{k[0], k[1], recs}
 		if f, ok := best[k]; !ok {
@@ -228,12 +228,35 @@ func findUnfinished(sweep string, sel *experiment.Selection) ([]unfinishedRun, e
 // diffLabel is the y axis of Figures 1 and 2.
 const diffLabel = "cross-entropy diff. (nats per symbol)"
 
+// noBoundLabel is the y axis of Figure 1 for runs on the user's strings,
+// which have no lower bound to measure a difference from.
+const noBoundLabel = "cross-entropy (nats per symbol; no lower bound)"
+
+// validScore is what Figure 1 plots of an epoch's record: its validation
+// difference from the lower bound, or its cross-entropy for a run without
+// a bound (the user's strings).
+func validScore(r nsrnn.EpochRecord) float64 {
+	if r.NoLowerBound {
+		return r.ValidCrossEntropy
+	}
+	return r.ValidDifference
+}
+
+// yLabel is Figure 1's y axis for a panel: noBoundLabel when its runs
+// have no lower bound.
+func (pn panel) yLabel() string {
+	if pn.noBound {
+		return noBoundLabel
+	}
+	return diffLabel
+}
+
 // validCurve is Figure 1's line of a training log: the validation
 // difference against the epoch, or against the elapsed seconds.
 func validCurve(recs []nsrnn.EpochRecord, wallClock bool) plotter.XYs {
 	xys := make(plotter.XYs, len(recs))
 	for i, r := range recs {
-		xys[i].X, xys[i].Y = float64(r.Epoch), r.ValidDifference
+		xys[i].X, xys[i].Y = float64(r.Epoch), validScore(r)
 		if wallClock {
 			xys[i].X = r.ElapsedSeconds
 		}
@@ -315,7 +338,7 @@ func plotRuns(args []string, out string, wallClock bool, stderr io.Writer) ([]st
 		if !ok {
 			i = len(panels)
 			index[task] = i
-			panels = append(panels, panel{task: task})
+			panels = append(panels, panel{task: task, noBound: recs[0].NoLowerBound})
 		}
 		panels[i].lines = append(panels[i].lines, s)
 	}
@@ -326,7 +349,7 @@ func plotRuns(args []string, out string, wallClock bool, stderr io.Writer) ([]st
 	xLabel := fig1XLabel(wallClock)
 	var files []string
 	for _, pn := range panels {
-		p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+title, xLabel, diffLabel, true)
+		p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+title, xLabel, pn.yLabel(), true)
 		if err != nil {
 			return nil, err
 		}
@@ -347,6 +370,9 @@ func plotRuns(args []string, out string, wallClock bool, stderr io.Writer) ([]st
 type panel struct {
 	task  string
 	lines []series
+	// noBound is set for a panel of runs without a lower bound (the
+	// user's strings): it plots cross-entropies.
+	noBound bool
 }
 
 // plotSelection draws Figures 1 and 2: one file per task, and one figure
@@ -377,6 +403,7 @@ func plotSelection(sel *experiment.Selection, extra []unfinishedRun, sweep, out 
 			if err != nil {
 				return nil, err
 			}
+			p1.noBound = p1.noBound || s.NoLowerBound
 			p1.lines = append(p1.lines, series{kind: s.Model, xys: curve(recs)})
 		}
 		for _, u := range extra {
@@ -387,7 +414,7 @@ func plotSelection(sel *experiment.Selection, extra []unfinishedRun, sweep, out 
 		fig1 = append(fig1, p1)
 
 		// Figure 2: test difference by length.
-		p2 := panel{task: task}
+		p2 := panel{task: task, noBound: p1.noBound}
 		for _, s := range byTask[task] {
 			path := experiment.TestResultPath(sweep, task, s.Model)
 			b, err := os.ReadFile(path)
@@ -403,6 +430,9 @@ func plotSelection(sel *experiment.Selection, extra []unfinishedRun, sweep, out 
 			xys := make(plotter.XYs, len(rep.ByLength))
 			for i, r := range rep.ByLength {
 				xys[i].X, xys[i].Y = float64(r.Length), r.Difference
+				if rep.NoLowerBound {
+					xys[i].Y = r.CrossEntropy
+				}
 			}
 			p2.lines = append(p2.lines, series{kind: s.Model, xys: xys})
 		}
@@ -428,7 +458,7 @@ func plotSelection(sel *experiment.Selection, extra []unfinishedRun, sweep, out 
 		{fig2, fig2Name, fig2AllName, "Figure 2: cross-entropy difference on the test set by string length (best run of each model)", "test set by length", "string length"},
 	} {
 		for _, pn := range f.panels {
-			p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+f.title, f.xLabel, diffLabel, true)
+			p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+f.title, f.xLabel, pn.yLabel(), true)
 			if err != nil {
 				return nil, err
 			}
