@@ -184,8 +184,8 @@ func TestGrammarFile(t *testing.T) {
 	// with the same lower bound as --task marked-reversal.
 	shipped := filepath.Join("..", "..", "examples", "grammars", "marked-reversal.pcfg")
 	args := func(out string, src ...string) []string {
-		return append(append([]string{"train", "--model", "lstm", "--hidden", "4", "--lr", "0.01", "--train-size", "10",
-			"--valid-size", "6", "--batch-size", "3", "--lengths", "5:9", "--epochs", "1", "--quiet", "--out", out}, src...))
+		return append([]string{"train", "--model", "lstm", "--hidden", "4", "--lr", "0.01", "--train-size", "10",
+			"--valid-size", "6", "--batch-size", "3", "--lengths", "5:9", "--epochs", "1", "--quiet", "--out", out}, src...)
 	}
 	outF, outT := filepath.Join(dir, "runs", "file"), filepath.Join(dir, "runs", "task")
 	if status, _, stderr := run(args(outF, "--grammar-file", shipped)...); status != 0 {
