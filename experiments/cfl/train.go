@@ -173,6 +173,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
 	workers := trainWorkersFlag(fs)
 	src := dataSourceFlags(fs)
+	fs.Lookup("task").Usage = "task (required, or --grammar-file, or --train and --valid): " + taskNames()
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -247,3 +247,36 @@ func TestGrammarFileErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainTextFilesResume interrupts a run on text files after its first
+// checkpoint and resumes it: it ends with the model and summary of an
+// uninterrupted run (the checkpoint keeps the absence of a bound).
+func TestTrainTextFilesResume(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 60 {
+		b.WriteString(strings.Repeat("a b ", 1+i%5) + "c\n")
+	}
+	train := writeText(t, dir, "train.txt", b.String())
+	valid := writeText(t, dir, "valid.txt", "a b c\na b a b c\n")
+	whole, part := filepath.Join(dir, "whole"), filepath.Join(dir, "part")
+	extra := []string{"--epochs", "4", "--workers", "1"}
+	if status, _, stderr := run(textArgs(whole, train, valid, extra...)...); status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	if !interruptAtCheckpoint(t, part, textArgs(part, train, valid, extra...)...) {
+		t.Skip("the run finished before the interrupt")
+	}
+	if status, _, stderr := run(textArgs(part, train, valid, append(extra, "--resume")...)...); status != 0 {
+		t.Fatalf("resume: status %d: %s", status, stderr)
+	}
+	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
+	c, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	if len(a) == 0 || string(a) != string(c) {
+		t.Error("the resumed run's model differs from the uninterrupted run's")
+	}
+	sw, sp := readJSONObject(t, filepath.Join(whole, experiment.SummaryFile)), readJSONObject(t, filepath.Join(part, experiment.SummaryFile))
+	if sw["best_valid_cross_entropy"] != sp["best_valid_cross_entropy"] || sp["no_lower_bound"] != true {
+		t.Errorf("summaries %v and %v", sw, sp)
+	}
+}
