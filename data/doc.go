@@ -148,6 +148,57 @@
 // The tasks of the 2023 release have no grammar and one definition,
 // "paper"; asking for "released" is an error.
 //
+// # Grammar files
+//
+// A PCFG of the user's is a text file read by ReadPCFGFile (and written by
+// WritePCFG), one rule per line:
+//
+//	LHS -> RHS1 RHS2 … [p]
+//
+// with the rule's probability p in brackets at the end of the line (→ may
+// be written for ->). Symbols are separated by white space. The
+// nonterminals are exactly the symbols that appear as a left side; every
+// other symbol of a right side is a terminal. A symbol in double quotes
+// (Go's syntax, as "#" or "->") is always a terminal, which lets a
+// terminal be written that would otherwise be read as syntax; a quoted
+// symbol that is also a left side is an error. An empty right side is an
+// ε rule ("A -> [0.5]"). A token that begins with # begins a comment,
+// which runs to the end of the line (so a terminal # must be quoted), and
+// blank lines are skipped. The first rule's left side is the start
+// symbol; the terminals are indexed in their order of first appearance.
+// The probabilities of the rules of each left side must sum to 1 within
+// GrammarFileProbTol (1e-6; such sums are renormalized): a sum outside it
+// is an error naming the file and the line of that left side's first
+// rule. Errors about one line are *LineError values naming the file and
+// the line. For example, marked reversal:
+//
+//	# {w # wᴿ : w ∈ {0, 1}*}
+//	S -> "0" S "0" [0.4918032786885246]
+//	S -> "1" S "1" [0.4918032786885246]
+//	S -> "#" [0.016393442622950838]
+//
+// NewGrammarTask makes a Task of such a grammar, with exact sampling,
+// p(w | n), valid lengths and lower bound, as for the paper's tasks. The
+// paper's five grammars are in this format in the repository's
+// examples/grammars directory, as the paper states them (TASK.pcfg) and as
+// the authors' released code samples them (TASK.released.pcfg), and a
+// test checks that each gives the built-in task's probabilities.
+//
+// # The user's own strings
+//
+// A data set of the user's is text files of strings, one per line, with
+// symbols separated by white space (the format of ReadStrings). Its
+// vocabulary is that of the training file (ReadVocabularyFile: its
+// distinct symbols, sorted), and the strings of the other files are read
+// with it, so that an unknown symbol is an error naming the file and the
+// line. NewTextTask makes a Task of the vocabulary, which has no
+// distribution (HasDistribution is false): there is no lower bound, and a
+// model is measured by its cross-entropy and perplexity alone.
+// BatchByLength groups the strings into batches of one length, as the
+// paper's protocol does: lengths in increasing order, each length's
+// strings in file order, a given number at a time; training shuffles the
+// batches every epoch.
+//
 // # Strings outside the language
 //
 // A string that is not in a task's language has probability 0:

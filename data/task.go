@@ -73,6 +73,9 @@ const (
 	// Group2023 is the seven non-context-free tasks of the authors' 2023
 	// release.
 	Group2023 = "2023"
+	// GroupUser is a task of the user's, not in the table: a grammar file
+	// (NewGrammarTask) or text files (NewTextTask).
+	GroupUser = "user"
 )
 
 // AllTasks returns the task table (a copy): the paper's five tasks in its
@@ -203,6 +206,9 @@ type Task struct {
 	lang   Language // the language of def
 	g      *PCFG    // lang as a PCFG; nil for a task without a grammar
 	paper  *PCFG    // the grammar as stated
+	// info is the entry of a task that is not in the table (a user's
+	// grammar or strings); nil for a task of the table.
+	info *TaskInfo
 }
 
 // Name returns the task's name.
@@ -217,9 +223,13 @@ func (t *Task) Params() Params {
 	return maps.Clone(t.params)
 }
 
-// Info returns the task's entry in the task table. Every Task made by this
-// package has one; Info panics for the zero Task, a programmer's error.
+// Info returns the task's entry in the task table, or for a task of the
+// user's (NewGrammarTask, NewTextTask) an entry of the same form with
+// Group GroupUser. Info panics for the zero Task, a programmer's error.
 func (t *Task) Info() TaskInfo {
+	if t.info != nil {
+		return *t.info
+	}
 	info, err := LookupTask(t.name)
 	if err != nil {
 		panic("data: task " + t.name + " is not in the table") // every Task is made from it
@@ -274,7 +284,7 @@ func (t *Task) WithGrammar(g Grammar) (*Task, error) {
 		return nil, fmt.Errorf("data: task %s is not defined by a grammar: it has only the %s definition, not %s (%s has one for %s)",
 			t.name, GrammarPaper, d, d, strings.Join(grammarTaskNames(), ", "))
 	}
-	u := &Task{name: t.name, params: t.params, def: d, lang: t.paper, g: t.paper, paper: t.paper}
+	u := &Task{name: t.name, params: t.params, def: d, lang: t.paper, g: t.paper, paper: t.paper, info: t.info}
 	if d == GrammarReleased {
 		if u.g, _, err = t.paper.RemoveEpsilonAndUnaryRules(); err != nil {
 			return nil, fmt.Errorf("data: %s under the released grammar: %w", t.name, err)

@@ -84,6 +84,23 @@ func ReadStrings(r io.Reader, name string, symbols []string) ([][]int, error) {
 	return ws, nil
 }
 
+// ReadTokens reads the lines of r as strings of symbols, each line split
+// at white space (an empty line is the empty string), as ReadStrings does
+// but without a vocabulary to map them to. name is used in errors.
+func ReadTokens(r io.Reader, name string) ([][]string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<26)
+	sc.Split(lines.Split())
+	ws := [][]string{}
+	for sc.Scan() {
+		ws = append(ws, strings.Fields(sc.Text()))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return ws, nil
+}
+
 // WriteStrings writes ws in text form, one string per line. It returns an
 // error if an index is out of range of symbols.
 func WriteStrings(w io.Writer, ws [][]int, symbols []string) error {

@@ -15,6 +15,21 @@ type RunData struct {
 	Train, Valid []nsrnn.Batch
 	// LowerBound is the validation set's true-entropy lower bound.
 	LowerBound data.LowerBound
+	// NoLowerBound is set for strings of no known distribution (the
+	// user's text files, TextData.Run): LowerBound is zero and means
+	// nothing.
+	NoLowerBound bool
+}
+
+// TrainConfig is s.TrainConfig with the run's lower bound, or
+// nsrnn.TrainConfig.NoLowerBound for a run without one.
+func (d *RunData) TrainConfig(s Settings) nsrnn.TrainConfig {
+	if d.NoLowerBound {
+		tc := s.TrainConfig(0)
+		tc.NoLowerBound = true
+		return tc
+	}
+	return s.TrainConfig(d.LowerBound.Entropy)
 }
 
 // SampleRun draws the training and validation batches of a run with

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -27,11 +28,36 @@ type LengthResult struct {
 	// paper's measure (0 is perfect).
 	LowerBound float64 `json:"lower_bound"`
 	Difference float64 `json:"cross_entropy_diff"`
+	// NoLowerBound marks the result of strings of no known distribution
+	// (a task without one, data.Task.HasDistribution): LowerBound and
+	// Difference are 0 and mean nothing, and the JSON form leaves them out
+	// for Perplexity, exp(CrossEntropy).
+	NoLowerBound bool    `json:"no_lower_bound,omitempty"`
+	Perplexity   float64 `json:"perplexity,omitempty"`
+}
+
+// lengthResultJSON has LengthResult's fields without its methods.
+type lengthResultJSON LengthResult
+
+// MarshalJSON writes the result, without "lower_bound" and
+// "cross_entropy_diff" when it has NoLowerBound.
+func (r LengthResult) MarshalJSON() ([]byte, error) {
+	if !r.NoLowerBound {
+		return json.Marshal(lengthResultJSON(r))
+	}
+	return json.Marshal(struct {
+		lengthResultJSON
+		LowerBound *float64 `json:"lower_bound,omitempty"`
+		Difference *float64 `json:"cross_entropy_diff,omitempty"`
+	}{lengthResultJSON: lengthResultJSON(r)})
 }
 
 // Report is an evaluation by length (the output of cfl eval).
 type Report struct {
 	Task string `json:"task"`
+	// NoLowerBound is set for strings of no known distribution: there is
+	// no lower bound, and the results have perplexities instead.
+	NoLowerBound bool `json:"no_lower_bound,omitempty"`
 	// TaskParams are the task's parameters not at their defaults.
 	TaskParams data.Params `json:"task_params,omitempty"`
 	// Model names the evaluated model (cfl eval puts its run directory
@@ -49,6 +75,11 @@ type Report struct {
 // Strings are scored batchSize at a time, each batch of one length. A
 // string outside the language or the lengths is an error wrapping a
 // *data.StringError with its index.
+//
+// For a task without a distribution (the user's strings,
+// data.Task.HasDistribution false) there is no lower bound: every string
+// is scored whatever its length, minLen and maxLen are not used, and the
+// results are marked NoLowerBound and carry perplexities instead.
 //
 // The lengths are scored one after another, and a length's graphs are not
 // needed after it, so while it runs the model keeps at most the graphs of
@@ -69,9 +100,13 @@ func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen
 	case cfg.InputVocab != len(t.Terminals()) || cfg.OutputVocab != len(t.Vocabulary()):
 		return nil, fmt.Errorf("experiment: the model has a vocabulary of %d symbols, task %s has %d", cfg.OutputVocab, t.Name(), len(t.Vocabulary()))
 	}
-	lb, err := data.ComputeLowerBound(t, strs, minLen, maxLen)
-	if err != nil {
-		return nil, err
+	bound := t.HasDistribution()
+	lb := data.LowerBound{ValidLengths: 1, LogProbsGivenLength: make([]float64, len(strs))}
+	if bound {
+		var err error
+		if lb, err = data.ComputeLowerBound(t, strs, minLen, maxLen); err != nil {
+			return nil, err
+		}
 	}
 	k := float64(lb.ValidLengths)
 	byLen := map[int][]int{} // length → indices into strs
@@ -83,11 +118,11 @@ func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen
 		ls = append(ls, l)
 	}
 	sort.Ints(ls)
-	rep := &Report{Task: t.Name(), TaskParams: t.Params()}
-	var all LengthResult
+	rep := &Report{Task: t.Name(), TaskParams: t.Params(), NoLowerBound: !bound}
+	all := LengthResult{NoLowerBound: !bound}
 	for _, l := range ls {
 		idx := byLen[l]
-		r := LengthResult{Length: l, Strings: len(idx), Symbols: len(idx) * (l + 1)}
+		r := LengthResult{Length: l, Strings: len(idx), Symbols: len(idx) * (l + 1), NoLowerBound: !bound}
 		model, truth := 0.0, 0.0
 		for start := 0; start < len(idx); start += batchSize {
 			var b nsrnn.Batch
@@ -103,8 +138,7 @@ func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen
 			model += loss * float64(len(b))
 		}
 		r.CrossEntropy = model / float64(r.Symbols)
-		r.LowerBound = truth / float64(r.Symbols)
-		r.Difference = r.CrossEntropy - r.LowerBound
+		r.setBound(truth / float64(r.Symbols))
 		rep.ByLength = append(rep.ByLength, r)
 		all.Strings += r.Strings
 		all.Symbols += r.Symbols
@@ -112,21 +146,39 @@ func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen
 		all.LowerBound += truth
 	}
 	all.CrossEntropy /= float64(all.Symbols)
-	all.LowerBound /= float64(all.Symbols)
-	all.Difference = all.CrossEntropy - all.LowerBound
+	all.setBound(all.LowerBound / float64(all.Symbols))
 	rep.Overall = all
 	return rep, nil
 }
 
+// setBound sets the lower bound and the difference from it, or, with
+// NoLowerBound, the perplexity.
+func (r *LengthResult) setBound(lb float64) {
+	if r.NoLowerBound {
+		r.LowerBound, r.Perplexity = 0, math.Exp(r.CrossEntropy)
+		return
+	}
+	r.LowerBound, r.Difference = lb, r.CrossEntropy-lb
+}
+
 // WriteCSV writes the report as CSV: a header (length, strings, symbols,
-// cross_entropy, lower_bound, cross_entropy_diff), a row per length, and a
-// last row, labelled "all", for the overall result.
+// cross_entropy, lower_bound, cross_entropy_diff; for a report with
+// NoLowerBound, length, strings, symbols, cross_entropy, perplexity), a
+// row per length, and a last row, labelled "all", for the overall result.
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"length", "strings", "symbols", "cross_entropy", "lower_bound", "cross_entropy_diff"})
-	row := func(l string, r LengthResult) {
+	header := []string{"length", "strings", "symbols", "cross_entropy", "lower_bound", "cross_entropy_diff"}
+	if r.NoLowerBound {
+		header = []string{"length", "strings", "symbols", "cross_entropy", "perplexity"}
+	}
+	cw.Write(header)
+	row := func(l string, lr LengthResult) {
 		f := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
-		cw.Write([]string{l, strconv.Itoa(r.Strings), strconv.Itoa(r.Symbols), f(r.CrossEntropy), f(r.LowerBound), f(r.Difference)})
+		rec := []string{l, strconv.Itoa(lr.Strings), strconv.Itoa(lr.Symbols), f(lr.CrossEntropy), f(lr.LowerBound), f(lr.Difference)}
+		if r.NoLowerBound {
+			rec = append(rec[:4], f(lr.Perplexity))
+		}
+		cw.Write(rec)
 	}
 	for _, lr := range r.ByLength {
 		row(strconv.Itoa(lr.Length), lr)

@@ -39,15 +39,29 @@ type Curve struct {
 type Panel struct {
 	Task   string
 	Curves []Curve
+	// NoBound marks a panel of runs without a lower bound (on the
+	// user's strings): its curves are cross-entropies, not differences
+	// from the bound.
+	NoBound bool
+}
+
+// ValidScore is what Figure 1 plots of an epoch's record: its validation
+// difference from the lower bound, or its cross-entropy for a run without
+// a bound (the user's strings).
+func ValidScore(r nsrnn.EpochRecord) float64 {
+	if r.NoLowerBound {
+		return r.ValidCrossEntropy
+	}
+	return r.ValidDifference
 }
 
 // ValidCurve is Figure 1's line of a training log: the validation
-// difference against the epoch, or against the elapsed seconds when
-// wallClock is set.
+// difference (ValidScore) against the epoch, or against the elapsed
+// seconds when wallClock is set.
 func ValidCurve(recs []nsrnn.EpochRecord, wallClock bool) []Point {
 	pts := make([]Point, len(recs))
 	for i, r := range recs {
-		pts[i] = Point{X: float64(r.Epoch), Y: r.ValidDifference}
+		pts[i] = Point{X: float64(r.Epoch), Y: ValidScore(r)}
 		if wallClock {
 			pts[i].X = r.ElapsedSeconds
 		}
@@ -99,7 +113,7 @@ func FindUnfinished(sweep string, sel *Selection) ([]UnfinishedRun, error) {
 		}
 		d := math.Inf(1)
 		for _, rec := range recs {
-			d = min(d, rec.ValidDifference)
+			d = min(d, ValidScore(rec))
 		}
 		u := UnfinishedRun{r, recs}
 		if f, ok := best[k]; !ok {
@@ -149,6 +163,7 @@ func SelectionData(sel *Selection, unfinished []UnfinishedRun, sweep string, wal
 			if err != nil {
 				return nil, err
 			}
+			valid.NoBound = valid.NoBound || s.NoLowerBound
 			valid.Curves = append(valid.Curves, Curve{Model: s.Model, Dir: s.Dir, Points: ValidCurve(recs, wallClock)})
 		}
 		for _, u := range unfinished {
@@ -158,7 +173,7 @@ func SelectionData(sel *Selection, unfinished []UnfinishedRun, sweep string, wal
 		}
 		figs.Valid = append(figs.Valid, valid)
 
-		test := Panel{Task: task}
+		test := Panel{Task: task, NoBound: valid.NoBound}
 		for _, s := range byTask[task] {
 			path := TestResultPath(sweep, task, s.Model)
 			b, err := os.ReadFile(path)
@@ -174,6 +189,9 @@ func SelectionData(sel *Selection, unfinished []UnfinishedRun, sweep string, wal
 			pts := make([]Point, len(rep.ByLength))
 			for i, r := range rep.ByLength {
 				pts[i] = Point{X: float64(r.Length), Y: r.Difference}
+				if rep.NoLowerBound {
+					pts[i].Y = r.CrossEntropy
+				}
 			}
 			test.Curves = append(test.Curves, Curve{Model: s.Model, Dir: s.Dir, Points: pts})
 		}
@@ -188,8 +206,26 @@ func SelectionData(sel *Selection, unfinished []UnfinishedRun, sweep string, wal
 
 // WritePanelsCSV writes the points of a figure's panels as CSV with the
 // header task, model, run, label, in_progress, xName, yName: one row per
-// point, the data of the figure for other tools.
+// point, the data of the figure for other tools. The y values are
+// differences from the bound, or cross-entropies in the rows of a panel
+// with NoBound (then yName is followed by "_or_cross_entropy" when some
+// panels have a bound and some not, and replaced by "cross_entropy" when
+// none has).
 func WritePanelsCSV(path string, panels []Panel, xName, yName string) error {
+	with, without := 0, 0
+	for _, p := range panels {
+		if p.NoBound {
+			without++
+		} else {
+			with++
+		}
+	}
+	switch {
+	case without > 0 && with == 0:
+		yName = "cross_entropy"
+	case without > 0:
+		yName += "_or_cross_entropy"
+	}
 	return atomicfile.Write(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		if err := cw.Write([]string{"task", "model", "run", "label", "in_progress", xName, yName}); err != nil {
@@ -277,7 +313,7 @@ func RunsData(dirs []string, wallClock bool) (panels []Panel, skipped []string, 
 		if !ok {
 			i = len(panels)
 			index[task] = i
-			panels = append(panels, Panel{Task: task})
+			panels = append(panels, Panel{Task: task, NoBound: recs[0].NoLowerBound})
 		}
 		panels[i].Curves = append(panels[i].Curves, c)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,11 +30,42 @@ type Summary struct {
 	// ElapsedSeconds is the training time, over all epochs and resumptions.
 	ElapsedSeconds  float64 `json:"elapsed_seconds"`
 	SecondsPerEpoch float64 `json:"seconds_per_epoch"`
+	// NoLowerBound is set for a run on strings of no known distribution
+	// (the user's text files): ValidLowerBound and
+	// BestValidCrossEntropyDiff are 0 and mean nothing, and are written
+	// null, and BestValidPerplexity, exp(BestValidCrossEntropy), is set.
+	NoLowerBound        bool    `json:"no_lower_bound,omitempty"`
+	BestValidPerplexity float64 `json:"best_valid_perplexity,omitempty"`
+}
+
+// summaryJSON has Summary's fields without its methods.
+type summaryJSON Summary
+
+// MarshalJSON writes the summary, with a null "valid_lower_bound" and
+// "best_valid_cross_entropy_diff" when it has NoLowerBound.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	if !s.NoLowerBound {
+		return json.Marshal(summaryJSON(s))
+	}
+	return json.Marshal(struct {
+		summaryJSON
+		ValidLowerBound           *float64 `json:"valid_lower_bound"`
+		BestValidCrossEntropyDiff *float64 `json:"best_valid_cross_entropy_diff"`
+	}{summaryJSON: summaryJSON(s)})
 }
 
 // NewSummary is the summary of a training run of task with model m and
-// result res; lowerBound is the validation set's lower bound.
+// result res; lowerBound is the validation set's lower bound, which is not
+// used for a result with NoLowerBound.
 func NewSummary(task string, m *nsrnn.Model, res *nsrnn.TrainResult, lowerBound float64) Summary {
+	if res.NoLowerBound {
+		return Summary{
+			Task: task, Model: m.Config(), Parameters: m.NumParams(), Epochs: res.Epochs, BestEpoch: res.BestEpoch,
+			BestValidCrossEntropy: res.BestValidCrossEntropy, ElapsedSeconds: res.ElapsedSeconds,
+			SecondsPerEpoch: res.ElapsedSeconds / float64(max(res.Epochs, 1)),
+			NoLowerBound:    true, BestValidPerplexity: math.Exp(res.BestValidCrossEntropy),
+		}
+	}
 	return Summary{
 		Task: task, Model: m.Config(), Parameters: m.NumParams(), Epochs: res.Epochs, BestEpoch: res.BestEpoch,
 		BestValidCrossEntropy: res.BestValidCrossEntropy, ValidLowerBound: lowerBound,

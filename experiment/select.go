@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -98,6 +99,60 @@ type Selected struct {
 	TestDiff  *float64 `json:"test_cross_entropy_diff,omitempty"`
 	TestFile  string   `json:"test_file,omitempty"`
 	TestError string   `json:"test_error,omitempty"`
+	// GrammarFile and Files are the run's user data (Settings), for a
+	// run on a grammar file or on the user's strings.
+	GrammarFile *FileDigest `json:"grammar_file,omitempty"`
+	Files       *TextFiles  `json:"files,omitempty"`
+	// NoLowerBound is set for a run on the user's strings, which have no
+	// lower bound: the selection criterion is then ValidCrossEntropy,
+	// the run's best validation cross-entropy (ValidDiff is 0 and left
+	// out of the JSON form), and the test result TestCrossEntropy, on
+	// the run's test file.
+	NoLowerBound      bool     `json:"no_lower_bound,omitempty"`
+	ValidCrossEntropy float64  `json:"valid_cross_entropy,omitempty"`
+	TestCrossEntropy  *float64 `json:"test_cross_entropy,omitempty"`
+}
+
+// selectedJSON has Selected's fields without its methods.
+type selectedJSON Selected
+
+// MarshalJSON writes the selected run, without "valid_cross_entropy_diff"
+// when it has NoLowerBound.
+func (s Selected) MarshalJSON() ([]byte, error) {
+	if !s.NoLowerBound {
+		return json.Marshal(selectedJSON(s))
+	}
+	return json.Marshal(struct {
+		selectedJSON
+		ValidDiff *float64 `json:"valid_cross_entropy_diff,omitempty"`
+	}{selectedJSON: selectedJSON(s)})
+}
+
+// score is the selection criterion: the best validation cross-entropy
+// difference, or the cross-entropy itself without a lower bound.
+func (s *Selected) score() float64 {
+	if s.NoLowerBound {
+		return s.ValidCrossEntropy
+	}
+	return s.ValidDiff
+}
+
+// settings returns the settings that name the selected run's task.
+func (s *Selected) settings() Settings {
+	return Settings{Task: s.Task, TaskParams: s.TaskParams, Grammar: s.Grammar, GrammarFile: s.GrammarFile, Files: s.Files}
+}
+
+// dataKey identifies the user data of a run's settings by its digests
+// ("" for a task of the table), so that runs on different files of the
+// same name are selected apart.
+func dataKey(s Settings) string {
+	switch {
+	case s.GrammarFile != nil:
+		return s.GrammarFile.SHA256
+	case s.Files != nil:
+		return s.Files.Train.SHA256 + " " + s.Files.Valid.SHA256
+	}
+	return ""
 }
 
 // Selection is the outcome of model selection over a sweep (selected.json).
@@ -141,6 +196,7 @@ func SelectRuns(sweep string, runs []Run) *Selection {
 		params  string // data.Params.String
 		grammar data.Grammar
 		model   string
+		data    string // dataKey
 	}
 	best := map[key]*Selected{}
 	var order []key
@@ -151,18 +207,21 @@ func SelectRuns(sweep string, runs []Run) *Selection {
 		}
 		sel.Finished++
 		s := r.Settings
-		k := key{s.Task, s.TaskParams.String(), data.Grammar(s.Grammar.String()), s.Model.Kind}
+		k := key{s.Task, s.TaskParams.String(), data.Grammar(s.Grammar.String()), s.Model.Kind, dataKey(s)}
 		c := &Selected{
 			Task: k.task, Grammar: k.grammar, TaskParams: s.TaskParams, Model: k.model, Dir: r.Dir, LR: s.LR, Seed: s.Seed,
 			StackEmbedding: s.Model.StackEmbedding, States: s.Model.States, Symbols: s.Model.Symbols,
 			Parameters: r.Summary.Parameters, Epochs: r.Summary.Epochs, BestEpoch: r.Summary.BestEpoch,
-			ValidDiff: r.Summary.BestValidCrossEntropyDiff,
+			ValidDiff: r.Summary.BestValidCrossEntropyDiff, GrammarFile: s.GrammarFile, Files: s.Files,
+		}
+		if r.Summary.NoLowerBound {
+			c.NoLowerBound, c.ValidCrossEntropy = true, r.Summary.BestValidCrossEntropy
 		}
 		b := best[k]
 		if b == nil {
 			order = append(order, k)
 		}
-		if b == nil || c.ValidDiff < b.ValidDiff {
+		if b == nil || c.score() < b.score() {
 			if b != nil {
 				c.Candidates = b.Candidates
 			}
@@ -249,6 +308,7 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 		task    string
 		params  string // data.Params.String
 		grammar data.Grammar
+		data    string // dataKey
 	}
 	tasks := map[taskKey]*data.Task{}
 	testSets := map[taskKey][][]int{}
@@ -256,22 +316,33 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 	sel.Test = &spec
 	for i := range sel.Selected {
 		s := &sel.Selected[i]
-		k := taskKey{s.Task, s.TaskParams.String(), data.Grammar(s.Grammar.String())}
+		k := taskKey{s.Task, s.TaskParams.String(), data.Grammar(s.Grammar.String()), dataKey(s.settings())}
 		t, ok := tasks[k]
 		if !ok {
 			var err error
-			if t, err = data.TaskWith(s.Task, s.TaskParams, s.Grammar); err != nil {
+			if t, err = s.settings().TaskDef(); err != nil {
 				return reports, fmt.Errorf("%s: %w", filepath.Join(s.Dir, RunFile), err)
 			}
-			strs, err := SampleTestSet(t, spec)
-			if err != nil {
-				return reports, fmt.Errorf("test set of %s: %w", t, err)
+			var strs [][]int
+			if t.HasDistribution() {
+				if strs, err = SampleTestSet(t, spec); err != nil {
+					return reports, fmt.Errorf("test set of %s: %w", t, err)
+				}
 			}
 			tasks[k], testSets[k] = t, strs
 		}
-		rep, err := testOne(s, t, testSets[k], spec, opt)
+		strs := testSets[k]
+		var err error
+		if !t.HasDistribution() {
+			// The user's strings: the run's test file, if it has one.
+			strs, err = s.Files.readTest()
+		}
+		var rep *Report
+		if err == nil {
+			rep, err = testOne(s, t, strs, spec, opt)
+		}
 		if err != nil {
-			s.TestDiff, s.TestError = nil, err.Error()
+			s.TestDiff, s.TestCrossEntropy, s.TestError = nil, nil, err.Error()
 			reports = append(reports, nil)
 			if opt.Skipped != nil {
 				opt.Skipped(s, err)
@@ -279,8 +350,11 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 			continue
 		}
 		s.TestError = ""
-		d := rep.Overall.Difference
-		s.TestDiff = &d
+		if d, ce := rep.Overall.Difference, rep.Overall.CrossEntropy; rep.NoLowerBound {
+			s.TestCrossEntropy = &ce
+		} else {
+			s.TestDiff = &d
+		}
 		reports = append(reports, rep)
 		if opt.Done != nil {
 			if err := opt.Done(s, rep); err != nil {

@@ -60,6 +60,17 @@ type Settings struct {
 	// written before the count was recorded, leaves it unrecorded (any
 	// count resumes such a run, as then).
 	Workers int `json:"workers,omitempty"`
+	// GrammarFile is the grammar file of a run on a grammar of the
+	// user's (cfl train --grammar-file) with its SHA-256 digest, Task then
+	// being the file's base name (GrammarFileTask); nil for a task of the
+	// table, as in run.json files written before there were grammar
+	// files.
+	GrammarFile *FileDigest `json:"grammar_file,omitempty"`
+	// Files are the files of a run on the user's own strings (cfl train
+	// --train, --valid, --test) with their digests and the training
+	// file's vocabulary, Task then being the training file's base name;
+	// nil for a run on sampled strings. Such a run has no lower bound.
+	Files *TextFiles `json:"files,omitempty"`
 }
 
 // settingsJSON has Settings' fields without its methods.
@@ -89,8 +100,25 @@ func (s *Settings) UnmarshalJSON(b []byte) error {
 }
 
 // TaskDef returns the run's task with its parameters under its
-// definition: data.TaskWith(s.Task, s.TaskParams, s.Grammar).
+// definition: data.TaskWith(s.Task, s.TaskParams, s.Grammar) for a task of
+// the table; for a grammar file, the grammar read again from the file,
+// which must have the run's digest (the error says so when it has
+// changed); for the user's strings, the text task of the saved
+// vocabulary (data.NewTextTask), which the files are not read for.
 func (s Settings) TaskDef() (*data.Task, error) {
+	switch {
+	case s.Files != nil:
+		return data.NewTextTask(s.Task, s.Files.Vocabulary)
+	case s.GrammarFile != nil:
+		t, d, err := GrammarFileTask(s.GrammarFile.Path)
+		if err != nil {
+			return nil, err
+		}
+		if d.SHA256 != s.GrammarFile.SHA256 {
+			return nil, fmt.Errorf("experiment: grammar file %s has changed since the run: SHA-256 %s, the run's %s", d.Path, d.SHA256, s.GrammarFile.SHA256)
+		}
+		return t.WithGrammar(s.Grammar)
+	}
 	return data.TaskWith(s.Task, s.TaskParams, s.Grammar)
 }
 

@@ -265,7 +265,9 @@ func checkState(st *trainState, c *TrainConfig, steps int, stateful bool, lr0 fl
 			return 0, fmt.Errorf("epoch %d: training loss %g", e, r.TrainLoss)
 		case math.IsNaN(r.ValidCrossEntropy):
 			return 0, fmt.Errorf("epoch %d: validation score NaN", e)
-		case r.LowerBound != c.LowerBound || r.ValidDifference != r.ValidCrossEntropy-r.LowerBound:
+		case r.NoLowerBound != c.NoLowerBound:
+			return 0, fmt.Errorf("epoch %d: no lower bound %v, the run's %v", e, r.NoLowerBound, c.NoLowerBound)
+		case r.LowerBound != c.LowerBound || r.ValidDifference != c.difference(r.ValidCrossEntropy):
 			return 0, fmt.Errorf("epoch %d: lower bound %g and difference %g do not fit the score %g and the run's lower bound %g", e, r.LowerBound, r.ValidDifference, r.ValidCrossEntropy, c.LowerBound)
 		case r.LearningRate != lr:
 			return 0, fmt.Errorf("epoch %d: learning rate %g, the schedule gives %g", e, r.LearningRate, lr)

@@ -143,6 +143,13 @@ type TrainConfig struct {
 	// LowerBound is the validation set's true-entropy lower bound in nats
 	// per symbol; the records report the difference from it.
 	LowerBound float64
+	// NoLowerBound says that the validation data has no known lower
+	// bound (the user's own strings, of no known distribution): LowerBound
+	// must be 0, and the records and the result are marked NoLowerBound,
+	// with a LowerBound and a difference of 0 that mean nothing (the log
+	// leaves them out). The checkpoint records it, so that a run with a
+	// bound does not resume one without.
+	NoLowerBound bool
 	// Checkpoint, when set, is the file written atomically after every
 	// epoch (and every CheckpointEvery within one); Fit resumes from it.
 	// A checkpoint made with another configuration, seed, optimizer,
@@ -181,6 +188,9 @@ func (c *TrainConfig) defaults(m *Model) error {
 		c.Optimizer = NewAdam(c.LR, m.paramSizes())
 	} else if err := CheckLearningRate(c.Optimizer.LearningRate()); err != nil {
 		return err
+	}
+	if c.NoLowerBound && c.LowerBound != 0 {
+		return fmt.Errorf("nsrnn: lower bound %g given with NoLowerBound", c.LowerBound)
 	}
 	if c.CheckpointEvery < 0 {
 		return fmt.Errorf("nsrnn: checkpoint interval %v must not be negative (0: only after every epoch)", c.CheckpointEvery)
@@ -224,6 +234,28 @@ type EpochRecord struct {
 	ElapsedSeconds    float64 `json:"elapsed_seconds"`
 	EpochSeconds      float64 `json:"epoch_seconds"`
 	Improved          bool    `json:"improved"`
+	// NoLowerBound marks the record of a run without a lower bound
+	// (TrainConfig.NoLowerBound): LowerBound and ValidDifference are 0
+	// and mean nothing, and the JSON form leaves them out.
+	NoLowerBound bool `json:"no_lower_bound,omitempty"`
+}
+
+// epochRecordJSON has EpochRecord's fields without its methods.
+type epochRecordJSON EpochRecord
+
+// MarshalJSON writes the record, without "lower_bound" and
+// "valid_cross_entropy_diff" when it has NoLowerBound.
+func (r EpochRecord) MarshalJSON() ([]byte, error) {
+	if !r.NoLowerBound {
+		return json.Marshal(epochRecordJSON(r))
+	}
+	// The shallower fields hide the embedded ones of the same names, and
+	// nil pointers with omitempty are left out.
+	return json.Marshal(struct {
+		epochRecordJSON
+		LowerBound      *float64 `json:"lower_bound,omitempty"`
+		ValidDifference *float64 `json:"valid_cross_entropy_diff,omitempty"`
+	}{epochRecordJSON: epochRecordJSON(r)})
 }
 
 // TrainResult summarizes a training run.
@@ -233,7 +265,10 @@ type TrainResult struct {
 	BestValidCrossEntropy float64
 	LowerBound            float64
 	BestValidDifference   float64
-	ElapsedSeconds        float64
+	// NoLowerBound is TrainConfig.NoLowerBound: LowerBound and
+	// BestValidDifference are 0 and mean nothing.
+	NoLowerBound   bool
+	ElapsedSeconds float64
 	// Finished is false when a Recorder stopped the run with ErrStop.
 	Finished bool
 	History  []EpochRecord
@@ -348,13 +383,30 @@ func (c *TrainConfig) settings(m *Model, obj Objective) map[string]string {
 		"schedule":    scheduleSetting(c.Schedule),
 		"early_stop":  fmt.Sprint(c.EarlyStop),
 		"seed":        fmt.Sprint(c.Seed),
-		"lower_bound": fmt.Sprint(c.LowerBound),
+		"lower_bound": lowerBoundSetting(c),
 		"steps":       fmt.Sprint(obj.Steps()),
 	}
 	for k, v := range c.Settings {
 		s["settings."+k] = v
 	}
 	return s
+}
+
+// lowerBoundSetting is the checkpoint's setting of the lower bound:
+// "none" for NoLowerBound.
+func lowerBoundSetting(c *TrainConfig) string {
+	if c.NoLowerBound {
+		return "none"
+	}
+	return fmt.Sprint(c.LowerBound)
+}
+
+// difference returns ce − the lower bound, 0 without one.
+func (c *TrainConfig) difference(ce float64) float64 {
+	if c.NoLowerBound {
+		return 0
+	}
+	return ce - c.LowerBound
 }
 
 // CrossEntropy returns the model's per-symbol cross-entropy over batches,
@@ -586,7 +638,7 @@ func (t *trainer) endEpoch() error {
 	}
 	r := EpochRecord{
 		Epoch: epoch, TrainLoss: st.LossSum / st.WeightSum, ValidCrossEntropy: ce,
-		LowerBound: cfg.LowerBound, ValidDifference: ce - cfg.LowerBound,
+		LowerBound: cfg.LowerBound, ValidDifference: cfg.difference(ce), NoLowerBound: cfg.NoLowerBound,
 		LearningRate: cfg.Optimizer.LearningRate(),
 	}
 	if cfg.Schedule.Improves(ce, st.BestValid) {
@@ -639,7 +691,7 @@ func (t *trainer) finish() (*TrainResult, error) {
 func result(st *trainState, cfg TrainConfig, finished bool) *TrainResult {
 	return &TrainResult{
 		Epochs: st.Epoch, BestEpoch: st.BestEpoch, BestValidCrossEntropy: st.BestValid,
-		LowerBound: cfg.LowerBound, BestValidDifference: st.BestValid - cfg.LowerBound,
+		LowerBound: cfg.LowerBound, BestValidDifference: cfg.difference(st.BestValid), NoLowerBound: cfg.NoLowerBound,
 		ElapsedSeconds: st.Elapsed, Finished: finished, History: st.History,
 	}
 }

@@ -18,6 +18,27 @@ type Corpus struct {
 	Test  []int
 }
 
+// LoadFiles reads a corpus from its three split files, wherever they are
+// and whatever their names (WikiText-2's wiki.train.tokens,
+// wiki.valid.tokens and wiki.test.tokens, say), as Load does: the
+// vocabulary from the training split (ReadTrain, limited by
+// Options.VocabSize for a corpus that is not preprocessed to one) and the
+// other splits read with it. Errors name the file.
+func LoadFiles(train, valid, test string, opt *Options) (*Corpus, error) {
+	v, toks, err := ReadTrain(train, opt)
+	if err != nil {
+		return nil, err // names the file
+	}
+	c := &Corpus{Vocab: v, Train: toks}
+	if c.Valid, err = ReadSplit(valid, v, opt); err != nil {
+		return nil, err // names the file
+	}
+	if c.Test, err = ReadSplit(test, v, opt); err != nil {
+		return nil, err // names the file
+	}
+	return c, nil
+}
+
 // Load reads TrainFile, ValidFile and TestFile from dir, building the
 // vocabulary from the training split (ReadTrain) and reading the others
 // with it (ReadSplit). Errors are those of ReadTrain and ReadSplit, which

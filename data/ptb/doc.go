@@ -8,7 +8,11 @@
 // (ptb.train.txt, ptb.valid.txt, ptb.test.txt), one sentence per line,
 // words separated by spaces; words outside the 10,000-word vocabulary are
 // already replaced by UnkWord ("<unk>"). Load reads all three from a
-// directory; ReadTrain and ReadSplit read one file, ReadTrainFrom and
+// directory; LoadFiles reads three files of any names, for another corpus
+// (WikiText-2's wiki.train.tokens, wiki.valid.tokens, wiki.test.tokens,
+// say), and Options.VocabSize limits the vocabulary of a corpus that is
+// not preprocessed to one (the N most frequent training types, the rest
+// read as UnkWord; see "Vocabulary"); ReadTrain and ReadSplit read one file, ReadTrainFrom and
 // ReadSplitFrom one io.Reader. Paths are always arguments: the package
 // knows no data location.
 //
@@ -52,7 +56,12 @@
 // gets its id at its first occurrence like any word, or the last id when
 // the training file never contains it. For the Penn Treebank that is the
 // 9,999 training types, "<unk>" among them, plus "<eos>": 10,000 words.
-// A word missing from the vocabulary maps to Unk() under ID.
+// A word missing from the vocabulary maps to Unk() under ID. With
+// Options.VocabSize N, only the N most frequent types of the training
+// file are kept (UnkWord counts as a type when the file has it; ties go to
+// the type that occurs first), in the same order of first occurrence after
+// EOSWord, with UnkWord last when it is not among them; every other
+// training word is read as UnkWord.
 //
 // The text form of a vocabulary is one word per line in id order, so that
 // the word on line i has id i−1. Save writes it atomically (a temporary

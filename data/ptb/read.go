@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -45,6 +46,16 @@ type Options struct {
 	// as UnkWord, with the split's file name (as in errors) and the
 	// word's line, so that the caller can count and report them.
 	Unknown func(file string, line int, word string)
+	// VocabSize, when positive, limits the vocabulary that ReadTrain
+	// builds to the VocabSize most frequent types of the training split
+	// (EOSWord, which is not a type of the file, aside; UnkWord counts as
+	// a type when the file has it): the other words of the training split
+	// are read as UnkWord, which is added when it is not among them. Ties
+	// in frequency go to the type that occurs first in the file, and the
+	// kept types keep their ids' order, that of first occurrence. This is
+	// for corpora that are not preprocessed to a vocabulary; 0 keeps every
+	// type, as for the Penn Treebank. Negative is an error.
+	VocabSize int
 }
 
 // resolve returns the options with defaults filled in, or an error for
@@ -57,6 +68,8 @@ func (o *Options) resolve() (Options, error) {
 	switch {
 	case r.MaxVocab < 0 || r.MaxVocab == 1:
 		return r, fmt.Errorf("ptb: Options.MaxVocab is %d, want 0 (default) or at least 2", r.MaxVocab)
+	case r.VocabSize < 0:
+		return r, fmt.Errorf("ptb: Options.VocabSize is %d, want 0 (every type) or positive", r.VocabSize)
 	case r.MaxLineBytes < 0:
 		return r, fmt.Errorf("ptb: Options.MaxLineBytes is %d, want 0 (default) or positive", r.MaxLineBytes)
 	}
@@ -118,12 +131,70 @@ func ReadTrainFrom(r io.Reader, name string, opt *Options) (*Vocab, []int, error
 	if err != nil {
 		return nil, nil, fmt.Errorf("ptb: reading training split: %w", err)
 	}
+	if o.VocabSize > 0 {
+		v, toks = mostFrequent(v, toks, o.VocabSize)
+	}
 	if v.unk < 0 {
 		v.unk = len(v.words)
 		v.words = append(v.words, UnkWord)
 		v.ids[UnkWord] = v.unk
 	}
 	return v, toks, nil
+}
+
+// mostFrequent limits v, built from toks (EOSWord with id 0, the types
+// in order of first occurrence, UnkWord possibly not yet added: unk < 0),
+// to EOSWord and the n most frequent types, ties to the earlier type,
+// reading the others as UnkWord (added at the end when it is not kept),
+// and returns the new vocabulary and toks in its ids.
+func mostFrequent(v *Vocab, toks []int, n int) (*Vocab, []int) {
+	count := make([]int, len(v.words))
+	for _, t := range toks {
+		count[t]++
+	}
+	types := make([]int, 0, len(v.words)-1)
+	for id := range v.words {
+		if id != v.eos {
+			types = append(types, id)
+		}
+	}
+	if len(types) <= n {
+		return v, toks
+	}
+	// Stable: equal counts keep the order of first occurrence.
+	slices.SortStableFunc(types, func(a, b int) int { return count[b] - count[a] })
+	keep := make([]bool, len(v.words))
+	keep[v.eos] = true
+	for _, id := range types[:n] {
+		keep[id] = true
+	}
+	w := &Vocab{ids: map[string]int{}, unk: -1}
+	newID := make([]int, len(v.words))
+	for id, word := range v.words {
+		if !keep[id] {
+			continue
+		}
+		newID[id] = len(w.words)
+		w.ids[word] = len(w.words)
+		w.words = append(w.words, word)
+	}
+	w.eos = newID[v.eos]
+	if u, ok := w.ids[UnkWord]; ok {
+		w.unk = u
+	} else {
+		w.unk = len(w.words)
+		w.words = append(w.words, UnkWord)
+		w.ids[UnkWord] = w.unk
+	}
+	out := make([]int, len(toks))
+	for i, t := range toks {
+		if keep[t] {
+			out[i] = newID[t]
+		} else {
+			out[i] = w.unk
+		}
+	}
+	return w, out
 }
 
 // ReadSplit reads a split (validation or test) at path into token ids with

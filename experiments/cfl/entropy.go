@@ -22,9 +22,10 @@ func init() {
 // error naming its line.
 func runEntropy(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("entropy", stdout)
-	taskName := fs.String("task", "", "task (required): "+taskNames())
+	taskName := fs.String("task", "", "task (required, or --grammar-file): "+taskNames())
 	params := taskParamFlags(fs)
 	grammar := cli.AddGrammarFlag(fs)
+	grammarFile := grammarFileFlag(fs)
 	lengths := fs.String("lengths", "", "MIN:MAX range of lengths of the source distribution (required)")
 	in := fs.String("in", "", "file of strings, one per line (default: standard input)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -34,11 +35,11 @@ func runEntropy(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if err := requireFlags(fs, "task", "lengths"); err != nil {
+	t, _, err := taskOrGrammarFile(*taskName, *grammarFile, params(), *grammar)
+	if err != nil {
 		return err
 	}
-	t, err := taskFlag(*taskName, params(), *grammar)
-	if err != nil {
+	if err := requireFlags(fs, "lengths"); err != nil {
 		return err
 	}
 	minLen, maxLen, err := parseLengths(*lengths)

@@ -27,8 +27,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	gf := fs.Lookup("grammar")
 	gf.Usage = "task definition: " + joinNames(data.GrammarNames()) + " (default: the run's, from its " + experiment.RunFile + ", else paper)"
 	gf.DefValue = ""
-	force := fs.Bool("force", false, "evaluate on a --task, task parameters or under a --grammar other than the run's")
-	testFile := fs.String("test", "", "file of test strings, one per line (default: sample them with --per-length and --seed)")
+	grammarFile := grammarFileFlag(fs)
+	force := fs.Bool("force", false, "evaluate on a --task, --grammar-file, task parameters or under a --grammar other than the run's")
+	testFile := fs.String("test", "", "file of test strings, one per line (default: sample them with --per-length and --seed; for a run on your own strings, its --test file)")
 	lengths := fs.String("lengths", "40:100", "MIN:MAX test lengths")
 	perLength := fs.Int("per-length", 100, "sampled test strings per valid length")
 	seed := fs.Uint64("seed", 7, "seed of the sampled test set")
@@ -50,19 +51,28 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	}
-	t, m, err := loadEvalRun(*modelPath, *taskName, params(), *grammar, fs.Changed("grammar"), *force)
+	t, m, s, err := loadEvalRun(*modelPath, *taskName, *grammarFile, params(), *grammar, fs.Changed("grammar"), *force)
 	if err != nil {
 		return err
 	}
 	var strs [][]int
-	if *testFile != "" {
+	switch {
+	case *testFile == "" && !t.HasDistribution():
+		// The user's strings: the run's test file.
+		if s.Files == nil || s.Files.Test == nil {
+			return fmt.Errorf("--test is required: the run in %s was trained on your own strings without a --test file, and they have no distribution to sample a test set from", *modelPath)
+		}
+		if strs, err = s.ReadTest(); err != nil {
+			return fmt.Errorf("the run's test file: %w", err)
+		}
+	case *testFile != "":
 		if strs, err = data.ReadStringsFile(*testFile, t.Terminals()); err != nil {
 			return fmt.Errorf("--test: %w", err)
 		}
 		if len(strs) == 0 {
 			return fmt.Errorf("--test %s: the file holds no strings", *testFile)
 		}
-	} else {
+	default:
 		spec := experiment.TestSpec{MinLength: minLen, MaxLength: maxLen, PerLength: *perLength, Seed: *seed}
 		if strs, err = experiment.SampleTestSet(t, spec); err != nil {
 			return err
@@ -87,12 +97,73 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 }
 
 // loadEvalRun resolves eval's --model (a run directory, or a model file in
-// one) into the task to evaluate on and the loaded model. The task, its
-// parameters and its definition are the run's, from its run.json, unless
-// --task, the task-parameter flags (p, those given) or --grammar (given)
-// say otherwise, which must then agree with the run's unless forced;
-// without a run.json, --task is required. Errors name the flags.
-func loadEvalRun(path, taskName string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, error) {
+// one) into the task to evaluate on, the loaded model and the run's
+// settings (zero without a run.json). The task, its parameters and its
+// definition are the run's, from its run.json, unless --task,
+// --grammar-file, the task-parameter flags (p, those given) or --grammar
+// (given) say otherwise, which must then agree with the run's unless
+// forced; without a run.json, --task or --grammar-file is required. A run
+// on a grammar file reads it again (it must not have changed), and one on
+// the user's strings has their vocabulary. Errors name the flags.
+func loadEvalRun(path, taskName, grammarFile string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, experiment.Settings, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, experiment.Settings{}, fmt.Errorf("--model: %w", err)
+	}
+	dir, file := path, filepath.Join(path, experiment.ModelFile)
+	if !fi.IsDir() {
+		dir, file = filepath.Dir(path), path
+	}
+	s, err := experiment.ReadSettings(dir)
+	hasRun := err == nil
+	userRun := hasRun && (s.GrammarFile != nil || s.Files != nil)
+	if grammarFile == "" && !(userRun && taskName == "") {
+		t, m, err := loadTableEvalRun(path, taskName, p, flag, grammarGiven, force)
+		return t, m, s, err
+	}
+	// A grammar file given, or a run on the user's data evaluated on it.
+	runFile := filepath.Join(dir, experiment.RunFile)
+	g := flag
+	if hasRun && !grammarGiven {
+		g = s.Grammar
+	} else if hasRun && flag != s.Grammar && !force {
+		return nil, nil, s, fmt.Errorf("--grammar %s differs from the run's grammar %s (%s); use --force to evaluate it under %s anyway", flag, s.Grammar, runFile, flag)
+	}
+	var t *data.Task
+	if grammarFile != "" {
+		var d *experiment.FileDigest
+		if t, d, err = taskOrGrammarFile(taskName, grammarFile, p, g); err != nil {
+			return nil, nil, s, err
+		}
+		if hasRun && (s.GrammarFile == nil || s.GrammarFile.SHA256 != d.SHA256) && !force {
+			return nil, nil, s, fmt.Errorf("--grammar-file %s is not the data the model was trained on (%s, %s); use --force to evaluate it on %s anyway", grammarFile, s.Task, runFile, grammarFile)
+		}
+	} else {
+		if p != nil && !force {
+			return nil, nil, s, fmt.Errorf("the task parameters %q do not apply to the run's data, %s (%s)", p, s.Task, runFile)
+		}
+		rs := s
+		rs.Grammar = g
+		if t, err = rs.TaskDef(); err != nil {
+			return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
+		}
+	}
+	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) && hasRun {
+		return nil, nil, s, fmt.Errorf("--model %s: the run has not finished: no model yet (no %s; its progress is in %s)",
+			path, experiment.ModelFile, filepath.Join(dir, experiment.LogFile))
+	}
+	m, err := nsrnn.Load(file)
+	if err != nil {
+		return nil, nil, s, fmt.Errorf("--model: %w", err)
+	}
+	if m.Config().OutputVocab != len(t.Vocabulary()) || m.Config().InputVocab != len(t.Terminals()) {
+		return nil, nil, s, fmt.Errorf("--model %s has a vocabulary of %d symbols, task %s has %d", path, m.Config().OutputVocab, t, len(t.Vocabulary()))
+	}
+	return t, m, s, nil
+}
+
+// loadTableEvalRun is loadEvalRun for a task of the table.
+func loadTableEvalRun(path, taskName string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--model: %w", err)

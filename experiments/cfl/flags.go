@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/experiment"
 )
 
 // parseLengths parses a length range written MIN:MAX, with
@@ -72,6 +73,38 @@ func taskFlag(name string, p data.Params, g data.Grammar) (*data.Task, error) {
 		return nil, fmt.Errorf("--task: %w", err)
 	}
 	return t, nil
+}
+
+// grammarFileFlag registers --grammar-file, a grammar of the user's in
+// place of --task.
+func grammarFileFlag(fs *pflag.FlagSet) *string {
+	return fs.String("grammar-file", "", "a PCFG file of your own in place of --task (default: none; format: go doc github.com/nsrnn/nsrnn/data, Grammar files; examples in examples/grammars); --grammar released applies its ε- and unary-rule removal")
+}
+
+// taskOrGrammarFile returns the task of --task (taskFlag) or, when
+// grammarFile is set, the task of the grammar file under the definition g
+// with the file's digest (nil for --task). Exactly one of the two flags
+// must be given, and the task-parameter flags (p) only with --task.
+func taskOrGrammarFile(taskName, grammarFile string, p data.Params, g data.Grammar) (*data.Task, *experiment.FileDigest, error) {
+	switch {
+	case grammarFile == "" && taskName == "":
+		return nil, nil, fmt.Errorf("--task is required, or --grammar-file (tasks: %s)", taskNames())
+	case grammarFile == "":
+		t, err := taskFlag(taskName, p, g)
+		return t, nil, err
+	case taskName != "":
+		return nil, nil, fmt.Errorf("--task %s and --grammar-file %s: give one of them", taskName, grammarFile)
+	case p != nil:
+		return nil, nil, fmt.Errorf("--grammar-file %s: the task-parameter flags (%s) apply to --task only", grammarFile, strings.Join(data.TaskParamNames(), ", "))
+	}
+	t, d, err := experiment.GrammarFileTask(grammarFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--grammar-file: %w", err)
+	}
+	if t, err = t.WithGrammar(g); err != nil {
+		return nil, nil, fmt.Errorf("--grammar %s: --grammar-file %s: %w", g, grammarFile, err)
+	}
+	return t, &d, nil
 }
 
 // grammarTasks lists the tasks defined by a grammar, which have both

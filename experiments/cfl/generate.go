@@ -25,8 +25,10 @@ type generatedRecord struct {
 	// its end symbol.
 	Complete bool `json:"complete"`
 	// InLanguage reports whether the string is complete and in the
-	// task's language (has a positive probability under its grammar).
-	InLanguage bool `json:"in_language"`
+	// task's language (has a positive probability under its grammar);
+	// left out for a run on the user's strings, which have no language
+	// to check against.
+	InLanguage *bool `json:"in_language,omitempty"`
 	// LogProb is the model's log-probability of the string after the
 	// prompt (at temperature 1, without top-k), its end symbol included
 	// when it is complete.
@@ -40,9 +42,11 @@ type generateSummary struct {
 	// TaskParams are the task's parameters not at their defaults.
 	TaskParams data.Params `json:"task_params,omitempty"`
 	Count      int         `json:"count"`
-	// InLanguage counts the complete strings of the task's language.
-	InLanguage         int     `json:"in_language"`
-	InLanguageFraction float64 `json:"in_language_fraction"`
+	// InLanguage counts the complete strings of the task's language; both
+	// are left out for a run on the user's strings (NoLanguage).
+	InLanguage         *int     `json:"in_language,omitempty"`
+	InLanguageFraction *float64 `json:"in_language_fraction,omitempty"`
+	NoLanguage         bool     `json:"no_language,omitempty"`
 	// ReachedMaxLength counts the strings cut off at MaxLength.
 	ReachedMaxLength int     `json:"reached_max_length"`
 	MaxLength        int     `json:"max_length"`
@@ -110,23 +114,29 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	}
 	sum := generateSummary{Task: t.Name(), Grammar: string(t.Definition()), TaskParams: t.Params(), Count: len(gs), MaxLength: *maxLength}
 	enc := json.NewEncoder(stdout)
-	total := 0
+	total, inLanguage := 0, 0
+	check := t.HasDistribution()
+	sum.NoLanguage = !check
 	for _, x := range gs {
 		in := false
-		if x.Complete {
+		if !x.Complete {
+			sum.ReachedMaxLength++
+		} else if check {
 			if in, err = t.Contains(x.Symbols); err != nil {
 				return err
 			}
-		} else {
-			sum.ReachedMaxLength++
 		}
 		if in {
-			sum.InLanguage++
+			inLanguage++
 		}
 		total += len(x.Symbols)
 		text := data.FormatString(x.Symbols, t.Terminals())
 		if *asJSON {
-			err = enc.Encode(generatedRecord{String: text, Length: len(x.Symbols), Complete: x.Complete, InLanguage: in, LogProb: x.LogProb})
+			rec := generatedRecord{String: text, Length: len(x.Symbols), Complete: x.Complete, LogProb: x.LogProb}
+			if check {
+				rec.InLanguage = &in
+			}
+			err = enc.Encode(rec)
 		} else {
 			_, err = fmt.Fprintln(stdout, text)
 		}
@@ -134,15 +144,21 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	sum.InLanguageFraction = float64(sum.InLanguage) / float64(sum.Count)
+	frac := float64(inLanguage) / float64(sum.Count)
+	if check {
+		sum.InLanguage, sum.InLanguageFraction = &inLanguage, &frac
+	}
 	sum.MeanLength = float64(total) / float64(sum.Count)
 	if *asJSON {
 		if err := enc.Encode(map[string]generateSummary{"summary": sum}); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "generate: %d of %d strings (%.1f%%) are in the language of %s; %d reached --max-length %d; mean length %.2f\n",
-		sum.InLanguage, sum.Count, 100*sum.InLanguageFraction, t,
-		sum.ReachedMaxLength, *maxLength, sum.MeanLength)
+	in := fmt.Sprintf("%d of %d strings (%.1f%%) are in the language of %s", inLanguage, sum.Count, 100*frac, t)
+	if !check {
+		in = fmt.Sprintf("%d strings (%s is your own strings: no language to check them against)", sum.Count, t)
+	}
+	fmt.Fprintf(stderr, "generate: %s; %d reached --max-length %d; mean length %.2f\n",
+		in, sum.ReachedMaxLength, *maxLength, sum.MeanLength)
 	return nil
 }

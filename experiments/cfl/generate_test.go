@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -75,7 +76,7 @@ func TestGenerateMarkedReversal(t *testing.T) {
 		for i := 0; member && i < k; i++ {
 			member = w[i] != 2 && w[i] == w[len(w)-1-i]
 		}
-		if member != r.InLanguage {
+		if r.InLanguage == nil || member != *r.InLanguage {
 			t.Errorf("%q: in_language %v, want %v", r.String, r.InLanguage, member)
 		}
 		if member {
@@ -89,8 +90,8 @@ func TestGenerateMarkedReversal(t *testing.T) {
 		}
 		total += r.Length
 	}
-	if sum.InLanguage != in || sum.ReachedMaxLength != cut || sum.MaxLength != 2*s.MaxLength ||
-		math.Abs(sum.MeanLength-float64(total)/200) > 1e-12 || sum.InLanguageFraction != float64(in)/200 ||
+	if sum.InLanguage == nil || *sum.InLanguage != in || sum.ReachedMaxLength != cut || sum.MaxLength != 2*s.MaxLength ||
+		math.Abs(sum.MeanLength-float64(total)/200) > 1e-12 || sum.InLanguageFraction == nil || *sum.InLanguageFraction != float64(in)/200 || sum.NoLanguage ||
 		sum.Task != data.MarkedReversal || sum.Grammar != "paper" {
 		t.Errorf("summary %+v; counted %d in the language, %d unfinished", sum, in, cut)
 	}
@@ -105,7 +106,7 @@ func TestGenerateMarkedReversal(t *testing.T) {
 	other, _, _ := generateJSON(t, "--model", markedRNS, "--count", "20", "--seed", "4")
 	same := 0
 	for i := range again {
-		if again[i] != recs[i] {
+		if !reflect.DeepEqual(again[i], recs[i]) {
 			t.Errorf("string %d with the same seed: %+v, then %+v", i, recs[i], again[i])
 		}
 		if other[i].String == recs[i].String {

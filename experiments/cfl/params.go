@@ -77,7 +77,18 @@ func taskModel(taskName string, p data.Params, g data.Grammar, mf *cli.ModelFlag
 	if err != nil {
 		return nil, nsrnn.Config{}, err
 	}
-	q, gamma := stackDefaults(taskName)
+	cfg, err := taskConfig(task, mf)
+	return task, cfg, err
+}
+
+// taskConfig is the model configuration from the flags for task, with the
+// defaults of taskModel; a task of the user's (a grammar file, text files)
+// has the |Q| and |Γ| of its data.TaskInfo.
+func taskConfig(task *data.Task, mf *cli.ModelFlags) (nsrnn.Config, error) {
+	q, gamma := stackDefaults(task.Name())
+	if info := task.Info(); info.Group == data.GroupUser {
+		q, gamma = info.States, info.Symbols
+	}
 	m := &mf.Model
 	if cli.KindUses(m.Kind, "states") && m.States == 0 {
 		m.States = q
@@ -88,20 +99,24 @@ func taskModel(taskName string, p data.Params, g data.Grammar, mf *cli.ModelFlag
 	if cli.KindUses(m.Kind, "stack-embedding") && !m.PushHiddenState && m.StackEmbedding == 0 {
 		m.StackEmbedding = defaultStackEmbedding
 	}
-	cfg, err := mf.Config(len(task.Terminals()), len(task.Vocabulary()), 0, 0)
-	return task, cfg, err
+	return mf.Config(len(task.Terminals()), len(task.Vocabulary()), 0, 0)
 }
 
 func runParams(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("params", stdout)
 	task, params, grammar, mf := taskModelFlags(fs)
+	grammarFile := grammarFileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	_, cfg, err := taskModel(*task, params(), *grammar, mf)
+	t, _, err := taskOrGrammarFile(*task, *grammarFile, params(), *grammar)
+	if err != nil {
+		return err
+	}
+	cfg, err := taskConfig(t, mf)
 	if err != nil {
 		return err
 	}
@@ -109,7 +124,7 @@ func runParams(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, paramsLine(cfg.Kind, *task, n))
+	fmt.Fprintln(stdout, paramsLine(cfg.Kind, t.Name(), n))
 	return nil
 }
 

@@ -166,6 +166,22 @@ func (s series) legendLabel() string {
 type panel struct {
 	task  string
 	lines []series
+	// noBound is set for a panel of runs without a lower bound (the
+	// user's strings): it plots cross-entropies.
+	noBound bool
+}
+
+// noBoundLabel is the y axis of Figure 1 for runs on the user's strings,
+// which have no lower bound to measure a difference from.
+const noBoundLabel = "cross-entropy (nats per symbol; no lower bound)"
+
+// yLabel is a panel's y axis: noBoundLabel when its runs have no lower
+// bound.
+func (pn panel) yLabel() string {
+	if pn.noBound {
+		return noBoundLabel
+	}
+	return diffLabel
 }
 
 // toPanels turns the figures' data (package experiment) into what is
@@ -173,7 +189,7 @@ type panel struct {
 func toPanels(ps []experiment.Panel) []panel {
 	out := make([]panel, len(ps))
 	for i, p := range ps {
-		out[i].task = p.Task
+		out[i].task, out[i].noBound = p.Task, p.NoBound
 		for _, c := range p.Curves {
 			xys := make(plotter.XYs, len(c.Points))
 			for j, pt := range c.Points {
@@ -224,7 +240,7 @@ func plotRuns(args []string, out string, wallClock bool, stderr io.Writer) ([]st
 	xLabel := fig1XLabel(wallClock)
 	var files []string
 	for _, pn := range panels {
-		p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+title, xLabel, diffLabel, true)
+		p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+title, xLabel, pn.yLabel(), true)
 		if err != nil {
 			return nil, err
 		}
@@ -274,7 +290,7 @@ func plotSelection(sel *experiment.Selection, extra []experiment.UnfinishedRun, 
 		{fig2, fig2Name, fig2AllName, "Figure 2: cross-entropy difference on the test set by string length (best run of each model)", "test set by length", "string length"},
 	} {
 		for _, pn := range f.panels {
-			p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+f.title, f.xLabel, diffLabel, true)
+			p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+f.title, f.xLabel, pn.yLabel(), true)
 			if err != nil {
 				return nil, err
 			}

@@ -19,9 +19,10 @@ func init() {
 // or uniform for a task of the 2023 release) conditioned on that length.
 func runSample(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("sample", stdout)
-	taskName := fs.String("task", "", "task (required): "+taskNames())
+	taskName := fs.String("task", "", "task (required, or --grammar-file): "+taskNames())
 	params := taskParamFlags(fs)
 	grammar := cli.AddGrammarFlag(fs)
+	grammarFile := grammarFileFlag(fs)
 	count := fs.Int("count", 0, "number of strings (required)")
 	lengths := fs.String("lengths", "", "MIN:MAX range of lengths (required)")
 	seed := fs.Uint64("seed", 1, "random seed")
@@ -31,11 +32,11 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if err := requireFlags(fs, "task", "count", "lengths"); err != nil {
+	t, _, err := taskOrGrammarFile(*taskName, *grammarFile, params(), *grammar)
+	if err != nil {
 		return err
 	}
-	t, err := taskFlag(*taskName, params(), *grammar)
-	if err != nil {
+	if err := requireFlags(fs, "count", "lengths"); err != nil {
 		return err
 	}
 	if *count < 0 {

@@ -192,16 +192,26 @@ func writeSelectionTable(w io.Writer, sel *experiment.Selection) error {
 		switch {
 		case s.TestDiff != nil:
 			test = fmt.Sprintf("%.4f", *s.TestDiff)
+		case s.TestCrossEntropy != nil:
+			test = fmt.Sprintf("ce %.4f", *s.TestCrossEntropy)
 		case s.TestError != "":
 			test = "failed"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%.4f\t%s\t%d\n",
-			taskLabel(s.Task, s.Grammar), s.Model, formatLR(s.LR), stack, s.Seed, s.BestEpoch, s.Epochs, s.ValidDiff, test, s.Candidates)
+		valid := fmt.Sprintf("%.4f", s.ValidDiff)
+		if s.NoLowerBound {
+			// No lower bound: the cross-entropy itself.
+			valid = fmt.Sprintf("ce %.4f", s.ValidCrossEntropy)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%s\t%s\t%d\n",
+			taskLabel(s.Task, s.Grammar), s.Model, formatLR(s.LR), stack, s.Seed, s.BestEpoch, s.Epochs, valid, test, s.Candidates)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%d finished runs, %d unfinished ignored; differences in nats per symbol above the lower bound", sel.Finished, sel.Unfinished)
+	if slices.ContainsFunc(sel.Selected, func(s experiment.Selected) bool { return s.NoLowerBound }) {
+		fmt.Fprint(w, " (\"ce\": the cross-entropy itself, for runs on your own strings, which have no lower bound)")
+	}
 	if sel.Test != nil {
 		fmt.Fprintf(w, "; test: %d strings per length %d–%d, seed %d", sel.Test.PerLength, sel.Test.MinLength, sel.Test.MaxLength, sel.Test.Seed)
 	}

@@ -10,10 +10,53 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
+
+// dataSource holds the flags of train that name data other than a task
+// of the table: --grammar-file, and the user's strings in --train,
+// --valid and --test.
+type dataSource struct {
+	grammarFile, train, valid, test *string
+}
+
+// dataSourceFlags registers the flags of dataSource.
+func dataSourceFlags(fs *pflag.FlagSet) *dataSource {
+	return &dataSource{
+		grammarFile: grammarFileFlag(fs),
+		train: fs.String("train", "", "file of your own training strings in place of --task (default: none, strings sampled from the task), one per line, symbols separated by spaces (with --valid); "+
+			"the vocabulary is the training file's, the strings are batched by length (--batch-size of one length each, shuffled every epoch), and there is no lower bound: cross-entropy and perplexity are reported"),
+		valid: fs.String("valid", "", "file of your own validation strings (with --train; default: none); a symbol not in the training file is an error"),
+		test:  fs.String("test", "", "file of your own test strings (with --train; default: none), for cfl eval and cfl select"),
+	}
+}
+
+// resolve returns the task of the run: the user's strings (with td, read
+// from the files), a grammar file (with its digest gf), or the task of
+// --task. The flags of the protocol that the user's strings make
+// meaningless (--lengths, --train-size, --valid-size) and those of a task
+// are refused with them.
+func (d *dataSource) resolve(fs *pflag.FlagSet, task string, p data.Params, g data.Grammar) (t *data.Task, td *experiment.TextData, gf *experiment.FileDigest, err error) {
+	if *d.train == "" && *d.valid == "" && *d.test == "" {
+		t, gf, err = taskOrGrammarFile(task, *d.grammarFile, p, g)
+		return t, nil, gf, err
+	}
+	for _, name := range append([]string{"task", "grammar-file", "grammar", "lengths", "train-size", "valid-size"}, data.TaskParamNames()...) {
+		if fs.Changed(name) {
+			return nil, nil, nil, fmt.Errorf("--%s does not apply to your own strings (--train, --valid, --test): they are the data", name)
+		}
+	}
+	if err := requireFlags(fs, "train", "valid"); err != nil {
+		return nil, nil, nil, fmt.Errorf("%w with your own strings", err)
+	}
+	if td, err = experiment.ReadTextFiles(*d.train, *d.valid, *d.test); err != nil {
+		return nil, nil, nil, fmt.Errorf("--train, --valid, --test: %w", err)
+	}
+	return td.Task, td, nil, nil
+}
 
 func init() {
 	prog.Register("train", "train a model on a task (the paper's protocol by default)", runTrain)
@@ -129,19 +172,28 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its last finished epoch")
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
 	workers := trainWorkersFlag(fs)
+	src := dataSourceFlags(fs)
+	fs.Lookup("task").Usage = "task (required, or --grammar-file, or --train and --valid): " + taskNames()
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	t, cfg, err := taskModel(*task, params(), *grammar, mf)
+	t, td, gf, err := src.resolve(fs, *task, params(), *grammar)
 	if err != nil {
 		return err
 	}
-	s.Task, s.Grammar, s.TaskParams, s.Model = t.Name(), t.Definition(), t.Params(), cfg
+	cfg, err := taskConfig(t, mf)
+	if err != nil {
+		return err
+	}
+	s.Task, s.Grammar, s.TaskParams, s.Model, s.GrammarFile = t.Name(), t.Definition(), t.Params(), cfg, gf
 	if err := checkProtocol(&s, *lengths); err != nil {
 		return err
+	}
+	if td != nil {
+		td.Settings(&s)
 	}
 	switch {
 	case *workers < 1:
@@ -164,7 +216,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	ok := false
 	defer func() { rd.Close(ok) }()
 
-	d, err := experiment.SampleRun(t, s)
+	var d *experiment.RunData
+	if td != nil {
+		d, err = td.Run(s)
+	} else {
+		d, err = experiment.SampleRun(t, s)
+	}
 	if err != nil {
 		return err
 	}
@@ -173,7 +230,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m.Workers = *workers
-	tc := s.TrainConfig(d.LowerBound.Entropy)
+	tc := d.TrainConfig(s)
 	tc.Checkpoint = filepath.Join(*out, experiment.CheckpointFile)
 	bar := !*quiet && cli.IsTerminal(stderr)
 	intr := catchInterrupts(stderr, cli.IsTerminal(stderr))
@@ -184,8 +241,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		cli.Progress(stderr, cfg.Kind, bar),
 		intr.Recorder(),
 	}
-	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, lower bound %.4f nats per symbol; files in %s (Ctrl-C stops, --resume continues)\n",
-		cfg.Kind, t, m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, d.LowerBound.Entropy, *out)
+	bound := fmt.Sprintf("lower bound %.4f nats per symbol", d.LowerBound.Entropy)
+	if d.NoLowerBound {
+		bound = "no lower bound (strings of no known distribution: cross-entropy and perplexity are reported)"
+	}
+	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, %s; files in %s (Ctrl-C stops, --resume continues)\n",
+		cfg.Kind, t, m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, bound, *out)
 	res, err := nsrnn.Train(m, d.Train, d.Valid, tc)
 	if err != nil {
 		return err
@@ -201,8 +262,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ok = true
-	fmt.Fprintf(stderr, "best epoch %d of %d: validation cross-entropy %.4f nats per symbol, %.4f above the lower bound; files in %s\n",
-		res.BestEpoch, res.Epochs, res.BestValidCrossEntropy, res.BestValidDifference, *out)
+	above := fmt.Sprintf("%.4f above the lower bound", res.BestValidDifference)
+	if res.NoLowerBound {
+		above = fmt.Sprintf("perplexity %.4f (no lower bound)", sum.BestValidPerplexity)
+	}
+	fmt.Fprintf(stderr, "best epoch %d of %d: validation cross-entropy %.4f nats per symbol, %s; files in %s\n",
+		res.BestEpoch, res.Epochs, res.BestValidCrossEntropy, above, *out)
 	return nil
 }
 

@@ -57,21 +57,51 @@ type settings struct {
 	// vocab.txt and model allow.
 	DataSHA256  map[string]string `json:"data_sha256,omitempty"`
 	VocabSHA256 string            `json:"vocab_sha256,omitempty"`
+	// Files are the split files of a run on a corpus given by --train,
+	// --valid and --test (absolute paths) instead of --data, Data then
+	// being empty; DataSHA256 is then keyed by "train", "valid" and
+	// "test". VocabSize is --vocab-size (0: every training type). Runs
+	// made before these existed have neither, and resume as before.
+	Files     *corpusFiles `json:"files,omitempty"`
+	VocabSize int          `json:"vocab_size,omitempty"`
+}
+
+// corpusFiles are the split files of a corpus of any names.
+type corpusFiles struct {
+	Train string `json:"train"`
+	Valid string `json:"valid"`
+	Test  string `json:"test"`
+}
+
+// split is a split file of a run: its key in DataSHA256 and its path.
+type split struct{ key, path string }
+
+// splits returns the split files of the settings: those in Data, or
+// Files.
+func (s *settings) splits() []split {
+	if s.Files != nil {
+		return []split{{"train", s.Files.Train}, {"valid", s.Files.Valid}, {"test", s.Files.Test}}
+	}
+	var out []split
+	for _, name := range splitFiles {
+		out = append(out, split{name, filepath.Join(s.Data, name)})
+	}
+	return out
 }
 
 // splitFiles are the files of a corpus directory, in the order of
 // messages.
 var splitFiles = []string{ptb.TrainFile, ptb.ValidFile, ptb.TestFile}
 
-// dataDigests returns the SHA-256 of each split file in dir.
-func dataDigests(dir string) (map[string]string, error) {
+// dataDigests returns the SHA-256 of each split file of s.
+func dataDigests(s *settings) (map[string]string, error) {
 	d := map[string]string{}
-	for _, name := range splitFiles {
-		h, err := fileSHA256(filepath.Join(dir, name))
+	for _, sp := range s.splits() {
+		h, err := fileSHA256(sp.path)
 		if err != nil {
 			return nil, err
 		}
-		d[name] = h
+		d[sp.key] = h
 	}
 	return d, nil
 }
@@ -249,6 +279,10 @@ var savedFlags = []struct {
 	value func(s *settings) string
 }{
 	{"data", func(s *settings) string { return s.Data }},
+	{"train", func(s *settings) string { return s.file(func(f *corpusFiles) string { return f.Train }) }},
+	{"valid", func(s *settings) string { return s.file(func(f *corpusFiles) string { return f.Valid }) }},
+	{"test", func(s *settings) string { return s.file(func(f *corpusFiles) string { return f.Test }) }},
+	{"vocab-size", func(s *settings) string { return strconv.Itoa(s.VocabSize) }},
 	{"model", func(s *settings) string { return s.Model.Kind }},
 	{"hidden", func(s *settings) string { return strconv.Itoa(s.Model.Hidden) }},
 	{"layers", func(s *settings) string { return strconv.Itoa(max(s.Model.Layers, 1)) }},
@@ -274,7 +308,8 @@ var savedFlags = []struct {
 // settingFlags names the flag of each key of run.json (nested keys joined
 // with dots, as experiment.SettingsError writes them).
 var settingFlags = map[string]string{
-	"data": "--data", "model.kind": "--model", "model.hidden": "--hidden", "model.embedding": "--hidden",
+	"data": "--data", "files.train": "--train", "files.valid": "--valid", "files.test": "--test", "vocab_size": "--vocab-size",
+	"files": "--train, --valid, --test", "model.kind": "--model", "model.hidden": "--hidden", "model.embedding": "--hidden",
 	"model.layers": "--layers", "model.states": "--states", "model.symbols": "--symbols",
 	"model.stack_embedding": "--stack-embedding", "model.push_hidden_state": "--push-hidden-state",
 	"model.depth_limit": "--depth-limit", "model.window": "--window", "model.bottom": "--bottom",
@@ -325,7 +360,7 @@ func applySaved(fs *pflag.FlagSet, saved *settings) error {
 func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) error {
 	// On the run's corpus directory, what changed there is the news;
 	// elsewhere, the --data flag itself.
-	if s.Data == saved.Data {
+	if s.Data == saved.Data && (s.Files == nil) == (saved.Files == nil) && (s.Files == nil || *s.Files == *saved.Files) {
 		if err := checkResumeData(dir, s, saved, vocab); err != nil {
 			return err
 		}
@@ -362,21 +397,37 @@ func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) err
 func checkResumeData(dir string, s *settings, saved *settings, vocab *ptb.Vocab) error {
 	if saved.DataSHA256 != nil {
 		var bad []string
-		for _, name := range splitFiles {
-			if want, got := saved.DataSHA256[name], s.DataSHA256[name]; want != got {
-				bad = append(bad, fmt.Sprintf("%s (SHA-256 %s; the run's was %s)", filepath.Join(s.Data, name), short(got), short(want)))
+		for _, sp := range s.splits() {
+			if want, got := saved.DataSHA256[sp.key], s.DataSHA256[sp.key]; want != got {
+				bad = append(bad, fmt.Sprintf("%s (SHA-256 %s; the run's was %s)", sp.path, short(got), short(want)))
 			}
 		}
 		if len(bad) > 0 {
-			return fmt.Errorf("--data: the corpus differs from the one the run in %s was trained on: %s; restore the run's files, or start a new run", dir, strings.Join(bad, ", "))
+			return fmt.Errorf("%s: the corpus differs from the one the run in %s was trained on: %s; restore the run's files, or start a new run", s.dataFlags(), dir, strings.Join(bad, ", "))
 		}
 		return nil
 	}
 	if old, err := ptb.LoadVocab(filepath.Join(dir, VocabFile), nil); err == nil && !slices.Equal(old.Words(), vocab.Words()) {
-		return fmt.Errorf("--data: the vocabulary of %s differs from the run's %s: the corpus changed since the run began; restore the run's files, or start a new run",
-			filepath.Join(s.Data, ptb.TrainFile), filepath.Join(dir, VocabFile))
+		return fmt.Errorf("%s: the vocabulary of %s differs from the run's %s: the corpus changed since the run began; restore the run's files, or start a new run",
+			s.dataFlags(), s.splits()[0].path, filepath.Join(dir, VocabFile))
 	}
 	return nil
+}
+
+// file returns a file of Files, "" without them.
+func (s *settings) file(f func(*corpusFiles) string) string {
+	if s.Files == nil {
+		return ""
+	}
+	return f(s.Files)
+}
+
+// dataFlags names the flags of the run's corpus in messages.
+func (s *settings) dataFlags() string {
+	if s.Files != nil {
+		return "--train, --valid, --test"
+	}
+	return "--data"
 }
 
 // short abbreviates a digest for messages.
@@ -390,7 +441,11 @@ func short(h string) string {
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("train", stdout)
 	var s settings
-	dataDir := fs.String("data", "", "directory of ptb.train.txt, ptb.valid.txt and ptb.test.txt (required for a new run; a resumed run takes its run.json's)")
+	dataDir := fs.String("data", "", "directory of ptb.train.txt, ptb.valid.txt and ptb.test.txt (required for a new run, or --train, --valid and --test; a resumed run takes its run.json's)")
+	trainFile := fs.String("train", "", "training split of another corpus, in place of --data (with --valid and --test; default: none), e.g. WikiText-2's wiki.train.tokens")
+	validFile := fs.String("valid", "", "validation split, with --train (default: none)")
+	testFile := fs.String("test", "", "test split, with --train (default: none)")
+	fs.IntVar(&s.VocabSize, "vocab-size", 0, "keep the N most frequent types of the training split, reading the others as <unk> (ties: the type that occurs first), for a corpus not preprocessed to a vocabulary (default 0: every type)")
 	mf := addModelFlags(fs)
 	fs.IntVar(&s.Batch, "batch", 32, "parallel streams B")
 	fs.IntVar(&s.BPTT, "bptt", 35, "chunk length T (truncated backpropagation through time)")
@@ -435,9 +490,16 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	s.Precision = precSetting
+	files := *trainFile != "" || *validFile != "" || *testFile != ""
 	switch {
-	case *dataDir == "":
-		return errors.New("--data is required")
+	case *dataDir == "" && !files:
+		return errors.New("--data is required, or --train, --valid and --test")
+	case *dataDir != "" && files:
+		return errors.New("--data and --train, --valid, --test: give the corpus directory or its three files, not both")
+	case files && (*trainFile == "" || *validFile == "" || *testFile == ""):
+		return errors.New("--train, --valid and --test are required together")
+	case s.VocabSize < 0:
+		return fmt.Errorf("--vocab-size %d must not be negative", s.VocabSize)
 	case !(s.LR > 0) || math.IsInf(s.LR, 0):
 		return fmt.Errorf("--lr %g: a positive, finite learning rate is required", s.LR)
 	case !(s.Clip > 0) || math.IsInf(s.Clip, 0):
@@ -455,19 +517,28 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	case *every < 0:
 		return fmt.Errorf("--checkpoint-every %v must not be negative (0: only after every epoch)", *every)
 	}
-	abs, err := filepath.Abs(*dataDir)
-	if err != nil {
+	if files {
+		s.Files = &corpusFiles{}
+		for _, f := range []struct {
+			flag       string
+			path, into *string
+		}{{"train", trainFile, &s.Files.Train}, {"valid", validFile, &s.Files.Valid}, {"test", testFile, &s.Files.Test}} {
+			if *f.into, err = filepath.Abs(*f.path); err != nil {
+				return fmt.Errorf("--%s: %w", f.flag, err)
+			}
+		}
+	} else if s.Data, err = filepath.Abs(*dataDir); err != nil {
 		return fmt.Errorf("--data: %w", err)
 	}
-	s.Data = abs
 	unknown := newUnknownWords()
-	corpus, err := ptb.Load(*dataDir, &ptb.Options{Strict: *strict, Unknown: unknown.add})
+	sp := s.splits()
+	corpus, err := ptb.LoadFiles(sp[0].path, sp[1].path, sp[2].path, &ptb.Options{Strict: *strict, Unknown: unknown.add, VocabSize: s.VocabSize})
 	if err != nil {
-		return fmt.Errorf("--data: %w", err)
+		return fmt.Errorf("%s: %w", s.dataFlags(), err)
 	}
-	unknown.report(stderr, "train", "the vocabulary of "+ptb.TrainFile)
-	if s.DataSHA256, err = dataDigests(*dataDir); err != nil {
-		return fmt.Errorf("--data: %w", err)
+	unknown.report(stderr, "train", "the vocabulary of "+filepath.Base(sp[0].path))
+	if s.DataSHA256, err = dataDigests(&s); err != nil {
+		return fmt.Errorf("%s: %w", s.dataFlags(), err)
 	}
 	if s.VocabSHA256, err = vocabSHA256(corpus.Vocab); err != nil {
 		return err
@@ -679,7 +750,9 @@ func progress(w io.Writer, label string, tokensPerStep int, terminal bool, inter
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("eval", stdout)
 	run := fs.String("model", "", "run directory of ptb train (required)")
-	dataDir := fs.String("data", "", "directory of the corpus (required)")
+	dataDir := fs.String("data", "", "directory of the corpus (default: the run's corpus, from its run.json)")
+	validFile := fs.String("valid", "", "validation split file, in place of --data (default: the run's)")
+	testFile := fs.String("test", "", "test split file, in place of --data; implies --split test (default: the run's)")
 	split := fs.String("split", "valid", "split: valid or test")
 	asJSON := fs.Bool("json", false, "print JSON")
 	strict := fs.Bool("strict", false, "refuse words not in the run's vocabulary, instead of reading them as <unk>")
@@ -692,26 +765,30 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if *run == "" || *dataDir == "" {
-		return errors.New("--model and --data are required")
+	if *run == "" {
+		return errors.New("--model is required")
+	}
+	if *testFile != "" && !fs.Changed("split") {
+		*split = "test"
+	}
+	if *dataDir != "" && (*validFile != "" || *testFile != "") {
+		return errors.New("--data and --valid or --test: give the corpus directory or a split file, not both")
 	}
 	if *precFlag != "" {
 		if _, _, err := parsePrecision(*precFlag); err != nil {
 			return err
 		}
 	}
-	var file string
-	switch *split {
-	case "valid":
-		file = ptb.ValidFile
-	case "test":
-		file = ptb.TestFile
-	default:
+	if *split != "valid" && *split != "test" {
 		return fmt.Errorf("--split %q: want valid or test", *split)
+	}
+	file, err := splitFile(*run, *dataDir, *split, map[string]string{"valid": *validFile, "test": *testFile})
+	if err != nil {
+		return err
 	}
 	unknown := newUnknownWords()
 	opt := &ptb.Options{Strict: *strict, Unknown: unknown.add}
-	res, err := evaluateRun(*run, filepath.Join(*dataDir, file), *batch, *bptt, *precFlag, opt)
+	res, err := evaluateRun(*run, file, *batch, *bptt, *precFlag, opt)
 	if err != nil {
 		return err
 	}
@@ -725,6 +802,32 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s perplexity %.2f (%d targets, %.4f nats per token)\n", *split, res.Perplexity, res.Targets, res.CrossEntropy)
 	return nil
+}
+
+// splitFile is the file of split ("valid" or "test") that eval reads: in
+// the --data directory, the file given for it (files, by split), or the
+// run's own (its corpus directory or files, from its run.json).
+func splitFile(run, dataDir, split string, files map[string]string) (string, error) {
+	names := map[string]string{"valid": ptb.ValidFile, "test": ptb.TestFile}
+	switch {
+	case dataDir != "":
+		return filepath.Join(dataDir, names[split]), nil
+	case files[split] != "":
+		return files[split], nil
+	}
+	s, exists, err := readRunSettings(run)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("--model %s: %w", run, err)
+	case !exists || (s.Data == "" && s.Files == nil):
+		return "", fmt.Errorf("--data or --%s is required: --model %s has no %s naming its corpus", split, run, experiment.RunFile)
+	}
+	for _, sp := range s.splits() {
+		if sp.key == split || sp.key == names[split] {
+			return sp.path, nil
+		}
+	}
+	return "", fmt.Errorf("--model %s: no %s split", run, split) // not reached: every run has both
 }
 
 // evalResult is the perplexity of a model on a split.
@@ -750,8 +853,8 @@ func loadRun(dir string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
 		return nil, nil, s, fmt.Errorf("--model %s: %w", dir, err)
 	case !exists:
 		return nil, nil, s, fmt.Errorf("--model %s: not a ptb run: no %s", dir, experiment.RunFile)
-	case s.Data == "":
-		return nil, nil, s, fmt.Errorf("--model %s: not a ptb train run: its %s names no corpus (\"data\"); a cfl run?", dir, experiment.RunFile)
+	case s.Data == "" && s.Files == nil:
+		return nil, nil, s, fmt.Errorf("--model %s: not a ptb train run: its %s names no corpus (\"data\" or \"files\"); a cfl run?", dir, experiment.RunFile)
 	}
 	mp := filepath.Join(dir, experiment.ModelFile)
 	if _, err := os.Stat(mp); errors.Is(err, os.ErrNotExist) {

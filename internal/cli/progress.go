@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"time"
 
@@ -83,7 +84,8 @@ func ResumeLine(label string, e nsrnn.Event) string {
 //
 //	rns epoch 3 of at most 200: cross-entropy in nats per symbol: train 0.5123, validation 0.4567, +0.0731 from the lower bound; lr 0.005; 3m28s elapsed; best so far
 //
-// The training loss is the epoch's mean over its batches, with the
+// or, for a run without a lower bound (nsrnn.EpochRecord.NoLowerBound),
+// "validation 0.4567, perplexity 1.579 (no lower bound)". The training loss is the epoch's mean over its batches, with the
 // parameters changing along; the validation cross-entropy is measured
 // after the epoch.
 func EpochLine(label string, maxEpochs int, r nsrnn.EpochRecord) string {
@@ -92,6 +94,10 @@ func EpochLine(label string, maxEpochs int, r nsrnn.EpochRecord) string {
 		mark = "; best so far"
 	}
 	elapsed := time.Duration(r.ElapsedSeconds * float64(time.Second)).Round(time.Second)
-	return fmt.Sprintf("%s epoch %d of at most %d: cross-entropy in nats per symbol: train %.4f, validation %.4f, %+.4f from the lower bound; lr %.4g; %s elapsed%s",
-		label, r.Epoch, maxEpochs, r.TrainLoss, r.ValidCrossEntropy, r.ValidDifference, r.LearningRate, elapsed, mark)
+	bound := fmt.Sprintf("%+.4f from the lower bound", r.ValidDifference)
+	if r.NoLowerBound {
+		bound = fmt.Sprintf("perplexity %.4g (no lower bound)", math.Exp(r.ValidCrossEntropy))
+	}
+	return fmt.Sprintf("%s epoch %d of at most %d: cross-entropy in nats per symbol: train %.4f, validation %.4f, %s; lr %.4g; %s elapsed%s",
+		label, r.Epoch, maxEpochs, r.TrainLoss, r.ValidCrossEntropy, bound, r.LearningRate, elapsed, mark)
 }

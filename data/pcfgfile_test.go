@@ -1,0 +1,284 @@
+package data
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// grammarFilesDir holds the paper's five grammars in the format of grammar
+// files, under both definitions (TestGrammarFilesMatchTasks).
+const grammarFilesDir = "../examples/grammars"
+
+// grammarFileName is the example file of a task under a definition.
+func grammarFileName(task string, g Grammar) string {
+	if g == GrammarReleased {
+		return task + ".released.pcfg"
+	}
+	return task + ".pcfg"
+}
+
+// TestGrammarFilesMatchTasks checks the shipped grammar files: each is
+// what WritePCFG writes for its built-in task (rewritten with -update),
+// and read back it gives the task's probabilities: the same valid
+// lengths, log p(w | n) of sampled strings, and lower bound of a sample.
+func TestGrammarFilesMatchTasks(t *testing.T) {
+	for _, name := range TaskNames() {
+		for _, def := range []Grammar{GrammarPaper, GrammarReleased} {
+			t.Run(name+"/"+string(def), func(t *testing.T) {
+				task := mustTaskFor(t, name, def)
+				path := filepath.Join(grammarFilesDir, grammarFileName(name, def))
+				header := task.Info().Title + ": the grammar of the " + name + " task of DuSell & Chiang (2022), "
+				if def == GrammarReleased {
+					header += "as the authors' released code samples it (its ε and unary rules removed; cfl --grammar released)."
+				} else {
+					header += "as the paper states it (cfl --task " + name + ")."
+				}
+				header += "\nGrammar file format: go doc github.com/nsrnn/nsrnn/data (Grammar files)."
+				var want bytes.Buffer
+				if err := WritePCFG(&want, task.Grammar(), header); err != nil {
+					t.Fatal(err)
+				}
+				if *updateGolden {
+					if err := os.WriteFile(path, want.Bytes(), 0o666); err != nil {
+						t.Fatal(err)
+					}
+				}
+				got, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (go test ./data -run GrammarFiles -update writes it)", err)
+				}
+				if !bytes.Equal(got, want.Bytes()) {
+					t.Errorf("%s is not what WritePCFG writes for %s (go test ./data -run GrammarFiles -update rewrites it)", path, task)
+				}
+				g, err := ReadPCFGFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ft, err := NewGrammarTask(filepath.Base(path), g, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareTasks(t, task, ft)
+			})
+		}
+	}
+}
+
+// compareTasks checks that task and ft, the same grammar read from a file
+// (whose terminals may be in another order), give the same valid lengths,
+// the same log p(w | n) on strings sampled from each, and the same lower
+// bound of a sample.
+func compareTasks(t *testing.T, task, ft *Task) {
+	t.Helper()
+	terms, fterms := task.Terminals(), ft.Terminals()
+	if !slices.Equal(slices.Sorted(slices.Values(terms)), slices.Sorted(slices.Values(fterms))) {
+		t.Fatalf("terminals %q, file's %q", terms, fterms)
+	}
+	toFile := func(w []int) []int {
+		v, err := ParseString(FormatString(w, terms), fterms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	a, err := task.ValidLengths(0, 120)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ft.ValidLengths(0, 120)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a, b) {
+		t.Errorf("valid lengths %v, file's %v", a, b)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	ws, err := SampleStrings(task, 40, 0, 60, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fws [][]int
+	for _, w := range ws {
+		fws = append(fws, toFile(w))
+	}
+	// Strings sampled from the file's grammar too, in its terminals.
+	more, err := SampleStrings(ft, 20, 0, 60, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range more {
+		v, err := ParseString(FormatString(w, fterms), terms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, fws = append(ws, v), append(fws, w)
+	}
+	for i := range ws {
+		p, err := task.LogProbGivenLength(ws[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := ft.LogProbGivenLength(fws[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.IsInf(p, -1) || math.Abs(p-q) > 1e-12*max(1, math.Abs(p)) {
+			t.Errorf("%q: log p(w | n) %v, file's %v", FormatString(ws[i], terms), p, q)
+		}
+	}
+	lo, hi := 0, 60
+	lb, err := ComputeLowerBound(task, ws, lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flb, err := ComputeLowerBound(ft, fws, lo, hi)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lb.ValidLengths != flb.ValidLengths || math.Abs(lb.Entropy-flb.Entropy) > 1e-12 {
+		t.Errorf("lower bound %v over %d lengths, file's %v over %d", lb.Entropy, lb.ValidLengths, flb.Entropy, flb.ValidLengths)
+	}
+}
+
+func TestReadPCFG(t *testing.T) {
+	const text = `# a comment
+S -> "a" S "b" [0.25]   # trailing comment
+S -> [0.75]
+`
+	g, err := ReadPCFG(strings.NewReader(text), "g.pcfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Start() != "S" || !slices.Equal(g.Terminals(), []string{"a", "b"}) || len(g.Rules()) != 2 {
+		t.Fatalf("start %q, terminals %q, rules %v", g.Start(), g.Terminals(), g.Rules())
+	}
+	lp, err := g.LogProb([]int{0, 1})
+	if err != nil || math.Abs(lp-math.Log(0.25*0.75)) > 1e-15 {
+		t.Errorf("log p(a b) = %v, %v; want log(0.25·0.75)", lp, err)
+	}
+	// Bare terminals, the arrow →, a start symbol that is not the first
+	// terminal, probabilities within the file tolerance renormalized.
+	g, err = ReadPCFG(strings.NewReader("T -> A A [1]\nA -> x [0.333333]\nA -> y [0.666667]\n"), "h.pcfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Start() != "T" || !slices.Equal(g.Terminals(), []string{"x", "y"}) {
+		t.Errorf("start %q, terminals %q", g.Start(), g.Terminals())
+	}
+	// WritePCFG reads back as the same grammar.
+	var buf bytes.Buffer
+	if err := WritePCFG(&buf, g, "header\nsecond line"); err != nil {
+		t.Fatal(err)
+	}
+	h, err := ReadPCFG(&buf, "again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(g.Rules(), h.Rules(), func(a, b Rule) bool {
+		return a.LHS == b.LHS && slices.Equal(a.RHS, b.RHS) && a.Prob == b.Prob
+	}) {
+		t.Errorf("rules %v read back as %v", g.Rules(), h.Rules())
+	}
+}
+
+func TestReadPCFGErrors(t *testing.T) {
+	for _, test := range []struct {
+		name, text string
+		line       int    // 0: no line
+		want       string // in the message
+	}{
+		{"no rules", "# nothing\n\n", 0, "no rules"},
+		{"no arrow", "S a b [1]\n", 1, "want a rule"},
+		{"no probability", "S -> a\n", 1, "probability [p]"},
+		{"bad probability", "S -> a [x]\n", 1, "not a number"},
+		{"probability above 1", "S -> a [1.5]\n", 1, "not a number in [0, 1]"},
+		{"sum below 1", "S -> a [0.5]\nS -> b [0.25]\n", 1, "sum to 0.75, not 1"},
+		{"sum of a later symbol", "S -> A [1]\n\nA -> a [0.5]\nA -> b [0.6]\n", 3, "rules of A sum to"},
+		{"quoted left side", `"S" -> a [1]` + "\n", 1, "quoted"},
+		{"quoted nonterminal", "S -> \"S\" [0.5]\nS -> [0.5]\n", 1, "also the left side"},
+		{"malformed quote", "S -> \"a [1]\n", 1, "malformed quoted symbol"},
+		{"second arrow", "S -> a -> b [1]\n", 1, "second ->"},
+		{"probability inside", "S -> a [0.5] b [1]\n", 1, "before the end"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			_, err := ReadPCFG(strings.NewReader(test.text), "g.pcfg")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), test.want) || !strings.Contains(err.Error(), "g.pcfg") {
+				t.Errorf("error %q does not name the file and say %q", err, test.want)
+			}
+			le, ok := errors.AsType[*LineError](err)
+			switch {
+			case test.line == 0 && ok:
+				t.Errorf("error %q names line %d", err, le.Line)
+			case test.line > 0 && (!ok || le.Line != test.line):
+				t.Errorf("error %q does not name line %d", err, test.line)
+			}
+		})
+	}
+}
+
+func TestTextTask(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "train.txt")
+	if err := os.WriteFile(path, []byte("b a\n\nc a b\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	v, err := ReadVocabularyFile(path)
+	if err != nil || !slices.Equal(v, []string{"a", "b", "c"}) {
+		t.Fatalf("ReadVocabularyFile = %q, %v", v, err)
+	}
+	task, err := NewTextTask("train.txt", v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.HasDistribution() || task.Info().Group != GroupUser || task.EOS() != 3 {
+		t.Errorf("HasDistribution %v, group %q, EOS %d", task.HasDistribution(), task.Info().Group, task.EOS())
+	}
+	if _, err := task.Sample(2, rand.New(rand.NewPCG(1, 1))); !errors.Is(err, ErrNoDistribution) {
+		t.Errorf("Sample: %v", err)
+	}
+	if _, err := task.Contains([]int{0}); !errors.Is(err, ErrNoDistribution) {
+		t.Errorf("Contains: %v", err)
+	}
+	if mustTaskFor(t, Dyck, GrammarPaper).HasDistribution() != true {
+		t.Error("Dyck has no distribution")
+	}
+	bad := filepath.Join(dir, "bad.txt")
+	if err := os.WriteFile(bad, []byte("a\na EOS\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadVocabularyFile(bad); err == nil || !strings.Contains(err.Error(), bad+":2:") {
+		t.Errorf("EOS in a file: %v", err)
+	}
+	for _, terms := range [][]string{nil, {"a", "a"}, {"a b"}, {EOS}} {
+		if _, err := NewTextTask("x", terms); err == nil {
+			t.Errorf("NewTextTask(%q): no error", terms)
+		}
+	}
+}
+
+func TestBatchByLength(t *testing.T) {
+	ws := [][]int{{1, 1}, {0}, {2, 2}, {1}, {0, 0}, {}, {2}}
+	got, err := BatchByLength(ws, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][][]int{{{}}, {{0}, {1}}, {{2}}, {{1, 1}, {2, 2}}, {{0, 0}}}
+	if !slices.EqualFunc(got, want, func(a, b [][]int) bool {
+		return slices.EqualFunc(a, b, func(x, y []int) bool { return slices.Equal(x, y) })
+	}) {
+		t.Errorf("BatchByLength = %v, want %v", got, want)
+	}
+	if _, err := BatchByLength(ws, 0); err == nil {
+		t.Error("batch size 0: no error")
+	}
+}

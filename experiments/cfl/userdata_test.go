@@ -1,0 +1,282 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/experiment"
+)
+
+// writeText writes content to a file named name in dir and returns its
+// path.
+func writeText(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// textArgs are the flags of a small training run on text files.
+func textArgs(out, train, valid string, extra ...string) []string {
+	return append([]string{"train", "--train", train, "--valid", valid, "--model", "rns", "--hidden", "4",
+		"--lr", "0.01", "--batch-size", "2", "--epochs", "2", "--quiet", "--out", out}, extra...)
+}
+
+// TestTrainTextFiles trains and evaluates on a user's text files: the
+// vocabulary from the training file, no lower bound (cross-entropy and
+// perplexity in the outputs, the bound null in summary.json), the test
+// file for eval, Viterbi and generation from the run, and a resume on a
+// changed file refused.
+func TestTrainTextFiles(t *testing.T) {
+	dir := t.TempDir()
+	train := writeText(t, dir, "train.txt", "a b b a\nb a a b\na a\nb b\na b b a\nx a\n")
+	valid := writeText(t, dir, "valid.txt", "a b\nb a a b\n")
+	test := writeText(t, dir, "test.txt", "a a\nb x b\n")
+	out := filepath.Join(dir, "run")
+	status, _, stderr := run(textArgs(out, train, valid, "--test", test)...)
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	if !strings.Contains(stderr, "no lower bound") || !strings.Contains(stderr, "perplexity") {
+		t.Errorf("stderr does not say there is no lower bound:\n%s", stderr)
+	}
+	s, err := experiment.ReadSettings(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Files == nil || s.Task != "train.txt" || strings.Join(s.Files.Vocabulary, " ") != "a b x" ||
+		s.Files.Test == nil || len(s.Files.Train.SHA256) != 64 || s.TrainSize != 6 || s.ValidSize != 2 || s.MinLength != 2 || s.MaxLength != 4 {
+		t.Fatalf("settings %+v, files %+v", s, s.Files)
+	}
+	sum := readJSONObject(t, filepath.Join(out, experiment.SummaryFile))
+	if sum["valid_lower_bound"] != nil || sum["best_valid_cross_entropy_diff"] != nil || sum["no_lower_bound"] != true {
+		t.Errorf("summary.json does not say there is no bound: %v", sum)
+	}
+	if ce, pp := sum["best_valid_cross_entropy"].(float64), sum["best_valid_perplexity"].(float64); math.Abs(pp-math.Exp(ce)) > 1e-9*pp {
+		t.Errorf("perplexity %v is not exp of the cross-entropy %v", pp, ce)
+	}
+	if _, ok := sum["valid_lower_bound"]; !ok {
+		t.Error("summary.json leaves out valid_lower_bound instead of writing null")
+	}
+	log, err := os.ReadFile(filepath.Join(out, experiment.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(log), `"lower_bound":`) || !strings.Contains(string(log), `"no_lower_bound":true`) {
+		t.Errorf("log.jsonl has a lower bound:\n%s", log)
+	}
+
+	// cfl eval takes the run's test file; a --test file with an unknown
+	// symbol names its file and line.
+	rep := evalJSON(t, "--model", out)
+	if !rep.NoLowerBound || rep.Overall.Strings != 2 || math.Abs(rep.Overall.Perplexity-math.Exp(rep.Overall.CrossEntropy)) > 1e-9 {
+		t.Errorf("eval report %+v", rep)
+	}
+	status, stdout, _ := run("eval", "--model", out, "--csv")
+	if status != 0 || !strings.HasPrefix(stdout, "length,strings,symbols,cross_entropy,perplexity\n") {
+		t.Errorf("eval --csv: status %d:\n%s", status, stdout)
+	}
+	bad := writeText(t, dir, "bad.txt", "a b\na c\n")
+	if status, _, stderr := run("eval", "--model", out, "--test", bad); status == 0 || !strings.Contains(stderr, bad+":2:") || !strings.Contains(stderr, `"c"`) {
+		t.Errorf("eval on an unknown symbol: status %d: %s", status, stderr)
+	}
+
+	// Viterbi and generation work from the run's vocabulary.
+	in := writeText(t, dir, "in.txt", "a b b a\n")
+	if status, stdout, stderr := run("viterbi", "--model", out, "--in", in); status != 0 || !strings.Contains(stdout, "a b b a") {
+		t.Errorf("viterbi: status %d: %s%s", status, stdout, stderr)
+	}
+	status, stdout, stderr = run("generate", "--model", out, "--count", "5", "--json")
+	if status != 0 || !strings.Contains(stderr, "no language to check") || strings.Contains(stdout, "in_language") {
+		t.Errorf("generate: status %d: %s%s", status, stdout, stderr)
+	}
+
+	// A resume on a changed training file is refused, naming the digest.
+	writeText(t, dir, "train.txt", "a b b a\nb a a b\na a\nb b\na b b a\nx a\na\n")
+	if status, _, stderr := run(textArgs(out, train, valid, "--test", test, "--resume")...); status == 0 || !strings.Contains(stderr, "files.train.sha256") {
+		t.Errorf("resume on a changed file: status %d: %s", status, stderr)
+	}
+
+	// Selection picks by cross-entropy and tests on the test file.
+	status, stdout, stderr = run("select", "--sweep", dir)
+	if status != 0 || !strings.Contains(stdout, "ce ") {
+		t.Errorf("select: status %d: %s%s", status, stdout, stderr)
+	}
+	sel, err := experiment.ReadSelection(dir)
+	if err != nil || len(sel.Selected) != 1 || !sel.Selected[0].NoLowerBound || sel.Selected[0].TestCrossEntropy == nil {
+		t.Fatalf("selection %+v, %v", sel, err)
+	}
+	b, _ := json.Marshal(sel.Selected[0])
+	if strings.Contains(string(b), "valid_cross_entropy_diff") {
+		t.Errorf("selected.json has a difference without a bound: %s", b)
+	}
+	if status, _, stderr := run("plot", "--sweep", dir, "--out", filepath.Join(dir, "figs")); status != 0 {
+		t.Errorf("plot: status %d: %s", status, stderr)
+	}
+}
+
+func TestTrainTextFilesErrors(t *testing.T) {
+	dir := t.TempDir()
+	train := writeText(t, dir, "train.txt", "a b\nb a\n")
+	valid := writeText(t, dir, "valid.txt", "a b\n\nb c a\n")
+	good := writeText(t, dir, "good.txt", "a b\n")
+	empty := writeText(t, dir, "empty.txt", "")
+	eos := writeText(t, dir, "eos.txt", "a EOS\n")
+	for _, test := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"unknown symbol", textArgs(filepath.Join(dir, "r1"), train, valid), []string{valid + ":3:", `unknown symbol "c"`}},
+		{"unknown in test", textArgs(filepath.Join(dir, "r2"), train, good, "--test", valid), []string{valid + ":3:"}},
+		{"no valid", []string{"train", "--train", train, "--model", "lstm", "--lr", "0.01", "--out", filepath.Join(dir, "r3")}, []string{"--valid is required"}},
+		{"with task", textArgs(filepath.Join(dir, "r4"), train, good, "--task", "dyck"), []string{"--task does not apply"}},
+		{"with lengths", textArgs(filepath.Join(dir, "r5"), train, good, "--lengths", "2:4"), []string{"--lengths does not apply"}},
+		{"empty valid", textArgs(filepath.Join(dir, "r6"), train, empty), []string{empty, "no strings"}},
+		{"EOS", textArgs(filepath.Join(dir, "r7"), eos, good), []string{eos + ":1:", "EOS"}},
+		{"missing file", textArgs(filepath.Join(dir, "r8"), filepath.Join(dir, "none.txt"), good), []string{"none.txt"}},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			status, _, stderr := run(test.args...)
+			if status == 0 {
+				t.Fatal("no error")
+			}
+			for _, w := range test.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q does not say %q", stderr, w)
+				}
+			}
+		})
+	}
+}
+
+// TestGrammarFile uses a grammar file of the user's as --task is used:
+// sample, entropy, params, and a run that trains and evaluates with its
+// lower bound, which is the built-in task's when the file is its grammar.
+func TestGrammarFile(t *testing.T) {
+	dir := t.TempDir()
+	g := writeText(t, dir, "mr.pcfg", "# marked reversal\nS -> \"0\" S \"0\" [0.4]\nS -> \"1\" S \"1\" [0.4]\nS -> \"#\" [0.2]\n")
+	status, stdout, stderr := run("sample", "--grammar-file", g, "--count", "5", "--lengths", "3:7", "--seed", "2")
+	if status != 0 || len(strings.Split(strings.TrimSpace(stdout), "\n")) != 5 {
+		t.Fatalf("sample: status %d: %s%s", status, stdout, stderr)
+	}
+	strs := writeText(t, dir, "strs.txt", stdout)
+	status, stdout, stderr = run("entropy", "--grammar-file", g, "--lengths", "3:7", "--in", strs, "--json")
+	if status != 0 {
+		t.Fatalf("entropy: status %d: %s", status, stderr)
+	}
+	var lb data.LowerBound
+	if err := json.Unmarshal([]byte(stdout), &lb); err != nil || lb.ValidLengths != 3 || !(lb.Entropy > 0) {
+		t.Errorf("entropy %s: %+v, %v", stdout, lb, err)
+	}
+	if status, stdout, _ := run("params", "--grammar-file", g, "--model", "rns"); status != 0 || !strings.Contains(stdout, "mr.pcfg") {
+		t.Errorf("params: status %d: %s", status, stdout)
+	}
+
+	// The shipped marked-reversal grammar file trains on the same data
+	// with the same lower bound as --task marked-reversal.
+	shipped := filepath.Join("..", "..", "examples", "grammars", "marked-reversal.pcfg")
+	args := func(out string, src ...string) []string {
+		return append([]string{"train", "--model", "lstm", "--hidden", "4", "--lr", "0.01", "--train-size", "10",
+			"--valid-size", "6", "--batch-size", "3", "--lengths", "5:9", "--epochs", "1", "--quiet", "--out", out}, src...)
+	}
+	outF, outT := filepath.Join(dir, "runs", "file"), filepath.Join(dir, "runs", "task")
+	if status, _, stderr := run(args(outF, "--grammar-file", shipped)...); status != 0 {
+		t.Fatalf("train --grammar-file: status %d: %s", status, stderr)
+	}
+	if status, _, stderr := run(args(outT, "--task", "marked-reversal")...); status != 0 {
+		t.Fatalf("train --task: status %d: %s", status, stderr)
+	}
+	sf, st := readJSONObject(t, filepath.Join(outF, experiment.SummaryFile)), readJSONObject(t, filepath.Join(outT, experiment.SummaryFile))
+	if sf["valid_lower_bound"] != st["valid_lower_bound"] || sf["best_valid_cross_entropy"] != st["best_valid_cross_entropy"] || sf["task"] != "marked-reversal.pcfg" {
+		t.Errorf("grammar file summary %v, task summary %v", sf, st)
+	}
+	s, err := experiment.ReadSettings(outF)
+	if err != nil || s.GrammarFile == nil || len(s.GrammarFile.SHA256) != 64 {
+		t.Fatalf("settings %+v, %v", s, err)
+	}
+	repF := evalJSON(t, "--model", outF, "--lengths", "5:9", "--per-length", "3")
+	repT := evalJSON(t, "--model", outT, "--lengths", "5:9", "--per-length", "3")
+	if repF.NoLowerBound || repF.Overall.LowerBound != repT.Overall.LowerBound || repF.Overall.Difference != repT.Overall.Difference {
+		t.Errorf("eval of the file's run %+v, of the task's %+v", repF.Overall, repT.Overall)
+	}
+	if status, _, stderr := run("select", "--sweep", filepath.Join(dir, "runs"), "--per-length", "2", "--test-lengths", "5:9"); status != 0 {
+		t.Errorf("select: status %d: %s", status, stderr)
+	}
+	if status, _, stderr := run("plot", "--sweep", filepath.Join(dir, "runs"), "--out", filepath.Join(dir, "figs")); status != 0 {
+		t.Errorf("plot: status %d: %s", status, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "figs")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestGrammarFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	sum := writeText(t, dir, "sum.pcfg", "S -> a S [0.5]\n# comment\nS -> [0.4]\n")
+	bad := writeText(t, dir, "bad.pcfg", "S -> a [1]\nS a\n")
+	good := writeText(t, dir, "good.pcfg", "S -> a S [0.5]\nS -> [0.5]\n")
+	for _, test := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"sum", []string{"sample", "--grammar-file", sum, "--count", "1", "--lengths", "1:2"}, []string{sum + ":1:", "sum to 0.9"}},
+		{"bad line", []string{"entropy", "--grammar-file", bad, "--lengths", "1:2"}, []string{bad + ":2:", "want a rule"}},
+		{"both", []string{"sample", "--grammar-file", good, "--task", "dyck", "--count", "1", "--lengths", "1:2"}, []string{"give one of them"}},
+		{"task parameter", []string{"sample", "--grammar-file", good, "--symbol-types", "3", "--count", "1", "--lengths", "1:2"}, []string{"apply to --task only"}},
+		{"train", []string{"train", "--grammar-file", sum, "--model", "lstm", "--lr", "0.01", "--out", filepath.Join(dir, "r")}, []string{sum + ":1:"}},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			status, _, stderr := run(test.args...)
+			if status == 0 {
+				t.Fatal("no error")
+			}
+			for _, w := range test.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q does not say %q", stderr, w)
+				}
+			}
+		})
+	}
+}
+
+// TestTrainTextFilesResume interrupts a run on text files after its first
+// checkpoint and resumes it: it ends with the model and summary of an
+// uninterrupted run (the checkpoint keeps the absence of a bound).
+func TestTrainTextFilesResume(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 60 {
+		b.WriteString(strings.Repeat("a b ", 1+i%5) + "c\n")
+	}
+	train := writeText(t, dir, "train.txt", b.String())
+	valid := writeText(t, dir, "valid.txt", "a b c\na b a b c\n")
+	whole, part := filepath.Join(dir, "whole"), filepath.Join(dir, "part")
+	extra := []string{"--epochs", "4", "--workers", "1"}
+	if status, _, stderr := run(textArgs(whole, train, valid, extra...)...); status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	if !interruptAtCheckpoint(t, part, textArgs(part, train, valid, extra...)...) {
+		t.Skip("the run finished before the interrupt")
+	}
+	if status, _, stderr := run(textArgs(part, train, valid, append(extra, "--resume")...)...); status != 0 {
+		t.Fatalf("resume: status %d: %s", status, stderr)
+	}
+	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
+	c, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	if len(a) == 0 || string(a) != string(c) {
+		t.Error("the resumed run's model differs from the uninterrupted run's")
+	}
+	sw, sp := readJSONObject(t, filepath.Join(whole, experiment.SummaryFile)), readJSONObject(t, filepath.Join(part, experiment.SummaryFile))
+	if sw["best_valid_cross_entropy"] != sp["best_valid_cross_entropy"] || sp["no_lower_bound"] != true {
+		t.Errorf("summaries %v and %v", sw, sp)
+	}
+}
