@@ -507,3 +507,46 @@ func TestStreamKinds(t *testing.T) {
 		t.Errorf("streamKinds() = %q, want %q", got, want)
 	}
 }
+
+// TestResumeMoreEpochs: a run trained for one epoch (a draw of a search,
+// judged early) and resumed with a larger --epochs goes on, counts as
+// unfinished meanwhile, records the new maximum, and ends on the model of
+// a run trained for that many epochs from the start; other flags still
+// may not change.
+func TestResumeMoreEpochs(t *testing.T) {
+	data := tinyCorpus(t)
+	root := t.TempDir()
+	whole, part := filepath.Join(root, "whole"), filepath.Join(root, "part")
+	mustTrain(t, trainArgs(data, whole, "--epochs", "2")...)
+	mustTrain(t, trainArgs(data, part, "--epochs", "1")...)
+	if _, err := os.Stat(filepath.Join(part, experiment.SummaryFile)); err != nil {
+		t.Fatalf("the one-epoch run did not finish: %v", err)
+	}
+	if _, e, code := runCmd("train", "--out", part, "--resume", "--epochs", "2", "--lr", "0.25"); code == 0 || !strings.Contains(e, "--lr") {
+		t.Errorf("resume with another --lr: status %d, %q; want a refusal naming --lr", code, e)
+	}
+	e := mustTrain(t, "train", "--out", part, "--resume", "--epochs", "2", "--stop-after-steps", "3")
+	if !strings.Contains(e, "--epochs 2: the run's maximum was 1") {
+		t.Errorf("no note of the new maximum: %q", e)
+	}
+	if _, err := os.Stat(filepath.Join(part, experiment.SummaryFile)); !os.IsNotExist(err) {
+		t.Errorf("the extended run still has its summary.json while it trains: %v", err)
+	}
+	var rs settings
+	raw, _ := os.ReadFile(filepath.Join(part, experiment.RunFile))
+	if err := json.Unmarshal(raw, &rs); err != nil || rs.Epochs != 2 {
+		t.Errorf("run.json after the extension: epochs %d (%v), want 2", rs.Epochs, err)
+	}
+	// A bare resume continues with the recorded maximum.
+	mustTrain(t, "train", "--out", part, "--resume")
+	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("the extended run ended on another model than a run of two epochs from the start")
+	}
+	var sum summary
+	raw, _ = os.ReadFile(filepath.Join(part, experiment.SummaryFile))
+	if err := json.Unmarshal(raw, &sum); err != nil || sum.Epochs != 2 {
+		t.Errorf("summary after the extension: %d epochs (%v), want 2", sum.Epochs, err)
+	}
+}

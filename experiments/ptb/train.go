@@ -368,6 +368,9 @@ func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) err
 	path := filepath.Join(dir, experiment.RunFile)
 	given := *s
 	given.DataSHA256, given.VocabSHA256 = saved.DataSHA256, saved.VocabSHA256
+	// --epochs may change: a run's maximum is extended (a draw of a
+	// search judged after a few epochs, continued to the end) or cut.
+	given.Epochs = saved.Epochs
 	if _, err := experiment.CheckSettingsFile(path, given); err != nil {
 		se, ok := errors.AsType[*experiment.SettingsError](err)
 		if !ok {
@@ -388,6 +391,25 @@ func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) err
 		return err
 	}
 	s.DataSHA256, s.VocabSHA256 = saved.DataSHA256, saved.VocabSHA256
+	return nil
+}
+
+// setEpochs records in the run's run.json the maximum number of epochs
+// of s, which a resume changed from was; a finished run's summary.json and
+// model are removed when the run can go on (its checkpoint holds what they
+// did), so that it counts as unfinished until it ends again.
+func setEpochs(dir string, s settings, was int, stderr io.Writer) error {
+	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), s); err != nil {
+		return fmt.Errorf("--epochs: %w", err)
+	}
+	fmt.Fprintf(stderr, "--epochs %d: the run's maximum was %d; %s updated\n", s.Epochs, was, filepath.Join(dir, experiment.RunFile))
+	if s.Epochs > was {
+		for _, f := range []string{experiment.SummaryFile, experiment.ModelFile} {
+			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("--epochs: %w", err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -451,7 +473,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&s.BPTT, "bptt", 35, "chunk length T (truncated backpropagation through time)")
 	fs.Float64Var(&s.LR, "lr", 0, "SGD learning rate for the per-token mean loss (required; the paper's range is 0.03125–3.125)")
 	fs.Float64Var(&s.Clip, "clip", 0, "gradient-norm clipping threshold (required; the paper's range is 0.0112–1.12)")
-	fs.IntVar(&s.Epochs, "epochs", 100, "maximum number of epochs")
+	fs.IntVar(&s.Epochs, "epochs", 100, "maximum number of epochs (may be changed on --resume: a run judged after a few epochs is continued to the end)")
 	fs.IntVar(&s.EarlyStop, "early-stop", 2, "epochs without improvement before training stops")
 	fs.Float64Var(&s.Decay, "decay", 1/1.5, "learning-rate factor after an epoch without improvement")
 	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the initial parameters")
@@ -577,12 +599,21 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	// The directory is locked until the end; a new run that fails or is
 	// interrupted before its first checkpoint leaves nothing behind, so
 	// that the same --out can be used again.
-	rd, err := cli.OpenRunDir(*out, experiment.RunFile, s, *resume, stderr)
+	open := s
+	if saved != nil {
+		open.Epochs = saved.Epochs
+	}
+	rd, err := cli.OpenRunDir(*out, experiment.RunFile, open, *resume, stderr)
 	if err != nil {
 		return err
 	}
 	ok := false
 	defer func() { rd.Close(ok, VocabFile) }()
+	if saved != nil && s.Epochs != saved.Epochs {
+		if err := setEpochs(*out, s, saved.Epochs, stderr); err != nil {
+			return err
+		}
+	}
 	vocabPath := filepath.Join(*out, VocabFile)
 	if _, err := os.Stat(vocabPath); rd.Created || errors.Is(err, os.ErrNotExist) {
 		if err := corpus.Vocab.Save(vocabPath); err != nil {
