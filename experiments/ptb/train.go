@@ -265,6 +265,11 @@ func addModelFlags(fs *pflag.FlagSet) *cli.ModelFlags {
 			usage += fmt.Sprintf(" (default %d, as is 0: an unlimited stack cannot stream)", h.StreamDefault)
 		case required:
 			usage += " (required for them)"
+		case flag == "stack-embedding":
+			// jm: a learned pushed vector needs its size; the hidden
+			// state has the hidden size.
+			usage, _, _ = strings.Cut(usage, " (default 0")
+			usage += " (required unless --push-hidden-state)"
 		}
 		fs.Lookup(flag).Usage = usage
 	}
