@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 func mustTaskWith(t testing.TB, name string, p Params, g Grammar) *Task {
@@ -303,43 +301,10 @@ func TestTasks2023Samples(t *testing.T) {
 // strings with expected counts below 5.
 func chiSquareLanguage(t *testing.T, task *Task, n, count int, rng *rand.Rand) {
 	t.Helper()
-	probs := enumerate(t, task, n)
-	observed := map[string]int{}
-	for range count {
+	chiSquare(t, task.String(), n, count, enumerate(t, task, n), func() (string, error) {
 		w, err := task.Sample(n, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := FormatString(w, task.Terminals())
-		if _, ok := probs[s]; !ok {
-			t.Fatalf("%s: sampled %q, which has probability 0", task, s)
-		}
-		observed[s]++
-	}
-	var stat, poolExp float64
-	var poolObs, cells int
-	for s, p := range probs {
-		e := p * float64(count)
-		if e < 5 {
-			poolExp += e
-			poolObs += observed[s]
-			continue
-		}
-		d := float64(observed[s]) - e
-		stat += d * d / e
-		cells++
-	}
-	if poolExp > 0 {
-		d := float64(poolObs) - poolExp
-		stat += d * d / poolExp
-		cells++
-	}
-	if cells < 2 {
-		return
-	}
-	if crit := (distuv.ChiSquared{K: float64(cells - 1)}).Quantile(0.999); stat > crit {
-		t.Errorf("%s, length %d: χ² = %.1f with %d degrees of freedom, critical value %.1f", task, n, stat, cells-1, crit)
-	}
+		return FormatString(w, task.Terminals()), err
+	})
 }
 
 // TestTasks2023LowerBound checks the lower bound of a uniform task against

@@ -253,19 +253,27 @@ func TestConditionalSumsToOne(t *testing.T) {
 	}
 }
 
-// chiSquareTest samples count strings of length n and tests their
-// frequencies against the exact conditional probabilities at level 0.001,
-// pooling strings with expected count below 5.
+// chiSquareTest samples count strings of length n of the grammar and
+// tests their frequencies against the exact conditional probabilities.
 func chiSquareTest(t *testing.T, name string, g *PCFG, n, count int, rng *rand.Rand) {
 	t.Helper()
-	probs := conditional(t, g, n)
+	chiSquare(t, name, n, count, conditional(t, g, n), func() (string, error) {
+		w, err := g.Sample(n, rng)
+		return FormatString(w, g.terms), err
+	})
+}
+
+// chiSquare draws count strings of length n with sample and tests their
+// frequencies against the exact probabilities probs (string → p(w | n))
+// at level 0.001, pooling the strings with expected count below 5.
+func chiSquare(t *testing.T, name string, n, count int, probs map[string]float64, sample func() (string, error)) {
+	t.Helper()
 	observed := map[string]int{}
 	for range count {
-		w, err := g.Sample(n, rng)
+		s, err := sample()
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := FormatString(w, g.terms)
 		if _, ok := probs[s]; !ok {
 			t.Fatalf("%s: sampled %q, which has probability 0", name, s)
 		}
@@ -292,8 +300,7 @@ func chiSquareTest(t *testing.T, name string, g *PCFG, n, count int, rng *rand.R
 	if cells < 2 {
 		return
 	}
-	crit := distuv.ChiSquared{K: float64(cells - 1)}.Quantile(0.999)
-	if stat > crit {
+	if crit := (distuv.ChiSquared{K: float64(cells - 1)}).Quantile(0.999); stat > crit {
 		t.Errorf("%s, length %d: χ² = %.1f with %d degrees of freedom, critical value %.1f", name, n, stat, cells-1, crit)
 	}
 }
