@@ -69,14 +69,19 @@ const (
 // sweepSettings are saved in sweep.json; a sweep directory is reused only
 // with the same.
 type sweepSettings struct {
-	Data   string   `json:"data"`
-	Models []string `json:"models"`
-	Runs   int      `json:"runs"`
-	Seed   uint64   `json:"seed"`
-	Epochs int      `json:"epochs"`
-	Batch  int      `json:"batch"`
-	BPTT   int      `json:"bptt"`
-	Hidden int      `json:"hidden,omitempty"`
+	// Data is the corpus directory (--data), or empty for a corpus of
+	// three files (Files: --train, --valid, --test).
+	Data  string       `json:"data"`
+	Files *corpusFiles `json:"files,omitempty"`
+	// VocabSize is the runs' --vocab-size (0: every training type).
+	VocabSize int      `json:"vocab_size,omitempty"`
+	Models    []string `json:"models"`
+	Runs      int      `json:"runs"`
+	Seed      uint64   `json:"seed"`
+	Epochs    int      `json:"epochs"`
+	Batch     int      `json:"batch"`
+	BPTT      int      `json:"bptt"`
+	Hidden    int      `json:"hidden,omitempty"`
 	// Precision is the runs' output precision, "float32", or empty for
 	// float64 (sweeps made before the choice existed).
 	Precision string `json:"precision,omitempty"`
@@ -116,7 +121,7 @@ func plan(s sweepSettings, out string) ([]sweepRun, error) {
 			rng := rand.New(rand.NewPCG(s.Seed, h.Sum64()^uint64(i)))
 			r := sweepRun{Model: name, Index: i + 1, LR: logUniform(rng, lrMin, lrMax), Clip: logUniform(rng, clipMin, clipMax),
 				Dir: filepath.Join(out, name, fmt.Sprintf("run-%02d", i+1))}
-			r.Args = append([]string{"train", "--data", s.Data}, spec.Flags...)
+			r.Args = append(s.corpusArgs(), spec.Flags...)
 			if s.Hidden > 0 {
 				r.Args = append(r.Args, "--hidden", strconv.Itoa(s.Hidden))
 			}
@@ -129,10 +134,37 @@ func plan(s sweepSettings, out string) ([]sweepRun, error) {
 	return runs, nil
 }
 
+// corpusArgs starts the train command of a run of the sweep: the corpus
+// flags.
+func (s sweepSettings) corpusArgs() []string {
+	args := []string{"train"}
+	if s.Files != nil {
+		args = append(args, "--train", s.Files.Train, "--valid", s.Files.Valid, "--test", s.Files.Test)
+	} else {
+		args = append(args, "--data", s.Data)
+	}
+	if s.VocabSize > 0 {
+		args = append(args, "--vocab-size", strconv.Itoa(s.VocabSize))
+	}
+	return args
+}
+
+// testFile is the test split of the sweep's corpus.
+func (s sweepSettings) testFile() string {
+	if s.Files != nil {
+		return s.Files.Test
+	}
+	return filepath.Join(s.Data, ptb.TestFile)
+}
+
 func runSweep(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("sweep", stdout)
 	var s sweepSettings
-	dataDir := fs.String("data", "", "directory of the corpus (required)")
+	dataDir := fs.String("data", "", "directory of the corpus: ptb.train.txt, ptb.valid.txt and ptb.test.txt (required, or --train, --valid and --test)")
+	trainFile := fs.String("train", "", "training split of a corpus of three files (with --valid and --test, instead of --data)")
+	validFile := fs.String("valid", "", "validation split of a corpus of three files")
+	testFile := fs.String("test", "", "test split of a corpus of three files")
+	fs.IntVar(&s.VocabSize, "vocab-size", 0, "the runs' --vocab-size: the N most frequent training types, the others read as <unk> (default 0: every type)")
 	models := fs.String("models", "lstm-256,rns-1-2", "comma-separated models of the paper's table, or all")
 	fs.IntVar(&s.Runs, "runs", 10, "runs per model")
 	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the drawn hyperparameters")
@@ -151,15 +183,22 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	files := *trainFile != "" || *validFile != "" || *testFile != ""
 	switch {
-	case *dataDir == "":
-		return errors.New("--data is required")
+	case files && *dataDir != "":
+		return errors.New("give --data or --train, --valid and --test, not both")
+	case files && (*trainFile == "" || *validFile == "" || *testFile == ""):
+		return errors.New("--train, --valid and --test go together")
+	case !files && *dataDir == "":
+		return errors.New("--data is required (or --train, --valid and --test)")
 	case *out == "":
 		return errors.New("--out is required")
 	case s.Runs < 1:
 		return fmt.Errorf("--runs %d must be at least 1", s.Runs)
 	case *jobs < 1:
 		return fmt.Errorf("--jobs %d must be at least 1", *jobs)
+	case s.VocabSize < 0:
+		return fmt.Errorf("--vocab-size %d must not be negative", s.VocabSize)
 	}
 	if err := slurm.Check(); err != nil {
 		return err
@@ -169,14 +208,31 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	s.Precision = precSetting
-	abs, err := filepath.Abs(*dataDir)
-	if err != nil {
-		return fmt.Errorf("--data: %w", err)
+	if files {
+		s.Files = &corpusFiles{}
+		for _, f := range []struct {
+			flag       string
+			path, into *string
+		}{{"train", trainFile, &s.Files.Train}, {"valid", validFile, &s.Files.Valid}, {"test", testFile, &s.Files.Test}} {
+			abs, err := filepath.Abs(*f.path)
+			if err != nil {
+				return fmt.Errorf("--%s: %w", f.flag, err)
+			}
+			if _, err := os.Stat(abs); err != nil {
+				return fmt.Errorf("--%s: %w", f.flag, err)
+			}
+			*f.into = abs
+		}
+	} else {
+		abs, err := filepath.Abs(*dataDir)
+		if err != nil {
+			return fmt.Errorf("--data: %w", err)
+		}
+		if _, err := os.Stat(filepath.Join(abs, ptb.TrainFile)); err != nil {
+			return fmt.Errorf("--data: %w", err)
+		}
+		s.Data = abs
 	}
-	if _, err := os.Stat(filepath.Join(abs, ptb.TrainFile)); err != nil {
-		return fmt.Errorf("--data: %w", err)
-	}
-	s.Data = abs
 	if *models == "all" {
 		for _, m := range paperModels() {
 			s.Models = append(s.Models, m.Name)
@@ -293,6 +349,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("select", stdout)
 	sweep := fs.String("sweep", "", "sweep directory (required)")
 	dataDir := fs.String("data", "", "directory of the corpus (default: the sweep's)")
+	testPath := fs.String("test", "", "test split (default: the sweep's)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -308,8 +365,15 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return fmt.Errorf("--sweep: %w", err)
 	}
-	if *dataDir == "" {
-		*dataDir = s.Data
+	if *dataDir != "" && *testPath != "" {
+		return errors.New("give --data or --test, not both")
+	}
+	test := s.testFile()
+	switch {
+	case *testPath != "":
+		test = *testPath
+	case *dataDir != "":
+		test = filepath.Join(*dataDir, ptb.TestFile)
 	}
 	var rows []selected
 	for _, name := range s.Models {
@@ -343,7 +407,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		best.Finished = n
-		res, err := evaluateRun(best.Run, filepath.Join(*dataDir, ptb.TestFile), 0, 0, "", nil)
+		res, err := evaluateRun(best.Run, test, 0, 0, "", nil)
 		if err != nil {
 			fmt.Fprintf(stderr, "select: skipping %s: %v\n", best.Run, err)
 			continue

@@ -7,8 +7,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nsrnn/nsrnn/data/ptb"
 )
 
 // TestSweepAndSelect runs a small sweep in process and selects its best
@@ -134,6 +137,78 @@ func TestHelp(t *testing.T) {
 	for _, bad := range []string{"gref", "vrns", "bottom-vector"} {
 		if strings.Contains(o, bad) {
 			t.Errorf("help train mentions %s, which cannot stream:\n%s", bad, o)
+		}
+	}
+}
+
+// TestSweepFiles: a sweep over a corpus of three files of any names with
+// --vocab-size gives its runs those flags, and select evaluates the best
+// on the sweep's test file.
+func TestSweepFiles(t *testing.T) {
+	data := tinyCorpus(t)
+	dir := t.TempDir()
+	names := map[string]string{ptb.TrainFile: "wiki.train.tokens", ptb.ValidFile: "wiki.valid.tokens", ptb.TestFile: "wiki.test.tokens"}
+	for from, to := range names {
+		b, err := os.ReadFile(filepath.Join(data, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := sweepSettings{Files: &corpusFiles{Train: filepath.Join(dir, "wiki.train.tokens"), Valid: filepath.Join(dir, "wiki.valid.tokens"), Test: filepath.Join(dir, "wiki.test.tokens")},
+		VocabSize: 8, Models: []string{"lstm-256"}, Runs: 1, Seed: 3, Epochs: 1, Batch: 3, BPTT: 5, Hidden: 4}
+	out := filepath.Join(t.TempDir(), "sweep")
+	runs, err := plan(s, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"train", "--train", s.Files.Train, "--valid", s.Files.Valid, "--test", s.Files.Test, "--vocab-size", "8", "--model", "lstm"}
+	if !slices.Equal(runs[0].Args[:len(want)], want) {
+		t.Fatalf("run args %q, want them to start %q", runs[0].Args, want)
+	}
+	if err := prepareSweep(out, s); err != nil {
+		t.Fatal(err)
+	}
+	inProcess := func(args []string, logPath string, threads int) error {
+		if code := prog.Main(args, io.Discard, io.Discard); code != 0 {
+			return fmt.Errorf("exit %d", code)
+		}
+		return nil
+	}
+	if err := execute(sweepJobs(runs), 1, inProcess, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var rs settings
+	b, _ := os.ReadFile(filepath.Join(runs[0].Dir, "run.json"))
+	// The 8 most frequent types, <eos>, and <unk> unless it is among
+	// the 8.
+	if err := json.Unmarshal(b, &rs); err != nil || rs.VocabSize != 8 || rs.Files == nil || rs.Files.Test != s.Files.Test || rs.Model.InputVocab < 9 || rs.Model.InputVocab > 10 {
+		t.Errorf("run.json %s: want the three files, --vocab-size 8 and a vocabulary of 9 or 10 (%v)", b, err)
+	}
+	o, e, code := runCmd("select", "--sweep", out, "--json")
+	if code != 0 {
+		t.Fatal(e)
+	}
+	var rows []selected
+	if err := json.Unmarshal([]byte(o), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("select: %s (%v)", o, err)
+	}
+	res, err := evaluateRun(runs[0].Dir, s.Files.Test, 0, 0, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows[0].TestPerplexity != res.Perplexity {
+		t.Errorf("select's test perplexity %v, the run's on %s %v", rows[0].TestPerplexity, s.Files.Test, res.Perplexity)
+	}
+	for _, args := range [][]string{
+		{"sweep", "--data", data, "--train", s.Files.Train, "--out", out},
+		{"sweep", "--train", s.Files.Train, "--out", out},
+		{"sweep", "--train", s.Files.Train, "--valid", s.Files.Valid, "--test", filepath.Join(dir, "missing"), "--out", out},
+	} {
+		if _, e, code := runCmd(args...); code == 0 || !strings.Contains(e, "--") {
+			t.Errorf("%v: status %d, %q; want a refusal naming the flags", args, code, e)
 		}
 	}
 }
