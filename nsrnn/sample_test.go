@@ -2,6 +2,7 @@ package nsrnn
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -38,10 +39,13 @@ func TestSampleLogProbsAgreeWithTheGraph(t *testing.T) {
 		if complete < 5 {
 			t.Errorf("%s: only %d of 30 strings complete", k.Name, complete)
 		}
+		// The same strings from the same seed whatever the batch size;
+		// their log-probabilities agree to rounding (an optimized BLAS
+		// rounds a product differently for other matrix shapes).
 		again, _ := m.Sample(30, SampleOptions{Seed: 1, MaxLength: 12, Batch: 4})
 		for i := range gs {
-			if len(again[i].Symbols) != len(gs[i].Symbols) || again[i].LogProb != gs[i].LogProb {
-				t.Errorf("%s: the same seed gave different strings with another batch size", k.Name)
+			if !slices.Equal(again[i].Symbols, gs[i].Symbols) || math.Abs(again[i].LogProb-gs[i].LogProb) > 1e-12*math.Max(1, -gs[i].LogProb) {
+				t.Errorf("%s: the same seed gave different strings with another batch size: %v (%v) and %v (%v)", k.Name, gs[i].Symbols, gs[i].LogProb, again[i].Symbols, again[i].LogProb)
 				break
 			}
 		}

@@ -631,6 +631,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	obj, err := nsrnn.StreamObjective(stream, trainB.NumChunks(), chunkFunc(trainB), func() (float64, error) {
 		ce, _, err := valid.CrossEntropy(validB.NumChunks(), chunkFunc(validB))
+		if err == nil && math.IsInf(math.Exp(ce), 1) {
+			// Beyond any perplexity (and any JSON number): a diverged run,
+			// whose loss stayed finite in float32 products.
+			return ce, fmt.Errorf("the validation loss is %.4g nats per token, a perplexity beyond the floating-point range: training diverged; try a smaller learning rate", ce)
+		}
 		return ce, err
 	})
 	if err != nil {
