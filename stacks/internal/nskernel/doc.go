@@ -6,8 +6,8 @@
 // sequences, the stack WFA weights γ[i→t] and the forward weights α[t]
 // (Lang's algorithm; the equations are in the stacks package
 // documentation), together with their adjoints, in one block layout
-// (seq.go: γ blocks by row then column, γ′ blocks by column, positions and
-// window); one sequence driver (seq.step: the γ′ blocks of a column, its γ
+// (layout.go: γ blocks by row then column, γ′ blocks by column, positions
+// and window, and the internal order of the actions); one sequence driver (seq.step: the γ′ blocks of a column, its γ
 // blocks by push, replace and the pop contraction over split points, then
 // α) and its adjoint (backward.go); one parallel dispatch over the batch
 // (Tape.dispatch); and one encoding of the carried state (state_codec.go).
@@ -15,20 +15,24 @@
 // Backward, called for the steps in decreasing order, turns ∂L/∂r_t and
 // the adjoints accumulated from later steps into ∂L/∂logΔ_t.
 //
-// What differs between the stacks is the payload the program carries
-// beside the weights, chosen by Config:
+// What differs between the instances is the semiring and the payload the
+// program carries beside the weights:
 //
-//   - NS and RNS (Vector = 0): none. The reading is α[t] normalized,
-//     summed over states (the reading over symbols) or not (StateReading).
-//     NS normalizes its action weights first (LogSoftmaxRows); RNS does not.
-//   - VRNS (Vector = m > 0): the stack elements carry vectors of size m
-//     (BeginVector, StepVector, BackwardVector). The reading is the
-//     expected vector on top per (state, top symbol); see "The vector
-//     payload" below.
-//
-// The decoding of stacks.Viterbi is Lang's algorithm in the max-plus
-// semiring with back-pointers over the same positions, window and action
-// layout; it is not run on a Tape.
+//   - NS and RNS (Config.Vector = 0): log-sum-exp on scaled mantissas (see
+//     Scales) with no payload. The reading is α[t] normalized, summed over
+//     states (the reading over symbols) or not (StateReading). NS
+//     normalizes its action weights first (LogSoftmaxRows); RNS does not.
+//   - VRNS (Config.Vector = m > 0): the same semiring and kernels; the
+//     stack elements carry vectors of size m (BeginVector, StepVector,
+//     BackwardVector), and the reading is the expected vector on top per
+//     (state, top symbol), computed from the terms P_i of α; see "The
+//     vector payload" below.
+//   - Viterbi (maxplus.go): max-plus, with back-pointers in place of
+//     adjoints, over the same layout, positions, window and action order,
+//     column by column in the driver's order; it finds a run of highest
+//     weight for stacks.Viterbi. It needs neither a backward pass nor a
+//     carried state, so it runs one sequence on its own arrays rather than
+//     on a Tape.
 //
 // The vector payload. The VRNS stack is the RNS stack whose stack elements
 // also carry a vector of size m: the push of step t pushes v_t with its
@@ -74,9 +78,9 @@
 // log shift β (γ = exp(β)·E), plus the exact logarithm for the entries whose
 // mantissa is tiny.
 //
-// Positions. Internally the columns of γ are indexed by positions. For the
-// "original" bottom behaviour position 0 is time 0 (α[0] one-hot) and step t
-// produces position t. For the "fixed" behaviour position 0 is the extra row
+// Positions (layout.go). Internally the columns of γ are indexed by
+// positions. For the "original" bottom behaviour position 0 is time 0 (α[0]
+// one-hot) and step t produces position t. For the "fixed" behaviour position 0 is the extra row
 // i = −1, position 1 is time 0 (γ[−1→0] one-hot at (0,0)→(0,0)), and step t
 // produces position t+1. In the memory-limited variant the band constraint
 // t − i ≤ D is applied to positions, so for the fixed behaviour the bottom

@@ -25,15 +25,9 @@ var eBad = math.Exp(-bwdThr)
 // below deepE. G' blocks (k,b) (γ'[k→b], m×Q, row (u,y), column r) are
 // stored likewise in X, tau, LxP.
 type seq struct {
+	layout
 	m, nq, ns, na int // |Q||Γ|, |Q|, |Γ|, actions per column (internal)
-	D             int // window in positions (capacity for unlimited)
-	fixed, sread  bool
-	capPos        int
-	np            int // positions filled
-	base          int // position of time "0" for Step numbering: step t is position base+t
-
-	rowStart []int // block index of (a, a+1)
-	colStart []int // G' index of (klo(b), b)
+	sread         bool
 
 	E, Lx, C, AX []float64
 	axNZ         []bool // AX of the block may be nonzero
@@ -93,28 +87,8 @@ func (s *seq) init(c Config, capPos int) {
 	s.m = s.nq * s.ns
 	m, mm := s.m, s.m*s.m
 	s.na = 2*mm + m*s.nq
-	s.fixed, s.sread = c.Fixed, c.StateReading
-	s.capPos = capPos
-	s.D = c.Window
-	if s.D == 0 {
-		s.D = capPos
-	}
-	s.rowStart = make([]int, capPos+1)
-	nb := 0
-	for a := 0; a < capPos; a++ {
-		s.rowStart[a] = nb
-		nb += min(s.D, capPos-1-a)
-	}
-	s.rowStart[capPos] = nb
-	s.colStart = make([]int, capPos+1)
-	ng := 0
-	for b := 0; b < capPos; b++ {
-		s.colStart[b] = ng
-		if klo := s.lo(b) + 1; b-2 >= klo {
-			ng += b - 1 - klo
-		}
-	}
-	s.colStart[capPos] = ng
+	s.sread = c.StateReading
+	nb, ng := s.initLayout(c.Window, capPos, c.Fixed)
 	s.E = make([]float64, nb*mm)
 	s.Lx = make([]float64, nb*mm)
 	s.C = make([]float64, nb*mm)
@@ -177,15 +151,6 @@ func (s *seq) init(c Config, capPos int) {
 		s.aa = make([]float64, m)
 	}
 }
-
-// lo is the first row of column b.
-func (s *seq) lo(b int) int { return max(0, b-s.D) }
-
-// blk is the index of γ block (a,b).
-func (s *seq) blk(a, b int) int { return s.rowStart[a] + b - a - 1 }
-
-// gp is the index of G' block (k,b).
-func (s *seq) gp(k, b int) int { return s.colStart[b] + k - (s.lo(b) + 1) }
 
 // lat returns the exact log of entry e of γ block bi.
 func (s *seq) lat(bi, e int) float64 {
@@ -339,11 +304,8 @@ func (s *seq) begin(bottom []float64) {
 			copy(s.V[s.M:2*s.M], bottom)
 			clear(s.Vbar[s.M : 2*s.M])
 		}
-		s.np = 2
-	} else {
-		s.np = 1
 	}
-	s.base = s.np - 1
+	s.startPositions()
 }
 
 func (s *seq) saveState(np int, st *seqState) {
@@ -580,20 +542,7 @@ func (s *seq) step(ld, v, out []float64) {
 	mm, mq := m*m, m*Q
 	col := s.dl[b*s.na : (b+1)*s.na]
 	push, rep, pop := col[:mm], col[mm:2*mm], col[2*mm:]
-	W := 2*m + Q
-	for q := 0; q < Q; q++ {
-		for x := 0; x < G; x++ {
-			row := ld[(q*G+x)*W : (q*G+x+1)*W]
-			i := x*Q + q
-			for r := 0; r < Q; r++ {
-				for y := 0; y < G; y++ {
-					push[i*m+y*Q+r] = row[r*G+y]
-					rep[i*m+y*Q+r] = row[m+r*G+y]
-				}
-				pop[i*Q+r] = row[2*m+r]
-			}
-		}
-	}
+	splitActions(ld, push, rep, pop, Q, G)
 	eRep, ePop := s.eRep[b*mm:(b+1)*mm], s.ePop[b*mq:(b+1)*mq]
 	s.dRep[b] = expShift(eRep, rep)
 	s.dPop[b] = expShift(ePop, pop)

@@ -84,10 +84,7 @@ func NewTape(c Config, batch, maxSteps int) *Tape {
 		panic("nskernel: batch and maxSteps must be positive")
 	}
 	t := &Tape{cfg: c, batch: batch, maxSteps: maxSteps}
-	capPos := maxSteps + 2
-	if c.Window > 0 {
-		capPos = maxSteps + max(2, c.Window)
-	}
+	capPos := capPositions(c.Window, maxSteps)
 	t.seqs = make([]seq, batch)
 	for i := range t.seqs {
 		t.seqs[i].init(c, capPos)
