@@ -7,7 +7,6 @@ import (
 	"github.com/nsrnn/nsrnn/internal/linalg"
 	"github.com/nsrnn/nsrnn/stacks/internal/baseline"
 	"github.com/nsrnn/nsrnn/stacks/internal/nskernel"
-	"github.com/nsrnn/nsrnn/stacks/internal/vrnskernel"
 )
 
 // Runner runs a stack forward, step by step, on plain slices and without
@@ -216,7 +215,7 @@ func (r *grefRunner) Step(h, out []float64) error {
 type vrnsRunner struct {
 	s             *VRNS
 	batch, max    int
-	tape          *vrnskernel.Tape
+	tape          *nskernel.Tape
 	logw, v, bott []float64
 	steps         int
 }
@@ -226,7 +225,7 @@ func (s *VRNS) NewRunner(batch, maxSteps int) (Runner, error) {
 	if err := checkRunner(batch, maxSteps); err != nil {
 		return nil, err
 	}
-	r := &vrnsRunner{s: s, batch: batch, max: maxSteps, tape: vrnskernel.NewTape(s.cfg.kernel(), batch, maxSteps),
+	r := &vrnsRunner{s: s, batch: batch, max: maxSteps, tape: nskernel.NewTape(s.cfg.kernel(), batch, maxSteps),
 		logw: make([]float64, batch*s.cfg.NumActions()), v: make([]float64, batch*s.cfg.Vector),
 		bott: make([]float64, s.cfg.Vector)}
 	var w0 []float64
@@ -234,13 +233,13 @@ func (s *VRNS) NewRunner(batch, maxSteps int) (Runner, error) {
 		w0 = s.w0.Data()
 	}
 	s.bottomVector(r.bott, w0)
-	return r, r.tape.Begin(nil, r.bott)
+	return r, r.tape.BeginVector(nil, r.bott)
 }
 
 func (r *vrnsRunner) Initial(out []float64) {
 	n := r.s.ReadingSize()
 	for b := 0; b < r.batch; b++ {
-		r.s.cfg.kernel().InitialReading(out[b*n:(b+1)*n], r.bott)
+		r.s.cfg.kernel().InitialVectorReading(out[b*n:(b+1)*n], r.bott)
 	}
 }
 
@@ -256,7 +255,7 @@ func (r *vrnsRunner) Step(h, out []float64) error {
 	for i, x := range r.v {
 		r.v[i] = 1 / (1 + math.Exp(-x))
 	}
-	r.tape.Step(r.logw, r.v, out)
+	r.tape.StepVector(r.logw, r.v, out)
 	r.steps++
 	return nil
 }

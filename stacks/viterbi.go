@@ -3,6 +3,8 @@ package stacks
 import (
 	"fmt"
 	"math"
+
+	"github.com/nsrnn/nsrnn/stacks/internal/nskernel"
 )
 
 // OpKind is the kind of a PDA transition of the nondeterministic stack.
@@ -89,8 +91,9 @@ type ViterbiRun struct {
 // step t only while t+1 ≤ D). These are exactly the runs whose weights the
 // dynamic program of Run (memory-limited or not) sums.
 //
-// Viterbi runs the dynamic program of Lang's algorithm in the max-plus
-// semiring, with backpointers: γ[i→t][q,x→r,y] is the best weight of a run
+// Viterbi runs the dynamic program of Run, Lang's algorithm, in the max-plus
+// semiring with backpointers (the same program over the same block layout,
+// positions and window; see nskernel): γ[i→t][q,x→r,y] is the best weight of a run
 // from step i to step t that pushes y at step i+1 on top of the top x and
 // never uncovers x, and α[t][r,y] is the best weight of a run of t steps
 // ending in state r with top y. It takes O(|Q|³|Γ|²n³) time and
@@ -141,41 +144,10 @@ func Viterbi(cfg NSConfig, batch int, logWeights [][]float64) ([]ViterbiRun, err
 	return runs, nil
 }
 
-// Backpointer kinds of a Viterbi γ entry.
-const (
-	vNone int8 = iota // no run
-	vRoot             // the Fixed bottom's γ[−1→0]
-	vPush
-	vReplace
-	vPop
-)
-
-// vBlock is a γ[a→b] block of the Viterbi program, between positions a < b:
-// an m×m matrix with row (q,x), column (r,y), both indexed q·|Γ|+x. arg is
-// the previous configuration s·|Γ|+z of a replace, and k·|Q|+u for a pop
-// splitting at position k with intermediate state u.
-type vBlock struct {
-	val  []float64
-	kind []int8
-	arg  []int32
-}
-
-// vPopBlock is a γ′[k→b] block: an m×|Q| matrix with row (u,y) and column r,
-// the best weight of γ[k→b−1][u,y→s,z] followed by a pop to r, with ok
-// telling whether there is such a run and sz the best (s,z).
-type vPopBlock struct {
-	val []float64
-	ok  []bool
-	sz  []int32
-}
-
-// viterbiSeq decodes one sequence whose step t log-weights are rows[t-1].
-//
-// Like the kernels of Run, it works in positions: for the Original bottom,
-// position 0 is time 0 and step t makes position t; for the Fixed bottom,
-// position 0 is the extra row i = −1, position 1 is time 0, with
-// γ[0→1] one-hot at (0,0)→(0,0), and step t makes position t+1. The window
-// applies to positions.
+// viterbiSeq decodes one sequence whose step t log-weights are rows[t-1]:
+// the max-plus instance of the stacks' dynamic program (nskernel.Viterbi)
+// finds the transitions, and replaying them gives the stacks, states and
+// log-weight.
 func viterbiSeq(cfg NSConfig, rows [][]float64) ViterbiRun {
 	n := len(rows)
 	if n == 0 {
@@ -184,162 +156,10 @@ func viterbiSeq(cfg NSConfig, rows [][]float64) ViterbiRun {
 	nq, ns := cfg.States, cfg.Symbols
 	m := nq * ns
 	w := 2*m + nq
-	base := 0
-	if cfg.Bottom == Fixed {
-		base = 1
-	}
-	np := base + n + 1
-	d := cfg.Window
-	if d == 0 || d > np {
-		d = np
-	}
-	newBlock := func() *vBlock {
-		return &vBlock{val: make([]float64, m*m), kind: make([]int8, m*m), arg: make([]int32, m*m)}
-	}
-	// gam[a][b-a-1] is γ[a→b]; gp[k][b-k-2] is γ′[k→b].
-	gam := make([][]*vBlock, np)
-	gp := make([][]*vPopBlock, np)
-	// alpha[b][r,y] is α at position b, aok whether it has a run and
-	// aFrom its backpointer a·m+(q,x).
-	alpha := make([][]float64, np)
-	aok := make([][]bool, np)
-	aFrom := make([][]int, np)
-	oneHot := func(b int) {
-		alpha[b] = make([]float64, m)
-		aok[b] = make([]bool, m)
-		aok[b][0] = true
-	}
-	oneHot(0)
-	if base == 1 {
-		oneHot(1)
-		g := newBlock()
-		g.kind[0] = vRoot
-		gam[0] = append(gam[0], g)
-	}
-	for t := 1; t <= n; t++ {
-		b := base + t
-		dl := rows[t-1]
-		lo := max(0, b-d)
-		// γ′[k→b] for the split positions of the pop terms below.
-		for k := lo + 1; k <= b-2; k++ {
-			g := gam[k][b-1-k-1]
-			p := &vPopBlock{val: make([]float64, m*nq), ok: make([]bool, m*nq), sz: make([]int32, m*nq)}
-			for uy := 0; uy < m; uy++ {
-				for r := 0; r < nq; r++ {
-					e := uy*nq + r
-					for sz := 0; sz < m; sz++ {
-						if g.kind[uy*m+sz] == vNone {
-							continue
-						}
-						v := g.val[uy*m+sz] + dl[sz*w+2*m+r]
-						if !p.ok[e] || v > p.val[e] {
-							p.val[e], p.ok[e], p.sz[e] = v, true, int32(sz)
-						}
-					}
-				}
-			}
-			gp[k] = append(gp[k], p)
-		}
-		// γ[a→b].
-		for a := lo; a < b; a++ {
-			g := newBlock()
-			if a == b-1 {
-				for qx := 0; qx < m; qx++ {
-					for ry := 0; ry < m; ry++ {
-						g.val[qx*m+ry] = dl[qx*w+ry]
-						g.kind[qx*m+ry] = vPush
-					}
-				}
-				gam[a] = append(gam[a], g)
-				continue
-			}
-			prev := gam[a][b-1-a-1]
-			for qx := 0; qx < m; qx++ {
-				for r := 0; r < nq; r++ {
-					for y := 0; y < ns; y++ {
-						ry := r*ns + y
-						e := qx*m + ry
-						for sz := 0; sz < m; sz++ {
-							if prev.kind[qx*m+sz] == vNone {
-								continue
-							}
-							v := prev.val[qx*m+sz] + dl[sz*w+m+ry]
-							if g.kind[e] == vNone || v > g.val[e] {
-								g.val[e], g.kind[e], g.arg[e] = v, vReplace, int32(sz)
-							}
-						}
-						for k := a + 1; k <= b-2; k++ {
-							g1, p := gam[a][k-a-1], gp[k][b-k-2]
-							for u := 0; u < nq; u++ {
-								uy := u*ns + y
-								if g1.kind[qx*m+uy] == vNone || !p.ok[uy*nq+r] {
-									continue
-								}
-								v := g1.val[qx*m+uy] + p.val[uy*nq+r]
-								if g.kind[e] == vNone || v > g.val[e] {
-									g.val[e], g.kind[e], g.arg[e] = v, vPop, int32(k*nq+u)
-								}
-							}
-						}
-					}
-				}
-			}
-			gam[a] = append(gam[a], g)
-		}
-		// α[b].
-		alpha[b] = make([]float64, m)
-		aok[b] = make([]bool, m)
-		aFrom[b] = make([]int, m)
-		for ry := 0; ry < m; ry++ {
-			for a := lo; a < b; a++ {
-				g := gam[a][b-a-1]
-				for qx := 0; qx < m; qx++ {
-					if !aok[a][qx] || g.kind[qx*m+ry] == vNone {
-						continue
-					}
-					v := alpha[a][qx] + g.val[qx*m+ry]
-					if !aok[b][ry] || v > alpha[b][ry] {
-						alpha[b][ry], aok[b][ry], aFrom[b][ry] = v, true, a*m+qx
-					}
-				}
-			}
-		}
-	}
-
-	// Follow the backpointers from the best final configuration.
 	ops := make([]Op, n)
-	var emit func(a, b, qx, ry int)
-	emit = func(a, b, qx, ry int) {
-		g := gam[a][b-a-1]
-		e := qx*m + ry
-		t := b - base
-		r, y := ry/ns, ry%ns
-		switch g.kind[e] {
-		case vPush:
-			ops[t-1] = Op{Kind: OpPush, State: r, Symbol: y}
-		case vReplace:
-			emit(a, b-1, qx, int(g.arg[e]))
-			ops[t-1] = Op{Kind: OpReplace, State: r, Symbol: y}
-		case vPop:
-			k, u := int(g.arg[e])/nq, int(g.arg[e])%nq
-			uy := u*ns + y
-			sz := int(gp[k][b-k-2].sz[uy*nq+r])
-			emit(a, k, qx, uy)
-			emit(k, b-1, uy, sz)
-			ops[t-1] = Op{Kind: OpPop, State: r, Symbol: -1}
-		}
-	}
-	last := np - 1
-	ry := -1
-	for j := 0; j < m; j++ {
-		if aok[last][j] && (ry < 0 || alpha[last][j] > alpha[last][ry]) {
-			ry = j
-		}
-	}
-	for b := last; b > base; {
-		a, qx := aFrom[b][ry]/m, aFrom[b][ry]%m
-		emit(a, b, qx, ry)
-		b, ry = a, qx
+	for t, tr := range nskernel.Viterbi(cfg.kernel(), rows) {
+		// The kinds of both follow the action layout: push, replace, pop.
+		ops[t] = Op{Kind: OpKind(tr.Kind), State: tr.State, Symbol: tr.Symbol}
 	}
 
 	// Replay the run for its stacks, states and log-weight.

@@ -15,7 +15,7 @@ import (
 	"github.com/nsrnn/nsrnn/fused"
 	"github.com/nsrnn/nsrnn/internal/linalg"
 	"github.com/nsrnn/nsrnn/param"
-	"github.com/nsrnn/nsrnn/stacks/internal/vrnskernel"
+	"github.com/nsrnn/nsrnn/stacks/internal/nskernel"
 )
 
 // BottomVector selects the vector that the initial bottom symbol of a VRNS
@@ -73,8 +73,8 @@ type VRNSConfig struct {
 	BottomVector BottomVector
 }
 
-func (c VRNSConfig) kernel() vrnskernel.Config {
-	return vrnskernel.Config{States: c.States, Symbols: c.Symbols, Vector: c.Vector, Fixed: c.Bottom == Fixed, Window: c.Window}
+func (c VRNSConfig) kernel() nskernel.Config {
+	return nskernel.Config{States: c.States, Symbols: c.Symbols, Vector: c.Vector, Fixed: c.Bottom == Fixed, Window: c.Window}
 }
 
 // Validate reports an impossible configuration.
@@ -84,6 +84,9 @@ func (c VRNSConfig) Validate() error {
 	}
 	if c.BottomVector < LearnedBottom || c.BottomVector > OneBottom {
 		return fmt.Errorf("stacks: unknown bottom vector %d", c.BottomVector)
+	}
+	if c.States < 1 || c.Symbols < 1 || c.Vector < 1 {
+		return fmt.Errorf("stacks: VRNS: need States, Symbols and Vector of at least 1, have %d, %d and %d", c.States, c.Symbols, c.Vector)
 	}
 	if err := c.kernel().Validate(); err != nil {
 		return fmt.Errorf("stacks: VRNS: %w", err)
@@ -178,7 +181,7 @@ type VRNS struct {
 	// tapes holds one scratch tape per batch size, shared by the graphs
 	// bound to the stack (which therefore must not run concurrently; see
 	// Replicator).
-	tapes map[int]*vrnskernel.Tape
+	tapes map[int]*nskernel.Tape
 	// threads bounds the goroutines of a run (< 1: GOMAXPROCS; see
 	// Replicator).
 	threads int
@@ -263,13 +266,13 @@ func (s *VRNS) Replica(threads int) Layer {
 
 // tape returns the scratch tape for the batch size with room for at least
 // steps steps.
-func (s *VRNS) tape(batch, steps int) *vrnskernel.Tape {
+func (s *VRNS) tape(batch, steps int) *nskernel.Tape {
 	if s.tapes == nil {
-		s.tapes = map[int]*vrnskernel.Tape{}
+		s.tapes = map[int]*nskernel.Tape{}
 	}
 	t := s.tapes[batch]
 	if t == nil || t.MaxSteps() < steps {
-		t = vrnskernel.NewTape(s.cfg.kernel(), batch, steps)
+		t = nskernel.NewTape(s.cfg.kernel(), batch, steps)
 		if s.threads > 0 {
 			t.SetThreads(s.threads)
 		}
@@ -367,7 +370,7 @@ func (s *VRNS) UnmarshalState(data []byte) (State, error) {
 	for i := range r {
 		r[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:]))
 	}
-	k, err := vrnskernel.UnmarshalState(data[8*n:])
+	k, err := nskernel.UnmarshalState(data[8*n:])
 	if err != nil {
 		return nil, fmt.Errorf("stacks: %w", err)
 	}
@@ -386,7 +389,7 @@ const vrnsStateMagic = "stacks-vrns-state\x00"
 // kernel's columns and the last reading, r_0 of the next run.
 type vrnsState struct {
 	cfg     VRNSConfig
-	k       *vrnskernel.State
+	k       *nskernel.State
 	reading []float64
 }
 
@@ -417,7 +420,7 @@ type vrnsInstance struct {
 	steps int
 	carry bool
 	// tape is the stack's scratch tape, taken when step 1 runs.
-	tape *vrnskernel.Tape
+	tape *nskernel.Tape
 	// params are the nodes of s.Params(), in order; anchor the binding's.
 	params        []*G.Node
 	anchor        *G.Node
@@ -465,7 +468,7 @@ func (in *vrnsInstance) setInitialReading() error {
 		}
 		in.s.bottomVector(v0, w0)
 		for b := 0; b < in.batch; b++ {
-			in.s.cfg.kernel().InitialReading(r[b*rs:(b+1)*rs], v0)
+			in.s.cfg.kernel().InitialVectorReading(r[b*rs:(b+1)*rs], v0)
 		}
 	}
 	if in.s.w0 != nil {
@@ -584,7 +587,7 @@ func (k *vrnsStep) Forward(out []float64, in [][]float64) {
 	B, H, a, m := inst.batch, s.hidden, s.cfg.NumActions(), s.cfg.Vector
 	if k.t == 1 {
 		inst.tape = s.tape(B, max(inst.steps, 1))
-		var start *vrnskernel.State
+		var start *nskernel.State
 		if inst.start != nil {
 			start = inst.start.k
 		} else {
@@ -595,7 +598,7 @@ func (k *vrnsStep) Forward(out []float64, in [][]float64) {
 			s.bottomVector(inst.bottom, w0)
 		}
 		inst.fromStart = inst.start == nil
-		if err := inst.tape.Begin(start, inst.bottom); err != nil {
+		if err := inst.tape.BeginVector(start, inst.bottom); err != nil {
 			panic(err) // SetState checked the state's configuration and batch
 		}
 	}
@@ -605,7 +608,7 @@ func (k *vrnsStep) Forward(out []float64, in [][]float64) {
 	for i, x := range v {
 		v[i] = sigmoid(x)
 	}
-	inst.tape.Step(inst.logw[k.t], v, out)
+	inst.tape.StepVector(inst.logw[k.t], v, out)
 	inst.ran, inst.nextBack = k.t, k.t
 	if inst.carry && k.t == inst.added {
 		inst.latest = &vrnsState{cfg: s.cfg, k: inst.tape.State(), reading: append([]float64(nil), out...)}
@@ -621,10 +624,10 @@ func (k *vrnsStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]f
 	// node from gorgonia; the tape still needs them, with zero gradient
 	// (their parameter gradients are zero).
 	for t := inst.nextBack; t > k.t; t-- {
-		inst.tape.Backward(t, inst.zeroReading, gLogw, gVec, gBottom)
+		inst.tape.BackwardVector(t, inst.zeroReading, gLogw, gVec, gBottom)
 	}
 	inst.nextBack = k.t - 1
-	inst.tape.Backward(k.t, gradOut, gLogw, gVec, gBottom)
+	inst.tape.BackwardVector(k.t, gradOut, gLogw, gVec, gBottom)
 	pb := inst.pb
 	linalg.AffineBackward(gradIn[0], pb.Grad(s.wa), pb.Grad(s.ba), gLogw, in[0], in[1], B, H, a)
 	v := inst.vecs[k.t]
@@ -683,7 +686,7 @@ func (k *vrnsInitial) Forward(out []float64, in [][]float64) {
 	v0 := make([]float64, inst.s.cfg.Vector)
 	inst.s.bottomVector(v0, in[0])
 	for b := 0; b < inst.batch; b++ {
-		inst.s.cfg.kernel().InitialReading(out[b*rs:(b+1)*rs], v0)
+		inst.s.cfg.kernel().InitialVectorReading(out[b*rs:(b+1)*rs], v0)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 )
 
 // Tests of the VRNS stack as a gorgonia layer. Its dynamic program is
-// tested against a brute-force enumeration of runs in vrnskernel; these
+// tested against a brute-force enumeration of runs in nskernel; these
 // tests check the layer: gradients through whole graphs, chunks with
 // carried states, agreement with the RNS stack, parameters and errors.
 // Helpers are prefixed vrns to keep clear of the other tests' helpers.

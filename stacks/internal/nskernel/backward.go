@@ -2,8 +2,10 @@ package nskernel
 
 import "math"
 
-// backward back-propagates through position b (see Tape.Backward).
-func (s *seq) backward(b int, gr, gd []float64) {
+// backward back-propagates through position b (see Tape.Backward and
+// Tape.BackwardVector); for a vector stack it writes ∂L/∂v of the vector
+// pushed by this step into gv.
+func (s *seq) backward(b int, gr, gd, gv []float64) {
 	m, Q, G := s.m, s.nq, s.ns
 	mm, mq := m*m, m*Q
 	col := s.dl[b*s.na : (b+1)*s.na]
@@ -27,7 +29,9 @@ func (s *seq) backward(b int, gr, gd []float64) {
 	clear(s.gpush)
 
 	// Reading and α[b].
-	if s.abar[b] != negInf {
+	if s.abar[b] != negInf && s.M > 0 {
+		s.vectorAlphaBack(b, gr)
+	} else if s.abar[b] != negInf {
 		aE := s.aE[b*m : (b+1)*m]
 		Ca, AXa := s.Ca[b*m:(b+1)*m], s.AXa[b*m:(b+1)*m]
 		var z float64
@@ -348,7 +352,109 @@ func (s *seq) backward(b int, gr, gd []float64) {
 			}
 		}
 	}
+	if s.M > 0 {
+		copy(gv, s.Vbar[b*s.M:(b+1)*s.M])
+	}
 	_ = col
+}
+
+// vectorAlphaBack is the reading and α part of backward for a vector
+// stack. With P_a = α[a]·γ[a→b], Z = Σ_j α[b][j] and r[j,k] = Σ_a P_a[j]
+// V[a+1][k] / Z, the adjoint of P_a[j] is that of α[b][j] (from later
+// steps) plus (g_a[j] − dot)/Z, g_a[j] = Σ_k ∂L/∂r[j,k] V[a+1][k] and dot =
+// Σ_{a,j} P_a[j] g_a[j] / Z; and ∂L/∂V[a+1][k] += Σ_j ∂L/∂r[j,k] P_a[j] / Z.
+// Each row a then goes through the contraction P_a = α[a]·γ[a→b] as the
+// one α[b] of the NS stack does, with the same exact fallbacks.
+func (s *seq) vectorAlphaBack(b int, gr []float64) {
+	m, Q, G, M := s.m, s.nq, s.ns, s.M
+	mm := m * m
+	lo := s.lo(b)
+	aE := s.aE[b*m : (b+1)*m]
+	Ca, AXa := s.Ca[b*m:(b+1)*m], s.AXa[b*m:(b+1)*m]
+	var z float64
+	for _, v := range aE {
+		z += v
+	}
+	inv := 1 / z
+	// A: the adjoint of α[b] from later steps times its value (∂L/∂log
+	// α[b]); Bα: the adjoint of its mantissas.
+	A, Bα := s.atotA, s.ba
+	for j, v := range aE {
+		A[j] = v*Ca[j] + AXa[j]
+		if v >= eBad {
+			Bα[j] = Ca[j] + AXa[j]/v
+		} else {
+			Bα[j] = 0
+		}
+	}
+	var dot float64
+	for a := lo; a < b; a++ {
+		bi := s.blk(a, b)
+		p, g := s.P[bi*m:(bi+1)*m], s.gva[(a-lo)*m:(a-lo+1)*m]
+		vec := s.V[(a+1)*M : (a+2)*M]
+		for y := 0; y < G; y++ {
+			for r := 0; r < Q; r++ {
+				var sum float64
+				for k, gv := range gr[(r*G+y)*M : (r*G+y+1)*M] {
+					sum += gv * vec[k]
+				}
+				g[y*Q+r] = sum
+				dot += p[y*Q+r] * sum
+			}
+		}
+	}
+	dot *= inv
+	lb := s.la[b*m : (b+1)*m]
+	iha := 0.0
+	if h := s.ha[b]; h != 0 {
+		iha = 1 / h
+	}
+	Aa, Ba := s.aa, s.sB[:m]
+	for a := lo; a < b; a++ {
+		bi := s.blk(a, b)
+		if s.abar[a] == negInf || s.beta[bi] == negInf {
+			continue
+		}
+		p, g := s.P[bi*m:(bi+1)*m], s.gva[(a-lo)*m:(a-lo+1)*m]
+		for j, v := range aE {
+			R := (g[j] - dot) * inv
+			Aa[j] = A[j] + v*R
+			if v >= eBad {
+				Ba[j] = Bα[j] + R
+			} else {
+				Ba[j] = 0
+			}
+		}
+		// exp(ᾱ_a + β_ab − ᾱ_b) = ha_a·hb_ab/ha_b.
+		if sh := s.abar[a] + s.beta[bi] - s.abar[b]; sh > bwdThr {
+			for j, v := range aE {
+				if v >= eBad && Aa[j] != 0 {
+					s.exactAlphaBack(a, b, j, Aa[j], lb[j])
+				}
+			}
+		} else if es := rescale(s.ha[a]*s.hb[bi]*iha, sh); es != 0 {
+			E, Cb := s.E[bi*mm:(bi+1)*mm], s.C[bi*mm:(bi+1)*mm]
+			matMulBT(s.Ca[a*m:(a+1)*m], E, Ba, es, m, 1, m)
+			matMulAT(Cb, s.aE[a*m:(a+1)*m], Ba, es, 1, m, m)
+		}
+		for j, v := range aE {
+			if v < eBad && Aa[j] != 0 && lb[j] != negInf {
+				s.exactAlphaBack(a, b, j, Aa[j], lb[j])
+			}
+		}
+		vb := s.Vbar[(a+1)*M : (a+2)*M]
+		for y := 0; y < G; y++ {
+			for r := 0; r < Q; r++ {
+				pv := p[y*Q+r] * inv
+				if pv == 0 {
+					continue
+				}
+				for k, gv := range gr[(r*G+y)*M : (r*G+y+1)*M] {
+					vb[k] += pv * gv
+				}
+			}
+		}
+	}
 }
 
 // rescale returns h, a product of range-limited exponentials equal to

@@ -21,6 +21,13 @@ type Config struct {
 	// Window is D ≥ 1 for the memory-limited variant (only γ[i→t] with
 	// t−i ≤ D are kept); 0 means unlimited.
 	Window int
+	// Vector is the size m ≥ 1 of the vectors the stack elements carry for
+	// the vector stack (VRNS), whose reading is the expected vector on top
+	// per (state, top symbol); 0 (the NS and RNS stacks) carries none. A
+	// vector stack is driven by BeginVector, StepVector and
+	// BackwardVector, and its reading is always over (state, symbol)
+	// pairs, so StateReading must be false.
+	Vector int
 }
 
 // Validate reports whether c describes a valid stack.
@@ -30,6 +37,12 @@ func (c Config) Validate() error {
 	}
 	if c.Window < 0 {
 		return errors.New("nskernel: negative Window")
+	}
+	if c.Vector < 0 {
+		return errors.New("nskernel: negative Vector")
+	}
+	if c.Vector > 0 && c.StateReading {
+		return errors.New("nskernel: a vector stack reads (state, symbol) pairs already; StateReading must be false")
 	}
 	return nil
 }
@@ -45,8 +58,13 @@ func (c Config) NumActions() int {
 
 func (c Config) rowLen() int { m := c.States * c.Symbols; return 2*m + c.States }
 
-// ReadingSize returns the size of one reading: |Γ|, or |Q||Γ| with StateReading.
+// ReadingSize returns the size of one reading: |Γ|, or |Q||Γ| with
+// StateReading, or |Q||Γ|m for a vector stack (index (r·|Γ|+y)·m+j for
+// state r, top symbol y and vector component j).
 func (c Config) ReadingSize() int {
+	if c.Vector > 0 {
+		return c.States * c.Symbols * c.Vector
+	}
 	if c.StateReading {
 		return c.States * c.Symbols
 	}
@@ -54,13 +72,23 @@ func (c Config) ReadingSize() int {
 }
 
 // InitialReading writes r_0, the reading of the initial configuration (all
-// mass on state 0 and symbol 0), into dst[:c.ReadingSize()].
+// mass on state 0 and symbol 0), into dst[:c.ReadingSize()]. For a vector
+// stack see InitialVectorReading.
 func (c Config) InitialReading(dst []float64) {
 	dst = dst[:c.ReadingSize()]
 	for i := range dst {
 		dst[i] = 0
 	}
 	dst[0] = 1
+}
+
+// InitialVectorReading writes r_0 of a vector stack, the reading of the
+// initial configuration (state 0, the initial bottom symbol 0 on top,
+// carrying the vector bottom of size m), into dst[:c.ReadingSize()].
+func (c Config) InitialVectorReading(dst, bottom []float64) {
+	dst = dst[:c.ReadingSize()]
+	clear(dst)
+	copy(dst[:c.Vector], bottom[:c.Vector])
 }
 
 // LogSoftmaxRows writes into dst the log_softmax of src over each (q,x) row

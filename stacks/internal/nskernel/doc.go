@@ -1,13 +1,74 @@
 // Package nskernel implements the dynamic program of the nondeterministic
-// stack (NS and RNS; DuSell & Chiang, ICLR 2022) on plain float64 slices,
-// with a hand-written backward pass.
+// stacks (NS and RNS, DuSell & Chiang, ICLR 2022; VRNS, ICLR 2023) on
+// plain float64 slices, with a hand-written backward pass.
 //
-// A Tape holds, for a batch of independent sequences, the stack WFA weights
-// γ[i→t] and the forward weights α[t] (Lang's algorithm; the equations are in
-// the stacks package documentation), together with their adjoints. Step appends one column of γ and α
-// and writes the stack reading r_t; Backward, called for the steps in
-// decreasing order, turns ∂L/∂r_t and the adjoints accumulated from later
-// steps into ∂L/∂logΔ_t.
+// One program serves every stack. A Tape holds, for a batch of independent
+// sequences, the stack WFA weights γ[i→t] and the forward weights α[t]
+// (Lang's algorithm; the equations are in the stacks package
+// documentation), together with their adjoints, in one block layout
+// (layout.go: γ blocks by row then column, γ′ blocks by column, positions
+// and window, and the internal order of the actions); one sequence driver (seq.step: the γ′ blocks of a column, its γ
+// blocks by push, replace and the pop contraction over split points, then
+// α) and its adjoint (backward.go); one parallel dispatch over the batch
+// (Tape.dispatch); and one encoding of the carried state (state_codec.go).
+// Step appends one column of γ and α and writes the stack reading r_t;
+// Backward, called for the steps in decreasing order, turns ∂L/∂r_t and
+// the adjoints accumulated from later steps into ∂L/∂logΔ_t.
+//
+// What differs between the instances is the semiring and the payload the
+// program carries beside the weights:
+//
+//   - NS and RNS (Config.Vector = 0): log-sum-exp on scaled mantissas (see
+//     Scales) with no payload. The reading is α[t] normalized, summed over
+//     states (the reading over symbols) or not (StateReading). NS
+//     normalizes its action weights first (LogSoftmaxRows); RNS does not.
+//   - VRNS (Config.Vector = m > 0): the same semiring and kernels; the
+//     stack elements carry vectors of size m (BeginVector, StepVector,
+//     BackwardVector), and the reading is the expected vector on top per
+//     (state, top symbol), computed from the terms P_i of α; see "The
+//     vector payload" below.
+//   - Viterbi (maxplus.go): max-plus, with back-pointers in place of
+//     adjoints, over the same layout, positions, window and action order,
+//     column by column in the driver's order; it finds a run of highest
+//     weight for stacks.Viterbi. It needs neither a backward pass nor a
+//     carried state, so it runs one sequence on its own arrays rather than
+//     on a Tape.
+//
+// The vector payload. The VRNS stack is the RNS stack whose stack elements
+// also carry a vector of size m: the push of step t pushes v_t with its
+// symbol, a replace changes an element's symbol and keeps its vector, and
+// the initial bottom carries a given bottom vector. The reading is
+//
+//	r_t[(r·|Γ|+y)·m+j] = Σ_runs weight · [state r, top y] · (top vector)_j / Σ_runs weight.
+//
+// The authors' equations compute it with a vector ζ[i→t][q,x→r,y] beside
+// every γ entry:
+//
+//	ζ[t−1→t][q,x→r,y] = Δ[t][q,x→r,•y] · v_t
+//	ζ[i→t][q,x→r,y]   = Σ_{s,z} ζ[i→t−1][q,x→s,z] Δ[t][s,z→r,y]
+//	                  + Σ_{k=i+1}^{t−2} Σ_u ζ[i→k][q,x→u,y] γ′[k→t][u,y→r]
+//	η[t][r,y] = Σ_i Σ_{q,x} α[i][q,x] ζ[i→t][q,x→r,y],   r_t = η[t] / Σ α[t]
+//
+// ζ[i→t] counts the runs of γ[i→t], whose top element at t is the one
+// pushed by step i+1 (replaced perhaps, never popped): each such run's top
+// vector is v_{i+1}. The three equations are linear and keep this, so by
+// induction ζ[i→t] = v_{i+1} ⊗ γ[i→t] exactly, and
+//
+//	η[t][r,y] = Σ_i v_{i+1} · P_i[t][r,y],   P_i[t] = α[i] γ[i→t],
+//
+// the terms whose sum is α[t]. The program computes γ, γ′ and α as for the
+// RNS stack, keeping the terms P_i of α[t] (relative to α[t]'s shift, and
+// recomputed exactly in log space when an entry of α[t] needs its exact
+// fallback), and the reading from them, at O(nm|Q||Γ|) extra cost per step
+// instead of the O(m) factor of carrying ζ. Backward sends the adjoint of
+// each P_i through the contraction α[i]·γ[i→t] as it does that of α[t], with
+// the same exact fallbacks, and returns ∂L/∂v_t. The tests check the
+// readings against a brute-force enumeration of runs that carries the
+// vectors and against the literal ζ recursion. With the original behaviour
+// the initial bottom is never on top after step 1, so its vector appears
+// only in r_0, which the caller computes (Config.InitialVectorReading);
+// with the fixed behaviour it is the element of the extra row i = −1
+// (position 0 below), and BackwardVector gives its gradient.
 //
 // Weights are kept in log space, but every contraction is done as "shift by
 // block maxima, exponentiate, real multiply-add, take the logarithm", with an
@@ -17,9 +78,9 @@
 // log shift β (γ = exp(β)·E), plus the exact logarithm for the entries whose
 // mantissa is tiny.
 //
-// Positions. Internally the columns of γ are indexed by positions. For the
-// "original" bottom behaviour position 0 is time 0 (α[0] one-hot) and step t
-// produces position t. For the "fixed" behaviour position 0 is the extra row
+// Positions (layout.go). Internally the columns of γ are indexed by
+// positions. For the "original" bottom behaviour position 0 is time 0 (α[0]
+// one-hot) and step t produces position t. For the "fixed" behaviour position 0 is the extra row
 // i = −1, position 1 is time 0 (γ[−1→0] one-hot at (0,0)→(0,0)), and step t
 // produces position t+1. In the memory-limited variant the band constraint
 // t − i ≤ D is applied to positions, so for the fixed behaviour the bottom
@@ -48,6 +109,14 @@
 // (ψ_b − ψ_a)) kept relative to a potential ψ over positions, so that the
 // common case needs one exp per block and column rather than one per
 // product. A factor out of range falls back to the exponential itself.
+//
+// Carried state. The memory-limited variant's State holds the last D
+// positions: α, the γ blocks among them (mantissas, shifts and exact
+// logarithms), the potentials and, for the vector stack, the blocks'
+// factors hb and the vectors of their elements. Its encoding is exact; an
+// NS state is encoded as it always was, and states of the former separate
+// VRNS kernel still decode. A vector stack's run continued from a state
+// equals, bit for bit, the whole run.
 //
 // Memory. Every column reads all blocks of its triangle (the backward
 // pass also rewrites their adjoints), so a step of a batch streams B

@@ -25,15 +25,9 @@ var eBad = math.Exp(-bwdThr)
 // below deepE. G' blocks (k,b) (γ'[k→b], m×Q, row (u,y), column r) are
 // stored likewise in X, tau, LxP.
 type seq struct {
+	layout
 	m, nq, ns, na int // |Q||Γ|, |Q|, |Γ|, actions per column (internal)
-	D             int // window in positions (capacity for unlimited)
-	fixed, sread  bool
-	capPos        int
-	np            int // positions filled
-	base          int // position of time "0" for Step numbering: step t is position base+t
-
-	rowStart []int // block index of (a, a+1)
-	colStart []int // G' index of (klo(b), b)
+	sread         bool
 
 	E, Lx, C, AX []float64
 	axNZ         []bool // AX of the block may be nonzero
@@ -68,6 +62,16 @@ type seq struct {
 	xv                       []float64 // G' blocks of a column in a vector layout (see vec_layout.go)
 	eRepT, ePopT             []float64 // a column's rep and pop weights transposed (vector kernels)
 	cpt, bx                  []float64 // G' adjoints of a column and a block adjoint expanded (popSumBackZ9x3)
+
+	// The vector payload of the vector stack (M = 0 for NS and RNS). V[p]
+	// (M entries) is the vector of the stack element pushed by the step
+	// that made position p (for the fixed bottom, V[1] is the initial
+	// bottom's), Vbar its adjoint. P[bi] (m entries) is P_a = α[a]·γ[a→b]
+	// for γ block bi = (a,b), relative to exp(abar[b]) like aE[b]: the
+	// weight of the runs whose top element at b carries V[a+1].
+	M          int
+	V, Vbar, P []float64
+	gva, aa    []float64 // per row a of a column: the reading adjoint against V[a+1] (m each); per-row α adjoint (m)
 }
 
 // vec reports whether the vector kernels of m = 6, |Q| = 2 serve this
@@ -83,28 +87,8 @@ func (s *seq) init(c Config, capPos int) {
 	s.m = s.nq * s.ns
 	m, mm := s.m, s.m*s.m
 	s.na = 2*mm + m*s.nq
-	s.fixed, s.sread = c.Fixed, c.StateReading
-	s.capPos = capPos
-	s.D = c.Window
-	if s.D == 0 {
-		s.D = capPos
-	}
-	s.rowStart = make([]int, capPos+1)
-	nb := 0
-	for a := 0; a < capPos; a++ {
-		s.rowStart[a] = nb
-		nb += min(s.D, capPos-1-a)
-	}
-	s.rowStart[capPos] = nb
-	s.colStart = make([]int, capPos+1)
-	ng := 0
-	for b := 0; b < capPos; b++ {
-		s.colStart[b] = ng
-		if klo := s.lo(b) + 1; b-2 >= klo {
-			ng += b - 1 - klo
-		}
-	}
-	s.colStart[capPos] = ng
+	s.sread = c.StateReading
+	nb, ng := s.initLayout(c.Window, capPos, c.Fixed)
 	s.E = make([]float64, nb*mm)
 	s.Lx = make([]float64, nb*mm)
 	s.C = make([]float64, nb*mm)
@@ -159,16 +143,14 @@ func (s *seq) init(c Config, capPos int) {
 		s.eRepT = make([]float64, mm)
 		s.ePopT = make([]float64, mq)
 	}
+	if s.M = c.Vector; s.M > 0 {
+		s.V = make([]float64, capPos*s.M)
+		s.Vbar = make([]float64, capPos*s.M)
+		s.P = make([]float64, nb*m)
+		s.gva = make([]float64, capPos*m)
+		s.aa = make([]float64, m)
+	}
 }
-
-// lo is the first row of column b.
-func (s *seq) lo(b int) int { return max(0, b-s.D) }
-
-// blk is the index of γ block (a,b).
-func (s *seq) blk(a, b int) int { return s.rowStart[a] + b - a - 1 }
-
-// gp is the index of G' block (k,b).
-func (s *seq) gp(k, b int) int { return s.colStart[b] + k - (s.lo(b) + 1) }
 
 // lat returns the exact log of entry e of γ block bi.
 func (s *seq) lat(bi, e int) float64 {
@@ -299,7 +281,9 @@ func (s *seq) setAlpha(p int, l []float64) {
 	clear(s.AXa[p*m : (p+1)*m])
 }
 
-func (s *seq) begin() {
+// begin starts from the initial stack; bottom is the initial bottom's
+// vector of a vector stack with the fixed behaviour (ignored otherwise).
+func (s *seq) begin(bottom []float64) {
 	m := s.m
 	oh := s.tmp[:m*m]
 	for i := range oh {
@@ -316,11 +300,12 @@ func (s *seq) begin() {
 		oh[0] = 0
 		s.setBlockLog(s.blk(0, 1), oh)
 		s.setH(0, 1)
-		s.np = 2
-	} else {
-		s.np = 1
+		if s.M > 0 {
+			copy(s.V[s.M:2*s.M], bottom)
+			clear(s.Vbar[s.M : 2*s.M])
+		}
 	}
-	s.base = s.np - 1
+	s.startPositions()
 }
 
 func (s *seq) saveState(np int, st *seqState) {
@@ -330,8 +315,13 @@ func (s *seq) saveState(np int, st *seqState) {
 	st.aE = append([]float64(nil), s.aE[off*m:s.np*m]...)
 	st.abar = append([]float64(nil), s.abar[off:s.np]...)
 	st.psi = append([]float64(nil), s.psi[off:s.np]...)
-	for i := range st.psi {
-		st.psi[i] -= s.psi[off]
+	if s.M == 0 {
+		// The NS stack carries its potential relative to the oldest
+		// position; the vector stack carries it as it is, so that a run
+		// continued from the state equals the whole run bit for bit.
+		for i := range st.psi {
+			st.psi[i] -= s.psi[off]
+		}
 	}
 	for a := 0; a < np; a++ {
 		for b := a + 1; b < np; b++ {
@@ -339,6 +329,15 @@ func (s *seq) saveState(np int, st *seqState) {
 			st.E = append(st.E, s.E[bi*mm:(bi+1)*mm]...)
 			st.Lx = append(st.Lx, s.Lx[bi*mm:(bi+1)*mm]...)
 			st.beta = append(st.beta, s.beta[bi])
+		}
+	}
+	if s.M > 0 {
+		st.V = append([]float64(nil), s.V[(off+1)*s.M:s.np*s.M]...)
+		// The factors hb as the steps made them (scaled, not by exp).
+		for a := 0; a < np; a++ {
+			for b := a + 1; b < np; b++ {
+				st.hb = append(st.hb, s.hb[s.blk(a+off, b+off)])
+			}
 		}
 	}
 }
@@ -361,10 +360,18 @@ func (s *seq) beginState(np int, st *seqState) {
 			copy(s.E[bi*mm:(bi+1)*mm], st.E[j*mm:(j+1)*mm])
 			copy(s.Lx[bi*mm:(bi+1)*mm], st.Lx[j*mm:(j+1)*mm])
 			s.beta[bi] = st.beta[j]
-			s.setH(a, b)
+			if st.hb != nil {
+				s.hb[bi] = st.hb[j]
+			} else {
+				s.setH(a, b)
+			}
 			s.clearAdj(bi)
 			j++
 		}
+	}
+	if s.M > 0 {
+		copy(s.V[s.M:np*s.M], st.V)
+		clear(s.Vbar[:np*s.M])
 	}
 	s.np = np
 	s.base = np - 1
@@ -411,6 +418,17 @@ func (s *seq) exactGamma(a, b, i, j int) float64 {
 			uy := y*Q + u
 			acc.add(s.lat(bi, i*m+uy) + s.latP(pi, uy*Q+r))
 		}
+	}
+	return acc.val()
+}
+
+// exactP returns the exact log of entry j of P_a = α[a]·γ[a→b].
+func (s *seq) exactP(a, b, j int) float64 {
+	m := s.m
+	acc := newLSE()
+	bi := s.blk(a, b)
+	for i := 0; i < m; i++ {
+		acc.add(s.la[a*m+i] + s.lat(bi, i*m+j))
 	}
 	return acc.val()
 }
@@ -511,29 +529,20 @@ func (s *seq) finalize(R []float64, S float64, E, Lx []float64, kind, a, b int) 
 	return beta, 0, false
 }
 
-// step computes the next column from ld (external action layout) and
-// writes the reading into out.
-func (s *seq) step(ld, out []float64) {
+// step computes the next column from ld (external action layout) and, for
+// a vector stack, v (the pushed vector), and writes the reading into out.
+func (s *seq) step(ld, v, out []float64) {
 	b := s.np
 	s.np++
+	if s.M > 0 {
+		copy(s.V[b*s.M:(b+1)*s.M], v)
+		clear(s.Vbar[b*s.M : (b+1)*s.M])
+	}
 	m, Q, G := s.m, s.nq, s.ns
 	mm, mq := m*m, m*Q
 	col := s.dl[b*s.na : (b+1)*s.na]
 	push, rep, pop := col[:mm], col[mm:2*mm], col[2*mm:]
-	W := 2*m + Q
-	for q := 0; q < Q; q++ {
-		for x := 0; x < G; x++ {
-			row := ld[(q*G+x)*W : (q*G+x+1)*W]
-			i := x*Q + q
-			for r := 0; r < Q; r++ {
-				for y := 0; y < G; y++ {
-					push[i*m+y*Q+r] = row[r*G+y]
-					rep[i*m+y*Q+r] = row[m+r*G+y]
-				}
-				pop[i*Q+r] = row[2*m+r]
-			}
-		}
-	}
+	splitActions(ld, push, rep, pop, Q, G)
 	eRep, ePop := s.eRep[b*mm:(b+1)*mm], s.ePop[b*mq:(b+1)*mq]
 	s.dRep[b] = expShift(eRep, rep)
 	s.dPop[b] = expShift(ePop, pop)
@@ -656,8 +665,12 @@ func (s *seq) step(ld, out []float64) {
 	clear(acc)
 	M := negInf
 	for a := lo; a < b; a++ {
-		if v := s.abar[a] + s.beta[s.blk(a, b)]; v > M {
+		bi := s.blk(a, b)
+		if v := s.abar[a] + s.beta[bi]; v > M {
 			M = v
+		}
+		if s.M > 0 {
+			clear(s.P[bi*m : (bi+1)*m])
 		}
 	}
 	if M != negInf {
@@ -676,19 +689,99 @@ func (s *seq) step(ld, out []float64) {
 			if w == 0 {
 				continue
 			}
+			if s.M > 0 {
+				// The vector stack keeps the terms P_a of α[b].
+				p := s.P[bi*m : (bi+1)*m]
+				matMulScaledRows(p, s.aE[a*m:(a+1)*m], s.E[bi*mm:(bi+1)*mm], w, 1, m)
+				for j, pv := range p {
+					acc[j] += pv
+				}
+				continue
+			}
 			matMulScaledRows(acc, s.aE[a*m:(a+1)*m], s.E[bi*mm:(bi+1)*mm], w, 1, m)
 		}
 	}
 	la := s.tmp[:m]
+	exact := false
 	for j, v := range acc {
 		if v >= fwdTiny && M != negInf {
 			la[j] = math.Log(v) + M
 		} else {
 			la[j] = s.exactAlpha(b, j)
+			exact = true
 		}
 	}
 	s.setAlpha(b, la)
+	if s.M > 0 {
+		s.vectorReading(b, acc, exact, out)
+		return
+	}
 	s.reading(b, out)
+}
+
+// vectorReading writes the reading of position b of a vector stack,
+//
+//	r[(r·|Γ|+y)·M+j] = Σ_a P_a[y·|Q|+r] · V[a+1]_j / Σ α[b],
+//
+// and leaves the terms P_a relative to exp(abar[b]) for the backward pass.
+// acc holds α[b] relative to exp(M) as the fast path summed it, the P_a
+// likewise; exact tells that an entry of α[b] underflowed there, in which
+// case every P_a is recomputed exactly in log space.
+func (s *seq) vectorReading(b int, acc []float64, exact bool, out []float64) {
+	m, Q, G, M := s.m, s.nq, s.ns, s.M
+	lo := s.lo(b)
+	clear(out)
+	if s.abar[b] == negInf {
+		return
+	}
+	if exact {
+		for a := lo; a < b; a++ {
+			bi := s.blk(a, b)
+			p := s.P[bi*m : (bi+1)*m]
+			for j := range p {
+				if l := s.exactP(a, b, j); l != negInf {
+					p[j] = math.Exp(l - s.abar[b])
+				} else {
+					p[j] = 0
+				}
+			}
+		}
+	} else {
+		// abar[b] is M + log(max acc): rescale the terms to it.
+		mx := 0.0
+		for _, v := range acc {
+			mx = math.Max(mx, v)
+		}
+		f := 1 / mx
+		for a := lo; a < b; a++ {
+			bi := s.blk(a, b)
+			for j := range s.P[bi*m : (bi+1)*m] {
+				s.P[bi*m+j] *= f
+			}
+		}
+	}
+	var z float64
+	for _, v := range s.aE[b*m : (b+1)*m] {
+		z += v
+	}
+	inv := 1 / z
+	for a := lo; a < b; a++ {
+		bi := s.blk(a, b)
+		p := s.P[bi*m : (bi+1)*m]
+		vec := s.V[(a+1)*M : (a+2)*M]
+		for y := 0; y < G; y++ {
+			for r := 0; r < Q; r++ {
+				pv := p[y*Q+r] * inv
+				if pv == 0 {
+					continue
+				}
+				o := out[(r*G+y)*M : (r*G+y+1)*M]
+				for j, vv := range vec {
+					o[j] += pv * vv
+				}
+			}
+		}
+	}
 }
 
 // expShift sets dst = exp(src − max src) and returns max src.

@@ -22,8 +22,9 @@ type Tape struct {
 	batch    int
 	maxSteps int
 	seqs     []seq
-	steps    int // forward steps since Begin
-	back     int // next step Backward expects (0 if none yet)
+	steps    int  // forward steps since Begin
+	back     int  // next step Backward expects (0 if none yet)
+	initial  bool // the run began from the initial stack
 
 	// parallel dispatch (see dispatch)
 	workers int
@@ -39,12 +40,14 @@ type Tape struct {
 	mode    int
 	argA    []float64
 	argB    []float64
+	argC    []float64 // pushed vectors (Step) or their gradients (Backward) of a vector stack
 	argStep int
 }
 
 // State is the carried state of a memory-limited stack: the last D−1
-// columns of γ and the last D entries of α, enough to continue the
-// computation exactly. It is detached: no gradient flows into it.
+// columns of γ and the last D entries of α (and, for a vector stack, the
+// vectors of their stack elements), enough to continue the computation
+// exactly. It is detached: no gradient flows into it.
 type State struct {
 	cfg   Config
 	batch int
@@ -56,6 +59,8 @@ type seqState struct {
 	la, aE, abar []float64 // α (log), α mantissa, α shift per position
 	psi          []float64 // potential per position
 	E, Lx, beta  []float64 // γ blocks (a,b), 0 ≤ a < b < np, ordered by a then b
+	V            []float64 // vector stack: the vectors of positions 1 … np−1
+	hb           []float64 // vector stack: the blocks' factors hb (nil: recomputed from beta and psi)
 }
 
 // Positions returns the number of positions (columns of α) the state carries.
@@ -79,17 +84,14 @@ func NewTape(c Config, batch, maxSteps int) *Tape {
 		panic("nskernel: batch and maxSteps must be positive")
 	}
 	t := &Tape{cfg: c, batch: batch, maxSteps: maxSteps}
-	capPos := maxSteps + 2
-	if c.Window > 0 {
-		capPos = maxSteps + max(2, c.Window)
-	}
+	capPos := capPositions(c.Window, maxSteps)
 	t.seqs = make([]seq, batch)
 	for i := range t.seqs {
 		t.seqs[i].init(c, capPos)
 	}
 	t.workers = min(runtime.GOMAXPROCS(0), batch)
 	t.wake = make(chan struct{}, t.workers)
-	if err := t.Begin(nil); err != nil {
+	if err := t.begin(nil, make([]float64, c.Vector)); err != nil {
 		panic(err)
 	}
 	return t
@@ -113,8 +115,32 @@ func (t *Tape) Steps() int { return t.steps }
 
 // Begin starts a new batch of sequences from the initial configuration
 // (carried == nil) or, for the memory-limited variant only, from a carried
-// state returned by State. It discards all earlier steps and adjoints.
+// state returned by State. It discards all earlier steps and adjoints. A
+// vector stack begins with BeginVector.
 func (t *Tape) Begin(carried *State) error {
+	if t.cfg.Vector > 0 {
+		return errors.New("nskernel: a vector stack begins with BeginVector")
+	}
+	return t.begin(carried, nil)
+}
+
+// BeginVector is Begin for a vector stack (Config.Vector > 0): from the
+// initial stack when carried is nil, whose bottom symbol carries the vector
+// bottom (of size m, shared by the batch; it matters only for the fixed
+// behaviour, under which the bottom can return to the top, and may be nil
+// otherwise), or, for the memory-limited variant only, from a state
+// returned by State (bottom is then ignored).
+func (t *Tape) BeginVector(carried *State, bottom []float64) error {
+	if t.cfg.Vector == 0 {
+		return errors.New("nskernel: BeginVector needs a vector stack")
+	}
+	if carried == nil && t.cfg.Fixed && len(bottom) < t.cfg.Vector {
+		return fmt.Errorf("nskernel: bottom vector of size %d, want %d", len(bottom), t.cfg.Vector)
+	}
+	return t.begin(carried, bottom)
+}
+
+func (t *Tape) begin(carried *State, bottom []float64) error {
 	if carried != nil {
 		if t.cfg.Window == 0 {
 			return errors.New("nskernel: carried state needs the memory-limited variant")
@@ -125,13 +151,14 @@ func (t *Tape) Begin(carried *State) error {
 	}
 	for i := range t.seqs {
 		if carried == nil {
-			t.seqs[i].begin()
+			t.seqs[i].begin(bottom)
 		} else {
 			t.seqs[i].beginState(carried.np, &carried.elems[i])
 		}
 	}
 	t.steps = 0
 	t.back = 0
+	t.initial = carried == nil
 	return nil
 }
 
@@ -145,6 +172,23 @@ const (
 // LogSoftmaxRows), and reading (batch×ReadingSize) receives r_t.
 // A sequence whose every run has zero weight reads all zeros.
 func (t *Tape) Step(logDelta []float64, reading []float64) {
+	if t.cfg.Vector > 0 {
+		panic("nskernel: a vector stack steps with StepVector")
+	}
+	t.step(logDelta, nil, reading)
+}
+
+// StepVector is Step for a vector stack: vec holds the batch×m vectors
+// v_t pushed by this step, and reading (batch×ReadingSize) receives r_t,
+// the expected vector on top per (state, top symbol).
+func (t *Tape) StepVector(logDelta, vec, reading []float64) {
+	if t.cfg.Vector == 0 {
+		panic("nskernel: StepVector needs a vector stack")
+	}
+	t.step(logDelta, vec[:t.batch*t.cfg.Vector], reading)
+}
+
+func (t *Tape) step(logDelta, vec, reading []float64) {
 	if t.steps >= t.maxSteps {
 		panic("nskernel: more steps than maxSteps")
 	}
@@ -152,7 +196,7 @@ func (t *Tape) Step(logDelta []float64, reading []float64) {
 		panic("nskernel: Step after Backward; call Begin first")
 	}
 	na, nr := t.cfg.NumActions(), t.cfg.ReadingSize()
-	t.mode, t.argA, t.argB = modeStep, logDelta[:t.batch*na], reading[:t.batch*nr]
+	t.mode, t.argA, t.argB, t.argC = modeStep, logDelta[:t.batch*na], reading[:t.batch*nr], vec
 	t.dispatch()
 	t.steps++
 }
@@ -164,6 +208,34 @@ func (t *Tape) Step(logDelta []float64, reading []float64) {
 // gradLogDelta (batch×NumActions, overwritten). Entries of logΔ equal to −∞
 // get gradient exactly 0.
 func (t *Tape) Backward(step int, gradReading []float64, gradLogDelta []float64) {
+	if t.cfg.Vector > 0 {
+		panic("nskernel: a vector stack back-propagates with BackwardVector")
+	}
+	t.backward(step, gradReading, gradLogDelta, nil)
+}
+
+// BackwardVector is Backward for a vector stack: it also writes ∂L/∂v_step
+// into gradVec (batch×m, overwritten), and Backward(1) of a run begun from
+// the initial stack adds ∂L/∂bottom, summed over the batch, into
+// gradBottom (size m) when it is not nil: the gradient through the
+// readings r_1 … r_T (r_0 is not the tape's); it is zero for the original
+// behaviour.
+func (t *Tape) BackwardVector(step int, gradReading, gradLogDelta, gradVec, gradBottom []float64) {
+	if t.cfg.Vector == 0 {
+		panic("nskernel: BackwardVector needs a vector stack")
+	}
+	m := t.cfg.Vector
+	t.backward(step, gradReading, gradLogDelta, gradVec[:t.batch*m])
+	if t.back == -1 && t.initial && t.cfg.Fixed && gradBottom != nil {
+		for i := range t.seqs {
+			for j, v := range t.seqs[i].Vbar[m : 2*m] {
+				gradBottom[j] += v
+			}
+		}
+	}
+}
+
+func (t *Tape) backward(step int, gradReading, gradLogDelta, gradVec []float64) {
 	want := t.back
 	if want == 0 {
 		want = t.steps
@@ -172,7 +244,7 @@ func (t *Tape) Backward(step int, gradReading []float64, gradLogDelta []float64)
 		panic(fmt.Sprintf("nskernel: Backward(%d) out of order; want step %d", step, want))
 	}
 	na, nr := t.cfg.NumActions(), t.cfg.ReadingSize()
-	t.mode, t.argA, t.argB, t.argStep = modeBack, gradReading[:t.batch*nr], gradLogDelta[:t.batch*na], step
+	t.mode, t.argA, t.argB, t.argC, t.argStep = modeBack, gradReading[:t.batch*nr], gradLogDelta[:t.batch*na], gradVec, step
 	t.dispatch()
 	t.back = step - 1
 	if t.back == 0 {
@@ -197,7 +269,7 @@ func (t *Tape) State() *State {
 	return st
 }
 
-// Run is a convenience: Begin(nil), then Step for every element of
+// Run is a convenience for the NS stack: Begin(nil), then Step for every element of
 // logDeltas (logDeltas[t-1] is batch×NumActions for step t); it returns the
 // readings r_1 … r_T.
 func (t *Tape) Run(logDeltas [][]float64) [][]float64 {
@@ -394,11 +466,15 @@ func (t *Tape) helper() {
 func (t *Tape) doOne(i int) {
 	na, nr := t.cfg.NumActions(), t.cfg.ReadingSize()
 	s := &t.seqs[i]
+	var c []float64
+	if m := t.cfg.Vector; m > 0 {
+		c = t.argC[i*m : (i+1)*m]
+	}
 	switch t.mode {
 	case modeStep:
-		s.step(t.argA[i*na:(i+1)*na], t.argB[i*nr:(i+1)*nr])
+		s.step(t.argA[i*na:(i+1)*na], c, t.argB[i*nr:(i+1)*nr])
 	case modeBack:
-		s.backward(s.base+t.argStep, t.argA[i*nr:(i+1)*nr], t.argB[i*na:(i+1)*na])
+		s.backward(s.base+t.argStep, t.argA[i*nr:(i+1)*nr], t.argB[i*na:(i+1)*na], c)
 	}
 }
 

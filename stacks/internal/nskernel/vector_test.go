@@ -1,4 +1,4 @@
-package vrnskernel
+package nskernel
 
 import (
 	"bytes"
@@ -6,20 +6,18 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/nsrnn/nsrnn/stacks/internal/nskernel"
 )
 
 // inputs are the inputs of a batch run: step log-weights, pushed vectors
 // and the bottom vector.
-type inputs struct {
+type vecInputs struct {
 	ld, vs [][]float64 // ld[t−1]: batch×NumActions; vs[t−1]: batch×m
 	bottom []float64
 }
 
-// randInputs draws log-weights uniform in ±scale and vectors in (0, 1).
-func randInputs(rng *rand.Rand, c Config, batch, n int, scale float64) *inputs {
-	in := &inputs{bottom: make([]float64, c.Vector)}
+// randVecInputs draws log-weights uniform in ±scale and vectors in (0, 1).
+func randVecInputs(rng *rand.Rand, c Config, batch, n int, scale float64) *vecInputs {
+	in := &vecInputs{bottom: make([]float64, c.Vector)}
 	for range n {
 		ld := make([]float64, batch*c.NumActions())
 		for i := range ld {
@@ -49,24 +47,24 @@ func seqOf(xs [][]float64, i, B int) [][]float64 {
 
 // run runs the tape from start (nil: the initial stack) over steps
 // [from, to) of in and returns the readings.
-func run(tp *Tape, start *State, in *inputs, from, to int) [][]float64 {
-	if err := tp.Begin(start, in.bottom); err != nil {
+func runVec(tp *Tape, start *State, in *vecInputs, from, to int) [][]float64 {
+	if err := tp.BeginVector(start, in.bottom); err != nil {
 		panic(err)
 	}
 	var out [][]float64
 	for t := from; t < to; t++ {
 		r := make([]float64, tp.Batch()*tp.Config().ReadingSize())
-		tp.Step(in.ld[t], in.vs[t], r)
+		tp.StepVector(in.ld[t], in.vs[t], r)
 		out = append(out, r)
 	}
 	return out
 }
 
-func relClose(a, b, tol float64) bool {
+func vecRelClose(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(math.Abs(a), math.Abs(b)) || math.Abs(a-b) <= 1e-300
 }
 
-func smallConfigs(window int) []Config {
+func vecConfigs(window int) []Config {
 	var cs []Config
 	for _, q := range []int{1, 2} {
 		for _, g := range []int{1, 2} {
@@ -80,28 +78,28 @@ func smallConfigs(window int) []Config {
 	return cs
 }
 
-// TestOracle checks the tape against the brute-force enumeration of runs
+// TestVectorOracle checks the tape against the brute-force enumeration of runs
 // and the literal ζ equations against the same, unlimited and
 // memory-limited, to 1e-10 relative.
-func TestOracle(t *testing.T) {
+func TestVectorOracle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const B, n = 2, 5
 	for _, D := range []int{0, 1, 2, 3, 4} {
-		for _, c := range smallConfigs(D) {
-			in := randInputs(rng, c, B, n, 2)
-			rd := run(NewTape(c, B, n), nil, in, 0, n)
+		for _, c := range vecConfigs(D) {
+			in := randVecInputs(rng, c, B, n, 2)
+			rd := runVec(NewTape(c, B, n), nil, in, 0, n)
 			nr := c.ReadingSize()
 			for i := 0; i < B; i++ {
 				ld, vs := seqOf(in.ld, i, B), seqOf(in.vs, i, B)
-				bf := bruteForce(c, ld, vs, in.bottom, D)
+				bf := bruteForceVector(c, ld, vs, in.bottom, D)
 				nv := naiveZeta(c, ld, vs, in.bottom, D)
 				for s := 0; s < n; s++ {
 					got := rd[s][i*nr : (i+1)*nr]
 					for j := range got {
-						if !relClose(got[j], bf[s][j], 1e-10) {
+						if !vecRelClose(got[j], bf[s][j], 1e-10) {
 							t.Fatalf("%+v seq %d step %d: tape reads %v, brute force %v", c, i, s+1, got, bf[s])
 						}
-						if !relClose(nv[s][j], bf[s][j], 1e-10) {
+						if !vecRelClose(nv[s][j], bf[s][j], 1e-10) {
 							t.Fatalf("%+v seq %d step %d: ζ equations read %v, brute force %v", c, i, s+1, nv[s], bf[s])
 						}
 					}
@@ -111,15 +109,15 @@ func TestOracle(t *testing.T) {
 	}
 }
 
-// TestOracleImpossibleActions: with a third of the actions impossible
+// TestVectorOracleImpossibleActions: with a third of the actions impossible
 // (log-weight −∞), the tape still agrees with the brute force, and
 // sequences without any possible run read zeros.
-func TestOracleImpossibleActions(t *testing.T) {
+func TestVectorOracleImpossibleActions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const B, n = 2, 5
 	for _, D := range []int{0, 2} {
-		for _, c := range smallConfigs(D) {
-			in := randInputs(rng, c, B, n, 2)
+		for _, c := range vecConfigs(D) {
+			in := randVecInputs(rng, c, B, n, 2)
 			for _, ld := range in.ld {
 				for j := range ld {
 					if rng.IntN(3) == 0 {
@@ -127,14 +125,14 @@ func TestOracleImpossibleActions(t *testing.T) {
 					}
 				}
 			}
-			rd := run(NewTape(c, B, n), nil, in, 0, n)
+			rd := runVec(NewTape(c, B, n), nil, in, 0, n)
 			nr := c.ReadingSize()
 			for i := 0; i < B; i++ {
-				bf := bruteForce(c, seqOf(in.ld, i, B), seqOf(in.vs, i, B), in.bottom, D)
+				bf := bruteForceVector(c, seqOf(in.ld, i, B), seqOf(in.vs, i, B), in.bottom, D)
 				for s := 0; s < n; s++ {
 					got := rd[s][i*nr : (i+1)*nr]
 					for j := range got {
-						if math.IsNaN(got[j]) || !relClose(got[j], bf[s][j], 1e-10) {
+						if math.IsNaN(got[j]) || !vecRelClose(got[j], bf[s][j], 1e-10) {
 							t.Fatalf("%+v seq %d step %d: tape reads %v, brute force %v", c, i, s+1, got, bf[s])
 						}
 					}
@@ -144,12 +142,12 @@ func TestOracleImpossibleActions(t *testing.T) {
 	}
 }
 
-// TestRNS: with m = 1, every pushed vector 1 and the bottom vector 1, the
+// TestVectorRNS: with m = 1, every pushed vector 1 and the bottom vector 1, the
 // readings are the RNS stack's state-and-symbol readings and the
 // gradients of the log-weights are the RNS stack's (nskernel), for every
 // bottom and window, with log-weights of ±3 over 9 steps and of ±50 over
 // 60 steps.
-func TestRNS(t *testing.T) {
+func TestVectorRNS(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	const B = 2
 	for _, scale := range []float64{3, 50} {
@@ -161,22 +159,22 @@ func TestRNS(t *testing.T) {
 						n = 60
 					}
 					c := Config{States: qg[0], Symbols: qg[1], Vector: 1, Fixed: f, Window: D}
-					in := randInputs(rng, c, B, n, scale)
+					in := randVecInputs(rng, c, B, n, scale)
 					for _, v := range in.vs {
 						for j := range v {
 							v[j] = 1
 						}
 					}
 					in.bottom[0] = 1
-					rc := nskernel.Config{States: qg[0], Symbols: qg[1], Fixed: f, StateReading: true, Window: D}
-					rt := nskernel.NewTape(rc, B, n)
+					rc := Config{States: qg[0], Symbols: qg[1], Fixed: f, StateReading: true, Window: D}
+					rt := NewTape(rc, B, n)
 					want := rt.Run(in.ld)
 					tp := NewTape(c, B, n)
-					got := run(tp, nil, in, 0, n)
+					got := runVec(tp, nil, in, 0, n)
 					name := fmt.Sprintf("%+v scale %g", c, scale)
 					for s := range got {
 						for j := range got[s] {
-							if !relClose(got[s][j], want[s][j], 1e-11) && math.Abs(got[s][j]-want[s][j]) > 1e-14 {
+							if !vecRelClose(got[s][j], want[s][j], 1e-11) && math.Abs(got[s][j]-want[s][j]) > 1e-14 {
 								t.Fatalf("%s step %d: reads %v, RNS %v", name, s+1, got[s], want[s])
 							}
 						}
@@ -189,7 +187,7 @@ func TestRNS(t *testing.T) {
 						for j := range gr {
 							gr[j] = math.Sin(float64(7*s + j))
 						}
-						tp.Backward(s, gr, g1, gv, nil)
+						tp.BackwardVector(s, gr, g1, gv, nil)
 						rt.Backward(s, gr, g2)
 						// Both passes compute each entry with an absolute
 						// rounding error relative to the step's largest
@@ -199,7 +197,7 @@ func TestRNS(t *testing.T) {
 							top = math.Max(top, math.Abs(v))
 						}
 						for j := range g1 {
-							if !relClose(g1[j], g2[j], 1e-8) && math.Abs(g1[j]-g2[j]) > 1e-10*top {
+							if !vecRelClose(g1[j], g2[j], 1e-8) && math.Abs(g1[j]-g2[j]) > 1e-10*top {
 								t.Fatalf("%s step %d: ∂L/∂logΔ[%d] = %.15g, RNS %.15g", name, s, j, g1[j], g2[j])
 							}
 						}
@@ -210,12 +208,12 @@ func TestRNS(t *testing.T) {
 	}
 }
 
-// lossAndGrad runs the tape from start over in and returns the loss Σ_t
+// vecLossAndGrad runs the tape from start over in and returns the loss Σ_t
 // ⟨coef_t, r_t⟩ and, when grad, its gradients with respect to the
 // log-weights, the vectors and the bottom vector.
-func lossAndGrad(tp *Tape, start *State, in *inputs, coef [][]float64, grad bool) (float64, [][]float64, [][]float64, []float64) {
+func vecLossAndGrad(tp *Tape, start *State, in *vecInputs, coef [][]float64, grad bool) (float64, [][]float64, [][]float64, []float64) {
 	n := len(in.ld)
-	rd := run(tp, start, in, 0, n)
+	rd := runVec(tp, start, in, 0, n)
 	var loss float64
 	for s := range rd {
 		for j, v := range rd[s] {
@@ -230,14 +228,14 @@ func lossAndGrad(tp *Tape, start *State, in *inputs, coef [][]float64, grad bool
 	for s := n; s >= 1; s-- {
 		gl[s-1] = make([]float64, len(in.ld[s-1]))
 		gv[s-1] = make([]float64, len(in.vs[s-1]))
-		tp.Backward(s, coef[s-1], gl[s-1], gv[s-1], gb)
+		tp.BackwardVector(s, coef[s-1], gl[s-1], gv[s-1], gb)
 	}
 	return loss, gl, gv, gb
 }
 
-// gradCheck compares the gradients of lossAndGrad with central finite
+// vecGradCheck compares the gradients of vecLossAndGrad with central finite
 // differences, for every log-weight, vector entry and bottom entry.
-func gradCheck(t *testing.T, c Config, start *State, in *inputs, seed uint64) {
+func vecGradCheck(t *testing.T, c Config, start *State, in *vecInputs, seed uint64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 99))
 	B := len(in.vs[0]) / c.Vector
@@ -250,14 +248,14 @@ func gradCheck(t *testing.T, c Config, start *State, in *inputs, seed uint64) {
 		}
 	}
 	tp := NewTape(c, B, n)
-	_, gl, gv, gb := lossAndGrad(tp, start, in, coef, true)
+	_, gl, gv, gb := vecLossAndGrad(tp, start, in, coef, true)
 	const h = 1e-5
 	check := func(what string, x []float64, j int, g float64) {
 		old := x[j]
 		x[j] = old + h
-		lp, _, _, _ := lossAndGrad(tp, start, in, coef, false)
+		lp, _, _, _ := vecLossAndGrad(tp, start, in, coef, false)
 		x[j] = old - h
-		lm, _, _, _ := lossAndGrad(tp, start, in, coef, false)
+		lm, _, _, _ := vecLossAndGrad(tp, start, in, coef, false)
 		x[j] = old
 		fd := (lp - lm) / (2 * h)
 		if d := math.Abs(fd - g); d > 1e-6*(1e-2+math.Abs(fd)) {
@@ -277,11 +275,11 @@ func gradCheck(t *testing.T, c Config, start *State, in *inputs, seed uint64) {
 	}
 }
 
-// TestGradients compares Backward with central finite differences of the
+// TestVectorGradients compares Backward with central finite differences of the
 // loss Σ_t ⟨C_t, r_t⟩ for the log-weights, the pushed vectors and the
 // bottom vector, for both bottoms, unlimited and limited, from the
 // initial stack and from a carried state.
-func TestGradients(t *testing.T) {
+func TestVectorGradients(t *testing.T) {
 	seed := uint64(10)
 	for _, D := range []int{0, 2, 3} {
 		for _, f := range []bool{false, true} {
@@ -293,27 +291,27 @@ func TestGradients(t *testing.T) {
 				}
 				seed++
 				rng := rand.New(rand.NewPCG(seed, 3))
-				gradCheck(t, c, nil, randInputs(rng, c, 2, n, 2), seed)
+				vecGradCheck(t, c, nil, randVecInputs(rng, c, 2, n, 2), seed)
 				if D > 0 {
 					// From the state after three steps of other inputs.
-					pre := randInputs(rng, c, 2, 3, 2)
+					pre := randVecInputs(rng, c, 2, 3, 2)
 					tp := NewTape(c, 2, 3)
-					run(tp, nil, pre, 0, 3)
-					gradCheck(t, c, tp.State(), randInputs(rng, c, 2, n, 2), seed)
+					runVec(tp, nil, pre, 0, 3)
+					vecGradCheck(t, c, tp.State(), randVecInputs(rng, c, 2, n, 2), seed)
 				}
 			}
 		}
 	}
 }
 
-// TestImpossibleActionsGradient: log-weights of −∞ get a gradient of
+// TestVectorImpossibleActionsGradient: log-weights of −∞ get a gradient of
 // exactly 0 and no gradient is NaN, including a sequence without any
 // possible run.
-func TestImpossibleActionsGradient(t *testing.T) {
+func TestVectorImpossibleActionsGradient(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, c := range []Config{{States: 2, Symbols: 2, Vector: 2}, {States: 2, Symbols: 2, Vector: 2, Fixed: true, Window: 3}} {
 		const B, n = 2, 6
-		in := randInputs(rng, c, B, n, 2)
+		in := randVecInputs(rng, c, B, n, 2)
 		for s, ld := range in.ld {
 			for j := range ld {
 				if rng.IntN(3) == 0 || (s == 2 && j >= c.NumActions()) {
@@ -328,7 +326,7 @@ func TestImpossibleActionsGradient(t *testing.T) {
 				coef[s][j] = rng.NormFloat64()
 			}
 		}
-		_, gl, gv, gb := lossAndGrad(NewTape(c, B, n), nil, in, coef, true)
+		_, gl, gv, gb := vecLossAndGrad(NewTape(c, B, n), nil, in, coef, true)
 		for s := range gl {
 			for j, g := range gl[s] {
 				if math.IsNaN(g) || (math.IsInf(in.ld[s][j], -1) && g != 0) {
@@ -349,17 +347,17 @@ func TestImpossibleActionsGradient(t *testing.T) {
 	}
 }
 
-// TestChunks: for the memory-limited stack, running a sequence in chunks,
+// TestVectorChunks: for the memory-limited stack, running a sequence in chunks,
 // each begun from the State of the one before (and from its encoding),
 // gives bit for bit the readings of running it whole.
-func TestChunks(t *testing.T) {
+func TestVectorChunks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	const B, n = 3, 11
 	for _, D := range []int{1, 2, 4} {
 		for _, f := range []bool{false, true} {
 			c := Config{States: 2, Symbols: 2, Vector: 3, Fixed: f, Window: D}
-			in := randInputs(rng, c, B, n, 3)
-			whole := run(NewTape(c, B, n), nil, in, 0, n)
+			in := randVecInputs(rng, c, B, n, 3)
+			whole := runVec(NewTape(c, B, n), nil, in, 0, n)
 			for _, chunks := range [][]int{{1, 10}, {3, 3, 5}, {5, 6}, {2, 1, 1, 7}} {
 				tp := NewTape(c, B, 10)
 				var st *State
@@ -379,11 +377,11 @@ func TestChunks(t *testing.T) {
 							t.Fatal("state encoding does not round-trip")
 						}
 					}
-					got := run(tp, st, in, from, from+size)
+					got := runVec(tp, st, in, from, from+size)
 					for s := range got {
 						for j := range got[s] {
 							if got[s][j] != whole[from+s][j] {
-								t.Fatalf("%+v chunks %v: step %d reads %v, whole run %v", c, chunks, from+s+1, got[s], whole[from+s])
+								t.Fatalf("%+v chunks %v: step %d reads %v, whole runVec %v", c, chunks, from+s+1, got[s], whole[from+s])
 							}
 						}
 					}
@@ -395,14 +393,14 @@ func TestChunks(t *testing.T) {
 	}
 }
 
-// TestStateErrors: a state is refused by a tape of another configuration
+// TestVectorStateErrors: a state is refused by a tape of another configuration
 // or batch, or by the unlimited stack, and malformed encodings are
 // refused.
-func TestStateErrors(t *testing.T) {
+func TestVectorStateErrors(t *testing.T) {
 	c := Config{States: 2, Symbols: 2, Vector: 2, Window: 3}
 	tp := NewTape(c, 2, 4)
-	in := randInputs(rand.New(rand.NewPCG(1, 1)), c, 2, 4, 1)
-	run(tp, nil, in, 0, 4)
+	in := randVecInputs(rand.New(rand.NewPCG(1, 1)), c, 2, 4, 1)
+	runVec(tp, nil, in, 0, 4)
 	st := tp.State()
 	for _, other := range []*Tape{
 		NewTape(Config{States: 2, Symbols: 2, Vector: 1, Window: 3}, 2, 4),
@@ -411,7 +409,7 @@ func TestStateErrors(t *testing.T) {
 		NewTape(c, 3, 4),
 		NewTape(Config{States: 2, Symbols: 2, Vector: 2}, 2, 4),
 	} {
-		if err := other.Begin(st, nil); err == nil {
+		if err := other.BeginVector(st, nil); err == nil {
 			t.Errorf("tape %+v batch %d accepted a state of %+v batch 2", other.Config(), other.Batch(), c)
 		}
 	}
@@ -421,20 +419,20 @@ func TestStateErrors(t *testing.T) {
 			t.Errorf("an encoding of %d bytes (of %d) was accepted", len(bad), len(data))
 		}
 	}
-	if err := NewTape(Config{States: 1, Symbols: 1, Vector: 2, Fixed: true}, 1, 1).Begin(nil, []float64{1}); err == nil {
+	if err := NewTape(Config{States: 1, Symbols: 1, Vector: 2, Fixed: true}, 1, 1).BeginVector(nil, []float64{1}); err == nil {
 		t.Error("a bottom vector of the wrong size was accepted")
 	}
 }
 
-// TestStability drives the stack with log-weights of ±50 for 60 steps:
+// TestVectorStability drives the stack with log-weights of ±50 for 60 steps:
 // the readings are finite, non-negative and, for every vector component,
 // sum over (state, symbol) to at most 1 (vectors lie in [0, 1]); the
 // gradients are finite.
-func TestStability(t *testing.T) {
+func TestVectorStability(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	const B, n = 2, 60
 	for _, c := range []Config{{States: 2, Symbols: 3, Vector: 3}, {States: 2, Symbols: 3, Vector: 2, Fixed: true, Window: 20}} {
-		in := randInputs(rng, c, B, n, 50)
+		in := randVecInputs(rng, c, B, n, 50)
 		coef := make([][]float64, n)
 		for s := range coef {
 			coef[s] = make([]float64, B*c.ReadingSize())
@@ -443,8 +441,8 @@ func TestStability(t *testing.T) {
 			}
 		}
 		tp := NewTape(c, B, n)
-		_, gl, gv, gb := lossAndGrad(tp, nil, in, coef, true)
-		rd := run(tp, nil, in, 0, n)
+		_, gl, gv, gb := vecLossAndGrad(tp, nil, in, coef, true)
+		rd := runVec(tp, nil, in, 0, n)
 		m := c.Vector
 		for s, r := range rd {
 			for b := 0; b < B; b++ {

@@ -1,25 +1,23 @@
-package vrnskernel
+package nskernel
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/nsrnn/nsrnn/stacks/internal/nskernel"
 )
 
-// BenchmarkForwardBackward times a forward and a backward pass over a
+// BenchmarkVectorForwardBackward times a forward and a backward pass over a
 // batch of 10 sequences of 60 steps with |Q| = 2, |Γ| = 3 (unlimited,
 // original bottom, log-weights uniform in ±1): the RNS stack's kernel
 // (nskernel, state-and-symbol reading) and the VRNS kernel with vectors
 // of size 1 and 5.
-func BenchmarkForwardBackward(b *testing.B) {
+func BenchmarkVectorForwardBackward(b *testing.B) {
 	const B, n, Q, G = 10, 60, 2, 3
 	b.Run("RNS", func(b *testing.B) {
-		c := nskernel.Config{States: Q, Symbols: G, StateReading: true}
+		c := Config{States: Q, Symbols: G, StateReading: true}
 		rng := rand.New(rand.NewPCG(1, 1))
-		in := randInputs(rng, Config{States: Q, Symbols: G, Vector: 1}, B, n, 1)
-		tp := nskernel.NewTape(c, B, n)
+		in := randVecInputs(rng, Config{States: Q, Symbols: G, Vector: 1}, B, n, 1)
+		tp := NewTape(c, B, n)
 		r := make([]float64, B*c.ReadingSize())
 		gr := make([]float64, B*c.ReadingSize())
 		for i := range gr {
@@ -43,7 +41,7 @@ func BenchmarkForwardBackward(b *testing.B) {
 		b.Run(fmt.Sprintf("VRNS/m=%d", m), func(b *testing.B) {
 			c := Config{States: Q, Symbols: G, Vector: m}
 			rng := rand.New(rand.NewPCG(1, 1))
-			in := randInputs(rng, c, B, n, 1)
+			in := randVecInputs(rng, c, B, n, 1)
 			tp := NewTape(c, B, n)
 			r := make([]float64, B*c.ReadingSize())
 			gr := make([]float64, B*c.ReadingSize())
@@ -55,14 +53,14 @@ func BenchmarkForwardBackward(b *testing.B) {
 			gb := make([]float64, m)
 			b.ResetTimer()
 			for range b.N {
-				if err := tp.Begin(nil, in.bottom); err != nil {
+				if err := tp.BeginVector(nil, in.bottom); err != nil {
 					b.Fatal(err)
 				}
 				for s := 0; s < n; s++ {
-					tp.Step(in.ld[s], in.vs[s], r)
+					tp.StepVector(in.ld[s], in.vs[s], r)
 				}
 				for s := n; s >= 1; s-- {
-					tp.Backward(s, gr, gd, gv, gb)
+					tp.BackwardVector(s, gr, gd, gv, gb)
 				}
 			}
 		})

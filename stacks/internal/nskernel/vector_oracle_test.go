@@ -1,4 +1,4 @@
-package vrnskernel
+package nskernel
 
 import (
 	"fmt"
@@ -10,18 +10,18 @@ import (
 // brute-force enumerator of PDA runs that carries the pushed vectors, and
 // the literal ζ recursion (a vector per entry of γ) in real arithmetic.
 
-// bfElem is a stack element: its symbol and i, the time before the step
+// vbfElem is a stack element: its symbol and i, the time before the step
 // that pushed it (−1 for the fixed bottom, −2 for the original bottom).
 // Its vector is that of the push (vs[i]) or the bottom vector; a replace
 // changes sym and keeps i, so the element keeps its vector.
-type bfElem struct{ sym, i int }
+type vbfElem struct{ sym, i int }
 
-type bfConf struct {
+type vbfConf struct {
 	q     int
-	stack []bfElem
+	stack []vbfElem
 }
 
-func (c bfConf) key() string {
+func (c vbfConf) key() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%d|", c.q)
 	for _, e := range c.stack {
@@ -30,20 +30,7 @@ func (c bfConf) key() string {
 	return sb.String()
 }
 
-func logAdd(a, b float64) float64 {
-	if a == math.Inf(-1) {
-		return b
-	}
-	if b == math.Inf(-1) {
-		return a
-	}
-	if a < b {
-		a, b = b, a
-	}
-	return a + math.Log1p(math.Exp(b-a))
-}
-
-// bruteForce returns the readings r_1 … r_n (external layout, size
+// bruteForceVector returns the readings r_1 … r_n (external layout, size
 // |Q||Γ|m) of one sequence with step log-weights ld[t−1] and pushed
 // vectors vs[t−1], by enumerating every run of the PDA: the weight of a
 // run is the product of its actions' weights, and
@@ -56,28 +43,28 @@ func logAdd(a, b float64) float64 {
 // is never popped. window > 0 discards the runs in which, at some step t,
 // the top element was pushed at step i+1 with t − i > window (the fixed
 // bottom counting as pushed at step 0, i = −1).
-func bruteForce(c Config, ld, vs [][]float64, bottom []float64, window int) [][]float64 {
+func bruteForceVector(c Config, ld, vs [][]float64, bottom []float64, window int) [][]float64 {
 	Q, G, m := c.States, c.Symbols, c.Vector
 	K := Q * G
 	W := 2*K + Q
-	b0 := bfElem{0, -2}
+	b0 := vbfElem{0, -2}
 	if c.Fixed {
 		b0.i = -1
 	}
-	vecOf := func(e bfElem) []float64 {
+	vecOf := func(e vbfElem) []float64 {
 		if e.i < 0 {
 			return bottom
 		}
 		return vs[e.i]
 	}
-	c0 := bfConf{0, []bfElem{b0}}
+	c0 := vbfConf{0, []vbfElem{b0}}
 	cur := map[string]float64{c0.key(): 0}
-	confs := map[string]bfConf{c0.key(): c0}
+	confs := map[string]vbfConf{c0.key(): c0}
 	var out [][]float64
 	for t := 1; t <= len(ld); t++ {
 		next := map[string]float64{}
-		nconfs := map[string]bfConf{}
-		add := func(cf bfConf, w float64) {
+		nconfs := map[string]vbfConf{}
+		add := func(cf vbfConf, w float64) {
 			if w == math.Inf(-1) {
 				return
 			}
@@ -100,16 +87,16 @@ func bruteForce(c Config, ld, vs [][]float64, bottom []float64, window int) [][]
 			row := ld[t-1][(cf.q*G+top.sym)*W:]
 			for r := 0; r < Q; r++ {
 				for y := 0; y < G; y++ {
-					st := append(append([]bfElem(nil), cf.stack...), bfElem{y, t - 1})
-					add(bfConf{r, st}, w+row[r*G+y])
+					st := append(append([]vbfElem(nil), cf.stack...), vbfElem{y, t - 1})
+					add(vbfConf{r, st}, w+row[r*G+y])
 					if !(n == 1 && !c.Fixed) {
-						st := append([]bfElem(nil), cf.stack...)
+						st := append([]vbfElem(nil), cf.stack...)
 						st[n-1].sym = y
-						add(bfConf{r, st}, w+row[K+r*G+y])
+						add(vbfConf{r, st}, w+row[K+r*G+y])
 					}
 				}
 				if (c.Fixed && n >= 2) || (!c.Fixed && n >= 3) {
-					add(bfConf{r, append([]bfElem(nil), cf.stack[:n-1]...)}, w+row[2*K+r])
+					add(vbfConf{r, append([]vbfElem(nil), cf.stack[:n-1]...)}, w+row[2*K+r])
 				}
 			}
 		}
