@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -103,29 +102,9 @@ func TestCheckpointVersion2Resumes(t *testing.T) {
 	stoppedStream(t, path, 2, 3)
 	writeLegacy(t, path, readState(t, path))
 
-	resumed := newTiny(t, cfg, 99)
 	c := streamTC(path)
 	c.Settings["seed"] = "1" // a setting the version-2 checkpoint lacks
-	var started Event
-	c.Recorder = RecorderFunc(func(e Event) error {
-		if e.Kind == Started {
-			started = e
-		}
-		return nil
-	})
-	got, err := Fit(resumed, tinyStream(t, resumed, 4), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !started.Resumed || started.Epoch != 2 || started.Step != 3 {
-		t.Errorf("resumed at epoch %d step %d (resumed %v), want epoch 2 step 3", started.Epoch, started.Step, started.Resumed)
-	}
-	if !reflect.DeepEqual(withoutTiming(got.History), withoutTiming(want.History)) {
-		t.Errorf("histories differ:\nresumed       %+v\nuninterrupted %+v", withoutTiming(got.History), withoutTiming(want.History))
-	}
-	if !sameBits(paramData(resumed), paramData(full)) {
-		t.Error("final parameters of the resumed run differ from the uninterrupted run's")
-	}
+	resumeAndCompare(t, cfg, c, 2, 3, want, full)
 	if b, _ := os.ReadFile(path); !bytes.HasPrefix(b, []byte(checkpointMagic)) {
 		t.Error("the resumed run did not rewrite the checkpoint in the current format")
 	}

@@ -3,7 +3,6 @@ package nsrnn
 import (
 	"errors"
 	"path/filepath"
-	"reflect"
 	"testing"
 )
 
@@ -39,22 +38,5 @@ func TestFitStopAfterCheckpoint(t *testing.T) {
 	if stopped, err := Fit(part, tinyStream(t, part, 4), c); err != nil || stopped.Finished {
 		t.Fatalf("stopped run: %+v, %v", stopped, err)
 	}
-	resumed := newTiny(t, cfg, 99)
-	var started Event
-	c.Recorder = RecorderFunc(func(e Event) error {
-		if e.Kind == Started {
-			started = e
-		}
-		return nil
-	})
-	got, err := Fit(resumed, tinyStream(t, resumed, 4), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !started.Resumed || started.Epoch != 2 || started.Step != 4 {
-		t.Errorf("resumed at epoch %d step %d (resumed %v), want epoch 2 step 4", started.Epoch, started.Step, started.Resumed)
-	}
-	if !reflect.DeepEqual(withoutTiming(got.History), withoutTiming(want.History)) || !sameBits(paramData(resumed), paramData(full)) {
-		t.Error("the run stopped with a checkpoint and resumed ends elsewhere than an uninterrupted run")
-	}
+	resumeAndCompare(t, cfg, c, 2, 4, want, full)
 }

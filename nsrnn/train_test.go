@@ -583,27 +583,7 @@ func TestFitStreamResumeMidEpoch(t *testing.T) {
 	if stopped.Finished || stopped.Epochs != 1 {
 		t.Fatalf("stopped run: finished %v after %d epochs", stopped.Finished, stopped.Epochs)
 	}
-	resumed := newTiny(t, cfg, 99)
-	var started Event
-	c.Recorder = RecorderFunc(func(e Event) error {
-		if e.Kind == Started {
-			started = e
-		}
-		return nil
-	})
-	got, err := Fit(resumed, tinyStream(t, resumed, 4), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !started.Resumed || started.Epoch != 2 || started.Step != 3 {
-		t.Errorf("resumed at epoch %d step %d (resumed %v), want epoch 2 step 3", started.Epoch, started.Step, started.Resumed)
-	}
-	if !reflect.DeepEqual(withoutTiming(got.History), withoutTiming(want.History)) {
-		t.Errorf("histories differ:\nresumed       %+v\nuninterrupted %+v", withoutTiming(got.History), withoutTiming(want.History))
-	}
-	if !sameBits(paramData(resumed), paramData(full)) {
-		t.Error("final parameters of the resumed run differ from the uninterrupted run's")
-	}
+	resumeAndCompare(t, cfg, c, 2, 3, want, full)
 	replayProtocol(t, want.History, TrainConfig{LR: 0.5, Schedule: tc("").Schedule, EarlyStop: 2, MaxEpochs: 4})
 }
 
@@ -642,5 +622,34 @@ func TestFitRefusesOtherSettings(t *testing.T) {
 	res, err := Train(newTiny(t, cfg, 1), train, valid, tc)
 	if err != nil || res.Epochs != 2 {
 		t.Errorf("extending MaxEpochs: %v, %+v", err, res)
+	}
+}
+
+// resumeAndCompare resumes the stream run of the checkpoint in c on a new
+// model of cfg, and checks that it resumed at the given epoch and step and
+// ended as the uninterrupted run did (want, with parameters those of
+// full): the same history, bit for bit the same parameters.
+func resumeAndCompare(t *testing.T, cfg Config, c TrainConfig, epoch, step int, want *TrainResult, full *Model) {
+	t.Helper()
+	resumed := newTiny(t, cfg, 99)
+	var started Event
+	c.Recorder = RecorderFunc(func(e Event) error {
+		if e.Kind == Started {
+			started = e
+		}
+		return nil
+	})
+	got, err := Fit(resumed, tinyStream(t, resumed, 4), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !started.Resumed || started.Epoch != epoch || started.Step != step {
+		t.Errorf("resumed at epoch %d step %d (resumed %v), want epoch %d step %d", started.Epoch, started.Step, started.Resumed, epoch, step)
+	}
+	if !reflect.DeepEqual(withoutTiming(got.History), withoutTiming(want.History)) {
+		t.Errorf("histories differ:\nresumed       %+v\nuninterrupted %+v", withoutTiming(got.History), withoutTiming(want.History))
+	}
+	if !sameBits(paramData(resumed), paramData(full)) {
+		t.Error("final parameters of the resumed run differ from the uninterrupted run's")
 	}
 }

@@ -38,12 +38,6 @@ func TestSweepAndSelect(t *testing.T) {
 	if err := prepareSweep(out, s); err != nil {
 		t.Fatal(err)
 	}
-	inProcess := func(args []string, logPath string, threads int) error {
-		if code := prog.Main(args, io.Discard, io.Discard); code != 0 {
-			return fmt.Errorf("exit %d", code)
-		}
-		return nil
-	}
 	if err := execute(sweepJobs(runs), 2, inProcess, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -171,12 +165,6 @@ func TestSweepFiles(t *testing.T) {
 	if err := prepareSweep(out, s); err != nil {
 		t.Fatal(err)
 	}
-	inProcess := func(args []string, logPath string, threads int) error {
-		if code := prog.Main(args, io.Discard, io.Discard); code != 0 {
-			return fmt.Errorf("exit %d", code)
-		}
-		return nil
-	}
 	if err := execute(sweepJobs(runs), 1, inProcess, io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -211,4 +199,13 @@ func TestSweepFiles(t *testing.T) {
 			t.Errorf("%v: status %d, %q; want a refusal naming the flags", args, code, e)
 		}
 	}
+}
+
+// inProcess runs a sweep's run in this process (the sweep executor's
+// Runner).
+func inProcess(args []string, logPath string, threads int) error {
+	if code := prog.Main(args, io.Discard, io.Discard); code != 0 {
+		return fmt.Errorf("exit %d", code)
+	}
+	return nil
 }
