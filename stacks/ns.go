@@ -227,8 +227,8 @@ func (s *NS) Replica(threads int) Layer {
 
 var graphIDs atomic.Uint64
 
-// MaxTapeBytes is the most memory the dynamic program of one bound NS
-// stack may take; Bind and NewRunner refuse larger batches and lengths
+// MaxTapeBytes is the most memory the dynamic program of one bound NS or
+// VRNS stack may take; Bind and NewRunner refuse larger batches and lengths
 // with an error rather than exhausting the machine's memory.
 const MaxTapeBytes = 8 << 30
 

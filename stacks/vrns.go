@@ -316,6 +316,10 @@ func (s *VRNS) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, 
 			return nil, err
 		}
 	}
+	if b := nskernel.TapeBytes(s.cfg.kernel(), batch, max(steps, 1)); b > MaxTapeBytes {
+		return nil, fmt.Errorf("stacks: the VRNS stack's dynamic program for batch %d over %d steps (|Q| = %d, |Γ| = %d, vectors of %d, window %d) would take %.3g GiB, more than the limit of %d GiB: reduce the batch, the length, the states, symbols or vector size, or use a window",
+			batch, steps, s.cfg.States, s.cfg.Symbols, s.cfg.Vector, s.cfg.Window, b/(1<<30), MaxTapeBytes>>30)
+	}
 	g := pb.Graph()
 	id := vrnsIDs.Add(1)
 	rs, m := s.ReadingSize(), s.cfg.Vector

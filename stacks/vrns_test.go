@@ -574,3 +574,20 @@ func TestVRNSErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestVRNSBindRefusesHugeTape: a batch and length whose dynamic program
+// would exceed MaxTapeBytes are refused at Bind, before anything is
+// allocated, as for NS.
+func TestVRNSBindRefusesHugeTape(t *testing.T) {
+	s, err := stacks.NewVRNS("v", 4, stacks.VRNSConfig{States: 3, Symbols: 3, Vector: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Bind(stacks.NewBinding(G.NewGraph()), 1000, 5000, false)
+	if err == nil || !strings.Contains(err.Error(), "more than the limit") {
+		t.Fatalf("Bind of a batch of 1000 over 5000 steps: %v, want a refusal over the memory limit", err)
+	}
+	if _, err := s.Bind(stacks.NewBinding(G.NewGraph()), 2, 3, false); err != nil {
+		t.Fatalf("a small Bind refused: %v", err)
+	}
+}
