@@ -53,8 +53,10 @@
 //
 // Fit trains a model on an Objective (the gradient steps of an epoch and a
 // validation score) with an Optimizer (Adam or SGD), gradient-norm
-// clipping, a Plateau learning-rate schedule, early stopping and the best
-// parameters restored at the end; a Recorder receives its events
+// clipping, a learning-rate Schedule driven by the validation score (the
+// paper's Plateau, or one of your own: Improves, Next and Check), early
+// stopping and the best parameters restored at the end; a Recorder
+// receives its events
 // (progress, logs, early interruption with ErrStop). Train is Fit on the
 // formal-language protocol (SentenceObjective: Adam, clipping at 5, ×0.9
 // after 5 epochs without improvement, stop after 10, at most 200 epochs);
@@ -68,6 +70,10 @@
 // loaded, the history replayed against the schedule: a damaged or edited
 // one is an error (ErrBadCheckpoint) naming the file, never a silently
 // wrong run. Checkpoints written before the checksum are still resumed.
+// Config.Validate's error is a *ConfigError listing a *FieldError per
+// refused field, which errors.Is tells apart by reason (ErrUnknownKind,
+// ErrRequired, ErrOutOfRange, ErrNotApplicable, ErrTooLarge) and errors.As
+// by field.
 //
 // # Generation, decoding and surprisal
 //
