@@ -145,6 +145,9 @@ func gophernotesVersion(src []byte) ([]byte, error) {
 					continue
 				case strings.Contains(l, `"github.com/janpfeifer/gonb/gonbui"`):
 					continue
+				case strings.HasPrefix(strings.TrimSpace(l), "gonbui.Sync()"):
+					// GoNB's display is asynchronous, gophernotes's is not.
+					continue
 				}
 				l = strings.ReplaceAll(l, `"github.com/nsrnn/nsrnn/`, `"../`)
 				l = strings.ReplaceAll(l, `os.Getenv("GONB_TMP_DIR")`, `os.TempDir()`)
