@@ -143,17 +143,7 @@ func TestTrainTextFilesErrors(t *testing.T) {
 		{"EOS", textArgs(filepath.Join(dir, "r7"), eos, good), []string{eos + ":1:", "EOS"}},
 		{"missing file", textArgs(filepath.Join(dir, "r8"), filepath.Join(dir, "none.txt"), good), []string{"none.txt"}},
 	} {
-		t.Run(test.name, func(t *testing.T) {
-			status, _, stderr := run(test.args...)
-			if status == 0 {
-				t.Fatal("no error")
-			}
-			for _, w := range test.want {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr %q does not say %q", stderr, w)
-				}
-			}
-		})
+		t.Run(test.name, func(t *testing.T) { wantRefusal(t, test.args, test.want) })
 	}
 }
 
@@ -234,17 +224,7 @@ func TestGrammarFileErrors(t *testing.T) {
 		{"task parameter", []string{"sample", "--grammar-file", good, "--symbol-types", "3", "--count", "1", "--lengths", "1:2"}, []string{"apply to --task only"}},
 		{"train", []string{"train", "--grammar-file", sum, "--model", "lstm", "--lr", "0.01", "--out", filepath.Join(dir, "r")}, []string{sum + ":1:"}},
 	} {
-		t.Run(test.name, func(t *testing.T) {
-			status, _, stderr := run(test.args...)
-			if status == 0 {
-				t.Fatal("no error")
-			}
-			for _, w := range test.want {
-				if !strings.Contains(stderr, w) {
-					t.Errorf("stderr %q does not say %q", stderr, w)
-				}
-			}
-		})
+		t.Run(test.name, func(t *testing.T) { wantRefusal(t, test.args, test.want) })
 	}
 }
 
@@ -278,5 +258,20 @@ func TestTrainTextFilesResume(t *testing.T) {
 	sw, sp := readJSONObject(t, filepath.Join(whole, experiment.SummaryFile)), readJSONObject(t, filepath.Join(part, experiment.SummaryFile))
 	if sw["best_valid_cross_entropy"] != sp["best_valid_cross_entropy"] || sp["no_lower_bound"] != true {
 		t.Errorf("summaries %v and %v", sw, sp)
+	}
+}
+
+// wantRefusal runs the command args and checks that it fails with every
+// string of want in its error output.
+func wantRefusal(t *testing.T, args, want []string) {
+	t.Helper()
+	status, _, stderr := run(args...)
+	if status == 0 {
+		t.Fatal("no error")
+	}
+	for _, w := range want {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr %q does not say %q", stderr, w)
+		}
 	}
 }
