@@ -15,8 +15,9 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 	// The per-column factors of the forward pass (see step).
 	inc := s.psi[b] - s.psi[b-1]
 	cr, cp := hfac(dRep-inc), hfac(dPop-inc)
-	vec, vec9 := s.vec(), s.vec9()
-	if vec || vec9 {
+	vec, vec9, z12 := s.vec(), s.vec9(), s.z12()
+	vm := vec || vec9 || z12 // mulAddV serves m
+	if vm {
 		// Transposed rep and pop weights: the products with them below
 		// become A·B for the vector kernel.
 		transpose(s.eRepT, eRep, m, m)
@@ -111,6 +112,9 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 			clear(s.cpt[:(b-2-lo)*27])
 		case vec9:
 			permXT9x3(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+		case z12:
+			permXT12x3(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+			clear(s.cpt[:(b-2-lo)*36])
 		}
 	}
 	// γ blocks of column b.
@@ -195,7 +199,7 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 					}
 				}
 			} else if es := rescale(s.hb[xb]*cr*c, sh); es != 0 {
-				if vec || vec9 {
+				if vm {
 					mulAddV(s.C[xb*mm:(xb+1)*mm], B, s.eRepT, es, m, m, m, 1)
 				} else {
 					matMulBT(s.C[xb*mm:(xb+1)*mm], B, eRep, es, m, m, m)
@@ -238,6 +242,8 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 			case vec9 && useZ:
 				bexp9x3(s.bx, B)
 				popSumBackZ9x3(s.C[bk0*mm:(bk0+nk)*mm], s.cpt[(a-lo)*27:(a-lo+nk)*27], s.bx, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*27:(a-lo+nk)*27], wk)
+			case z12:
+				popSumBackZ12x3(s.C[bk0*mm:(bk0+nk)*mm], s.cpt[(a-lo)*36:(a-lo+nk)*36], B, s.bx, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*72:(a-lo+nk)*72], wk)
 			case vec9:
 				popSumBackVec9x3(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*27:(a-lo+nk)*27], wk)
 			default:
@@ -262,6 +268,9 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 
 	if vec9 && useZ && b-2 > lo {
 		addCPT(s.CP[s.gp(lo+1, b)*mq:], s.cpt, b-2-lo)
+	}
+	if z12 && b-2 > lo {
+		addCPT12(s.CP[s.gp(lo+1, b)*mq:], s.cpt, b-2-lo)
 	}
 
 	// G' blocks of column b.
@@ -317,7 +326,7 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 				}
 			}
 		} else if es := rescale(s.hb[xb]*cp*ihp, sh); es != 0 {
-			if vec || vec9 {
+			if vm {
 				mulAddV(s.C[xb*mm:(xb+1)*mm], B, s.ePopT, es, m, Q, Q, 1)
 			} else {
 				matMulBT(s.C[xb*mm:(xb+1)*mm], B, ePop, es, m, m, Q)

@@ -123,37 +123,46 @@ func BenchmarkForward(b *testing.B) {
 func BenchmarkLimitedStream(b *testing.B) {
 	for _, n := range []int{1000, 100000} {
 		b.Run(fmt.Sprintf("tokens%d", n), func(b *testing.B) {
-			c := Config{States: 2, Symbols: 3, StateReading: true, Window: 35}
-			const chunk = 35
-			rng := rand.New(rand.NewPCG(2, 2))
-			ld := randLD(rng, c, 1, chunk, 1)
-			tp := NewTape(c, 1, chunk)
-			r := make([]float64, c.ReadingSize())
-			g := make([]float64, c.NumActions())
-			// multiply-adds per token in the steady state: a column with a full window.
-			f1, _ := macs(c, 200)
-			f0, _ := macs(c, 199)
-			perTok := 3 * (f1 - f0)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				var st *State
-				for s := 0; s < n; {
-					tp.Begin(st)
-					k := 0
-					for ; k < chunk && s < n; k++ {
-						tp.Step(ld[k], r)
-						s++
-					}
-					for j := k; j >= 1; j-- {
-						tp.Backward(j, r, g)
-					}
-					st = tp.State()
-				}
-			}
-			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(n)
-			b.ReportMetric(ns, "ns/token")
-			b.ReportMetric(perTok, "FMA/token")
-			b.ReportMetric(perTok/ns, "GFMA/s")
+			benchLimited(b, Config{States: 2, Symbols: 3, StateReading: true, Window: 35}, n)
 		})
 	}
+}
+
+// BenchmarkLimitedStreamQ3G4 is BenchmarkLimitedStream at the shape of the
+// PTB model RNS 3-4 (|Q| = 3, |Γ| = 4, m = 12), 1000 tokens.
+func BenchmarkLimitedStreamQ3G4(b *testing.B) {
+	benchLimited(b, Config{States: 3, Symbols: 4, StateReading: true, Window: 35}, 1000)
+}
+
+func benchLimited(b *testing.B, c Config, n int) {
+	const chunk = 35
+	rng := rand.New(rand.NewPCG(2, 2))
+	ld := randLD(rng, c, 1, chunk, 1)
+	tp := NewTape(c, 1, chunk)
+	r := make([]float64, c.ReadingSize())
+	g := make([]float64, c.NumActions())
+	// multiply-adds per token in the steady state: a column with a full window.
+	f1, _ := macs(c, 200)
+	f0, _ := macs(c, 199)
+	perTok := 3 * (f1 - f0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var st *State
+		for s := 0; s < n; {
+			tp.Begin(st)
+			k := 0
+			for ; k < chunk && s < n; k++ {
+				tp.Step(ld[k], r)
+				s++
+			}
+			for j := k; j >= 1; j-- {
+				tp.Backward(j, r, g)
+			}
+			st = tp.State()
+		}
+	}
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(n)
+	b.ReportMetric(ns, "ns/token")
+	b.ReportMetric(perTok, "FMA/token")
+	b.ReportMetric(perTok/ns, "GFMA/s")
 }

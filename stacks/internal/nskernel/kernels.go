@@ -1,6 +1,7 @@
 package nskernel
 
 //go:generate go run gen_kernels.go
+//go:generate go run gen_vec12.go
 
 // matMul sets R (n×p) += A (n×k) · B (k×p).
 func matMul(R, A, B []float64, n, k, p int) {
@@ -22,7 +23,7 @@ func matMul(R, A, B []float64, n, k, p int) {
 
 // matMulScaled sets R (m×m) += f · A (m×m) · B (m×m).
 func matMulScaled(R, A, B []float64, f float64, m int) {
-	if useVec && (m == 6 || m == 9) {
+	if hasMulAdd(m) {
 		mulAddV(R, A, B, f, m, m, m, 1)
 		return
 	}
@@ -88,7 +89,7 @@ func matMulBT(C, A, B []float64, f float64, n, k, p int) {
 
 // matMulAT sets C (k×p) += f · Aᵀ · B, A being n×k and B n×p.
 func matMulAT(C, A, B []float64, f float64, n, k, p int) {
-	if useVec && (k == 6 || k == 9) && p == k && (n == k || n == 1) {
+	if hasMulAdd(k) && p == k && (n == k || n == 1) {
 		mulAddV(C, A, B, f, k, n, 1, k)
 		return
 	}
@@ -110,13 +111,23 @@ func matMulAT(C, A, B []float64, f float64, n, k, p int) {
 	}
 }
 
-// mulAddV is the vector product kernel (mulAdd6, mulAdd9) for m×m R and
-// K×m B: R += f·A′·B with A′(l,i) = A[l·sr + i·sc].
+// hasMulAdd reports whether mulAddV serves blocks of size m: with the
+// vector kernels, m = 6 and 9 (AVX2) and m = 12 (AVX-512).
+func hasMulAdd(m int) bool {
+	return useVec && (m == 6 || m == 9) || useVec && useZ && m == 12
+}
+
+// mulAddV is the vector product kernel (mulAdd6, mulAdd9, mulAdd12) for
+// m×m R and K×m B: R += f·A′·B with A′(l,i) = A[l·sr + i·sc]. It needs
+// hasMulAdd(m).
 func mulAddV(R, A, B []float64, f float64, m, K, sr, sc int) {
-	if m == 6 {
+	switch m {
+	case 6:
 		mulAdd6(R, A, B, f, K, sr, sc)
-	} else {
+	case 9:
 		mulAdd9(R, A, B, f, K, sr, sc)
+	default:
+		mulAdd12(R, A, B, f, K, sr, sc)
 	}
 }
 

@@ -82,6 +82,10 @@ func (s *seq) vec() bool { return useVec && s.m == 6 && s.nq == 2 }
 // shape (the backward one takes the G' blocks of a column transposed).
 func (s *seq) vec9() bool { return useVec && s.m == 9 && s.nq == 3 }
 
+// z12 reports whether the 512-bit pop kernels of m = 12, |Q| = 3 serve this
+// sequence (the tests turn useVec off to check the scalar kernels).
+func (s *seq) z12() bool { return useVec && useZ && s.m == 12 && s.nq == 3 && s.bx != nil }
+
 func (s *seq) init(c Config, capPos int) {
 	s.nq, s.ns = c.States, c.Symbols
 	s.m = s.nq * s.ns
@@ -138,6 +142,10 @@ func (s *seq) init(c Config, capPos int) {
 		s.xv = make([]float64, capPos*27)
 		s.cpt = make([]float64, capPos*27)
 		s.bx = make([]float64, 243)
+	case m == 12 && s.nq == 3 && useZ:
+		s.xv = make([]float64, capPos*72)
+		s.cpt = make([]float64, capPos*36)
+		s.bx = make([]float64, 432)
 	}
 	if s.xv != nil {
 		s.eRepT = make([]float64, mm)
@@ -581,13 +589,15 @@ func (s *seq) step(ld, v, out []float64) {
 			s.axpNZ[pi] = false
 		}
 	}
-	vec, z9 := s.vec(), s.vec9() && useZ
+	vec, z9, z12 := s.vec(), s.vec9() && useZ, s.z12()
 	if b-2 > lo {
 		switch {
 		case vec:
 			permXP6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
 		case z9:
 			permXE9x3(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
+		case z12:
+			permXE12x3(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
 		}
 	}
 	// γ blocks of column b.
@@ -638,6 +648,8 @@ func (s *seq) step(ld, v, out []float64) {
 				popSumWVec6x2(acc, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*24:(a-lo+nk)*24], wk)
 			case z9:
 				popSumWZ9x3(acc, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*27:(a-lo+nk)*27], wk)
+			case z12:
+				popSumWZ12x3(acc, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*72:(a-lo+nk)*72], wk)
 			default:
 				popSumW(acc, s.E[bk0*mm:(bk0+nk)*mm], s.X[pk0*mq:(pk0+nk)*mq], wk, s.xsk[:nk*mq], m, Q)
 			}

@@ -94,7 +94,7 @@ func mulAdd6(R, A, B []float64, f float64, K, sr, sc int) {
 //go:noescape
 func mulAdd6Asm(R, A, B *float64, f float64, K, sr, sc int)
 
-// useZ selects the 512-bit pop kernels of m = 9, |Q| = 3.
+// useZ selects the 512-bit pop kernels of |Q| = 3 (m = 9 and 12).
 var useZ = useVec && cpu.X86.HasAVX512F
 
 // popSumBackZ9x3 is popSumBack for m = 9, |Q| = 3 with AVX-512: bx holds
@@ -142,3 +142,46 @@ func popSumWZ9x3(acc, E, XE, w []float64) {
 
 //go:noescape
 func popSumWZ9x3Asm(acc, E, XE, w *float64, nk int)
+
+// popSumWZ12x3 is popSumW for m = 12, |Q| = 3 with AVX-512, the G' blocks in
+// the layout of permXE12x3.
+func popSumWZ12x3(acc, E, XE, w []float64) {
+	nk := len(w)
+	if nk == 0 {
+		return
+	}
+	_, _, _ = acc[143], E[nk*144-1], XE[nk*72-1]
+	popSumWZ12x3Asm(&acc[0], &E[0], &XE[0], &w[0], nk)
+}
+
+// popSumBackZ12x3 is popSumBack for m = 12, |Q| = 3 with AVX-512: B is the
+// block adjoint, bx (432 entries) scratch for its expansion, XT the G'
+// blocks in the layout of permXT12x3, and the G' adjoints are added to CPT
+// (36 entries per block, r major: see addCPT12).
+func popSumBackZ12x3(C, CPT, B, bx, E, XT, es []float64) {
+	nk := len(es)
+	if nk == 0 {
+		return
+	}
+	_, _, _, _, _, _ = C[nk*144-1], CPT[nk*36-1], B[143], bx[431], E[nk*144-1], XT[nk*72-1]
+	bexp12x3Asm(&bx[0], &B[0])
+	popSumBackZ12x3Asm(&C[0], &CPT[0], &bx[0], &E[0], &XT[0], &es[0], nk)
+}
+
+//go:noescape
+func popSumWZ12x3Asm(acc, E, XE, w *float64, nk int)
+
+//go:noescape
+func popSumBackZ12x3Asm(C, CPT, bx, E, XT, es *float64, nk int)
+
+//go:noescape
+func bexp12x3Asm(bx, B *float64)
+
+// mulAdd12 is mulAdd9 for R (12×12) and B (K×12), with AVX-512.
+func mulAdd12(R, A, B []float64, f float64, K, sr, sc int) {
+	_, _, _ = R[143], B[K*12-1], A[11*sr+(K-1)*sc]
+	mulAdd12Asm(&R[0], &A[0], &B[0], f, K, sr, sc)
+}
+
+//go:noescape
+func mulAdd12Asm(R, A, B *float64, f float64, K, sr, sc int)

@@ -120,3 +120,63 @@ func permXE9x3(XE, X []float64, nk int) {
 		}
 	}
 }
+
+// The layouts of the 512-bit pop kernels of m = 12, |Q| = 3 (gen_vec12.go):
+// lane l of vector j = 0, 1, 2 of a pair of rows stands for entry e = 8j+l of
+// the pair, column c = e mod 12 = 3y + v of its row.
+
+// permXE12x3 writes nk G' blocks X in the layout of the forward kernel
+// (popSumWZ12x3): vector 3j+u holds X(3y+u, v) for lane (y, v) of vector j.
+func permXE12x3(XE, X []float64, nk int) {
+	XE, X = XE[:nk*72], X[:nk*36]
+	for k := 0; k < nk; k++ {
+		x, d := (*[36]float64)(X[k*36:]), (*[72]float64)(XE[k*72:])
+		for i, s := range &xe12 {
+			d[i] = x[s]
+		}
+	}
+}
+
+// permXT12x3 writes nk G' blocks X in the layout of the backward kernel
+// (popSumBackZ12x3): vector 3j+r holds X(3y+v, r) for lane (y, v) of
+// vector j.
+func permXT12x3(XT, X []float64, nk int) {
+	XT, X = XT[:nk*72], X[:nk*36]
+	for k := 0; k < nk; k++ {
+		x, d := (*[36]float64)(X[k*36:]), (*[72]float64)(XT[k*72:])
+		for i, s := range &xt12 {
+			d[i] = x[s]
+		}
+	}
+}
+
+// addCPT12 adds nk G' adjoints in the layout of the backward kernel (CPT:
+// entry 12r + c for column c and state r) to CP, in the blocks' own layout
+// (entry 3c + r).
+func addCPT12(CP, CPT []float64, nk int) {
+	CP, CPT = CP[:nk*36], CPT[:nk*36]
+	for k := 0; k < nk; k++ {
+		c, t := (*[36]float64)(CP[k*36:]), (*[36]float64)(CPT[k*36:])
+		for cc := 0; cc < 12; cc++ {
+			c[3*cc] += t[cc]
+			c[3*cc+1] += t[12+cc]
+			c[3*cc+2] += t[24+cc]
+		}
+	}
+}
+
+// xe12 and xt12 are the sources in X (36 entries, X(3y+u, r) at 9y+3u+r) of
+// the 72 entries of permXE12x3 and permXT12x3.
+var xe12, xt12 = func() (xe, xt [72]uint8) {
+	for j := 0; j < 3; j++ {
+		for w := 0; w < 3; w++ {
+			for l := 0; l < 8; l++ {
+				c := (8*j + l) % 12
+				y, v := c/3, c%3
+				xe[8*(3*j+w)+l] = uint8(9*y + 3*w + v) // u = w, r = v
+				xt[8*(3*j+w)+l] = uint8(9*y + 3*v + w) // u = v, r = w
+			}
+		}
+	}
+	return
+}()

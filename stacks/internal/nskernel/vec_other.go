@@ -28,3 +28,9 @@ func popSumBackZ9x3(C, CPT, bx, E, XR, es []float64) { panic("nskernel: no vecto
 func minMax(R []float64) (lo, hi float64) { return minMaxGo(R) }
 
 func popSumWZ9x3(acc, E, XE, w []float64) { panic("nskernel: no vector kernels") }
+
+func popSumWZ12x3(acc, E, XE, w []float64) { panic("nskernel: no vector kernels") }
+
+func popSumBackZ12x3(C, CPT, B, bx, E, XT, es []float64) { panic("nskernel: no vector kernels") }
+
+func mulAdd12(R, A, B []float64, f float64, K, sr, sc int) { panic("nskernel: no vector kernels") }

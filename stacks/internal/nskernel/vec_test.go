@@ -122,6 +122,8 @@ func TestVecTape(t *testing.T) {
 		{States: 2, Symbols: 3, StateReading: true, Window: 7},
 		{States: 3, Symbols: 3, StateReading: true},
 		{States: 3, Symbols: 3, Fixed: true, Window: 9},
+		{States: 3, Symbols: 4, StateReading: true},
+		{States: 3, Symbols: 4, Fixed: true, Window: 9},
 	} {
 		const B, n = 3, 25
 		ld := randLD(rng, c, B, n, 3)
@@ -154,8 +156,8 @@ func TestVecTape(t *testing.T) {
 	}
 }
 
-// TestMulAdd checks the vector product kernels (mulAdd6, mulAdd9, through
-// mulAddV) in each of their uses (A·B, Aᵀ·B, and A·Bᵀ through a transposed
+// TestMulAdd checks the vector product kernels (mulAdd6, mulAdd9, mulAdd12,
+// through mulAddV) in each of their uses (A·B, Aᵀ·B, and A·Bᵀ through a transposed
 // B of |Q| rows) against plain loops, with guard entries after R.
 func TestMulAdd(t *testing.T) {
 	if !useVec {
@@ -164,7 +166,10 @@ func TestMulAdd(t *testing.T) {
 	for _, sz := range []struct {
 		m, Q      int
 		seed, seq uint64
-	}{{9, 3, 31, 32}, {6, 2, 33, 34}} {
+	}{{9, 3, 31, 32}, {6, 2, 33, 34}, {12, 3, 43, 44}} {
+		if !hasMulAdd(sz.m) {
+			continue // m = 12 needs AVX-512
+		}
 		m, mm := sz.m, sz.m*sz.m
 		rng := rand.New(rand.NewPCG(sz.seed, sz.seq))
 		for _, c := range []struct {
@@ -268,6 +273,52 @@ func TestMinMax(t *testing.T) {
 		}
 		if lo, _ := minMaxGo(R); !math.IsNaN(lo) {
 			t.Fatalf("n=%d: minMaxGo of a slice with a NaN: lo = %v", n, lo)
+		}
+	}
+}
+
+// TestZKernel12x3 checks the 512-bit pop kernels of m = 12, |Q| = 3 (with
+// their layouts: permXE12x3; permXT12x3, addCPT12) against the reference
+// loops, with the outputs cut exactly to size and guarded, a zero weight
+// (skipped by the backward kernel) among the others.
+func TestZKernel12x3(t *testing.T) {
+	if !useZ {
+		t.Skip("no AVX-512 kernels in this build or on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	const m, Q, mm, mq = 12, 3, 144, 36
+	guard := []float64{7, 7, 7, 7, 7, 7, 7, 7}
+	for _, nk := range []int{1, 2, 5, 33} {
+		name := fmt.Sprintf("nk=%d", nk)
+		E, X, w := randSlice(rng, nk*mm), randSlice(rng, nk*mq), randSlice(rng, nk)
+		w[nk/2] = 0
+		B := randSlice(rng, mm)
+		C0, CP0 := randSlice(rng, nk*mm), randSlice(rng, nk*mq)
+		acc0 := randSlice(rng, mm)
+		want := refPopSumW(acc0, E, X, w, m, Q)
+		xe := make([]float64, nk*2*mq)
+		permXE12x3(xe, X, nk)
+		accBuf := append(slices.Clone(acc0), guard...)
+		popSumWZ12x3(accBuf[:mm:mm], E[:nk*mm:nk*mm], xe, w)
+		closeSlices(t, name+" popSumWZ12x3", accBuf[:mm], want)
+		if !slices.Equal(accBuf[mm:], guard) {
+			t.Fatalf("%s: popSumWZ12x3 wrote past acc: %v", name, accBuf[mm:])
+		}
+
+		wantC, wantCP := refPopSumBack(C0, CP0, B, E, X, w, m, Q)
+		cBuf := append(slices.Clone(C0), guard...)
+		cpt := append(make([]float64, nk*mq), guard...)
+		xt, bx := make([]float64, nk*2*mq), make([]float64, 432)
+		permXT12x3(xt, X, nk)
+		popSumBackZ12x3(cBuf[:nk*mm:nk*mm], cpt[:nk*mq:nk*mq], B, bx, E[:nk*mm:nk*mm], xt, w)
+		gotCP := slices.Clone(CP0)
+		addCPT12(gotCP, cpt, nk)
+		closeSlices(t, name+" popSumBackZ12x3 C", cBuf[:nk*mm], wantC)
+		closeSlices(t, name+" popSumBackZ12x3 CP", gotCP, wantCP)
+		for _, g := range [][]float64{cBuf[nk*mm:], cpt[nk*mq:]} {
+			if !slices.Equal(g, guard) {
+				t.Fatalf("%s: popSumBackZ12x3 wrote past its blocks: %v", name, g)
+			}
 		}
 	}
 }
