@@ -10,6 +10,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/nsrnn/nsrnn/internal/linalg"
+	"github.com/nsrnn/nsrnn/internal/softmax"
 )
 
 // NoTarget marks a stream position without a target: the loss ignores it
@@ -251,13 +252,8 @@ func (k *outputLoss) forward32(w, bias []float64, target func(int) int) {
 			if y >= 0 {
 				xy = float64(row[y]) + bias[y]
 			}
-			var m, sum float64
-			if k.probs {
-				m = maxScore(row, bias)
-				sum = expScores(row, bias, m, true)
-			} else {
-				m, sum = logSumExpScores(row, bias)
-			}
+			m := softmax.MaxScore(row, bias)
+			sum := softmax.ExpScores(row, bias, m, k.probs)
 			z := m + math.Log(sum)
 			k.logz[r] = z
 			if k.probs {
@@ -269,54 +265,6 @@ func (k *outputLoss) forward32(w, bias []float64, target func(int) int) {
 			}
 		}
 	})
-}
-
-// maxScore returns the largest of float64(row[i]) + bias[i]; NaN scores
-// are skipped (they make the sum of expScores NaN).
-func maxScore(row []float32, bias []float64) float64 {
-	bias = bias[:len(row)]
-	m := math.Inf(-1)
-	for i, x := range row {
-		if y := float64(x) + bias[i]; y > m {
-			m = y
-		}
-	}
-	return m
-}
-
-// logSumExpScores returns the largest score m of float64(row[i]) +
-// bias[i] and Σ_i exp(score_i − m), in one pass over the row: the sum is
-// kept relative to the largest score so far and rescaled when a larger one
-// comes (about ln(len(row)) times for scores in random order). A NaN score
-// makes the sum NaN.
-func logSumExpScores(row []float32, bias []float64) (m, sum float64) {
-	bias = bias[:len(row)]
-	m = math.Inf(-1)
-	for i, x := range row {
-		y := float64(x) + bias[i]
-		if y > m {
-			sum = sum*expNonPos(m-y) + 1
-			m = y
-		} else {
-			sum += expNonPos(y - m)
-		}
-	}
-	return m, sum
-}
-
-// expScores returns Σ_i exp(row[i] + bias[i] − m), m at least every
-// score, and with store replaces row[i] by its term.
-func expScores(row []float32, bias []float64, m float64, store bool) float64 {
-	bias = bias[:len(row)]
-	sum := 0.0
-	for i, x := range row {
-		e := expNonPos(float64(x) + bias[i] - m)
-		if store {
-			row[i] = float32(e)
-		}
-		sum += e
-	}
-	return sum
 }
 
 func (k *outputLoss) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
@@ -385,7 +333,7 @@ func (k *outputLoss) backward32(scale float64, target func(int) int) {
 			if k.probs { // unnormalized exponentials
 				s *= k.rowScale[r]
 			} else { // raw scores: make the probabilities
-				expScores(row, k.bias, k.logz[r], true)
+				softmax.ExpScores(row, k.bias, k.logz[r], true)
 			}
 			fs := float32(s)
 			for i, e := range row {
@@ -431,33 +379,4 @@ func toFloat32(dst []float32, src []float64) {
 	for i, x := range src {
 		dst[i] = float32(x)
 	}
-}
-
-// exp2Table holds 2^(j/64), j = 0 … 63, for expNonPos.
-var exp2Table = func() (t [64]float64) {
-	for j := range t {
-		t[j] = math.Exp2(float64(j) / 64)
-	}
-	return t
-}()
-
-// expNonPos returns e^x for x ≤ 0 (the softmax's shifted scores) with a
-// relative error below 1e-10: x = (64e + j)·ln2/64 + r with |r| ≤
-// ln2/128, e^x = 2^e · 2^(j/64) · e^r, 2^(j/64) from a table, e^r by its
-// Taylor polynomial of degree 3 (truncation error below 4e-11), and 2^e by
-// building the float's exponent. Below −708 it returns 0 (the true value is
-// under 3e−308), and NaN for NaN. It is about twice as fast as math.Exp,
-// which handles every argument, and small enough to be inlined.
-func expNonPos(x float64) float64 {
-	if !(x > -708) {
-		if x != x {
-			return x
-		}
-		return 0
-	}
-	// Round x·64/ln2 ≤ 0 to the nearest integer: conversion truncates
-	// toward zero, which for the negative x·64/ln2 − 1/2 is the ceiling.
-	n := int64(x*(64/math.Ln2) - 0.5)
-	r := x - float64(n)*(math.Ln2/64)
-	return (1 + r*(1+r*(0.5+r*(1.0/6)))) * exp2Table[n&63] * math.Float64frombits(uint64(n>>6+1023)<<52)
 }

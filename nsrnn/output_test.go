@@ -8,36 +8,6 @@ import (
 	"weak"
 )
 
-// TestExpNonPos: expNonPos agrees with math.Exp to 1e-9 relative on a fine
-// grid of [−708, 0] and on random arguments, and gives 0, NaN and 1 at the
-// edges.
-func TestExpNonPos(t *testing.T) {
-	check := func(x float64) {
-		got, want := expNonPos(x), math.Exp(x)
-		if e := math.Abs(got-want) / want; !(e <= 1e-9) {
-			t.Fatalf("expNonPos(%v) = %v, math.Exp gives %v (relative error %.3g)", x, got, want, e)
-		}
-	}
-	for x := 0.0; x > -708; x -= 0.0137 {
-		check(x)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 100000; i++ {
-		check(-rng.Float64() * 40)
-	}
-	for _, x := range []float64{0, math.Copysign(0, -1), -1e-300, -math.Ln2 / 2, -math.Ln2 / 2 * 1.0000001, -707.9} {
-		check(x)
-	}
-	for _, c := range []struct{ x, want float64 }{{-708.5, 0}, {-1e4, 0}, {math.Inf(-1), 0}} {
-		if got := expNonPos(c.x); got != c.want {
-			t.Errorf("expNonPos(%v) = %v, want %v", c.x, got, c.want)
-		}
-	}
-	if got := expNonPos(math.NaN()); !math.IsNaN(got) {
-		t.Errorf("expNonPos(NaN) = %v, want NaN", got)
-	}
-}
-
 // TestOutputFloat32AgreesWithFloat64: with Precision Float32 the
 // loss, the gradients of every parameter and the log-probabilities of
 // sentence and stream runs agree with the float64 ones to the accuracy of
@@ -126,32 +96,6 @@ func TestOutputFloat32AgreesWithFloat64(t *testing.T) {
 	}
 }
 
-// BenchmarkExp compares expNonPos with math.Exp on the softmax's range.
-func BenchmarkExp(b *testing.B) {
-	xs := make([]float64, 4096)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range xs {
-		xs[i] = -rng.Float64() * 30
-	}
-	for _, f := range []struct {
-		name string
-		f    func(float64) float64
-	}{{"math.Exp", math.Exp}, {"expNonPos", expNonPos}} {
-		b.Run(f.name, func(b *testing.B) {
-			s := 0.0
-			for i := 0; i < b.N; i++ {
-				for _, x := range xs {
-					s += f.f(x)
-				}
-			}
-			if s == 0 {
-				b.Fatal(s)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(xs)), "ns/exp")
-		})
-	}
-}
-
 // TestModelsAreCollected: a model that has run (stream and sentence mode,
 // with and without gradients, in either precision) is garbage once
 // dropped. (Its graphs hold gorgonia machines with finalizers, so any
@@ -194,45 +138,5 @@ func TestModelsAreCollected(t *testing.T) {
 		if p.Value() != nil {
 			t.Errorf("model %d is still alive after it was dropped", i)
 		}
-	}
-}
-
-// TestLogSumExpScores: the one-pass normalizer equals the two-pass one
-// (maximum, then the sum) for rows in random, ascending (a rescaling at
-// every element) and descending order, and is NaN with a NaN score.
-func TestLogSumExpScores(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	const n = 1000
-	row, bias := make([]float32, n), make([]float64, n)
-	for i := range row {
-		row[i] = float32(rng.NormFloat64() * 8)
-		bias[i] = rng.NormFloat64()
-	}
-	check := func(name string) {
-		m0 := maxScore(row, bias)
-		s0 := 0.0
-		for i, x := range row {
-			s0 += math.Exp(float64(x) + bias[i] - m0)
-		}
-		m, s := logSumExpScores(row, bias)
-		// expNonPos is within 1e-10 relative, and in the ascending row
-		// each rescaling adds that much to the terms still weighing in
-		// the sum (about 50 of them for steps of 0.02): 1e-8.
-		if m != m0 || math.Abs(s-s0) > 1e-8*s0 {
-			t.Errorf("%s: max %v, sum %v; two passes give %v, %v", name, m, s, m0, s0)
-		}
-	}
-	check("random")
-	for i := range row {
-		row[i], bias[i] = float32(i)/50, 0
-	}
-	check("ascending")
-	for i := range row {
-		row[i] = float32(n-i) / 50
-	}
-	check("descending")
-	row[n/2] = float32(math.NaN())
-	if _, s := logSumExpScores(row, bias); !math.IsNaN(s) {
-		t.Errorf("sum with a NaN score is %v, want NaN", s)
 	}
 }
