@@ -60,10 +60,19 @@ func paperModels() []modelSpec {
 	return specs
 }
 
-// The paper's search ranges in per-token scaling.
+// The search ranges for the per-token mean loss that the runs train on.
+// The authors' released training script draws the learning rate from
+// [1, 100] and the clipping threshold from [0.0112, 1.12] and applies both
+// to the gradient of the mean loss over a chunk's B·T tokens (the paper
+// states the same as a learning rate of [1, 100]/(B·T) on the summed
+// loss). Sweeps made before the learning-rate range was recorded drew from
+// [0.03125, 3.125], the paper's figure for another convention (the loss
+// summed over time steps and averaged over the batch), read here as the
+// mean loss's: their sweep.json has no lr_range and keeps that range.
 const (
-	lrMin, lrMax     = 0.03125, 3.125
-	clipMin, clipMax = 0.0112, 1.12
+	lrMin, lrMax             = 1, 100
+	legacyLRMin, legacyLRMax = 0.03125, 3.125
+	clipMin, clipMax         = 0.0112, 1.12
 )
 
 // sweepSettings are saved in sweep.json; a sweep directory is reused only
@@ -85,6 +94,17 @@ type sweepSettings struct {
 	// Precision is the runs' output precision, "float32", or empty for
 	// float64 (sweeps made before the choice existed).
 	Precision string `json:"precision,omitempty"`
+	// LRRange is the learning rate's range (--lr-range), or zero for the
+	// legacy range of sweeps made before it was recorded.
+	LRRange [2]float64 `json:"lr_range,omitzero"`
+}
+
+// lrRange returns the range the sweep draws learning rates from.
+func (s sweepSettings) lrRange() (lo, hi float64) {
+	if s.LRRange == [2]float64{} {
+		return legacyLRMin, legacyLRMax
+	}
+	return s.LRRange[0], s.LRRange[1]
 }
 
 // sweepRun is one training run of a sweep.
@@ -95,6 +115,21 @@ type sweepRun struct {
 	Clip  float64 `json:"clip"`
 	Dir   string  `json:"dir"`
 	Args  []string
+}
+
+// parseLRRange reads --lr-range MIN:MAX, 0 < MIN ≤ MAX, both finite.
+func parseLRRange(v string) (lo, hi float64, err error) {
+	a, b, ok := strings.Cut(v, ":")
+	if ok {
+		lo, err = strconv.ParseFloat(a, 64)
+		if err == nil {
+			hi, err = strconv.ParseFloat(b, 64)
+		}
+	}
+	if !ok || err != nil || !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 1) {
+		return 0, 0, fmt.Errorf("--lr-range %q: want MIN:MAX with 0 < MIN ≤ MAX, for example 1:100", v)
+	}
+	return lo, hi, nil
 }
 
 // logUniform draws from [lo, hi] log-uniformly.
@@ -119,7 +154,8 @@ func plan(s sweepSettings, out string) ([]sweepRun, error) {
 		h.Write([]byte(name))
 		for i := 0; i < s.Runs; i++ {
 			rng := rand.New(rand.NewPCG(s.Seed, h.Sum64()^uint64(i)))
-			r := sweepRun{Model: name, Index: i + 1, LR: logUniform(rng, lrMin, lrMax), Clip: logUniform(rng, clipMin, clipMax),
+			lo, hi := s.lrRange()
+			r := sweepRun{Model: name, Index: i + 1, LR: logUniform(rng, lo, hi), Clip: logUniform(rng, clipMin, clipMax),
 				Dir: filepath.Join(out, name, fmt.Sprintf("run-%02d", i+1))}
 			r.Args = append(s.corpusArgs(), spec.Flags...)
 			if s.Hidden > 0 {
@@ -172,6 +208,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&s.Batch, "batch", 32, "parallel streams B")
 	fs.IntVar(&s.BPTT, "bptt", 35, "chunk length T")
 	fs.IntVar(&s.Hidden, "hidden", 0, "override every model's hidden size (for quick trials; default 0: the paper's)")
+	lrFlag := fs.String("lr-range", fmt.Sprintf("%g:%g", float64(lrMin), float64(lrMax)), "MIN:MAX of the log-uniform learning rates, for the per-token mean loss (the authors' released range; a sweep keeps the range it was made with)")
 	out := fs.String("out", "", "sweep directory (required): sweep.json, and <model>/run-NN for each run with its output in <that>.log")
 	precFlag := precisionFlag(fs, "float32", "of every run")
 	jobs := fs.Int("jobs", 1, "runs trained at once on this machine (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
@@ -202,6 +239,14 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := slurm.Check(); err != nil {
 		return err
+	}
+	lo, hi, err := parseLRRange(*lrFlag)
+	if err != nil {
+		return err
+	}
+	s.LRRange = [2]float64{lo, hi}
+	if !fs.Changed("lr-range") && legacySweep(*out) {
+		s.LRRange = [2]float64{} // an older sweep resumes with its draws
 	}
 	_, precSetting, err := parsePrecision(*precFlag)
 	if err != nil {
@@ -282,6 +327,21 @@ func sweepJobs(runs []sweepRun) []cli.SweepRun {
 		jobs[i] = cli.SweepRun{Dir: r.Dir, Args: r.Args}
 	}
 	return jobs
+}
+
+// legacySweep reports whether dir holds a sweep.json made before the
+// learning rate's range was recorded (one without lr_range).
+func legacySweep(dir string) bool {
+	raw, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		return false
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return false
+	}
+	_, ok := fields["lr_range"]
+	return !ok
 }
 
 // prepareSweep creates the sweep directory with its sweep.json, or checks

@@ -21,7 +21,7 @@ import (
 func TestSweepAndSelect(t *testing.T) {
 	data := tinyCorpus(t)
 	out := filepath.Join(t.TempDir(), "sweep")
-	s := sweepSettings{Data: data, Models: []string{"lstm-256", "rns-1-2"}, Runs: 2, Seed: 3, Epochs: 1, Batch: 3, BPTT: 5, Hidden: 4}
+	s := sweepSettings{Data: data, Models: []string{"lstm-256", "rns-1-2"}, Runs: 2, Seed: 3, Epochs: 1, Batch: 3, BPTT: 5, Hidden: 4, LRRange: [2]float64{lrMin, lrMax}}
 	runs, err := plan(s, out)
 	if err != nil {
 		t.Fatal(err)
@@ -208,4 +208,77 @@ func inProcess(args []string, logPath string, threads int) error {
 		return fmt.Errorf("exit %d", code)
 	}
 	return nil
+}
+
+// TestSweepLRRange: a new sweep draws its learning rates from the authors'
+// released range (or --lr-range) and records it in sweep.json; a sweep.json
+// made before the range was recorded resumes with its old draws (the
+// legacy range) unless --lr-range is given; a bad range is refused, naming
+// the flag.
+func TestSweepLRRange(t *testing.T) {
+	data := tinyCorpus(t)
+	dir := t.TempDir()
+	draws := func(args ...string) []float64 {
+		t.Helper()
+		o, e, code := runCmd(append([]string{"sweep", "--data", data, "--models", "lstm-256", "--runs", "5", "--dry-run"}, args...)...)
+		if code != 0 {
+			t.Fatalf("sweep %q: %s", args, e)
+		}
+		var lrs []float64
+		for _, line := range strings.Split(strings.TrimSpace(o), "\n") {
+			var lr float64
+			if _, err := fmt.Sscanf(line[strings.Index(line, "lr "):], "lr %g", &lr); err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			lrs = append(lrs, lr)
+		}
+		return lrs
+	}
+	within := func(name string, lrs []float64, lo, hi float64) {
+		t.Helper()
+		if len(lrs) != 5 {
+			t.Fatalf("%s: %d runs, want 5", name, len(lrs))
+		}
+		for _, lr := range lrs {
+			// The dry run prints four significant digits.
+			if lr < lo*(1-1e-3) || lr > hi*(1+1e-3) {
+				t.Errorf("%s: lr %v outside [%v, %v]", name, lr, lo, hi)
+			}
+		}
+	}
+	within("new sweep", draws("--out", filepath.Join(dir, "new")), lrMin, lrMax)
+	within("--lr-range", draws("--out", filepath.Join(dir, "new"), "--lr-range", "0.5:0.6"), 0.5, 0.6)
+
+	legacy := filepath.Join(dir, "legacy")
+	if err := os.MkdirAll(legacy, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(legacy, "sweep.json"), []byte(`{"data":"x","models":["lstm-256"],"runs":5,"seed":1,"epochs":100,"batch":32,"bptt":35}`), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	within("legacy sweep", draws("--out", legacy), legacyLRMin, legacyLRMax)
+	within("legacy sweep with --lr-range", draws("--out", legacy, "--lr-range", "1:100"), lrMin, lrMax)
+
+	s := sweepSettings{Data: data, Models: []string{"lstm-256"}, Runs: 1, Seed: 1, Epochs: 1, Batch: 3, BPTT: 5, LRRange: [2]float64{lrMin, lrMax}}
+	recorded := filepath.Join(dir, "recorded")
+	if err := prepareSweep(recorded, s); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(recorded, "sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"lr_range": [`) && !strings.Contains(string(raw), `"lr_range":[`) {
+		t.Errorf("sweep.json does not record the range: %s", raw)
+	}
+	if legacySweep(recorded) {
+		t.Error("a sweep with lr_range reads as legacy")
+	}
+
+	for _, bad := range []string{"1", "0:5", "5:1", "a:b", "1:inf", "-1:2"} {
+		_, e, code := runCmd("sweep", "--data", data, "--out", filepath.Join(dir, "bad"), "--lr-range", bad, "--dry-run")
+		if code == 0 || !strings.Contains(e, "--lr-range") {
+			t.Errorf("--lr-range %s: exit %d, stderr %q", bad, code, e)
+		}
+	}
 }
