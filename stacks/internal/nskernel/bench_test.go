@@ -128,10 +128,15 @@ func BenchmarkLimitedStream(b *testing.B) {
 	}
 }
 
-// BenchmarkLimitedStreamQ3G4 is BenchmarkLimitedStream at the shape of the
-// PTB model RNS 3-4 (|Q| = 3, |Γ| = 4, m = 12), 1000 tokens.
-func BenchmarkLimitedStreamQ3G4(b *testing.B) {
-	benchLimited(b, Config{States: 3, Symbols: 4, StateReading: true, Window: 35}, 1000)
+// BenchmarkLimitedStreamPTB is BenchmarkLimitedStream at the shapes of the
+// PTB models RNS 1-2 (|Q| = 1, |Γ| = 2, m = 2) and RNS 3-4 (|Q| = 3,
+// |Γ| = 4, m = 12), 1000 tokens.
+func BenchmarkLimitedStreamPTB(b *testing.B) {
+	for _, qg := range [][2]int{{1, 2}, {3, 4}} {
+		b.Run(fmt.Sprintf("RNS%d-%d", qg[0], qg[1]), func(b *testing.B) {
+			benchLimited(b, Config{States: qg[0], Symbols: qg[1], StateReading: true, Window: 35}, 1000)
+		})
+	}
 }
 
 func benchLimited(b *testing.B, c Config, n int) {

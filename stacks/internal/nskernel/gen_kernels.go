@@ -1,8 +1,8 @@
 //go:build ignore
 
 // gen_kernels writes kernels_gen.go: fully unrolled small matrix products for
-// the block sizes of |Q| = 2, |Γ| = 3 (m = 6), |Q| = |Γ| = 3 (m = 9) and
-// |Q| = 3, |Γ| = 4 (m = 12).
+// the block sizes of |Q| = 2, |Γ| = 3 (m = 6), |Q| = |Γ| = 3 (m = 9),
+// |Q| = 3, |Γ| = 4 (m = 12) and some of |Q| = 1, |Γ| = 2 (m = 2).
 // Run with go generate; -o writes elsewhere (TestGeneratedCode compares a
 // fresh output with the committed file).
 package main
@@ -268,6 +268,10 @@ func main() {
 		popBack(m, q)
 	}
 	popFwd(9, 3, 1) // for m = 12 the generic popKernel measured faster
+	// |Q| = 1, |Γ| = 2 (the PTB model RNS 1-2): the block products and the
+	// pop adjoint (its forward is popSumW2x1, by hand).
+	nn(2, 2, true)
+	popBack(2, 1)
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		os.Stdout.Write(b.Bytes())

@@ -47,6 +47,9 @@ func matMulScaled(R, A, B []float64, f float64, m int) {
 // matMulScaledRows sets R (n×m) += f · A (n×m) · B (m×m).
 func matMulScaledRows(R, A, B []float64, f float64, n, m int) {
 	switch m {
+	case 2:
+		mulNN2x2f(R, A, B, f, n)
+		return
 	case 6:
 		mulNN6x6f(R, A, B, f, n)
 		return

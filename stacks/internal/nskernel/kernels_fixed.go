@@ -199,6 +199,9 @@ func matMulATFixed(C, A, B []float64, f float64, n, k, p int) bool {
 // otherwise.
 func matMulScaledFixed(R, A, B []float64, f float64, m int) bool {
 	switch m {
+	case 2:
+		mulNN2x2f(R, A, B, f, 2)
+		return true
 	case 6:
 		mulNN6x6f(R, A, B, f, 6)
 		return true

@@ -2670,3 +2670,56 @@ func popSum9x3(acc, E, xs []float64, nk int) {
 	}
 	a[78], a[79], a[80] = a00, a01, a02
 }
+
+// mulNN2x2f sets R (n×2) += f·A (n×2) · B (2×2).
+func mulNN2x2f(R, A, B []float64, f float64, n int) {
+	b := (*[4]float64)(B)
+	for i := 0; i < n; i++ {
+		a := (*[2]float64)(A[i*2:])
+		r := (*[2]float64)(R[i*2:])
+		r0 := r[0]
+		r1 := r[1]
+		av := f * a[0]
+		r0 += av * b[0]
+		r1 += av * b[1]
+		av = f * a[1]
+		r0 += av * b[2]
+		r1 += av * b[3]
+		r[0] = r0
+		r[1] = r1
+	}
+}
+
+// popSumBack2x1 is popSumBack for m = 2, |Q| = 1.
+func popSumBack2x1(C, CP, B, E, X, es []float64, nk int) {
+	if nk == 0 {
+		return
+	}
+	es = es[:nk]
+	// bounds for the unchecked walk below
+	_, _, _, _ = C[nk*4-1], E[nk*4-1], X[nk*2-1], CP[nk*2-1]
+	bb := (*[4]float64)(B)
+	cb, eb := unsafe.Pointer(&C[0]), unsafe.Pointer(&E[0])
+	xb, pb := unsafe.Pointer(&X[0]), unsafe.Pointer(&CP[0])
+	for k, f := range es {
+		if f == 0 {
+			continue
+		}
+		c := (*[4]float64)(unsafe.Add(cb, k*32))
+		e := (*[4]float64)(unsafe.Add(eb, k*32))
+		x := (*[2]float64)(unsafe.Add(xb, k*16))
+		cp := (*[2]float64)(unsafe.Add(pb, k*16))
+		x00 := f * x[0]
+		c[0] += bb[0] * x00
+		c[2] += bb[2] * x00
+		t00 := e[0] * bb[0]
+		t00 += e[2] * bb[2]
+		cp[0] += f * t00
+		x00 = f * x[1]
+		c[1] += bb[1] * x00
+		c[3] += bb[3] * x00
+		t00 = e[1] * bb[1]
+		t00 += e[3] * bb[3]
+		cp[1] += f * t00
+	}
+}

@@ -189,5 +189,12 @@ func TestDenseKernels(t *testing.T) {
 		refMul(want, A, B, 0.75, m, m, m, false, false)
 		matMulScaled(got, A, B, 0.75, m)
 		closeSlices(t, fmt.Sprintf("m=%d matMulScaled", m), got, want)
+		// matMulScaledRows: R (n×m) += f · A (n×m) · B, a row (α) or a block.
+		for _, n := range []int{1, m} {
+			want, got := append([]float64(nil), R0[:n*m]...), append([]float64(nil), R0[:n*m]...)
+			refMul(want, A[:n*m], B, 0.75, n, m, m, false, false)
+			matMulScaledRows(got, A[:n*m], B, 0.75, n, m)
+			closeSlices(t, fmt.Sprintf("m=%d n=%d matMulScaledRows", m, n), got, want)
+		}
 	}
 }

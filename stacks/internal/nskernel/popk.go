@@ -20,6 +20,9 @@ func popSumW(acc, E, X, w, xs []float64, m, Q int) {
 	case Q == 2 && m == 6:
 		popSumW6x2(acc, E, X, w)
 		return
+	case Q == 1 && m == 2:
+		popSumW2x1(acc, E, X, w)
+		return
 	case Q == 3 && m == 9 && useVec:
 		popSumWVec9x3(acc, E, X, w)
 		return
@@ -29,6 +32,23 @@ func popSumW(acc, E, X, w, xs []float64, m, Q int) {
 		scaleInto(xs[k*mq:(k+1)*mq], X[k*mq:(k+1)*mq], f)
 	}
 	popSum(acc, E, xs, nk, m, Q)
+}
+
+// popSumW2x1 is popSumW for |Q| = 1, m = 2, where E_k ⋆ X_k scales column y
+// of E_k by X_k[y].
+func popSumW2x1(acc, E, X, w []float64) {
+	nk := len(w)
+	acc, E, X = acc[:4], E[:nk*4], X[:nk*2]
+	a00, a01, a10, a11 := acc[0], acc[1], acc[2], acc[3]
+	for k, f := range w {
+		e, x := (*[4]float64)(E[k*4:]), (*[2]float64)(X[k*2:])
+		x0, x1 := f*x[0], f*x[1]
+		a00 += e[0] * x0
+		a01 += e[1] * x1
+		a10 += e[2] * x0
+		a11 += e[3] * x1
+	}
+	acc[0], acc[1], acc[2], acc[3] = a00, a01, a10, a11
 }
 
 // popSum sets acc (m×m) += Σ_k E_k ⋆ xs_k, with E_k = E[k·m²:(k+1)·m²] and
@@ -129,6 +149,9 @@ func popSumBack(C, CP, B, E, X, es, xs, tmp []float64, nk, m, Q int) {
 		return
 	case Q == 3 && m == 12:
 		popSumBack12x3(C, CP, B, E, X, es, nk)
+		return
+	case Q == 1 && m == 2:
+		popSumBack2x1(C, CP, B, E, X, es, nk)
 		return
 	}
 	mm, mq := m*m, m*Q
