@@ -41,6 +41,13 @@ for r in $(seq "$rounds"); do
     echo "--- $v PTB models (float32, OpenBLAS, two threads)"
     OPENBLAS_NUM_THREADS=2 "$work/$v-nsrnn.test" -test.run XXX -test.cpu 2 -test.benchtime 10x \
       -test.bench 'StreamStepPTB/(lstm-256|rns-1-2|rns-3-4)-f32$' | grep Benchmark
+    echo "--- $v two one-thread LSTM-256 training benchmarks at once"
+    for i in 1 2; do
+      OPENBLAS_NUM_THREADS=1 "$work/$v-nsrnn.test" -test.run XXX -test.cpu 1 -test.benchtime 10x \
+        -test.bench 'StreamStepPTB/lstm-256-f32$' > "$work/pair$i" 2>&1 &
+    done
+    wait
+    cat "$work/pair1" "$work/pair2" | grep Benchmark
     for q in 2 3; do
       echo "--- $v CFL epoch: rns |Q| = $q, 200 + 50 strings, two workers"
       rm -rf "$work/cfl"
