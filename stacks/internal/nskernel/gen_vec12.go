@@ -48,6 +48,20 @@ func main() {
 	}
 }
 
+// permuted writes, for vector j of the pair of rows pr of the block at SI
+// and u = 0, 1, 2, the vector of the pair's entries (row, 3y+u) for the
+// lanes (row, y, ·) of vector j into Z(29+u), each followed by use(u, 29+u).
+func permuted(pr, j int, use func(u, t int)) {
+	a := 8 * (24*pr + start[j])
+	p("\tVMOVUPD %d(SI), Z28\n", a)
+	for u := 0; u < 3; u++ {
+		t := 29 + u
+		p("\tVMOVUPD perm12<>+%d(SB), Z%d\n", 64*(3*j+u), t)
+		p("\tVPERMI2PD %d(SI), Z28, Z%d\n", a+64, t)
+		use(u, t)
+	}
+}
+
 // forward writes popSumWZ12x3Asm: acc += Σ_k w_k·(E_k ⋆ X_k), the 18
 // vectors of acc in Z0–Z17 over all k, the nine vectors of w_k·XE_k in
 // Z18–Z26.
@@ -74,14 +88,9 @@ TEXT ·popSumWZ12x3Asm(SB), NOSPLIT, $0-40
 	}
 	for pr := 0; pr < 6; pr++ {
 		for j := 0; j < 3; j++ {
-			a := 8 * (24*pr + start[j])
-			p("\tVMOVUPD %d(SI), Z28\n", a)
-			for u := 0; u < 3; u++ {
-				t := 29 + u
-				p("\tVMOVUPD perm12<>+%d(SB), Z%d\n", 64*(3*j+u), t)
-				p("\tVPERMI2PD %d(SI), Z28, Z%d\n", a+64, t)
+			permuted(pr, j, func(u, t int) {
 				p("\tVFMADD231PD Z%d, Z%d, Z%d\n", 18+3*j+u, t, 3*pr+j)
-			}
+			})
 		}
 	}
 	p(`	ADDQ $1152, SI
@@ -194,14 +203,9 @@ TEXT ·bexp12x3Asm(SB), NOSPLIT, $0-16
 `)
 	for pr := 0; pr < 6; pr++ {
 		for j := 0; j < 3; j++ {
-			a := 8 * (24*pr + start[j])
-			p("\tVMOVUPD %d(SI), Z28\n", a)
-			for r := 0; r < 3; r++ {
-				t := 29 + r
-				p("\tVMOVUPD perm12<>+%d(SB), Z%d\n", 64*(3*j+r), t)
-				p("\tVPERMI2PD %d(SI), Z28, Z%d\n", a+64, t)
+			permuted(pr, j, func(r, t int) {
 				p("\tVMOVUPD Z%d, %d(DI)\n", t, 64*(9*pr+3*j+r))
-			}
+			})
 		}
 	}
 	p("\tVZEROUPPER\n\tRET\n\n")

@@ -127,24 +127,20 @@ func permXE9x3(XE, X []float64, nk int) {
 
 // permXE12x3 writes nk G' blocks X in the layout of the forward kernel
 // (popSumWZ12x3): vector 3j+u holds X(3y+u, v) for lane (y, v) of vector j.
-func permXE12x3(XE, X []float64, nk int) {
-	XE, X = XE[:nk*72], X[:nk*36]
-	for k := 0; k < nk; k++ {
-		x, d := (*[36]float64)(X[k*36:]), (*[72]float64)(XE[k*72:])
-		for i, s := range &xe12 {
-			d[i] = x[s]
-		}
-	}
-}
+func permXE12x3(XE, X []float64, nk int) { perm12(XE, X, nk, &xe12) }
 
 // permXT12x3 writes nk G' blocks X in the layout of the backward kernel
 // (popSumBackZ12x3): vector 3j+r holds X(3y+v, r) for lane (y, v) of
 // vector j.
-func permXT12x3(XT, X []float64, nk int) {
-	XT, X = XT[:nk*72], X[:nk*36]
+func permXT12x3(XT, X []float64, nk int) { perm12(XT, X, nk, &xt12) }
+
+// perm12 writes nk G' blocks X (36 entries each) as 72 entries each, entry
+// i from X's entry src[i].
+func perm12(dst, X []float64, nk int, src *[72]uint8) {
+	dst, X = dst[:nk*72], X[:nk*36]
 	for k := 0; k < nk; k++ {
-		x, d := (*[36]float64)(X[k*36:]), (*[72]float64)(XT[k*72:])
-		for i, s := range &xt12 {
+		x, d := (*[36]float64)(X[k*36:]), (*[72]float64)(dst[k*72:])
+		for i, s := range src {
 			d[i] = x[s]
 		}
 	}
