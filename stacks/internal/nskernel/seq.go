@@ -331,6 +331,10 @@ func (s *seq) saveState(np int, st *seqState) {
 			st.psi[i] -= s.psi[off]
 		}
 	}
+	nb := np * (np - 1) / 2 // the blocks (a, b), a < b < np
+	st.E = make([]float64, 0, nb*mm)
+	st.Lx = make([]float64, 0, nb*mm)
+	st.beta = make([]float64, 0, nb)
 	for a := 0; a < np; a++ {
 		for b := a + 1; b < np; b++ {
 			bi := s.blk(a+off, b+off)
@@ -342,6 +346,7 @@ func (s *seq) saveState(np int, st *seqState) {
 	if s.M > 0 {
 		st.V = append([]float64(nil), s.V[(off+1)*s.M:s.np*s.M]...)
 		// The factors hb as the steps made them (scaled, not by exp).
+		st.hb = make([]float64, 0, nb)
 		for a := 0; a < np; a++ {
 			for b := a + 1; b < np; b++ {
 				st.hb = append(st.hb, s.hb[s.blk(a+off, b+off)])
