@@ -7,6 +7,9 @@
 #
 #   results/ptb/sync.sh PTB DATA RUN...
 #
+# A RUN given as NAME=DIR is copied into results/ptb/NAME (for runs whose
+# base names collide, such as a sweep's run-01 of two models).
+#
 # PTB is the ptb program (go build -tags openblas -o PTB ./experiments/ptb),
 # DATA the directory holding ptb/ and syntaxgym/.
 set -e
@@ -14,8 +17,11 @@ set -e
 ptb=$1 data=$2
 shift 2
 dst=$(dirname "$0")
-for run in "$@"; do
-  out="$dst/$(basename "$run")"
+for arg in "$@"; do
+  case $arg in
+    *=*) run=${arg#*=} out="$dst/${arg%%=*}" ;;
+    *) run=$arg out="$dst/$(basename "$arg")" ;;
+  esac
   mkdir -p "$out"
   for f in run.json log.jsonl summary.json; do
     [ -f "$run/$f" ] && cp "$run/$f" "$out/"
