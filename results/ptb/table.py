@@ -72,30 +72,30 @@ def main():
             done.append(row)
         else:
             going.append(row)
-    print("| model | parameters | lr | clip | epochs | best epoch | validation ppl | test ppl | SG score | paper's test ppl | paper's SG score |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| model | run | parameters | lr | clip | epochs | best epoch | validation ppl | test ppl | SG score | paper's test ppl | paper's SG score |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in done:
         p = PAPER.get(r["model"], (None, None))
         fmt = lambda v, f: "–" if v is None else format(v, f)
-        print(f"| {r['model']} | {r['params']:,} | {r['lr']:g} | {r['clip']:g} | {r['epochs']} | {r['best_epoch']} | "
+        print(f"| {r['model']} | `{r['dir']}` | {r['params']:,} | {r['lr']:.4g} | {r['clip']:.3g} | {r['epochs']} | {r['best_epoch']} | "
               f"{r['best']:.2f} | {fmt(r['test'], '.2f')} | {fmt(r['sg'], '.3f')} | {fmt(p[0], '.2f')} | {fmt(p[1], '.3f')} |")
     if not done:
-        print("| (none has converged yet) | | | | | | | | | | |")
+        print("| (none has converged yet) | | | | | | | | | | | |")
     circuits = [c for r in done for c in r.get("circuits", {})]
     circuits = list(dict.fromkeys(circuits))
     if circuits:
         print()
-        print("| model | " + " | ".join(circuits) + " | SG score |")
-        print("|---|" + "---|" * (len(circuits) + 1))
+        print("| model | run | " + " | ".join(circuits) + " | SG score |")
+        print("|---|---|" + "---|" * (len(circuits) + 1))
         for r in done:
             if r.get("circuits"):
-                print(f"| {r['model']} | " + " | ".join(f"{r['circuits'].get(c, float('nan')):.3f}" for c in circuits) + f" | {r['sg']:.3f} |")
+                print(f"| {r['model']} | `{r['dir']}` | " + " | ".join(f"{r['circuits'].get(c, float('nan')):.3f}" for c in circuits) + f" | {r['sg']:.3f} |")
     print()
     print("| run | model | lr | clip | epochs done | best validation ppl (epoch) | learning rate of the last epoch | training time so far |")
     print("|---|---|---|---|---|---|---|---|")
     for r in going:
         best = "–" if r["best"] is None else f"{r['best']:.2f} ({r['best_epoch']})"
-        print(f"| `{r['dir']}` | {r['model']} | {r['lr']:g} | {r['clip']:g} | {r['epochs']} | {best} | {r['last_lr']:.4g} | {hours(r['elapsed'])} |")
+        print(f"| `{r['dir']}` | {r['model']} | {r['lr']:.4g} | {r['clip']:.3g} | {r['epochs']} | {best} | {r['last_lr']:.4g} | {hours(r['elapsed'])} |")
 
 
 if __name__ == "__main__":
