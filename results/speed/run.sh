@@ -3,16 +3,18 @@
 # epoch at two commits of this repository (BASE and NEW, default HEAD), and
 # the PyTorch reference for PTB, round after round on one machine.
 #
-#   sh results/speed/run.sh BASE [NEW] > results/speed/run.txt 2>&1
+#   DATA=DIR TORCH_LM=FILE sh results/speed/run.sh BASE [NEW] > results/speed/run.txt 2>&1
 #
-# Needs libopenblas-dev and Debian's python3-torch (for the reference); the
-# PTB data in $DATA/ptb (default ../shared/data). Pause other work on the
-# machine first: the figures are ratios within one round.
+# DIR holds the PTB corpus (DIR/ptb/ptb.train.txt); FILE is the PyTorch
+# reference script (torch_lm.py, the LSTM-256 language model in PyTorch's
+# nn.LSTM). Needs libopenblas-dev and Debian's python3-torch. Pause other
+# work on the machine first: the figures are ratios within one round.
 set -e
 base=$1 new=${2:-HEAD}
 [ -n "$base" ] || { echo "usage: $0 BASE [NEW]" >&2; exit 2; }
 repo=$(git rev-parse --show-toplevel)
-data=${DATA:-$repo/../shared/data}
+data=${DATA:?set DATA to the directory holding ptb/}
+torch_lm=${TORCH_LM:?set TORCH_LM to the PyTorch reference script}
 rounds=${ROUNDS:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"; git -C "$repo" worktree prune' EXIT
@@ -59,7 +61,7 @@ for r in $(seq "$rounds"); do
   echo "--- PyTorch reference (two threads, then one)"
   for t in 2 1; do
     for k in train eval; do
-      OMP_WAIT_POLICY=passive THREADS=$t /usr/bin/python3 "$data/../bench/torch_lm.py" $k "$data/ptb/ptb.train.txt" 2>&1 | tail -n 1
+      OMP_WAIT_POLICY=passive THREADS=$t /usr/bin/python3 "$torch_lm" $k "$data/ptb/ptb.train.txt" 2>&1 | tail -n 1
     done
   done
 done
