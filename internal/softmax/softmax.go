@@ -121,7 +121,11 @@ func LogSumExpScores(row []float32, bias []float64) (m, sum float64) {
 // consts are the constants of Exp as the vector kernel reads them, each
 // the float64 that Exp's expression rounds it to: 64/ln2, 1/2, ln2/64, 1,
 // 1/6, −708, then the table.
-var consts = struct {
+var consts = expConsts{[6]float64{64 / math.Ln2, 0.5, math.Ln2 / 64, 1, 1.0 / 6, -708}, exp2Table}
+
+// expConsts is the layout the vector kernel reads: six constants, then the
+// table.
+type expConsts struct {
 	c     [6]float64
 	table [64]float64
-}{[6]float64{64 / math.Ln2, 0.5, math.Ln2 / 64, 1, 1.0 / 6, -708}, exp2Table}
+}

@@ -33,7 +33,7 @@ maxLoop:
 	VZEROUPPER
 	RET
 
-// func expScoresAsm(row *float32, bias *float64, n int, m float64, store bool, k *consts) float64
+// func expScoresAsm(row *float32, bias *float64, n int, m float64, store bool, k *expConsts) float64
 //
 // Σ_i Exp(float64(row[i]) + bias[i] − m) for i < n (a positive multiple of
 // 8), eight at a time, each term computed as Exp computes it (the same

@@ -7,9 +7,6 @@ var useVec = false
 
 func maxScoreAsm(row *float32, bias *float64, n int) float64 { panic("softmax: no vector kernels") }
 
-func expScoresAsm(row *float32, bias *float64, n int, m float64, store bool, k *struct {
-	c     [6]float64
-	table [64]float64
-}) float64 {
+func expScoresAsm(row *float32, bias *float64, n int, m float64, store bool, k *expConsts) float64 {
 	panic("softmax: no vector kernels")
 }
