@@ -66,9 +66,39 @@ type sweepGrid struct {
 	LRs             []float64   `json:"lrs"`
 	StackEmbeddings []int       `json:"stack_embeddings"`
 	Restarts        int         `json:"restarts"`
+	// Source is the data of a sweep on the user's data (a grammar file, or
+	// text files) in place of tasks of the table; nil for tasks. Tasks
+	// then holds its one task name, the file's base name.
+	Source *sweepSource `json:"source,omitempty"`
+	// States and Symbols are |Q| and |Γ| of the kinds that have them when
+	// set (--states, --symbols); zero gives each task's (the paper's), 2
+	// and 3 for the user's data.
+	States  int `json:"states,omitempty"`
+	Symbols int `json:"symbols,omitempty"`
 	// Extra are train flags passed to every run (--epochs and the like).
 	Extra []string `json:"train_flags"`
 	Out   string   `json:"-"`
+}
+
+// sweepSource is the user's data of a sweep, the train flags of the same
+// names: a grammar file, or training, validation and test strings.
+type sweepSource struct {
+	GrammarFile string `json:"grammar_file,omitempty"`
+	Train       string `json:"train,omitempty"`
+	Valid       string `json:"valid,omitempty"`
+	Test        string `json:"test,omitempty"`
+}
+
+// args returns the train flags that name the source.
+func (s *sweepSource) args() []string {
+	if s.GrammarFile != "" {
+		return []string{"--grammar-file", s.GrammarFile}
+	}
+	args := []string{"--train", s.Train, "--valid", s.Valid}
+	if s.Test != "" {
+		args = append(args, "--test", s.Test)
+	}
+	return args
 }
 
 // sweepManifest is sweep.json: the grid, and the runs it makes.
@@ -113,12 +143,21 @@ func (g sweepGrid) enumerate() []sweepRun {
 			var q, gamma int
 			if cli.KindUses(kind, "states") {
 				q, gamma = stackDefaults(task)
+				if g.States > 0 {
+					q = g.States
+				}
+				if g.Symbols > 0 {
+					gamma = g.Symbols
+				}
 			}
 			for _, e := range embs {
 				for _, lr := range g.LRs {
 					for k := 1; k <= g.Restarts; k++ {
 						dir := filepath.Join(g.Out, taskDir, modelDirName(kind, e), "lr"+formatLR(lr), fmt.Sprintf("seed%d", k))
 						args := []string{"--task", task}
+						if g.Source != nil {
+							args = g.Source.args()
+						}
 						args = append(args, paramArgs...)
 						args = append(args, "--model", kind, "--lr", formatLR(lr), "--seed", strconv.Itoa(k))
 						if grammar != "" {
@@ -183,8 +222,11 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 
 func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error {
 	fs := prog.FlagSet("sweep", stdout)
-	taskList := fs.String("task", "", "comma-separated tasks, or all (the paper's five), or "+data.Group2023+" (the seven of the authors' 2023 release) (required): "+taskNames())
+	taskList := fs.String("task", "", "comma-separated tasks, or all (the paper's five), or "+data.Group2023+" (the seven of the authors' 2023 release) (required, or --grammar-file, or --train and --valid): "+taskNames())
 	params := taskParamFlags(fs)
+	src := dataSourceFlags(fs)
+	states := fs.Int("states", 0, "|Q| of the models that have it (default 0: each task's, as in the paper; 2 for your own data)")
+	symbols := fs.Int("symbols", 0, "|Γ| of the models that have it (default 0: each task's, as in the paper; 3 for your own data)")
 	grammar := cli.AddGrammarFlag(fs)
 	modelList := fs.String("models", "paper", "comma-separated models, or paper (the paper's: "+strings.Join(experiment.PaperModels, ",")+"), or all: "+joinNames(nsrnn.KindNames()))
 	out := fs.String("out", "", "sweep directory (required): "+sweepManifestFile+", and <task>/<model>/lr<LR>/seed<K> for each run with its output in <that>.log")
@@ -203,11 +245,14 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	g := sweepGrid{Grammar: *grammar, LRs: *lrs, StackEmbeddings: *embs, Restarts: *restarts, Out: *out}
+	g := sweepGrid{Grammar: *grammar, LRs: *lrs, StackEmbeddings: *embs, Restarts: *restarts, Out: *out, States: *states, Symbols: *symbols}
+	userData := *src.grammarFile != "" || *src.train != "" || *src.valid != "" || *src.test != ""
 	var err error
 	switch {
-	case *taskList == "":
-		return fmt.Errorf("--task is required (some of %s, or all, or %s)", taskNames(), data.Group2023)
+	case *taskList == "" && !userData:
+		return fmt.Errorf("--task is required (some of %s, or all, or %s), or --grammar-file, or --train and --valid", taskNames(), data.Group2023)
+	case *states < 0 || *symbols < 0:
+		return fmt.Errorf("--states %d and --symbols %d must be positive (or 0 for the task's)", *states, *symbols)
 	case *out == "":
 		return fmt.Errorf("--out is required")
 	case *restarts < 1:
@@ -230,13 +275,27 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	if err := slurm.Check(); err != nil {
 		return err
 	}
-	if *taskList == data.Group2023 {
+	switch {
+	case userData:
+		// The files are read and checked now, before anything is
+		// written; each run reads them again and records their digests.
+		t, _, _, err := src.resolve(fs, *taskList, params(), *grammar)
+		if err != nil {
+			return err
+		}
+		g.Tasks = []string{t.Name()}
+		g.Source = &sweepSource{GrammarFile: *src.grammarFile, Train: *src.train, Valid: *src.valid, Test: *src.test}
+	case *taskList == data.Group2023:
 		g.Tasks = data.TaskGroupNames(data.Group2023)
-	} else if g.Tasks, err = parseTaskList(*taskList); err != nil {
-		return err
+	default:
+		if g.Tasks, err = parseTaskList(*taskList); err != nil {
+			return err
+		}
 	}
-	if err := g.checkTasks(params()); err != nil {
-		return err
+	if !userData {
+		if err := g.checkTasks(params()); err != nil {
+			return err
+		}
 	}
 	if *modelList == "paper" {
 		g.Models = slices.Clone(experiment.PaperModels)
@@ -320,7 +379,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 				s, err = experiment.ReadSummary(res.Run.Dir)
 			}
 			if err != nil {
-				fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs: %v (output in %s)\n", res.Done, res.Total, name, secs, err, res.Run.LogFile())
+				fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs: %v\n", res.Done, res.Total, name, secs, err)
 				return
 			}
 			fmt.Fprintf(stderr, "[%d/%d] done %s in %.0fs: best validation difference %.4f nats per symbol at epoch %d of %d\n",

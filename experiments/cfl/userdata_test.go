@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -273,5 +277,109 @@ func wantRefusal(t *testing.T, args, want []string) {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr %q does not say %q", stderr, w)
 		}
+	}
+}
+
+// inProcess runs a sweep's train commands in this process, with their
+// output in their log files, as the sweep's subprocesses would.
+func inProcess(args []string, logPath string, threads int) error {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if status := prog.Main(args, f, f); status != 0 {
+		return fmt.Errorf("%v: status %d", args, status)
+	}
+	return nil
+}
+
+// TestSweepUserData runs sweeps on a user's text files and on a grammar
+// file end to end: the runs get the files in place of --task (and
+// --states/--symbols where given), sweep.json records them, select picks
+// and tests the runs, a rerun with another file is refused, and bad
+// input is refused before anything is written.
+func TestSweepUserData(t *testing.T) {
+	dir := t.TempDir()
+	train := writeText(t, dir, "train.txt", "a b b a\nb a a b\na a\nb b\na b b a\n")
+	valid := writeText(t, dir, "valid.txt", "a b\nb a a b\n")
+	test := writeText(t, dir, "test.txt", "a a\nb b a\n")
+	out := filepath.Join(dir, "text")
+	base := []string{"--train", train, "--valid", valid, "--test", test, "--models", "lstm,rns", "--lrs", "0.01",
+		"--restarts", "1", "--epochs", "1", "--states", "3", "--symbols", "2", "--out", out, "--jobs", "1"}
+	if err := sweepCommand(base, &bytes.Buffer{}, &bytes.Buffer{}, inProcess); err != nil {
+		t.Fatal(err)
+	}
+	man := readJSONObject(t, filepath.Join(out, sweepManifestFile))
+	if src, _ := man["source"].(map[string]any); src["train"] != train || src["test"] != test || man["tasks"].([]any)[0] != "train.txt" {
+		t.Errorf("sweep.json: %v", man)
+	}
+	for _, r := range man["runs"].([]any) {
+		args := fmt.Sprint(r.(map[string]any)["args"])
+		rns := strings.Contains(args, "--model rns")
+		if strings.Contains(args, "--task") || !strings.Contains(args, "--train "+train+" --valid "+valid+" --test "+test) ||
+			rns != strings.Contains(args, "--states 3 --symbols 2") {
+			t.Errorf("run args %s", args)
+		}
+	}
+	s, err := experiment.ReadSettings(filepath.Join(out, "train.txt", "rns", "lr0.01", "seed1"))
+	if err != nil || s.Files == nil || s.Model.States != 3 || s.Model.Symbols != 2 {
+		t.Fatalf("rns run settings %+v, %v", s, err)
+	}
+	if status, stdout, stderr := run("select", "--sweep", out); status != 0 || strings.Count(stdout, "train.txt") != 2 {
+		t.Errorf("select: status %d: %s%s", status, stdout, stderr)
+	}
+	sel, err := experiment.ReadSelection(out)
+	if err != nil || len(sel.Selected) != 2 || sel.Selected[0].TestCrossEntropy == nil || sel.Selected[1].TestCrossEntropy == nil {
+		t.Fatalf("selection %+v, %v", sel, err)
+	}
+	other := writeText(t, dir, "valid2.txt", "a b\n")
+	args := slices.Clone(base)
+	args[slices.Index(args, valid)] = other
+	if err := sweepCommand(args, &bytes.Buffer{}, &bytes.Buffer{}, inProcess); err == nil || !strings.Contains(err.Error(), "other settings") {
+		t.Errorf("rerun with another --valid: %v", err)
+	}
+
+	g := writeText(t, dir, "mr.pcfg", "S -> \"0\" S \"0\" [0.4]\nS -> \"1\" S \"1\" [0.4]\nS -> \"#\" [0.2]\n")
+	gout := filepath.Join(dir, "grammar")
+	gargs := []string{"--grammar-file", g, "--models", "rns", "--lrs", "0.01", "--restarts", "1", "--epochs", "1",
+		"--train-size", "6", "--valid-size", "4", "--out", gout, "--jobs", "1"}
+	if err := sweepCommand(gargs, &bytes.Buffer{}, &bytes.Buffer{}, inProcess); err != nil {
+		t.Fatal(err)
+	}
+	s, err = experiment.ReadSettings(filepath.Join(gout, "mr.pcfg", "rns", "lr0.01", "seed1"))
+	if err != nil || s.GrammarFile == nil || s.Model.States != 2 || s.Model.Symbols != 3 {
+		t.Fatalf("grammar-file run settings %+v, %v", s, err)
+	}
+	sum := readJSONObject(t, filepath.Join(gout, "mr.pcfg", "rns", "lr0.01", "seed1", experiment.SummaryFile))
+	if sum["task"] != "mr.pcfg" || sum["valid_lower_bound"] == nil {
+		t.Errorf("grammar-file run summary %v", sum)
+	}
+
+	unknown := writeText(t, dir, "unknown.txt", "a b\na c\n")
+	for _, test := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"task and files", []string{"--task", "dyck", "--train", train, "--valid", valid}, []string{"--task does not apply"}},
+		{"task and grammar file", []string{"--task", "dyck", "--grammar-file", g}, []string{"give one of them"}},
+		{"train size", []string{"--train", train, "--valid", valid, "--train-size", "5"}, []string{"--train-size does not apply"}},
+		{"no valid", []string{"--train", train}, []string{"--valid is required"}},
+		{"unknown symbol", []string{"--train", train, "--valid", unknown}, []string{unknown + ":2:"}},
+		{"negative states", []string{"--train", train, "--valid", valid, "--states", "-1"}, []string{"--states -1"}},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			o := filepath.Join(dir, "refused")
+			err := sweepCommand(append(test.args, "--out", o, "--models", "rns", "--lrs", "0.01", "--restarts", "1"), &bytes.Buffer{}, &bytes.Buffer{}, inProcess)
+			for _, w := range test.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("error %v, want one containing %q", err, w)
+				}
+			}
+			if _, err := os.Stat(o); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s written: %v", o, err)
+			}
+		})
 	}
 }
