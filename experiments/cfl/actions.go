@@ -66,6 +66,7 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("actions", stdout)
 	taskName := fs.String("task", data.MarkedReversal, "task: "+taskNames()+" (Figure 3 uses marked-reversal)")
 	params := taskParamFlags(fs)
+	grammarFile := grammarFileFlag(fs)
 	grammar := cli.AddGrammarFlag(fs)
 	out := fs.String("out", "", "output directory (required); each model's run goes to DIR/<model>: "+
 		actionsFile+", "+actionsSettingsFile+", "+experiment.LogFile+", "+experiment.CheckpointFile)
@@ -100,7 +101,11 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	t, err := taskFlag(*taskName, params(), *grammar)
+	name := *taskName
+	if *grammarFile != "" && !fs.Changed("task") {
+		name = "" // the default task gives way to the file
+	}
+	t, gf, err := taskOrGrammarFile(name, *grammarFile, params(), *grammar)
 	if err != nil {
 		return err
 	}
@@ -110,12 +115,12 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, kind := range models {
 		mf := &cli.ModelFlags{Model: nsrnn.Config{Kind: kind, Hidden: *hidden, Layers: 1}}
-		_, cfg, err := taskModel(t.Name(), t.Params(), t.Definition(), mf)
+		cfg, err := taskConfig(t, mf)
 		if err != nil {
 			return err
 		}
 		as := actionsSettings{Run: s, Length: *length, StringSeed: *stringSeed, String: data.FormatString(w[0], t.Terminals())}
-		as.Run.Task, as.Run.Grammar, as.Run.TaskParams, as.Run.Model = t.Name(), t.Definition(), t.Params(), cfg
+		as.Run.Task, as.Run.Grammar, as.Run.TaskParams, as.Run.Model, as.Run.GrammarFile = t.Name(), t.Definition(), t.Params(), cfg, gf
 		if err := recordActions(as, t, w[0], filepath.Join(*out, kind), *resume, args, !*quiet && cli.IsTerminal(stderr), stderr); err != nil {
 			return err
 		}

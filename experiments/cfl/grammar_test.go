@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -356,5 +358,49 @@ func TestParamsAndActionsGrammar(t *testing.T) {
 	s := readJSONObject(t, filepath.Join(out, "rns", actionsSettingsFile))
 	if r, ok := s["run"].(map[string]any); !ok || r["grammar"] != "released" || r["task"] != "dyck" {
 		t.Errorf("%s: %v", actionsSettingsFile, s)
+	}
+}
+
+// TestActionsGrammarFile records actions on a grammar file: the shipped
+// marked-reversal file gives the string and the action weights of --task
+// marked-reversal, and settings.json records the file with its digest.
+func TestActionsGrammarFile(t *testing.T) {
+	shipped := filepath.Join("..", "..", "examples", "grammars", "marked-reversal.pcfg")
+	base := []string{"--epochs", "2", "--train-size", "4", "--valid-size", "2", "--batch-size", "2",
+		"--lengths", "5:9", "--length", "9", "--hidden", "4", "--models", "rns", "--quiet"}
+	outF, outT := t.TempDir(), t.TempDir()
+	if err := runActions(append(slices.Clone(base), "--out", outF, "--grammar-file", shipped), &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runActions(append(slices.Clone(base), "--out", outT, "--task", "marked-reversal"), &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	recF, err := readActions(filepath.Join(outF, "rns", actionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recT, err := readActions(filepath.Join(outT, "rns", actionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recF) != 2 || !reflect.DeepEqual(recF, recT) {
+		t.Errorf("grammar file actions %v, task actions %v", recF, recT)
+	}
+	s := readJSONObject(t, filepath.Join(outF, "rns", actionsSettingsFile))
+	r, _ := s["run"].(map[string]any)
+	gf, _ := r["grammar_file"].(map[string]any)
+	if r["task"] != "marked-reversal.pcfg" || len(fmt.Sprint(gf["sha256"])) != 64 {
+		t.Errorf("%s: %v", actionsSettingsFile, s)
+	}
+	figs := filepath.Join(t.TempDir(), "figs")
+	if status, _, stderr := run("plot", "--actions", outF, "--out", figs); status != 0 {
+		t.Errorf("plot --actions: status %d: %s", status, stderr)
+	}
+	if m, _ := filepath.Glob(filepath.Join(figs, "*.png")); len(m) == 0 {
+		t.Errorf("plot --actions wrote no figure in %s", figs)
+	}
+	err = runActions(append(slices.Clone(base), "--out", t.TempDir(), "--grammar-file", shipped, "--task", "dyck"), &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "give one of them") {
+		t.Errorf("--task and --grammar-file: %v", err)
 	}
 }
