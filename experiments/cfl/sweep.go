@@ -75,6 +75,13 @@ type sweepGrid struct {
 	// and 3 for the user's data.
 	States  int `json:"states,omitempty"`
 	Symbols int `json:"symbols,omitempty"`
+	// Bottom is the bottom-symbol behaviour given to the kinds that have
+	// one (--bottom), when set; empty leaves train's default, original.
+	Bottom string `json:"bottom,omitempty"`
+	// PushHiddenState makes the kinds that can push the hidden state do so
+	// (--push-hidden-state): they then have no stack vector size of their
+	// own, and their directory is <kind>-hidden.
+	PushHiddenState bool `json:"push_hidden_state,omitempty"`
 	// Extra are train flags passed to every run (--epochs and the like).
 	Extra []string `json:"train_flags"`
 	Out   string   `json:"-"`
@@ -137,8 +144,13 @@ func (g sweepGrid) enumerate() []sweepRun {
 		params, taskDir, paramArgs := g.taskParams(task)
 		for _, kind := range g.Models {
 			embs := []int{0}
-			if cli.KindUses(kind, "stack-embedding") {
+			hidden := g.PushHiddenState && cli.KindUses(kind, "push-hidden-state")
+			if cli.KindUses(kind, "stack-embedding") && !hidden {
 				embs = g.StackEmbeddings
+			}
+			modelDir := func(e int) string { return modelDirName(kind, e) }
+			if hidden {
+				modelDir = func(int) string { return kind + "-hidden" }
 			}
 			var q, gamma int
 			if cli.KindUses(kind, "states") {
@@ -153,7 +165,7 @@ func (g sweepGrid) enumerate() []sweepRun {
 			for _, e := range embs {
 				for _, lr := range g.LRs {
 					for k := 1; k <= g.Restarts; k++ {
-						dir := filepath.Join(g.Out, taskDir, modelDirName(kind, e), "lr"+formatLR(lr), fmt.Sprintf("seed%d", k))
+						dir := filepath.Join(g.Out, taskDir, modelDir(e), "lr"+formatLR(lr), fmt.Sprintf("seed%d", k))
 						args := []string{"--task", task}
 						if g.Source != nil {
 							args = g.Source.args()
@@ -168,6 +180,12 @@ func (g sweepGrid) enumerate() []sweepRun {
 						}
 						if q > 0 {
 							args = append(args, "--states", strconv.Itoa(q), "--symbols", strconv.Itoa(gamma))
+						}
+						if g.Bottom != "" && cli.KindUses(kind, "bottom") {
+							args = append(args, "--bottom", g.Bottom)
+						}
+						if hidden {
+							args = append(args, "--push-hidden-state")
 						}
 						args = append(args, g.Extra...)
 						args = append(args, "--out", dir, "--quiet")
@@ -227,6 +245,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	src := dataSourceFlags(fs)
 	states := fs.Int("states", 0, "|Q| of the models that have it (default 0: each task's, as in the paper; 2 for your own data)")
 	symbols := fs.Int("symbols", 0, "|Γ| of the models that have it (default 0: each task's, as in the paper; 3 for your own data)")
+	bottom := fs.String("bottom", "", "bottom-symbol behaviour of "+joinNames(cli.KindsUsing("bottom"))+": original (ICLR 2022) or fixed (ICLR 2023, the 2023 release's protocol) (default: train's, original)")
+	pushHidden := fs.Bool("push-hidden-state", false, joinNames(cli.KindsUsing("push-hidden-state"))+" push the hidden state instead of a learned vector (the 2023 release's \"JM pushing the hidden state\"): no --stack-embeddings for them, and their runs go to <kind>-hidden")
 	grammar := cli.AddGrammarFlag(fs)
 	modelList := fs.String("models", "paper", "comma-separated models, or paper (the paper's: "+strings.Join(experiment.PaperModels, ",")+"), or all: "+joinNames(nsrnn.KindNames()))
 	out := fs.String("out", "", "sweep directory (required): "+sweepManifestFile+", and <task>/<model>/lr<LR>/seed<K> for each run with its output in <that>.log")
@@ -245,7 +265,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	g := sweepGrid{Grammar: *grammar, LRs: *lrs, StackEmbeddings: *embs, Restarts: *restarts, Out: *out, States: *states, Symbols: *symbols}
+	g := sweepGrid{Grammar: *grammar, LRs: *lrs, StackEmbeddings: *embs, Restarts: *restarts, Out: *out, States: *states, Symbols: *symbols,
+		Bottom: *bottom, PushHiddenState: *pushHidden}
 	userData := *src.grammarFile != "" || *src.train != "" || *src.valid != "" || *src.test != ""
 	var err error
 	switch {
@@ -253,6 +274,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 		return fmt.Errorf("--task is required (some of %s, or all, or %s), or --grammar-file, or --train and --valid", taskNames(), data.Group2023)
 	case *states < 0 || *symbols < 0:
 		return fmt.Errorf("--states %d and --symbols %d must be positive (or 0 for the task's)", *states, *symbols)
+	case *bottom != "" && *bottom != "original" && *bottom != "fixed":
+		return fmt.Errorf("--bottom %q: want original or fixed", *bottom)
 	case *out == "":
 		return fmt.Errorf("--out is required")
 	case *restarts < 1:
@@ -314,8 +337,17 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 		}
 	}
 	for _, m := range g.Models {
-		if cli.KindUses(m, "stack-embedding") && len(*embs) == 0 {
+		hidden := g.PushHiddenState && cli.KindUses(m, "push-hidden-state")
+		if cli.KindUses(m, "stack-embedding") && !hidden && len(*embs) == 0 {
 			return fmt.Errorf("--stack-embeddings is empty but %s is among --models", m)
+		}
+	}
+	for _, f := range []struct {
+		flag string
+		set  bool
+	}{{"bottom", g.Bottom != ""}, {"push-hidden-state", g.PushHiddenState}} {
+		if f.set && !slices.ContainsFunc(g.Models, func(m string) bool { return cli.KindUses(m, f.flag) }) {
+			return fmt.Errorf("--%s: none of --models (%s) takes it; it applies to %s", f.flag, strings.Join(g.Models, ","), joinNames(cli.KindsUsing(f.flag)))
 		}
 	}
 	runs := g.enumerate()

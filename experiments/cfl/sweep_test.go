@@ -287,3 +287,60 @@ func TestSweepFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSweep2023Protocol checks the flags of the 2023 release's protocol:
+// --bottom goes to the kinds with a bottom symbol, --push-hidden-state to
+// those that can push it (in <kind>-hidden, without stack vector sizes),
+// sweep.json records both, and a rerun without them is refused.
+func TestSweep2023Protocol(t *testing.T) {
+	out := t.TempDir()
+	base := []string{"--task", "count-3,marked-copy", "--models", "lstm,jm,rns", "--lrs", "0.005", "--restarts", "1", "--out", out, "--jobs", "1"}
+	var f fakeRunner
+	if err := sweepCommand(append(slices.Clone(base), "--bottom", "fixed", "--push-hidden-state"), &bytes.Buffer{}, &bytes.Buffer{}, f.run); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.args) != 6 {
+		t.Fatalf("%d runs, want 6: %v", len(f.args), f.args)
+	}
+	for _, a := range f.args {
+		args := strings.Join(a, " ")
+		switch {
+		case strings.Contains(args, "--model lstm"):
+			if strings.Contains(args, "--bottom") || strings.Contains(args, "--push-hidden-state") {
+				t.Errorf("lstm run %s", args)
+			}
+		case strings.Contains(args, "--model jm"):
+			if !strings.Contains(args, "--push-hidden-state") || strings.Contains(args, "--stack-embedding") || !strings.Contains(args, "/jm-hidden/") {
+				t.Errorf("jm run %s", args)
+			}
+		case strings.Contains(args, "--model rns"):
+			if !strings.Contains(args, "--states 3 --symbols 3 --bottom fixed") || strings.Contains(args, "--push-hidden-state") {
+				t.Errorf("rns run %s", args)
+			}
+		}
+	}
+	man := readJSONObject(t, filepath.Join(out, sweepManifestFile))
+	if man["bottom"] != "fixed" || man["push_hidden_state"] != true {
+		t.Errorf("sweep.json: bottom %v, push_hidden_state %v", man["bottom"], man["push_hidden_state"])
+	}
+	if err := sweepCommand(base, &bytes.Buffer{}, &bytes.Buffer{}, f.run); err == nil || !strings.Contains(err.Error(), "other settings") {
+		t.Errorf("rerun without the flags: %v", err)
+	}
+	for _, test := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--task", "count-3", "--models", "rns", "--bottom", "upside"}, `--bottom "upside"`},
+		{[]string{"--task", "count-3", "--models", "lstm,rns", "--push-hidden-state"}, "--push-hidden-state: none of --models"},
+		{[]string{"--task", "count-3", "--models", "lstm,jm", "--bottom", "fixed"}, "--bottom: none of --models"},
+	} {
+		o := filepath.Join(t.TempDir(), "o")
+		err := sweepCommand(append(test.args, "--out", o), &bytes.Buffer{}, &bytes.Buffer{}, f.run)
+		if err == nil || !strings.Contains(err.Error(), test.want) {
+			t.Errorf("%v: error %v, want %q", test.args, err, test.want)
+		}
+		if _, err := os.Stat(o); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: %s written", test.args, o)
+		}
+	}
+}
