@@ -251,6 +251,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	modelList := fs.String("models", "paper", "comma-separated models, or paper (the paper's: "+strings.Join(experiment.PaperModels, ",")+"), or all: "+joinNames(nsrnn.KindNames()))
 	out := fs.String("out", "", "sweep directory (required): "+sweepManifestFile+", and <task>/<model>/lr<LR>/seed<K> for each run with its output in <that>.log")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs executed in parallel here (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
+	retries := fs.Int("retries", 1, "times a run that fails with an error (not a signal) is resumed from its last checkpoint before it counts as failed; its results are those it would have had without the failure")
 	restarts := fs.Int("restarts", 5, "random restarts per setting (seeds 1 … N)")
 	lrs := fs.Float64Slice("lrs", []float64{0.01, 0.005, 0.001, 0.0005}, "learning rates")
 	embs := fs.IntSlice("stack-embeddings", []int{2, 20, 40}, "stack vector sizes of "+joinNames(cli.KindsUsing("stack-embedding")))
@@ -282,6 +283,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 		return fmt.Errorf("--restarts %d must be at least 1", *restarts)
 	case *jobs < 1:
 		return fmt.Errorf("--jobs %d must be at least 1", *jobs)
+	case *retries < 0:
+		return fmt.Errorf("--retries %d must be at least 0", *retries)
 	case len(*lrs) == 0:
 		return fmt.Errorf("--lrs is empty")
 	}
@@ -397,7 +400,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 			slurm.Script, len(runs), arrays, cli.MaxArrayTasks, slurm.Time, slurm.Mem, slurm.CPUs, slurm.Script)
 		return nil
 	}
-	failed, err := cli.RunSweep(jobsList, *jobs, run,
+	failed, err := cli.RunSweep(jobsList, *jobs, *retries, run,
 		func(total, finished, resumed int) {
 			fmt.Fprintf(stderr, "sweep: %d runs, %d already finished, %d to run (%d resumed), %d at a time\n",
 				total, finished, total-finished, resumed, *jobs)
@@ -411,11 +414,11 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 				s, err = experiment.ReadSummary(res.Run.Dir)
 			}
 			if err != nil {
-				fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs: %v\n", res.Done, res.Total, name, secs, err)
+				fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs%s: %v\n", res.Done, res.Total, name, secs, res.RetryNote(), err)
 				return
 			}
-			fmt.Fprintf(stderr, "[%d/%d] done %s in %.0fs: best validation difference %.4f nats per symbol at epoch %d of %d\n",
-				res.Done, res.Total, name, secs, s.BestValidCrossEntropyDiff, s.BestEpoch, s.Epochs)
+			fmt.Fprintf(stderr, "[%d/%d] done %s in %.0fs%s: best validation difference %.4f nats per symbol at epoch %d of %d\n",
+				res.Done, res.Total, name, secs, res.RetryNote(), s.BestValidCrossEntropyDiff, s.BestEpoch, s.Epochs)
 		})
 	if err != nil {
 		return err

@@ -212,6 +212,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "sweep directory (required): sweep.json, and <model>/run-NN for each run with its output in <that>.log")
 	precFlag := precisionFlag(fs, "float32", "of every run")
 	jobs := fs.Int("jobs", 1, "runs trained at once on this machine (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
+	retries := fs.Int("retries", 1, "times a run that fails with an error (not a signal) is resumed from its last checkpoint before it counts as failed; its results are those it would have had without the failure")
 	slurm := cli.AddSlurmFlags(fs, "ptb", "2-00:00:00", "8G", 2)
 	dry := fs.Bool("dry-run", false, "print the runs without training")
 	if err := fs.Parse(args); err != nil {
@@ -234,6 +235,8 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--runs %d must be at least 1", s.Runs)
 	case *jobs < 1:
 		return fmt.Errorf("--jobs %d must be at least 1", *jobs)
+	case *retries < 0:
+		return fmt.Errorf("--retries %d must be at least 0", *retries)
 	case s.VocabSize < 0:
 		return fmt.Errorf("--vocab-size %d must not be negative", s.VocabSize)
 	}
@@ -315,7 +318,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return execute(jobList, *jobs, cli.Subprocess(exe), stderr)
+	return execute(jobList, *jobs, *retries, cli.Subprocess(exe), stderr)
 }
 
 // sweepJobs are the runs as the shared sweep executor runs them: their
@@ -369,19 +372,19 @@ func prepareSweep(dir string, s sweepSettings) error {
 
 // execute trains the unfinished runs, jobs at a time, with run (each in a
 // subprocess of this program).
-func execute(runs []cli.SweepRun, jobs int, run cli.Runner, stderr io.Writer) error {
+func execute(runs []cli.SweepRun, jobs, retries int, run cli.Runner, stderr io.Writer) error {
 	var failed []string
-	_, err := cli.RunSweep(runs, jobs, run,
+	_, err := cli.RunSweep(runs, jobs, retries, run,
 		func(total, finished, resumed int) {
 			fmt.Fprintf(stderr, "sweep: %d runs, %d finished, %d to train (%d resumed), %d at a time\n", total, finished, total-finished, resumed, jobs)
 		},
 		func(r cli.SweepResult) {
 			if r.Err != nil {
 				failed = append(failed, fmt.Sprintf("%s: %v", r.Run.Dir, r.Err))
-				fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs: %v\n", r.Done, r.Total, r.Run.Dir, r.Elapsed.Seconds(), r.Err)
+				fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs%s: %v\n", r.Done, r.Total, r.Run.Dir, r.Elapsed.Seconds(), r.RetryNote(), r.Err)
 				return
 			}
-			fmt.Fprintf(stderr, "[%d/%d] finished %s in %.0fs\n", r.Done, r.Total, r.Run.Dir, r.Elapsed.Seconds())
+			fmt.Fprintf(stderr, "[%d/%d] finished %s in %.0fs%s\n", r.Done, r.Total, r.Run.Dir, r.Elapsed.Seconds(), r.RetryNote())
 		})
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func TestSweepAndSelect(t *testing.T) {
 	if err := prepareSweep(out, s); err != nil {
 		t.Fatal(err)
 	}
-	if err := execute(sweepJobs(runs), 2, inProcess, io.Discard); err != nil {
+	if err := execute(sweepJobs(runs), 2, 1, inProcess, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	o, e, code := runCmd("select", "--sweep", out, "--json")
@@ -165,7 +165,7 @@ func TestSweepFiles(t *testing.T) {
 	if err := prepareSweep(out, s); err != nil {
 		t.Fatal(err)
 	}
-	if err := execute(sweepJobs(runs), 1, inProcess, io.Discard); err != nil {
+	if err := execute(sweepJobs(runs), 1, 1, inProcess, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	var rs settings

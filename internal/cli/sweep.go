@@ -106,6 +106,31 @@ func Subprocess(exe string) Runner {
 	}
 }
 
+// RetryNote is what a report line says of the retries a run took: empty
+// for none.
+func (r SweepResult) RetryNote() string {
+	switch r.Retries {
+	case 0:
+		return ""
+	case 1:
+		return " (resumed once after a failure)"
+	}
+	return fmt.Sprintf(" (resumed %d times after failures)", r.Retries)
+}
+
+// Retryable reports whether a run's failure may be retried by resuming
+// it: the program exited on its own with a status of 1 to 125 (an error),
+// not after a signal (status 128 + n, as the programs exit when a signal
+// stops them, or killed by one) and not because it could not be started.
+func Retryable(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	c := ee.ExitCode() // −1 when a signal killed it
+	return c >= 1 && c <= 125
+}
+
 // SweepResult is what RunSweep reports about each run it executed.
 type SweepResult struct {
 	Run SweepRun
@@ -113,7 +138,10 @@ type SweepResult struct {
 	// RunResume).
 	State string
 	// Err is the run's error, nil when it finished.
-	Err     error
+	Err error
+	// Retries is the number of times the run was resumed after a failure
+	// (RunSweep's retries).
+	Retries int
 	Elapsed time.Duration
 	// Done and Total count the runs executed so far (this one included)
 	// and to execute.
@@ -128,7 +156,13 @@ type SweepResult struct {
 // calls started once with the counts of runs, finished runs and runs to
 // resume, then done after each run (one call at a time), and returns the
 // number of runs that failed.
-func RunSweep(runs []SweepRun, jobs int, run Runner, started func(total, finished, resumed int), done func(SweepResult)) (failed int, err error) {
+//
+// A run that fails with an error of its own (Retryable) is resumed from
+// its last checkpoint, up to retries times, before it counts as failed; a
+// resumed run continues exactly where the checkpoint left it, so a run
+// that succeeds on a retry has the results it would have had without the
+// failure. A run stopped by a signal is not retried.
+func RunSweep(runs []SweepRun, jobs, retries int, run Runner, started func(total, finished, resumed int), done func(SweepResult)) (failed int, err error) {
 	type job struct {
 		r     SweepRun
 		state string
@@ -167,8 +201,17 @@ func RunSweep(runs []SweepRun, jobs int, run Runner, started func(total, finishe
 			for j := range ch {
 				start := time.Now()
 				err := os.MkdirAll(filepath.Dir(filepath.Clean(j.r.Dir)), 0o777)
+				tries := 0
 				if err == nil {
 					err = run(j.r.CommandArgs(j.state), j.r.LogFile(), threads)
+					for ; err != nil && tries < retries && Retryable(err); tries++ {
+						st, serr := RunState(j.r.Dir)
+						if serr != nil {
+							err = errors.Join(err, serr)
+							break
+						}
+						err = run(j.r.CommandArgs(st), j.r.LogFile(), threads)
+					}
 				}
 				mu.Lock()
 				n++
@@ -176,7 +219,7 @@ func RunSweep(runs []SweepRun, jobs int, run Runner, started func(total, finishe
 					failed++
 				}
 				if done != nil {
-					done(SweepResult{Run: j.r, State: j.state, Err: err, Elapsed: time.Since(start), Done: n, Total: len(todo)})
+					done(SweepResult{Run: j.r, State: j.state, Err: err, Retries: tries, Elapsed: time.Since(start), Done: n, Total: len(todo)})
 				}
 				mu.Unlock()
 			}

@@ -51,7 +51,7 @@ func TestRunSweep(t *testing.T) {
 	}
 	var total, finished, resumed int
 	var results []SweepResult
-	failed, err := RunSweep(runs, 2, run, func(a, b, c int) { total, finished, resumed = a, b, c }, func(r SweepResult) { results = append(results, r) })
+	failed, err := RunSweep(runs, 2, 0, run, func(a, b, c int) { total, finished, resumed = a, b, c }, func(r SweepResult) { results = append(results, r) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestRunSweepResumesFirst(t *testing.T) {
 		order = append(order, filepath.Base(logPath))
 		return nil
 	}
-	if _, err := RunSweep(runs, 1, run, nil, nil); err != nil {
+	if _, err := RunSweep(runs, 1, 0, run, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"run1.log", "run3.log", "run0.log", "run2.log", "run4.log"}; !slices.Equal(order, want) {
@@ -248,4 +248,58 @@ func umask(t *testing.T) os.FileMode {
 	}
 	fi, _ := os.Stat(p)
 	return 0o777 &^ fi.Mode().Perm()
+}
+
+// TestRunSweepRetries runs shell scripts as the program: a run that fails
+// once with an error is resumed (with its Resume flag) and finishes, one
+// that always fails is tried 1 + retries times, and one stopped by a
+// signal (status 130, or killed) is not retried.
+func TestRunSweepRetries(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	// Each script counts its attempts in D/tries (which makes D an
+	// interrupted run's directory) and sees the Resume flag as $0.
+	count := `mkdir -p "$D" && echo "$0" >> "$D/tries"; `
+	scripts := map[string]string{
+		"once":   count + `[ "$(wc -l < "$D/tries")" -ge 2 ] && [ "$0" = --resume ] && touch "$D/summary.json" && exit 0; exit 1`,
+		"always": count + `exit 2`,
+		"sigint": count + `exit 130`,
+		"killed": count + `kill -9 $$`,
+	}
+	var runs []SweepRun
+	for name, script := range scripts {
+		d := filepath.Join(dir, name)
+		runs = append(runs, SweepRun{Dir: d, Args: []string{"-c", "D=" + d + "; " + script}, Resume: "--resume"})
+	}
+	results := map[string]SweepResult{}
+	failed, err := RunSweep(runs, 1, 2, Subprocess(sh), nil, func(r SweepResult) { results[filepath.Base(r.Run.Dir)] = r })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if failed != 3 {
+		t.Errorf("%d failed, want 3", failed)
+	}
+	for name, want := range map[string]struct {
+		tries   int
+		retries int
+		ok      bool
+	}{"once": {2, 1, true}, "always": {3, 2, false}, "sigint": {1, 0, false}, "killed": {1, 0, false}} {
+		b, _ := os.ReadFile(filepath.Join(dir, name, "tries"))
+		lines := strings.Fields(string(b))
+		r := results[name]
+		if len(lines) != want.tries || r.Retries != want.retries || (r.Err == nil) != want.ok {
+			t.Errorf("%s: tries %q, result retries %d, error %v; want %d tries, %d retries, success %v", name, lines, r.Retries, r.Err, want.tries, want.retries, want.ok)
+		}
+		for i, l := range lines[1:] {
+			if l != "--resume" {
+				t.Errorf("%s: try %d had $0 %q, want --resume", name, i+2, l)
+			}
+		}
+	}
+	if n := results["once"].RetryNote(); n != " (resumed once after a failure)" {
+		t.Errorf("RetryNote %q", n)
+	}
 }
