@@ -22,6 +22,11 @@ type State struct {
 	shape Config
 	lstm  controller.Carry
 	stack stacks.State // nil for the LSTM
+	// shared marks a state handed out by Stream.State or given to
+	// Stream.SetState: others may hold it, so a stream that advances past
+	// it leaves it alone. A stream recycles the memory of the states that
+	// only it has held (stacks.Recycler).
+	shared bool
 }
 
 // shape is the configuration without what does not change the shape of a
@@ -78,7 +83,12 @@ func (s *Stream) Reset() { s.state = nil }
 
 // State returns the current state (nil at the initial state). It is a value:
 // continuing the stream does not change it.
-func (s *Stream) State() *State { return s.state }
+func (s *Stream) State() *State {
+	if s.state != nil {
+		s.state.shared = true
+	}
+	return s.state
+}
 
 // SetState sets the current state, one returned by State of a stream of the
 // same model (or one of the same configuration) and batch size, or nil for
@@ -89,6 +99,9 @@ func (s *Stream) SetState(st *State) error {
 	}
 	if st != nil && st.batch != s.batch {
 		return fmt.Errorf("nsrnn: state of %d streams given to a stream of %d", st.batch, s.batch)
+	}
+	if st != nil {
+		st.shared = true
 	}
 	s.state = st
 	return nil
@@ -168,7 +181,15 @@ func (s *Stream) advance(gr *graph) error {
 			return fmt.Errorf("nsrnn: %w", err)
 		}
 	}
+	old := s.state
 	s.state = st
+	// The state the stream leaves behind is spent unless it was handed
+	// out: its stack's memory goes to the next run's final state.
+	if old != nil && !old.shared && old.stack != nil {
+		if r, ok := s.m.stack.(stacks.Recycler); ok {
+			r.Recycle(old.stack)
+		}
+	}
 	return nil
 }
 

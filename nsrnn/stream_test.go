@@ -315,3 +315,78 @@ func TestHugeBatchRefused(t *testing.T) {
 		t.Errorf("a huge output layer: %v", err)
 	}
 }
+
+// TestStreamRecyclesStates: a stream writes its stack's final state into
+// the memory of the state it left two chunks before when no one else holds
+// that one; the losses are those of a stream that recycles nothing (every
+// state handed out), bit for bit, and a state handed out stays as it was.
+func TestStreamRecyclesStates(t *testing.T) {
+	const batch, chunk = 2, 9
+	for _, name := range []string{"rns-D3", "ns-D35", "rns-D3-fix"} {
+		t.Run(name, func(t *testing.T) {
+			cfg := streamConfigs()[name]
+			// Two models of the same seed, so that the streams do not
+			// share their stack layer's recycled state.
+			m1, err := New(cfg, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m2, err := New(cfg, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(5, 6))
+			in, tgt := randomStream(rng, batch, 6*chunk, cfg.InputVocab)
+			recycling, keeping := mustStream(t, m1, batch), mustStream(t, m2, batch)
+			var held *State
+			var heldBytes []byte
+			var second stacks.State
+			for k := 0; k < 6; k++ {
+				x, y := cols(in, k*chunk, (k+1)*chunk), cols(tgt, k*chunk, (k+1)*chunk)
+				l1, err := recycling.Loss(x, y)
+				if err != nil {
+					t.Fatal(err)
+				}
+				l2, err := keeping.Loss(x, y)
+				if err != nil {
+					t.Fatal(err)
+				}
+				keeping.State() // handed out: never recycled
+				if l1 != l2 {
+					t.Fatalf("chunk %d: loss %.17g recycling, %.17g not", k+1, l1, l2)
+				}
+				switch k {
+				case 0:
+					held = recycling.State()
+					if heldBytes, err = held.stack.MarshalBinary(); err != nil {
+						t.Fatal(err)
+					}
+				case 1:
+					second = recycling.state.stack
+				case 3:
+					// Chunk 3 recycled the state of chunk 2, and chunk 4
+					// wrote its final state into it.
+					if recycling.state.stack != second {
+						t.Error("the stream did not reuse the memory of a spent state")
+					}
+				}
+			}
+			b, err := held.stack.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != string(heldBytes) {
+				t.Error("a state handed out by State changed as the stream went on")
+			}
+		})
+	}
+}
+
+func mustStream(t *testing.T, m *Model, batch int) *Stream {
+	t.Helper()
+	s, err := m.NewStream(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

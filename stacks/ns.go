@@ -128,6 +128,27 @@ type NS struct {
 	// threads bounds the goroutines of a run (< 1: GOMAXPROCS; see
 	// Replicator).
 	threads int
+	// spare is a recycled state (Recycle) whose memory the next final
+	// state of a carrying run is written into; nil for none.
+	spare *nsState
+}
+
+// Recycle implements Recycler.
+func (s *NS) Recycle(st State) {
+	if ns, ok := st.(*nsState); ok && ns.k.Config() == s.cfg.kernel() {
+		s.spare = ns
+	}
+}
+
+// takeSpare returns the recycled state, if any, for a batch of the given
+// size, and forgets it.
+func (s *NS) takeSpare(batch int) *nsState {
+	sp := s.spare
+	s.spare = nil
+	if sp == nil || sp.Batch() != batch {
+		return nil
+	}
+	return sp
 }
 
 // tape returns the scratch tape for the batch size with room for at least
@@ -222,6 +243,7 @@ func (s *NS) Replica(threads int) Layer {
 	c := *s
 	c.tapes = nil
 	c.threads = threads
+	c.spare = nil
 	return &c
 }
 
@@ -478,7 +500,15 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 	copy(inst.readings[k.t], out)
 	inst.ran, inst.nextBack = k.t, k.t
 	if inst.carry && k.t == inst.added {
-		inst.latest = &nsState{k: inst.tape.State(), reading: append([]float64(nil), out...)}
+		// The final state goes into the memory of a recycled one when
+		// there is one, as a new value otherwise.
+		st := inst.s.takeSpare(inst.batch)
+		if st == nil {
+			st = &nsState{}
+		}
+		st.k = inst.tape.StateInto(st.k)
+		st.reading = append(st.reading[:0], out...)
+		inst.latest = st
 	}
 }
 

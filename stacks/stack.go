@@ -51,6 +51,18 @@ type Replicator interface {
 	Replica(threads int) Layer
 }
 
+// Recycler is implemented by the layers whose carried states are large
+// (the memory-limited nondeterministic stacks, megabytes per sequence):
+// Recycle hands the layer a state that its owner will not use again, whose
+// memory the layer may reuse for the final state of a later run of a graph
+// bound to it (overwriting it). A stream that advances past a state no one
+// else holds recycles it, so that a long stream does not allocate a new
+// state per run. Recycling a state that is still in use corrupts it; a
+// state of another configuration or batch is ignored.
+type Recycler interface {
+	Recycle(s State)
+}
+
 // Instance is a stack bound to one graph.
 type Instance interface {
 	// Initial returns the reading r_0 of the state the run starts from, a

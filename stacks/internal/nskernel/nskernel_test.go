@@ -1,10 +1,12 @@
 package nskernel
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -586,6 +588,66 @@ func TestPow2Scale(t *testing.T) {
 		}
 		if math.Ldexp(1, -e) != f {
 			t.Errorf("pow2Scale(%g): f = %g is not 2^−%d", x, f, e)
+		}
+	}
+}
+
+// TestStateInto: a state written into the memory of a spent state
+// (StateInto) is the state State writes, bit for bit, and continuing from
+// it gives what continuing from a new one does; the memory is reused, and
+// a spent state of another configuration or batch is not.
+func TestStateInto(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	for _, c := range []Config{
+		{States: 2, Symbols: 3, StateReading: true, Window: 5},
+		{States: 3, Symbols: 4, StateReading: true, Window: 6},
+		{States: 1, Symbols: 2, Fixed: true, Window: 3},
+	} {
+		const B, chunk, chunks = 2, 7, 6
+		ld := randLD(rng, c, B, chunk*chunks, 3)
+		fresh, reuse := NewTape(c, B, chunk), NewTape(c, B, chunk)
+		r1, r2 := make([]float64, B*c.ReadingSize()), make([]float64, B*c.ReadingSize())
+		var st1, st2, spare *State
+		for k := 0; k < chunks; k++ {
+			if err := fresh.Begin(st1); err != nil {
+				t.Fatal(err)
+			}
+			if err := reuse.Begin(st2); err != nil {
+				t.Fatal(err)
+			}
+			for s := k * chunk; s < (k+1)*chunk; s++ {
+				fresh.Step(ld[s], r1)
+				reuse.Step(ld[s], r2)
+				if !slices.Equal(r1, r2) {
+					t.Fatalf("%+v: step %d: readings %v from a reused state, %v from new ones", c, s+1, r2, r1)
+				}
+			}
+			st1 = fresh.State()
+			next := reuse.StateInto(spare)
+			if spare != nil && (next != spare || &next.elems[0].E[0] != &spare.elems[0].E[0]) {
+				t.Errorf("%+v: chunk %d: the spent state's memory was not reused", c, k)
+			}
+			spare, st2 = st2, next
+			b1, err := st1.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b2, err := st2.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b1, b2) {
+				t.Fatalf("%+v: chunk %d: the state written into a spent one differs", c, k)
+			}
+		}
+		// A spent state of another batch size is left alone.
+		other := NewTape(c, B+1, chunk)
+		if err := other.Begin(nil); err != nil {
+			t.Fatal(err)
+		}
+		other.Step(randLD(rng, c, B+1, 1, 3)[0], make([]float64, (B+1)*c.ReadingSize()))
+		if got := other.StateInto(spare); got == spare || got.Batch() != B+1 {
+			t.Errorf("%+v: StateInto wrote a batch of %d into a state of batch %d", c, B+1, spare.Batch())
 		}
 	}
 }

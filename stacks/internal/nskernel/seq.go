@@ -1,6 +1,9 @@
 package nskernel
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Numerical thresholds.
 const (
@@ -319,10 +322,12 @@ func (s *seq) begin(bottom []float64) {
 func (s *seq) saveState(np int, st *seqState) {
 	m, mm := s.m, s.m*s.m
 	off := s.np - np
-	st.la = append([]float64(nil), s.la[off*m:s.np*m]...)
-	st.aE = append([]float64(nil), s.aE[off*m:s.np*m]...)
-	st.abar = append([]float64(nil), s.abar[off:s.np]...)
-	st.psi = append([]float64(nil), s.psi[off:s.np]...)
+	// The slices of st are overwritten, their memory reused when large
+	// enough (Tape.StateInto).
+	st.la = append(st.la[:0], s.la[off*m:s.np*m]...)
+	st.aE = append(st.aE[:0], s.aE[off*m:s.np*m]...)
+	st.abar = append(st.abar[:0], s.abar[off:s.np]...)
+	st.psi = append(st.psi[:0], s.psi[off:s.np]...)
 	if s.M == 0 {
 		// The NS stack carries its potential relative to the oldest
 		// position; the vector stack carries it as it is, so that a run
@@ -332,9 +337,9 @@ func (s *seq) saveState(np int, st *seqState) {
 		}
 	}
 	nb := np * (np - 1) / 2 // the blocks (a, b), a < b < np
-	st.E = make([]float64, 0, nb*mm)
-	st.Lx = make([]float64, 0, nb*mm)
-	st.beta = make([]float64, 0, nb)
+	st.E = slices.Grow(st.E[:0], nb*mm)
+	st.Lx = slices.Grow(st.Lx[:0], nb*mm)
+	st.beta = slices.Grow(st.beta[:0], nb)
 	for a := 0; a < np; a++ {
 		for b := a + 1; b < np; b++ {
 			bi := s.blk(a+off, b+off)
@@ -344,9 +349,9 @@ func (s *seq) saveState(np int, st *seqState) {
 		}
 	}
 	if s.M > 0 {
-		st.V = append([]float64(nil), s.V[(off+1)*s.M:s.np*s.M]...)
+		st.V = append(st.V[:0], s.V[(off+1)*s.M:s.np*s.M]...)
 		// The factors hb as the steps made them (scaled, not by exp).
-		st.hb = make([]float64, 0, nb)
+		st.hb = slices.Grow(st.hb[:0], nb)
 		for a := 0; a < np; a++ {
 			for b := a + 1; b < np; b++ {
 				st.hb = append(st.hb, s.hb[s.blk(a+off, b+off)])

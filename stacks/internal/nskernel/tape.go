@@ -256,13 +256,24 @@ func (t *Tape) backward(step int, gradReading, gradLogDelta, gradVec []float64) 
 // the memory-limited variant (Window > 0): the last D−1 columns of γ and the
 // last D entries of α. Begin(state) followed by further steps gives exactly
 // what running the whole sequence would. It panics for the unlimited variant.
-func (t *Tape) State() *State {
+func (t *Tape) State() *State { return t.StateInto(nil) }
+
+// StateInto is State, written into the memory of dst when dst is a state
+// of the tape's configuration and batch, which it then returns; otherwise
+// (dst nil, or of another configuration or batch) into a new State. It
+// spares the allocation of a state the size of the window's blocks,
+// megabytes per sequence for the larger stacks: the caller passes a state
+// it will not use again, which StateInto overwrites. It panics for the
+// unlimited variant.
+func (t *Tape) StateInto(dst *State) *State {
 	if t.cfg.Window == 0 {
 		panic("nskernel: State needs the memory-limited variant")
 	}
-	st := &State{cfg: t.cfg, batch: t.batch}
+	st := dst
+	if st == nil || st.cfg != t.cfg || st.batch != t.batch || len(st.elems) != t.batch {
+		st = &State{cfg: t.cfg, batch: t.batch, elems: make([]seqState, t.batch)}
+	}
 	st.np = min(t.seqs[0].np, t.cfg.Window)
-	st.elems = make([]seqState, t.batch)
 	for i := range t.seqs {
 		t.seqs[i].saveState(st.np, &st.elems[i])
 	}
