@@ -92,18 +92,42 @@ func Float64s(v G.Value) []float64 {
 	panic(fmt.Sprintf("fused: value of type %T is not a float64 tensor", v))
 }
 
-// newValue returns a zeroed value of shape s, reusing prealloc when it fits.
-func newValue(s tensor.Shape, prealloc G.Value) (G.Value, []float64) {
+// newValue returns a zeroed value of shape s: prealloc when it fits, else
+// the op's own value from an earlier run (*cache), else a new one, which it
+// keeps in *cache.
+//
+// Gorgonia's tape machine forgets the values of its registers before each
+// run (Reset), so that without the cache every run would allocate (and the
+// runtime zero) every value of the graph anew. An op's value is dead by
+// the time the op runs again, in the next run: the machine's program is the
+// same every run, and what a caller reads of a run's values (the loss, the
+// carried state) it reads before the next.
+func newValue(s tensor.Shape, prealloc G.Value, cache *G.Value) (G.Value, []float64) {
 	if s.IsScalar() {
-		var f G.F64
-		return &f, nil
+		f, ok := (*cache).(*G.F64)
+		if !ok {
+			f = new(G.F64)
+			*cache = f
+		}
+		*f = 0
+		return f, nil
 	}
-	if d, ok := prealloc.(*tensor.Dense); ok && !d.IsView() && d.Dtype() == tensor.Float64 && d.Shape().Eq(s) {
+	fits := func(v G.Value) (*tensor.Dense, bool) {
+		d, ok := v.(*tensor.Dense)
+		return d, ok && !d.IsView() && d.Dtype() == tensor.Float64 && d.Shape().Eq(s)
+	}
+	if d, ok := fits(prealloc); ok {
+		data := d.Float64s()
+		clear(data)
+		return d, data
+	}
+	if d, ok := fits(*cache); ok {
 		data := d.Float64s()
 		clear(data)
 		return d, data
 	}
 	d := tensor.New(tensor.WithShape(s.Clone()...), tensor.Of(tensor.Float64))
+	*cache = d
 	return d, d.Float64s()
 }
 
@@ -127,6 +151,7 @@ type forwardOp struct {
 	in  []tensor.Shape
 	out tensor.Shape
 	typ hm.Type
+	val G.Value // the value of the latest run (newValue)
 }
 
 func (op *forwardOp) Arity() int                                     { return len(op.in) }
@@ -149,7 +174,7 @@ func (op *forwardOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, 
 	if len(vals) != len(op.in) {
 		return nil, fmt.Errorf("%s: got %d inputs, want %d", op.k.Name(), len(vals), len(op.in))
 	}
-	v, out := newValue(op.out, prealloc)
+	v, out := newValue(op.out, prealloc, &op.val)
 	if out == nil { // scalar
 		out = []float64{0}
 		op.k.Forward(out, inputData(vals))
@@ -205,6 +230,7 @@ type backwardOp struct {
 	fw   *forwardOp
 	diff []bool
 	size int
+	val  G.Value // the value of the latest run (newValue)
 }
 
 func (op *backwardOp) Arity() int { return len(op.fw.in) + 2 }
@@ -236,7 +262,7 @@ func (op *backwardOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value,
 	if len(vals) != n+2 {
 		return nil, fmt.Errorf("%s backward: got %d inputs, want %d", op.fw.k.Name(), len(vals), n+2)
 	}
-	v, flat := newValue(tensor.Shape{op.size}, prealloc)
+	v, flat := newValue(tensor.Shape{op.size}, prealloc, &op.val)
 	in := inputData(vals[:n])
 	gradIn := make([][]float64, n)
 	off := 0
@@ -258,6 +284,7 @@ type extractOp struct {
 	offset int
 	shape  tensor.Shape
 	typ    hm.Type
+	val    G.Value // the value of the latest run (newValue)
 }
 
 func (op *extractOp) Arity() int                                     { return 1 }
@@ -276,7 +303,7 @@ func (op *extractOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallo
 
 func (op *extractOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	src := Float64s(vals[0])
-	v, dst := newValue(op.shape, prealloc)
+	v, dst := newValue(op.shape, prealloc, &op.val)
 	if dst == nil {
 		*(v.(*G.F64)) = G.F64(src[op.offset])
 		return v, nil
