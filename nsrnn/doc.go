@@ -137,6 +137,13 @@
 // they are allocated; the stacks' dynamic programs have their own bound,
 // stacks.MaxTapeBytes.
 //
+// A graph's values are allocated by its first run and reused by the next
+// ones, so that a training step allocates little. A Stream reuses the
+// memory of the carried stack states it has left behind (megabytes per
+// stream for the larger nondeterministic stacks), except the states it
+// handed out through State or was given through SetState: those stay as
+// they are, whatever the stream does next.
+//
 // Matrix products go through gonum's BLAS interface. The default build
 // uses gonum's pure-Go implementation, so the library builds anywhere;
 // built with the tag openblas (go build -tags openblas, with cgo and
