@@ -12,7 +12,10 @@
 //
 // Kernels must write every parameter that distinguishes them into
 // WriteHash: gorgonia merges nodes whose ops hash alike and whose children
-// are the same.
+// are the same. Gorgonia's compiler also merges distinct nodes whose
+// 32-bit hashes merely collide, which a graph of a thousand nodes has
+// about once in a few thousand builds: check a graph with HashCollision
+// before compiling it.
 package fused
 
 import (
@@ -310,4 +313,30 @@ func (op *extractOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, 
 	}
 	copy(dst, src[op.offset:op.offset+len(dst)])
 	return v, nil
+}
+
+// HashCollision returns two distinct nodes of g whose 32-bit hashes
+// (Node.Hashcode) are equal, or nils when there are none.
+//
+// Gorgonia's compiler (Compile, NewTapeMachine) eliminates common
+// subexpressions by that hash alone: of two distinct nodes with equal
+// hashes, the later is replaced by the earlier, whatever their ops and
+// inputs, and the program computes the wrong thing, silently when the two
+// have one shape. With N nodes a graph has such a pair with probability
+// about N²/2³³: one graph in a few thousand of a thousand nodes. A program
+// that builds many graphs must check each (a graph build is deterministic,
+// so a graph that has a pair has it every time) and build it again with
+// other hashes, as nsrnn does by giving the new graph's kernels another
+// identity.
+func HashCollision(g *G.ExprGraph) (a, b *G.Node) {
+	nodes := g.AllNodes()
+	seen := make(map[uint32]*G.Node, len(nodes))
+	for _, n := range nodes {
+		h := n.Hashcode()
+		if m, ok := seen[h]; ok && m != n {
+			return m, n
+		}
+		seen[h] = n
+	}
+	return nil, nil
 }

@@ -137,6 +137,12 @@
 // they are allocated; the stacks' dynamic programs have their own bound,
 // stacks.MaxTapeBytes.
 //
+// Gorgonia's compiler merges distinct nodes whose 32-bit hashes collide,
+// and the program then computes something else without a word (about one
+// graph in a few thousand of a thousand nodes); every graph is checked
+// for such a pair (fused.HashCollision) and built again with other hashes
+// when it has one.
+//
 // A graph's values are allocated by its first run and reused by the next
 // ones, so that a training step allocates little. A Stream reuses the
 // memory of the carried stack states it has left behind (megabytes per

@@ -298,6 +298,31 @@ func (m *Model) ReleaseGraphs() {
 }
 
 func (m *Model) buildGraph(key graphKey) (*graph, error) {
+	// Gorgonia's compiler merges distinct nodes whose 32-bit hashes are
+	// equal (see fused.HashCollision); every attempt gives the graph's
+	// kernels a new identity, and so new hashes.
+	const attempts = 8
+	for i := 1; ; i++ {
+		gr, err := m.buildGraphOnce(key)
+		if err != nil {
+			return nil, err
+		}
+		a, b := hashCollision(gr.g)
+		if a == nil {
+			gr.vm = G.NewTapeMachine(gr.g)
+			return gr, nil
+		}
+		if i == attempts {
+			return nil, fmt.Errorf("nsrnn: the graph for length %d has nodes %v and %v of equal hashes, which gorgonia's compiler would merge, in %d builds", key.n, a, b, attempts)
+		}
+	}
+}
+
+// hashCollision is fused.HashCollision; tests replace it.
+var hashCollision = fused.HashCollision
+
+// buildGraphOnce builds the graph of a key, without its tape machine.
+func (m *Model) buildGraphOnce(key graphKey) (*graph, error) {
 	n, batch := key.n, key.batch
 	stream := key.mode == streamMode
 	id := graphIDs.Add(1)
@@ -383,7 +408,6 @@ func (m *Model) buildGraph(key graphKey) (*graph, error) {
 			return nil, fmt.Errorf("nsrnn: differentiating the graph for length %d: %w", n, err)
 		}
 	}
-	gr.vm = G.NewTapeMachine(g)
 	return gr, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/nsrnn/nsrnn/fused"
 	"github.com/nsrnn/nsrnn/param"
 )
 
@@ -88,6 +89,9 @@ func Check(g *G.ExprGraph, loss *G.Node, params G.Nodes, opt Options) ([]Mismatc
 	gs, err := G.Grad(loss, wrt...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("gradcheck: grad: %w", err)
+	}
+	if a, b := fused.HashCollision(g); a != nil {
+		return nil, 0, fmt.Errorf("gradcheck: nodes %v and %v have equal hashes, which gorgonia's compiler would merge", a, b)
 	}
 	m := G.NewTapeMachine(g)
 	defer m.Close()

@@ -194,6 +194,9 @@ func (n *Net) Used() int { return n.opt.Used }
 // zeroing the binding's accumulators.
 func (n *Net) Run() error {
 	if n.vm == nil {
+		if a, b := fused.HashCollision(n.Graph); a != nil {
+			return fmt.Errorf("stackstest: nodes %v and %v have equal hashes, which gorgonia's compiler would merge; build the net again", a, b)
+		}
 		n.vm = G.NewTapeMachine(n.Graph)
 	}
 	n.Binding.ZeroGrads()
