@@ -142,15 +142,15 @@ func (g sweepGrid) enumerate() []sweepRun {
 	}
 	for _, task := range g.Tasks {
 		params, taskDir, paramArgs := g.taskParams(task)
+		taskArgs := []string{"--task", task}
+		if g.Source != nil {
+			taskArgs = g.Source.args()
+		}
 		for _, kind := range g.Models {
 			embs := []int{0}
 			hidden := g.PushHiddenState && cli.KindUses(kind, "push-hidden-state")
 			if cli.KindUses(kind, "stack-embedding") && !hidden {
 				embs = g.StackEmbeddings
-			}
-			modelDir := func(e int) string { return modelDirName(kind, e) }
-			if hidden {
-				modelDir = func(int) string { return kind + "-hidden" }
 			}
 			var q, gamma int
 			if cli.KindUses(kind, "states") {
@@ -163,14 +163,14 @@ func (g sweepGrid) enumerate() []sweepRun {
 				}
 			}
 			for _, e := range embs {
+				modelDir := modelDirName(kind, e)
+				if hidden {
+					modelDir = kind + "-hidden"
+				}
 				for _, lr := range g.LRs {
 					for k := 1; k <= g.Restarts; k++ {
-						dir := filepath.Join(g.Out, taskDir, modelDir(e), "lr"+formatLR(lr), fmt.Sprintf("seed%d", k))
-						args := []string{"--task", task}
-						if g.Source != nil {
-							args = g.Source.args()
-						}
-						args = append(args, paramArgs...)
+						dir := filepath.Join(g.Out, taskDir, modelDir, "lr"+formatLR(lr), fmt.Sprintf("seed%d", k))
+						args := append(slices.Clone(taskArgs), paramArgs...)
 						args = append(args, "--model", kind, "--lr", formatLR(lr), "--seed", strconv.Itoa(k))
 						if grammar != "" {
 							args = append(args, "--grammar", string(grammar))
@@ -268,7 +268,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	}
 	g := sweepGrid{Grammar: *grammar, LRs: *lrs, StackEmbeddings: *embs, Restarts: *restarts, Out: *out, States: *states, Symbols: *symbols,
 		Bottom: *bottom, PushHiddenState: *pushHidden}
-	userData := *src.grammarFile != "" || *src.train != "" || *src.valid != "" || *src.test != ""
+	userData := *src.grammarFile != "" || src.hasStrings()
 	var err error
 	switch {
 	case *taskList == "" && !userData:

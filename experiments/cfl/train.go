@@ -34,13 +34,17 @@ func dataSourceFlags(fs *pflag.FlagSet) *dataSource {
 	}
 }
 
+// hasStrings reports whether any of the flags of the user's strings (--train,
+// --valid, --test) is given.
+func (d *dataSource) hasStrings() bool { return *d.train != "" || *d.valid != "" || *d.test != "" }
+
 // resolve returns the task of the run: the user's strings (with td, read
 // from the files), a grammar file (with its digest gf), or the task of
 // --task. The flags of the protocol that the user's strings make
 // meaningless (--lengths, --train-size, --valid-size) and those of a task
 // are refused with them.
 func (d *dataSource) resolve(fs *pflag.FlagSet, task string, p data.Params, g data.Grammar) (t *data.Task, td *experiment.TextData, gf *experiment.FileDigest, err error) {
-	if *d.train == "" && *d.valid == "" && *d.test == "" {
+	if !d.hasStrings() {
 		t, gf, err = taskOrGrammarFile(task, *d.grammarFile, p, g)
 		return t, nil, gf, err
 	}
