@@ -93,6 +93,16 @@
 // learning rates or restarts) are selected together by passing the runs
 // FindRuns finds in each to one SelectRuns.
 //
+// A test report records the run it was made of and its test set
+// (Report.Run, Report.Test), so a selection made again, after more runs
+// have finished, evaluates only what is new: with TestOptions.Reuse,
+// Evaluate takes a selected run's earlier report from the directories
+// given when it is of the same run (by the run's own files, wherever its
+// directory is now) and the same test set. The model file is then not
+// needed, so the small files of a sweep copied elsewhere (run.json,
+// log.jsonl, summary.json, selected.json and the test reports) are enough
+// to select again over them and newer runs.
+//
 // # Figures
 //
 // The data of the paper's Figures 1 and 2 is found and read here, and

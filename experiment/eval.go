@@ -62,7 +62,15 @@ type Report struct {
 	TaskParams data.Params `json:"task_params,omitempty"`
 	// Model names the evaluated model (cfl eval puts its run directory
 	// there); EvaluateByLength leaves it empty.
-	Model    string         `json:"model"`
+	Model string `json:"model"`
+	// Run and Test say what was evaluated, wherever the run's directory
+	// is later moved: the selected run (its settings and summary) and
+	// the test set. Selection.Evaluate sets them, so that a later
+	// selection can use the report again instead of evaluating the same
+	// run on the same test set once more (TestOptions.Reuse);
+	// EvaluateByLength leaves them nil.
+	Run      *Selected      `json:"run,omitempty"`
+	Test     *TestSpec      `json:"test,omitempty"`
 	Overall  LengthResult   `json:"overall"`
 	ByLength []LengthResult `json:"by_length"`
 }

@@ -279,6 +279,16 @@ type TestOptions struct {
 	// loaded or evaluated, with the error (also recorded in its
 	// TestError).
 	Skipped func(s *Selected, err error)
+	// Reuse are directories (a sweep and its further directories) whose
+	// test reports, written by an earlier selection, are used again: a
+	// selected run that a report there was made of, on the same test set,
+	// is not loaded and evaluated again (see Selection.Evaluate). None by
+	// default: every selected run is evaluated.
+	Reuse []string
+	// Reused, when set, is called for each selected run whose earlier
+	// report is used, with the report's path, before Done is called
+	// with the report.
+	Reused func(s *Selected, path string)
 }
 
 // loadModel loads a run's model; tests replace it to watch the models.
@@ -289,6 +299,18 @@ var loadModel = nsrnn.Load
 // models) with EvaluateByLength, sets each one's TestDiff to the overall
 // difference and sel.Test to spec, and returns the reports in the order of
 // sel.Selected.
+//
+// With opt.Reuse, a selected run evaluated on the test set of spec by an
+// earlier selection is not evaluated again: its report in one of those
+// directories (TestResultPath; the first that fits) stands for it, and
+// its model file is not needed. A report fits when it names the same run
+// (the same task, definition, parameters and data, model kind and stack
+// sizes, learning rate, seed, parameter count, epochs, best epoch and best
+// validation difference: the run's own files, however its directory has
+// been moved or renamed since) and the same test set. A report written
+// before reports recorded these is matched through the selection the
+// directory holds (selected.json), which does; anything else is evaluated
+// anew.
 //
 // A model that cannot be loaded (a missing or corrupt model file) or
 // evaluated is skipped: its TestError says why, its report is nil, and the
@@ -313,9 +335,30 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 	tasks := map[taskKey]*data.Task{}
 	testSets := map[taskKey][][]int{}
 	reports := make([]*Report, 0, len(sel.Selected))
+	earlier := earlierReports{spec: spec, dirs: opt.Reuse, selections: map[string]*Selection{}}
 	sel.Test = &spec
 	for i := range sel.Selected {
 		s := &sel.Selected[i]
+		if rep, path := earlier.find(s); rep != nil {
+			s.TestDiff, s.TestCrossEntropy, s.TestError = nil, nil, ""
+			if rep.NoLowerBound {
+				ce := rep.Overall.CrossEntropy
+				s.TestCrossEntropy = &ce
+			} else {
+				d := rep.Overall.Difference
+				s.TestDiff = &d
+			}
+			reports = append(reports, rep)
+			if opt.Reused != nil {
+				opt.Reused(s, path)
+			}
+			if opt.Done != nil {
+				if err := opt.Done(s, rep); err != nil {
+					return reports, err
+				}
+			}
+			continue
+		}
 		k := taskKey{s.Task, s.TaskParams.String(), data.Grammar(s.Grammar.String()), dataKey(s.settings())}
 		t, ok := tasks[k]
 		if !ok {
@@ -383,6 +426,98 @@ func testOne(s *Selected, t *data.Task, strs [][]int, spec TestSpec, opt TestOpt
 	if err != nil {
 		return nil, fmt.Errorf("testing %s: %w", s.Dir, err)
 	}
-	rep.Model = s.Dir
+	rep.Model, rep.Run, rep.Test = s.Dir, s.identity(), &spec
 	return rep, nil
+}
+
+// identity returns the run of s as a report records it: s without what
+// the selection adds (the test results and the number of candidates).
+func (s *Selected) identity() *Selected {
+	id := *s
+	id.Candidates = 0
+	id.TestDiff, id.TestCrossEntropy, id.TestFile, id.TestError = nil, nil, "", ""
+	return &id
+}
+
+// sameRun reports whether a and b are the same run, from what its own
+// files (run.json and summary.json) say of it: not its directory, which
+// may have been moved, nor the paths of its data files, only their
+// digests.
+func sameRun(a, b *Selected) bool {
+	digest := func(f *FileDigest) string {
+		if f == nil {
+			return ""
+		}
+		return f.SHA256
+	}
+	testDigest := func(s *Selected) string {
+		if s.Files == nil {
+			return ""
+		}
+		return digest(s.Files.Test)
+	}
+	return a.Task == b.Task && a.Grammar == b.Grammar && a.TaskParams.String() == b.TaskParams.String() &&
+		dataKey(a.settings()) == dataKey(b.settings()) && testDigest(a) == testDigest(b) &&
+		a.Model == b.Model && a.LR == b.LR && a.Seed == b.Seed &&
+		a.StackEmbedding == b.StackEmbedding && a.States == b.States && a.Symbols == b.Symbols &&
+		a.Parameters == b.Parameters && a.Epochs == b.Epochs && a.BestEpoch == b.BestEpoch &&
+		a.ValidDiff == b.ValidDiff && a.NoLowerBound == b.NoLowerBound && a.ValidCrossEntropy == b.ValidCrossEntropy
+}
+
+// earlierReports finds the test reports of earlier selections that stand
+// for a selected run (TestOptions.Reuse).
+type earlierReports struct {
+	spec TestSpec
+	dirs []string
+	// selections caches each directory's selected.json (nil: none).
+	selections map[string]*Selection
+}
+
+// find returns the first report under the directories that was made of
+// run s on the test set, and its path; nil if there is none. The report
+// returned names s (Model, Run) and the test set (Test).
+func (e *earlierReports) find(s *Selected) (*Report, string) {
+	for _, dir := range e.dirs {
+		path := TestResultPath(dir, s.Task, s.Model)
+		var rep Report
+		if err := readJSON(path, &rep); err != nil || rep.Task != s.Task {
+			continue
+		}
+		if !e.fits(dir, s, &rep) {
+			continue
+		}
+		rep.Model, rep.Run, rep.Test = s.Dir, s.identity(), &e.spec
+		return &rep, path
+	}
+	return nil, ""
+}
+
+// fits reports whether rep, read from dir, was made of run s on the test
+// set.
+func (e *earlierReports) fits(dir string, s *Selected, rep *Report) bool {
+	if rep.Run != nil {
+		return rep.Test != nil && *rep.Test == e.spec && sameRun(rep.Run, s)
+	}
+	// A report without them: the directory's selection says which run it
+	// was made of, and on which test set.
+	sel, ok := e.selections[dir]
+	if !ok {
+		sel, _ = ReadSelection(dir)
+		e.selections[dir] = sel
+	}
+	if sel == nil || sel.Test == nil || *sel.Test != e.spec {
+		return false
+	}
+	for i := range sel.Selected {
+		p := &sel.Selected[i]
+		// The run's entry, whose test result is the report's.
+		if !sameRun(p, s) {
+			continue
+		}
+		if rep.NoLowerBound && p.TestCrossEntropy != nil && *p.TestCrossEntropy == rep.Overall.CrossEntropy ||
+			!rep.NoLowerBound && p.TestDiff != nil && *p.TestDiff == rep.Overall.Difference {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -275,6 +276,182 @@ func TestEvaluateSkipsCorruptModel(t *testing.T) {
 			t.Errorf("corrupt %s: report %v, test diff %v, error %q", s.Dir, reps[i], s.TestDiff, s.TestError)
 		case s.Dir != bad && (reps[i] == nil || s.TestDiff == nil || s.TestError != ""):
 			t.Errorf("%s: report %v, test diff %v, error %q", s.Dir, reps[i], s.TestDiff, s.TestError)
+		}
+	}
+}
+
+// TestEvaluateReusesEarlierReports checks TestOptions.Reuse: a selected run
+// tested before on the same test set is not loaded again, wherever its
+// sweep has been moved since, also from a report written before reports
+// named their run (through the directory's selected.json); a run whose
+// summary changed, a report of another test set, and an old report without
+// the selection that names its run are evaluated anew.
+func TestEvaluateReusesEarlierReports(t *testing.T) {
+	mr, p := data.MarkedReversal, data.GrammarPaper
+	first := filepath.Join(t.TempDir(), "sweep")
+	kinds := []string{nsrnn.LSTM, nsrnn.JM, nsrnn.RNS}
+	for i, k := range kinds {
+		fakeRun(t, filepath.Join(first, mr, k, "lr0.01", "seed1"), mr, p, k, 0.01, uint64(i+1), 0.1*float64(i+1), true, true)
+	}
+	spec := TestSpec{MinLength: 5, MaxLength: 7, PerLength: 2, Seed: 7}
+
+	var loads int
+	defer func(load func(string) (*nsrnn.Model, error)) { loadModel = load }(loadModel)
+	load := loadModel
+	loadModel = func(path string) (*nsrnn.Model, error) { loads++; return load(path) }
+	// selectAndTest selects the runs of sweep and tests them as cfl select
+	// does: reports written into sweep, and the selection.
+	selectAndTest := func(sweep string, spec TestSpec, reuse ...string) (*Selection, map[string]string) {
+		t.Helper()
+		sel, err := SelectBest(sweep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reused := map[string]string{}
+		_, err = sel.Evaluate(spec, TestOptions{
+			Reuse:  reuse,
+			Reused: func(s *Selected, path string) { reused[s.Model] = path },
+			Done: func(s *Selected, rep *Report) error {
+				if rep.Model != s.Dir || rep.Run == nil || rep.Run.Dir != s.Dir || rep.Test == nil || *rep.Test != spec {
+					t.Errorf("%s: report of %s, run %+v, test %+v", s.Dir, rep.Model, rep.Run, rep.Test)
+				}
+				path := TestResultPath(sweep, s.Task, s.Model)
+				os.MkdirAll(filepath.Dir(path), 0o755)
+				s.TestFile = path
+				return WriteJSON(path, rep)
+			},
+			Skipped: func(s *Selected, err error) { t.Errorf("%s skipped: %v", s.Dir, err) },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSON(filepath.Join(sweep, SelectedFile), sel); err != nil {
+			t.Fatal(err)
+		}
+		return sel, reused
+	}
+	diffs := func(sel *Selection) map[string]float64 {
+		m := map[string]float64{}
+		for _, s := range sel.Selected {
+			if s.TestDiff == nil {
+				t.Fatalf("%s: no test difference", s.Dir)
+			}
+			m[s.Model] = *s.TestDiff
+		}
+		return m
+	}
+	sel0, reused := selectAndTest(first, spec, first)
+	if loads != 3 || len(reused) != 0 {
+		t.Fatalf("first selection: %d loads, reused %v; want 3 and none", loads, reused)
+	}
+	want := diffs(sel0)
+
+	// The sweep moved, its models gone: every report is used again.
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(first, moved); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kinds {
+		os.Remove(filepath.Join(moved, mr, k, "lr0.01", "seed1", ModelFile))
+	}
+	loads = 0
+	sel1, reused := selectAndTest(moved, spec, moved)
+	if loads != 0 || len(reused) != 3 || reused[nsrnn.JM] != TestResultPath(moved, mr, nsrnn.JM) {
+		t.Errorf("moved sweep: %d loads, reused %v; want none and all three", loads, reused)
+	}
+	if got := diffs(sel1); !maps.Equal(got, want) {
+		t.Errorf("moved sweep: test differences %v, want %v", got, want)
+	}
+
+	// A report written before reports named their run is matched
+	// through the selection.
+	stripRun := func(path string) {
+		t.Helper()
+		var raw map[string]json.RawMessage
+		if err := readJSON(path, &raw); err != nil {
+			t.Fatal(err)
+		}
+		delete(raw, "run")
+		delete(raw, "test")
+		if err := WriteJSON(path, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jmReport := TestResultPath(moved, mr, nsrnn.JM)
+	stripRun(jmReport)
+	loads = 0
+	if _, reused := selectAndTest(moved, spec, moved); loads != 0 || reused[nsrnn.JM] == "" {
+		t.Errorf("old report: %d loads, reused %v", loads, reused)
+	}
+	var rep Report
+	if err := readJSON(jmReport, &rep); err != nil || rep.Run == nil || rep.Test == nil {
+		t.Errorf("old report written again without its run: %+v, %v", rep, err)
+	}
+
+	// Evaluated anew (and so failing, the models being gone): an old
+	// report whose directory has no selection; a run whose summary
+	// changed; another test set.
+	stripRun(jmReport)
+	os.Remove(filepath.Join(moved, SelectedFile))
+	rnsDir := filepath.Join(moved, mr, nsrnn.RNS, "lr0.01", "seed1")
+	sum, err := ReadSummary(rnsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum.BestValidCrossEntropyDiff /= 2
+	if err := WriteJSON(filepath.Join(rnsDir, SummaryFile), sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		spec TestSpec
+		want []string // the kinds evaluated anew
+	}{
+		{"changed", spec, []string{nsrnn.JM, nsrnn.RNS}},
+		{"other test set", TestSpec{MinLength: 5, MaxLength: 7, PerLength: 3, Seed: 7}, kinds},
+	} {
+		sel, err := SelectBest(moved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var anew []string
+		_, err = sel.Evaluate(c.spec, TestOptions{Reuse: []string{moved}, Skipped: func(s *Selected, err error) { anew = append(anew, s.Model) }})
+		if err != nil || strings.Join(anew, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%s: evaluated anew %v, want %v (%v)", c.name, anew, c.want, err)
+		}
+	}
+
+	// A report in a further directory stands for the same run found in
+	// another sweep; without Reuse, nothing is reused.
+	other := filepath.Join(t.TempDir(), "other")
+	lstmRun := filepath.Join(mr, nsrnn.LSTM, "lr0.01", "seed1")
+	if err := os.MkdirAll(filepath.Join(other, lstmRun), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{RunFile, SummaryFile} {
+		b, err := os.ReadFile(filepath.Join(moved, lstmRun, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(other, lstmRun, f), b, 0o644)
+	}
+	for _, reuse := range [][]string{{other, moved}, nil} {
+		sel, err := SelectBest(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		_, err = sel.Evaluate(spec, TestOptions{Reuse: reuse, Reused: func(s *Selected, path string) { got = append(got, path) },
+			Skipped: func(*Selected, error) {}})
+		wantPath := []string{TestResultPath(moved, mr, nsrnn.LSTM)}
+		if reuse == nil {
+			wantPath = nil
+		}
+		if err != nil || strings.Join(got, " ") != strings.Join(wantPath, " ") {
+			t.Errorf("reuse %v: reused %v, want %v (%v)", reuse, got, wantPath, err)
+		}
+		if reuse != nil && (sel.Selected[0].TestDiff == nil || *sel.Selected[0].TestDiff != want[nsrnn.LSTM]) {
+			t.Errorf("reused from a further directory: %+v", sel.Selected[0])
 		}
 	}
 }

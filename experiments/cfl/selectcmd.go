@@ -31,6 +31,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 7, "seed of the test set (the same for all models of a task)")
 	batchSize := fs.Int("batch-size", 10, "strings per batch in the test evaluation")
 	noTest := fs.Bool("no-test", false, "skip the test evaluation")
+	retest := fs.Bool("retest", false, "evaluate every selected model, even one whose test report from an earlier selection (in the sweep or an --also directory) is of the same run and test set")
 	asJSON := fs.Bool("json", false, "print the selection as JSON instead of a table")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -116,7 +117,11 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	var evalErr error
 	if !*noTest {
 		spec := experiment.TestSpec{MinLength: minLen, MaxLength: maxLen, PerLength: *perLength, Seed: *seed}
-		evalErr = evaluateSelection(sel, spec, *batchSize, stderr)
+		var reuse []string
+		if !*retest {
+			reuse = append([]string{*sweep}, *also...)
+		}
+		evalErr = evaluateSelection(sel, spec, *batchSize, reuse, stderr)
 	}
 	// selected.json holds what could be evaluated, whatever happened to
 	// the rest.
@@ -151,10 +156,16 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 // evaluateSelection evaluates the selected models on their tasks' test
 // set, one model at a time (each released before the next is loaded), and
 // writes the per-length results to DIR/test/<task>/<model>.json as each
-// is done.
-func evaluateSelection(sel *experiment.Selection, spec experiment.TestSpec, batchSize int, stderr io.Writer) error {
+// is done. A selected run whose report under one of the reuse directories
+// is of the same run and test set is not evaluated again: that report is
+// written there instead.
+func evaluateSelection(sel *experiment.Selection, spec experiment.TestSpec, batchSize int, reuse []string, stderr io.Writer) error {
 	_, err := sel.Evaluate(spec, experiment.TestOptions{
 		BatchSize: batchSize,
+		Reuse:     reuse,
+		Reused: func(s *experiment.Selected, path string) {
+			fmt.Fprintf(stderr, "select: %s was tested on this test set before: using %s (--retest to test it again)\n", s.Dir, path)
+		},
 		Start: func(s *experiment.Selected, n int) {
 			fmt.Fprintf(stderr, "select: testing %s on %s (%d strings) …\n", s.Dir, taskLabel(s.Task, s.Grammar), n)
 		},

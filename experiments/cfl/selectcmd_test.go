@@ -125,6 +125,30 @@ func TestSelectCommandWithTest(t *testing.T) {
 			}
 		}
 	}
+
+	// Selecting again uses the reports of the same runs on the same test
+	// set, even without the models; --retest, or another test set,
+	// evaluates them again (and fails here without the models).
+	for _, dir := range []string{"lstm/lr0.01/seed2", "rns/lr0.01/seed1"} {
+		if err := os.Remove(filepath.Join(root, mr, dir, experiment.ModelFile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		args  []string
+		reuse bool
+	}{
+		{nil, true},
+		{[]string{"--retest"}, false},
+		{[]string{"--seed", "8"}, false},
+	} {
+		stderr.Reset()
+		err := runSelect(append([]string{"--sweep", root, "--test-lengths", "5:9", "--per-length", "2"}, c.args...), &stdout, &stderr)
+		if reused := strings.Count(stderr.String(), "was tested on this test set before"); c.reuse && (err != nil || reused != 2) ||
+			!c.reuse && (err == nil || reused != 0) {
+			t.Errorf("select %v: %d reports used again, error %v\n%s", c.args, reused, err, stderr.String())
+		}
+	}
 }
 
 func TestSelectErrors(t *testing.T) {
