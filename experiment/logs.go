@@ -36,6 +36,10 @@ type Summary struct {
 	// null, and BestValidPerplexity, exp(BestValidCrossEntropy), is set.
 	NoLowerBound        bool    `json:"no_lower_bound,omitempty"`
 	BestValidPerplexity float64 `json:"best_valid_perplexity,omitempty"`
+	// BLAS is the implementation of the matrix products the run finished
+	// with (nsrnn.BLAS): results under two implementations differ by
+	// rounding. Empty in summaries written before it was recorded.
+	BLAS string `json:"blas,omitempty"`
 }
 
 // summaryJSON has Summary's fields without its methods.
@@ -63,14 +67,14 @@ func NewSummary(task string, m *nsrnn.Model, res *nsrnn.TrainResult, lowerBound 
 			Task: task, Model: m.Config(), Parameters: m.NumParams(), Epochs: res.Epochs, BestEpoch: res.BestEpoch,
 			BestValidCrossEntropy: res.BestValidCrossEntropy, ElapsedSeconds: res.ElapsedSeconds,
 			SecondsPerEpoch: res.ElapsedSeconds / float64(max(res.Epochs, 1)),
-			NoLowerBound:    true, BestValidPerplexity: math.Exp(res.BestValidCrossEntropy),
+			NoLowerBound:    true, BestValidPerplexity: math.Exp(res.BestValidCrossEntropy), BLAS: nsrnn.BLAS,
 		}
 	}
 	return Summary{
 		Task: task, Model: m.Config(), Parameters: m.NumParams(), Epochs: res.Epochs, BestEpoch: res.BestEpoch,
 		BestValidCrossEntropy: res.BestValidCrossEntropy, ValidLowerBound: lowerBound,
 		BestValidCrossEntropyDiff: res.BestValidDifference, ElapsedSeconds: res.ElapsedSeconds,
-		SecondsPerEpoch: res.ElapsedSeconds / float64(max(res.Epochs, 1)),
+		SecondsPerEpoch: res.ElapsedSeconds / float64(max(res.Epochs, 1)), BLAS: nsrnn.BLAS,
 	}
 }
 

@@ -43,7 +43,7 @@ func TestSummary(t *testing.T) {
 	}
 	res := &nsrnn.TrainResult{Epochs: 4, BestEpoch: 3, BestValidCrossEntropy: 0.75, BestValidDifference: 0.25, ElapsedSeconds: 2}
 	s := NewSummary("marked-reversal", m, res, 0.5)
-	if s.Parameters != m.NumParams() || s.SecondsPerEpoch != 0.5 || s.ValidLowerBound != 0.5 || s.BestValidCrossEntropyDiff != 0.25 || s.Model != m.Config() {
+	if s.Parameters != m.NumParams() || s.SecondsPerEpoch != 0.5 || s.ValidLowerBound != 0.5 || s.BestValidCrossEntropyDiff != 0.25 || s.Model != m.Config() || s.BLAS != nsrnn.BLAS {
 		t.Errorf("NewSummary = %+v", s)
 	}
 	if err := WriteJSON(filepath.Join(dir, SummaryFile), s); err != nil {

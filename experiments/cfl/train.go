@@ -249,8 +249,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if d.NoLowerBound {
 		bound = "no lower bound (strings of no known distribution: cross-entropy and perplexity are reported)"
 	}
-	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, %s; files in %s (Ctrl-C stops, --resume continues)\n",
-		cfg.Kind, t, m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, bound, *out)
+	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, %s, BLAS %s; files in %s (Ctrl-C stops, --resume continues)\n",
+		cfg.Kind, t, m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, bound, nsrnn.BLAS, *out)
 	res, err := nsrnn.Train(m, d.Train, d.Valid, tc)
 	if err != nil {
 		return err
