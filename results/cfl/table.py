@@ -1,63 +1,112 @@
 #!/usr/bin/env python3
-"""Print the README's table from the run directories under results/cfl.
+"""Print the README's table from the run directories of the §4 runs.
 
-usage: python3 results/cfl/table.py [DIR]   (DIR defaults to results/cfl)
+usage: python3 results/cfl/table.py [SWEEP [ALSO ...]]
+       (default: results/cfl results/cfl-compare, those that exist)
 
 Each run is DIR/<task>/<model>/lr<LR>/seed<K> with run.json, log.jsonl and,
-once finished, summary.json; the test difference comes from DIR/selected.json
-(cfl select) when the run was selected and evaluated (matched by
-<task>/<model>/lr<LR>/seed<K>, the end of the selected run's directory).
+once finished, summary.json, where <model> is the kind (lstm, rns, ns, ...)
+or, for Gref and JM, the kind and the stack-vector size (gref-e20). The test
+difference comes from SWEEP/selected.json (cfl select --sweep SWEEP --also
+ALSO ...) when the run was selected and evaluated, matched by its
+directory (or, for a selection made elsewhere before its files were copied
+here, by <task>/<model>/lr<LR>/seed<K>, the end of its directory).
 """
 import json
 import os
 import sys
 
 TASKS = ["marked-reversal", "unmarked-reversal", "padded-reversal", "dyck", "hardest-cfl"]
-MODELS = ["rns", "lstm"]
-MACHINE = "2-core Xeon VM, shared"  # where every run here ran
+# The paper's order of the models.
+MODELS = ["lstm", "gref", "jm", "ns", "ns+s", "ns+u", "rns"]
+# Where the runs of each directory ran.
+MACHINES = {
+    "cfl": "2-core Xeon VM, shared",
+    "cfl-compare": "2-core AMD EPYC VM, shared",
+}
 
 
 def minutes(s):
     return f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
 
 
+def tail(path, n=4):
+    return os.path.join(*os.path.normpath(path).split(os.sep)[-n:])
+
+
+def model_dirs(root, task, model):
+    """The directories of a model's runs on a task, by stack size."""
+    base = os.path.join(root, task)
+    if not os.path.isdir(base):
+        return []
+    out = []
+    for name in os.listdir(base):
+        if name == model:
+            out.append((0, name))
+        elif name.startswith(model + "-e") and name[len(model) + 2:].isdigit():
+            out.append((int(name[len(model) + 2:]), name))
+    return [os.path.join(base, name) for _, name in sorted(out)]
+
+
+def runs_of(mdir):
+    runs = []
+    for lr in sorted(os.listdir(mdir)):
+        for seed in sorted(os.listdir(os.path.join(mdir, lr))):
+            d = os.path.join(mdir, lr, seed)
+            if os.path.isdir(d):
+                runs.append(d)
+    return runs
+
+
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else "results/cfl"
-    tests = {}
-    sel = os.path.join(root, "selected.json")
+    roots = sys.argv[1:] or [d for d in ["results/cfl", "results/cfl-compare"] if os.path.isdir(d)]
+    tests, tests_by_tail = {}, {}
+    sel = os.path.join(roots[0], "selected.json")
     if os.path.exists(sel):
         for s in json.load(open(sel))["selected"]:
             if s.get("test_cross_entropy_diff") is not None:
-                rel = os.path.join(*os.path.normpath(s["dir"]).split(os.sep)[-4:])
-                tests[rel] = s["test_cross_entropy_diff"]
-    print("| task | model | lr | best epoch | validation difference | test difference | epochs run | finished | wall time | machine |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+                if os.path.isdir(s["dir"]):
+                    tests[os.path.normpath(s["dir"])] = s["test_cross_entropy_diff"]
+                else:  # selected where the runs were before being copied here
+                    tests_by_tail[tail(s["dir"])] = s["test_cross_entropy_diff"]
+    # Models without a run on any task are left out; a model with runs on
+    # some tasks shows "not started" on the others.
+    present = [m for m in MODELS if any(model_dirs(r, t, m) for r in roots for t in TASKS)]
+    print("| task | model | stack | lr | seed | best epoch | validation difference | test difference | epochs run | finished | wall time | machine |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for task in TASKS:
-        for model in MODELS:
-            base = os.path.join(root, task, model)
+        for model in present:
             runs = []
-            if os.path.isdir(base):
-                for lr in sorted(os.listdir(base)):
-                    for seed in sorted(os.listdir(os.path.join(base, lr))):
-                        d = os.path.join(base, lr, seed)
-                        if os.path.isdir(d):
-                            runs.append(d)
+            for root in roots:
+                machine = MACHINES.get(os.path.basename(os.path.normpath(root)), "–")
+                for mdir in model_dirs(root, task, model):
+                    runs += [(d, machine) for d in runs_of(mdir)]
             if not runs:
-                print(f"| {task} | {model} | 0.005 | – | – | – | 0 | not started | – | – |")
+                print(f"| {task} | {model} | – | – | – | – | – | – | 0 | not started | – | – |")
                 continue
-            for d in runs:
+            for d, machine in runs:
                 run = json.load(open(os.path.join(d, "run.json")))
+                cfg = run["model"]
+                if cfg.get("stack_embedding"):
+                    stack = f"m = {cfg['stack_embedding']}"
+                elif cfg.get("states"):
+                    stack = f"\\|Q\\| = {cfg['states']}, \\|Γ\\| = {cfg['symbols']}"
+                else:
+                    stack = "–"
                 lp = os.path.join(d, "log.jsonl")
                 log = [json.loads(l) for l in open(lp) if l.strip()] if os.path.exists(lp) else []
+                head = f"| {task} | {model} | {stack} | {run['lr']} | {run['seed']} |"
                 if not log:
-                    print(f"| {task} | {model} | {run['lr']} | – | – | – | 0 | started | – | {MACHINE} |")
+                    print(f"{head} – | – | – | 0 | started | – | {machine} |")
                     continue
                 best = min(log, key=lambda r: r["valid_cross_entropy_diff"])
                 done = os.path.exists(os.path.join(d, "summary.json"))
-                test = tests.get(os.path.relpath(d, root)) if done else None
-                print(f"| {task} | {model} | {run['lr']} | {best['epoch']} | {best['valid_cross_entropy_diff']:.4f} | "
+                test = None
+                if done:
+                    test = tests.get(os.path.normpath(d), tests_by_tail.get(tail(d)))
+                print(f"{head} {best['epoch']} | {best['valid_cross_entropy_diff']:.4f} | "
                       f"{'–' if test is None else f'{test:.4f}'} | {log[-1]['epoch']} | "
-                      f"{'yes' if done else 'no'} | {minutes(log[-1]['elapsed_seconds'])} | {MACHINE} |")
+                      f"{'yes' if done else 'no'} | {minutes(log[-1]['elapsed_seconds'])} | {machine} |")
 
 
 if __name__ == "__main__":
