@@ -4,9 +4,10 @@
 # restarts, selected together with cfl select --also) into results/cfl:
 # sweep.json (a further sweep's as sweep-<its name>.json), the first
 # sweep's selected.json and test/, and per run run.json, log.jsonl and
-# summary.json. Models and checkpoints stay.
+# summary.json. Models and checkpoints stay. DST=DIR copies into DIR
+# instead (results/cfl-compare, say).
 set -e
-dst=$(dirname "$0")
+dst=${DST:-$(dirname "$0")}
 [ $# -gt 0 ] || set -- runs/cfl-sweep
 first=1
 for src in "$@"; do
