@@ -66,6 +66,11 @@ type sweepGrid struct {
 	LRs             []float64   `json:"lrs"`
 	StackEmbeddings []int       `json:"stack_embeddings"`
 	Restarts        int         `json:"restarts"`
+	// FirstSeed is the seed of each setting's first restart when it is
+	// not 1 (--first-seed): further restarts of a sweep, in a directory of
+	// their own, without training its seeds again. 0 means 1, as in the
+	// files written before it could be set.
+	FirstSeed int `json:"first_seed,omitempty"`
 	// Source is the data of a sweep on the user's data (a grammar file, or
 	// text files) in place of tasks of the table; nil for tasks. Tasks
 	// then holds its one task name, the file's base name.
@@ -132,7 +137,7 @@ func formatLR(lr float64) string { return strconv.FormatFloat(lr, 'g', -1, 64) }
 // and |Γ| of each task for the kinds that have those, and each task with
 // those of the grid's task parameters that it takes (its directory named
 // by them, as marked-reversal-symbol-types40). Restart k (1-based) uses
-// seed k, so that the restarts of a setting differ in their data, initial
+// seed k (k + FirstSeed − 1 with a FirstSeed), so that the restarts of a setting differ in their data, initial
 // parameters and shuffling, while different settings share data.
 func (g sweepGrid) enumerate() []sweepRun {
 	var runs []sweepRun
@@ -169,9 +174,10 @@ func (g sweepGrid) enumerate() []sweepRun {
 				}
 				for _, lr := range g.LRs {
 					for k := 1; k <= g.Restarts; k++ {
-						dir := filepath.Join(g.Out, taskDir, modelDir, "lr"+formatLR(lr), fmt.Sprintf("seed%d", k))
+						seed := k + max(g.FirstSeed, 1) - 1
+						dir := filepath.Join(g.Out, taskDir, modelDir, "lr"+formatLR(lr), fmt.Sprintf("seed%d", seed))
 						args := append(slices.Clone(taskArgs), paramArgs...)
-						args = append(args, "--model", kind, "--lr", formatLR(lr), "--seed", strconv.Itoa(k))
+						args = append(args, "--model", kind, "--lr", formatLR(lr), "--seed", strconv.Itoa(seed))
 						if grammar != "" {
 							args = append(args, "--grammar", string(grammar))
 						}
@@ -191,7 +197,7 @@ func (g sweepGrid) enumerate() []sweepRun {
 						args = append(args, "--out", dir, "--quiet")
 						runs = append(runs, sweepRun{
 							Task: task, Grammar: grammar, TaskParams: params, Model: kind, StackEmbedding: e, States: q, Symbols: gamma,
-							LR: lr, Restart: k, Seed: uint64(k), Dir: dir, Args: args,
+							LR: lr, Restart: k, Seed: uint64(seed), Dir: dir, Args: args,
 						})
 					}
 				}
@@ -252,7 +258,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	out := fs.String("out", "", "sweep directory (required): "+sweepManifestFile+", and <task>/<model>/lr<LR>/seed<K> for each run with its output in <that>.log")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs executed in parallel here (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
 	retries := fs.Int("retries", 1, "times a run that fails with an error (not a signal) is resumed from its last checkpoint before it counts as failed; its results are those it would have had without the failure")
-	restarts := fs.Int("restarts", 5, "random restarts per setting (seeds 1 … N)")
+	restarts := fs.Int("restarts", 5, "random restarts per setting (seeds 1 … N, or from --first-seed)")
+	firstSeed := fs.Int("first-seed", 1, "seed of each setting's first restart: --first-seed K --restarts N runs seeds K … K+N−1, further restarts of an earlier sweep in a directory of their own (select them together with cfl select --also)")
 	lrs := fs.Float64Slice("lrs", []float64{0.01, 0.005, 0.001, 0.0005}, "learning rates")
 	embs := fs.IntSlice("stack-embeddings", []int{2, 20, 40}, "stack vector sizes of "+joinNames(cli.KindsUsing("stack-embedding")))
 	epochs := fs.Int("epochs", 0, "train --epochs (default 0: train's, 200)")
@@ -268,6 +275,9 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	}
 	g := sweepGrid{Grammar: *grammar, LRs: *lrs, StackEmbeddings: *embs, Restarts: *restarts, Out: *out, States: *states, Symbols: *symbols,
 		Bottom: *bottom, PushHiddenState: *pushHidden}
+	if *firstSeed > 1 {
+		g.FirstSeed = *firstSeed
+	}
 	userData := *src.grammarFile != "" || src.hasStrings()
 	var err error
 	switch {
@@ -281,6 +291,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 		return fmt.Errorf("--out is required")
 	case *restarts < 1:
 		return fmt.Errorf("--restarts %d must be at least 1", *restarts)
+	case *firstSeed < 1 || *firstSeed > math.MaxInt-*restarts:
+		return fmt.Errorf("--first-seed %d must be at least 1 (and the last seed, with --restarts %d, an int)", *firstSeed, *restarts)
 	case *jobs < 1:
 		return fmt.Errorf("--jobs %d must be at least 1", *jobs)
 	case *retries < 0:

@@ -344,3 +344,45 @@ func TestSweep2023Protocol(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepFirstSeed checks --first-seed: the restarts run seeds K … K+N−1
+// in directories named by their seeds, sweep.json records K (and leaves it
+// out at its default, as the files written before it), another K is
+// refused for the same directory, and a K below 1 is refused.
+func TestSweepFirstSeed(t *testing.T) {
+	out := t.TempDir()
+	base := []string{"--task", "marked-reversal", "--models", "lstm", "--lrs", "0.01", "--restarts", "2", "--out", out, "--jobs", "1"}
+	var f fakeRunner
+	if err := sweepCommand(append(slices.Clone(base), "--first-seed", "4"), &bytes.Buffer{}, &bytes.Buffer{}, f.run); err != nil {
+		t.Fatal(err)
+	}
+	var seeds []string
+	for _, a := range f.args {
+		seed := a[slices.Index(a, "--seed")+1]
+		seeds = append(seeds, seed)
+		if dir := a[slices.Index(a, "--out")+1]; filepath.Base(dir) != "seed"+seed {
+			t.Errorf("run of seed %s in %s", seed, dir)
+		}
+	}
+	if strings.Join(seeds, " ") != "4 5" {
+		t.Errorf("seeds %v, want 4 5", seeds)
+	}
+	if man := readJSONObject(t, filepath.Join(out, sweepManifestFile)); man["first_seed"] != 4.0 {
+		t.Errorf("sweep.json: first_seed %v, want 4", man["first_seed"])
+	}
+	for _, args := range [][]string{base, append(slices.Clone(base), "--first-seed", "5")} {
+		if err := sweepCommand(args, &bytes.Buffer{}, &bytes.Buffer{}, f.run); err == nil || !strings.Contains(err.Error(), "first_seed") {
+			t.Errorf("%v: error %v, want one naming first_seed", args, err)
+		}
+	}
+	other := t.TempDir()
+	if err := sweepCommand([]string{"--task", "dyck", "--models", "lstm", "--restarts", "1", "--out", other, "--first-seed", "1"}, &bytes.Buffer{}, &bytes.Buffer{}, f.run); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := readJSONObject(t, filepath.Join(other, sweepManifestFile))["first_seed"]; ok {
+		t.Error("sweep.json records the default first seed")
+	}
+	if err := sweepCommand([]string{"--task", "dyck", "--out", t.TempDir(), "--first-seed", "0"}, &bytes.Buffer{}, &bytes.Buffer{}, f.run); err == nil || !strings.Contains(err.Error(), "--first-seed") {
+		t.Errorf("--first-seed 0: %v", err)
+	}
+}
