@@ -16,10 +16,11 @@ import (
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/spf13/pflag"
 )
 
 func init() {
-	prog.Register("cost", "estimate seconds per epoch and peak memory of every model on marked reversal (appendix C)", runCost)
+	prog.Register("cost", "estimate seconds per epoch and peak memory of every model on a task (marked reversal by default, as appendix C), a grammar file or your own strings", runCost)
 }
 
 // The paper's protocol, to which cost scales its measurements.
@@ -30,8 +31,14 @@ const (
 
 // costSettings are the measurement's settings, shared by every model.
 type costSettings struct {
+	// TrainSize and ValidSize are the strings of the measured subset, and
+	// EpochTrainSize and EpochValidSize those of the epoch it is scaled
+	// to: the paper's protocol for a task or a grammar file, the files'
+	// strings for the user's strings.
 	TrainSize      int    `json:"train_size"`
 	ValidSize      int    `json:"valid_size"`
+	EpochTrainSize int    `json:"epoch_train_size"`
+	EpochValidSize int    `json:"epoch_valid_size"`
 	MinLength      int    `json:"min_length"`
 	MaxLength      int    `json:"max_length"`
 	BatchSize      int    `json:"batch_size"`
@@ -52,8 +59,10 @@ type costMeasure struct {
 	// validation pass of the last epoch.
 	TrainSeconds float64 `json:"train_seconds"`
 	ValidSeconds float64 `json:"valid_seconds"`
-	// EpochSeconds is the scaled estimate for the paper's protocol:
-	// TrainSeconds·10000/train_size + ValidSeconds·1000/valid_size.
+	// EpochSeconds is the scaled estimate for the epoch:
+	// TrainSeconds·epoch_train_size/train_size +
+	// ValidSeconds·epoch_valid_size/valid_size (10,000 and 1,000 strings
+	// of the paper's protocol for a task).
 	EpochSeconds float64 `json:"epoch_seconds"`
 	// PeakBytes is the peak resident set size of the model's subprocess
 	// (getrusage maxrss), or, with --in-process, the Go runtime's Sys.
@@ -75,10 +84,19 @@ type costReport struct {
 func runCost(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("cost", stdout)
 	modelList := fs.String("models", "all", "comma-separated models, or all: "+joinNames(nsrnn.KindNames()))
+	task := fs.String("task", "", "task of the measurement (default marked-reversal, the paper's appendix C): "+taskNames())
+	params := taskParamFlags(fs)
+	grammar := cli.AddGrammarFlag(fs)
+	src := dataSourceFlags(fs)
+	fs.Lookup("train").Usage = "file of your own training strings in place of --task (default: none), one per line, symbols separated by spaces (with --valid): the subset is its first --train-size strings, and the estimate is for an epoch of the whole file"
+	fs.Lookup("valid").Usage = "file of your own validation strings (with --train; default: none): the subset is its first --valid-size strings"
+	// A test file does not enter the estimate; --test is accepted,
+	// unlisted, so that a run's data flags can be given as they are.
+	_ = fs.MarkHidden("test")
 	var s costSettings
 	fs.IntVar(&s.TrainSize, "train-size", 200, "training strings of the measured subset")
 	fs.IntVar(&s.ValidSize, "valid-size", 50, "validation strings of the measured subset")
-	lengths := fs.String("lengths", "40:80", "MIN:MAX string lengths")
+	lengths := fs.String("lengths", "40:80", "MIN:MAX string lengths of a task's or grammar file's subset")
 	fs.IntVar(&s.BatchSize, "batch-size", 10, "strings per batch")
 	fs.IntVar(&s.Hidden, "hidden", 20, "LSTM hidden units")
 	fs.IntVar(&s.States, "states", 2, "|Q| of "+joinNames(cli.KindsUsing("states")))
@@ -105,8 +123,22 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--train-size, --valid-size, --batch-size, --hidden, --epochs and --workers must be at least 1")
 	}
 	s.Workers = *workers
+	t, td, err := costData(fs, *task, params(), *grammar, src)
+	if err != nil {
+		return err
+	}
+	s.EpochTrainSize, s.EpochValidSize = paperTrainSize, paperValidSize
+	if td != nil {
+		s.TrainSize, s.ValidSize = min(s.TrainSize, len(td.Train)), min(s.ValidSize, len(td.Valid))
+		s.EpochTrainSize, s.EpochValidSize = len(td.Train), len(td.Valid)
+		// The lengths are the subset's, whatever --lengths says.
+		s.MinLength, s.MaxLength = len(td.Train[0]), len(td.Train[0])
+		for _, w := range td.Train[:s.TrainSize] {
+			s.MinLength, s.MaxLength = min(s.MinLength, len(w)), max(s.MaxLength, len(w))
+		}
+	}
 	if *worker != "" {
-		m, err := measureCost(*worker, s)
+		m, err := measureCost(*worker, s, t, td)
 		if err != nil {
 			return err
 		}
@@ -122,17 +154,21 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	epoch := "the paper's protocol"
+	if td != nil {
+		epoch = "your files"
+	}
 	rep := costReport{
-		Task: data.MarkedReversal, Settings: s,
-		Note: fmt.Sprintf("seconds per epoch of the paper's protocol (%d training + %d validation strings) estimated from one epoch of %d training + %d validation strings, scaling the training pass by %g and the validation pass by %g",
-			paperTrainSize, paperValidSize, s.TrainSize, s.ValidSize,
-			float64(paperTrainSize)/float64(s.TrainSize), float64(paperValidSize)/float64(s.ValidSize)),
+		Task: t.Name(), Settings: s,
+		Note: fmt.Sprintf("seconds per epoch of %s (%d training + %d validation strings) estimated from one epoch of %d training + %d validation strings, scaling the training pass by %g and the validation pass by %g",
+			epoch, s.EpochTrainSize, s.EpochValidSize, s.TrainSize, s.ValidSize,
+			float64(s.EpochTrainSize)/float64(s.TrainSize), float64(s.EpochValidSize)/float64(s.ValidSize)),
 	}
 	for _, kind := range models {
 		start := time.Now()
 		var m costMeasure
 		if *inProcess {
-			mm, err := measureCost(kind, s)
+			mm, err := measureCost(kind, s, t, td)
 			if err != nil {
 				return fmt.Errorf("%s: %w", kind, err)
 			}
@@ -183,13 +219,37 @@ func costSubprocess(exe, kind string, args []string) (costMeasure, error) {
 	return m, nil
 }
 
-// measureCost trains one model for s.Epochs epochs on a marked-reversal
-// subset and times the last epoch's training and validation passes.
-func measureCost(kind string, s costSettings) (*costMeasure, error) {
-	t, err := data.NewTask(data.MarkedReversal)
-	if err != nil {
-		return nil, err
+// costData returns the task of the measurement: --task (marked reversal
+// when neither it nor --grammar-file is given) or --grammar-file, or, with
+// td, the user's strings. The flags that do not apply to the user's strings
+// are refused with them.
+func costData(fs *pflag.FlagSet, task string, p data.Params, g data.Grammar, src *dataSource) (*data.Task, *experiment.TextData, error) {
+	if !src.hasStrings() {
+		if task == "" && *src.grammarFile == "" {
+			task = data.MarkedReversal
+		}
+		t, _, err := taskOrGrammarFile(task, *src.grammarFile, p, g)
+		return t, nil, err
 	}
+	for _, name := range append([]string{"task", "grammar-file", "grammar", "lengths"}, data.TaskParamNames()...) {
+		if fs.Changed(name) {
+			return nil, nil, fmt.Errorf("--%s does not apply to your own strings (--train, --valid): they are the data", name)
+		}
+	}
+	if err := requireFlags(fs, "train", "valid"); err != nil {
+		return nil, nil, fmt.Errorf("%w with your own strings", err)
+	}
+	td, err := experiment.ReadTextFiles(*src.train, *src.valid, "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("--train, --valid: %w", err)
+	}
+	return td.Task, td, nil
+}
+
+// measureCost trains one model for s.Epochs epochs on a subset of task t's
+// strings (sampled, or the first of the user's strings td) and times the
+// last epoch's training and validation passes.
+func measureCost(kind string, s costSettings, t *data.Task, td *experiment.TextData) (*costMeasure, error) {
 	mf := &cli.ModelFlags{Model: nsrnn.Config{Kind: kind, Hidden: s.Hidden, Layers: 1}}
 	if cli.KindUses(kind, "states") {
 		mf.Model.States = s.States
@@ -200,17 +260,30 @@ func measureCost(kind string, s costSettings) (*costMeasure, error) {
 	if cli.KindUses(kind, "stack-embedding") {
 		mf.Model.StackEmbedding = s.StackEmbedding
 	}
-	_, cfg, err := taskModel(t.Name(), t.Params(), t.Definition(), mf)
+	cfg, err := taskConfig(t, mf)
 	if err != nil {
 		return nil, err
 	}
-	d, err := experiment.SampleRun(t, experiment.Settings{
-		Seed: s.Seed, TrainSize: s.TrainSize, ValidSize: s.ValidSize, BatchSize: s.BatchSize, MinLength: s.MinLength, MaxLength: s.MaxLength,
-	})
-	if err != nil {
-		return nil, err
+	var trainSet, validSet []nsrnn.Batch
+	if td != nil {
+		tr, err := data.BatchByLength(td.Train[:s.TrainSize], s.BatchSize)
+		if err != nil {
+			return nil, err
+		}
+		va, err := data.BatchByLength(td.Valid[:s.ValidSize], s.BatchSize)
+		if err != nil {
+			return nil, err
+		}
+		trainSet, validSet = experiment.Batches(tr), experiment.Batches(va)
+	} else {
+		d, err := experiment.SampleRun(t, experiment.Settings{
+			Seed: s.Seed, TrainSize: s.TrainSize, ValidSize: s.ValidSize, BatchSize: s.BatchSize, MinLength: s.MinLength, MaxLength: s.MaxLength,
+		})
+		if err != nil {
+			return nil, err
+		}
+		trainSet, validSet = d.Train, d.Valid
 	}
-	trainSet, validSet := d.Train, d.Valid
 	m, err := nsrnn.New(cfg, experiment.InitSeed(s.Seed))
 	if err != nil {
 		return nil, err
@@ -240,7 +313,7 @@ func measureCost(kind string, s costSettings) (*costMeasure, error) {
 	train := max(last.EpochSeconds-valid, 0)
 	return &costMeasure{
 		Model: kind, Parameters: m.NumParams(), TrainSeconds: train, ValidSeconds: valid,
-		EpochSeconds: train*paperTrainSize/float64(s.TrainSize) + valid*paperValidSize/float64(s.ValidSize),
+		EpochSeconds: train*float64(s.EpochTrainSize)/float64(s.TrainSize) + valid*float64(s.EpochValidSize)/float64(s.ValidSize),
 	}, nil
 }
 

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,6 +59,66 @@ func TestCostAllModels(t *testing.T) {
 		}
 		if want := m.EpochSeconds / lstm.EpochSeconds; math.Abs(m.TimeRatio-want) > 1e-12*want {
 			t.Errorf("%s: time ratio %g, want %g", m.Model, m.TimeRatio, want)
+		}
+	}
+}
+
+// TestCostOtherData checks cost on a task other than marked reversal, on a
+// grammar file and on the user's strings: the report names the task, the
+// model has the task's vocabulary, and the epoch is scaled to the
+// protocol's 10,000 + 1,000 strings for sampled data and to the files'
+// strings for the user's (whose subset is at most the files); flags that
+// do not apply to the user's strings are refused.
+func TestCostOtherData(t *testing.T) {
+	dir := t.TempDir()
+	train, valid := filepath.Join(dir, "train.txt"), filepath.Join(dir, "valid.txt")
+	os.WriteFile(train, []byte("x y\nx x y y\ny\nx y x y x\nx\ny y y\n"), 0o644)
+	os.WriteFile(valid, []byte("x y\ny y\n"), 0o644)
+	small := []string{"--in-process", "--json", "--models", "lstm", "--epochs", "1", "--hidden", "4", "--batch-size", "2"}
+	for _, c := range []struct {
+		name      string
+		args      []string
+		task      string
+		inputs    int // the LSTM's input vocabulary
+		sizes     [4]int
+		minLength int
+	}{
+		{"task", []string{"--task", "dyck", "--train-size", "4", "--valid-size", "2", "--lengths", "6:8"}, "dyck", 4, [4]int{4, 2, 10000, 1000}, 6},
+		{"grammar file", []string{"--grammar-file", filepath.Join("..", "..", "examples", "grammars", "marked-reversal.pcfg"), "--train-size", "4", "--valid-size", "2", "--lengths", "5:7"},
+			"marked-reversal", 3, [4]int{4, 2, 10000, 1000}, 5},
+		{"strings", []string{"--train", train, "--valid", valid, "--train-size", "4", "--valid-size", "50"}, "train", 2, [4]int{4, 2, 6, 2}, 1},
+	} {
+		var stdout, stderr bytes.Buffer
+		if err := runCost(append(slices.Clone(small), c.args...), &stdout, &stderr); err != nil {
+			t.Errorf("%s: %v\n%s", c.name, err, stderr.String())
+			continue
+		}
+		var rep costReport
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		s := rep.Settings
+		if !strings.Contains(rep.Task, c.task) || [4]int{s.TrainSize, s.ValidSize, s.EpochTrainSize, s.EpochValidSize} != c.sizes || s.MinLength != c.minLength {
+			t.Errorf("%s: task %q, settings %+v; want %q, sizes %v, shortest %d", c.name, rep.Task, s, c.task, c.sizes, c.minLength)
+		}
+		m := rep.Models[0]
+		// 4H(v + H + 2) + (H + 1)(v + 1) parameters for v inputs, H = 4.
+		if want := 4*4*(c.inputs+4+2) + 5*(c.inputs+1); m.Parameters != want {
+			t.Errorf("%s: %d parameters, want %d", c.name, m.Parameters, want)
+		}
+		want := m.TrainSeconds*float64(c.sizes[2])/float64(c.sizes[0]) + m.ValidSeconds*float64(c.sizes[3])/float64(c.sizes[1])
+		if math.Abs(m.EpochSeconds-want) > 1e-9*want {
+			t.Errorf("%s: epoch %g s, want %g from its passes", c.name, m.EpochSeconds, want)
+		}
+	}
+	for _, args := range [][]string{
+		{"--train", train, "--valid", valid, "--lengths", "3:5"},
+		{"--train", train, "--valid", valid, "--task", "dyck"},
+		{"--train", train},
+		{"--task", "dyck", "--grammar-file", filepath.Join("..", "..", "examples", "grammars", "dyck.pcfg")},
+	} {
+		if err := runCost(append(slices.Clone(small), args...), &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--") {
+			t.Errorf("%v: error %v, want one naming a flag", args, err)
 		}
 	}
 }
