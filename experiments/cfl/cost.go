@@ -231,17 +231,9 @@ func costData(fs *pflag.FlagSet, task string, p data.Params, g data.Grammar, src
 		t, _, err := taskOrGrammarFile(task, *src.grammarFile, p, g)
 		return t, nil, err
 	}
-	for _, name := range append([]string{"task", "grammar-file", "grammar", "lengths"}, data.TaskParamNames()...) {
-		if fs.Changed(name) {
-			return nil, nil, fmt.Errorf("--%s does not apply to your own strings (--train, --valid): they are the data", name)
-		}
-	}
-	if err := requireFlags(fs, "train", "valid"); err != nil {
-		return nil, nil, fmt.Errorf("%w with your own strings", err)
-	}
-	td, err := experiment.ReadTextFiles(*src.train, *src.valid, "")
+	td, err := src.readStrings(fs)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--train, --valid: %w", err)
+		return nil, nil, err
 	}
 	return td.Task, td, nil
 }

@@ -137,8 +137,9 @@ func formatLR(lr float64) string { return strconv.FormatFloat(lr, 'g', -1, 64) }
 // and |Γ| of each task for the kinds that have those, and each task with
 // those of the grid's task parameters that it takes (its directory named
 // by them, as marked-reversal-symbol-types40). Restart k (1-based) uses
-// seed k (k + FirstSeed − 1 with a FirstSeed), so that the restarts of a setting differ in their data, initial
-// parameters and shuffling, while different settings share data.
+// seed k (k + FirstSeed − 1 with a FirstSeed), so that the restarts of a
+// setting differ in their data, initial parameters and shuffling, while
+// different settings share data.
 func (g sweepGrid) enumerate() []sweepRun {
 	var runs []sweepRun
 	var grammar data.Grammar

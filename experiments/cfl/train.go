@@ -48,18 +48,31 @@ func (d *dataSource) resolve(fs *pflag.FlagSet, task string, p data.Params, g da
 		t, gf, err = taskOrGrammarFile(task, *d.grammarFile, p, g)
 		return t, nil, gf, err
 	}
-	for _, name := range append([]string{"task", "grammar-file", "grammar", "lengths", "train-size", "valid-size"}, data.TaskParamNames()...) {
+	if td, err = d.readStrings(fs, "train-size", "valid-size"); err != nil {
+		return nil, nil, nil, err
+	}
+	return td.Task, td, nil, nil
+}
+
+// readStrings reads the user's strings (--train, --valid and, if given,
+// --test), refusing the flags that do not apply to them: those of a task
+// (--task, --grammar-file, --grammar, the task parameters), --lengths, and
+// the further flags named.
+func (d *dataSource) readStrings(fs *pflag.FlagSet, alsoRefused ...string) (*experiment.TextData, error) {
+	refused := append(append([]string{"task", "grammar-file", "grammar", "lengths"}, alsoRefused...), data.TaskParamNames()...)
+	for _, name := range refused {
 		if fs.Changed(name) {
-			return nil, nil, nil, fmt.Errorf("--%s does not apply to your own strings (--train, --valid, --test): they are the data", name)
+			return nil, fmt.Errorf("--%s does not apply to your own strings (--train, --valid, --test): they are the data", name)
 		}
 	}
 	if err := requireFlags(fs, "train", "valid"); err != nil {
-		return nil, nil, nil, fmt.Errorf("%w with your own strings", err)
+		return nil, fmt.Errorf("%w with your own strings", err)
 	}
-	if td, err = experiment.ReadTextFiles(*d.train, *d.valid, *d.test); err != nil {
-		return nil, nil, nil, fmt.Errorf("--train, --valid, --test: %w", err)
+	td, err := experiment.ReadTextFiles(*d.train, *d.valid, *d.test)
+	if err != nil {
+		return nil, fmt.Errorf("--train, --valid, --test: %w", err)
 	}
-	return td.Task, td, nil, nil
+	return td, nil
 }
 
 func init() {
