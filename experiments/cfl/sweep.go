@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -413,15 +414,23 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 			slurm.Script, len(runs), arrays, cli.MaxArrayTasks, slurm.Time, slurm.Mem, slurm.CPUs, slurm.Script)
 		return nil
 	}
-	failed, err := cli.RunSweep(jobsList, *jobs, *retries, run,
-		func(total, finished, resumed int) {
+	interrupt := make(chan os.Signal, 2)
+	notifySignals(interrupt)
+	defer signal.Stop(interrupt)
+	failed, err := cli.RunSweep(jobsList, *jobs, *retries, run, interrupt, cli.SweepHooks{
+		Started: func(total, finished, resumed int) {
 			fmt.Fprintf(stderr, "sweep: %d runs, %d already finished, %d to run (%d resumed), %d at a time\n",
 				total, finished, total-finished, resumed, *jobs)
 		},
-		func(res cli.SweepResult) {
+		Stopping: cli.SweepStopping(stderr),
+		Done: func(res cli.SweepResult) {
 			name := strings.TrimPrefix(res.Run.Dir, "./")
 			secs := res.Elapsed.Seconds()
 			err := res.Err
+			if res.Stopped {
+				fmt.Fprintf(stderr, "[%d/%d] stopped %s after %.0fs: %v\n", res.Done, res.Total, name, secs, err)
+				return
+			}
 			var s *experiment.Summary
 			if err == nil {
 				s, err = experiment.ReadSummary(res.Run.Dir)
@@ -432,7 +441,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 			}
 			fmt.Fprintf(stderr, "[%d/%d] done %s in %.0fs%s: best validation difference %.4f nats per symbol at epoch %d of %d\n",
 				res.Done, res.Total, name, secs, res.RetryNote(), s.BestValidCrossEntropyDiff, s.BestEpoch, s.Epochs)
-		})
+		},
+	})
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -88,7 +90,7 @@ type fakeRunner struct {
 	args [][]string
 }
 
-func (f *fakeRunner) run(args []string, logPath string, threads int) error {
+func (f *fakeRunner) run(args []string, logPath string, threads int, _ <-chan os.Signal) error {
 	f.mu.Lock()
 	f.args = append(f.args, args)
 	f.mu.Unlock()
@@ -384,5 +386,40 @@ func TestSweepFirstSeed(t *testing.T) {
 	}
 	if err := sweepCommand([]string{"--task", "dyck", "--out", t.TempDir(), "--first-seed", "0"}, &bytes.Buffer{}, &bytes.Buffer{}, f.run); err == nil || !strings.Contains(err.Error(), "--first-seed") {
 		t.Errorf("--first-seed 0: %v", err)
+	}
+}
+
+// TestSweepInterrupt checks the command's handling of a signal: the
+// signal caught by the sweep reaches the run under way, no other run
+// starts, the run is reported stopped, and the command exits with 130.
+func TestSweepInterrupt(t *testing.T) {
+	var sweepSigs chan<- os.Signal
+	defer func(f func(chan<- os.Signal)) { notifySignals = f }(notifySignals)
+	notifySignals = func(ch chan<- os.Signal) { sweepSigs = ch }
+	out := t.TempDir()
+	var executed []string
+	var got os.Signal
+	run := func(args []string, logPath string, threads int, sigs <-chan os.Signal) error {
+		executed = append(executed, args[slices.Index(args, "--out")+1])
+		sweepSigs <- os.Interrupt
+		select {
+		case got = <-sigs:
+		case <-time.After(10 * time.Second):
+		}
+		return errors.New("exit status 130")
+	}
+	var stderr bytes.Buffer
+	err := sweepCommand([]string{"--task", "marked-reversal", "--models", "lstm", "--lrs", "0.01", "--restarts", "3", "--out", out, "--jobs", "1"}, &bytes.Buffer{}, &stderr, run)
+	var ee *cli.ExitError
+	if !errors.As(err, &ee) || ee.Code != 130 || !strings.Contains(err.Error(), "1 runs stopped, 2 not started") {
+		t.Fatalf("error %v, want exit status 130 with 1 run stopped and 2 not started\n%s", err, stderr.String())
+	}
+	if got != os.Interrupt || len(executed) != 1 {
+		t.Errorf("the run got %v; runs executed %v; want one run, interrupted", got, executed)
+	}
+	for _, want := range []string{"sweep: interrupt: passed on to the 1 runs under way", "[1/3] stopped "} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
 	}
 }

@@ -282,7 +282,7 @@ func wantRefusal(t *testing.T, args, want []string) {
 
 // inProcess runs a sweep's train commands in this process, with their
 // output in their log files, as the sweep's subprocesses would.
-func inProcess(args []string, logPath string, threads int) error {
+func inProcess(args []string, logPath string, threads int, _ <-chan os.Signal) error {
 	f, err := os.Create(logPath)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -374,18 +375,26 @@ func prepareSweep(dir string, s sweepSettings) error {
 // subprocess of this program).
 func execute(runs []cli.SweepRun, jobs, retries int, run cli.Runner, stderr io.Writer) error {
 	var failed []string
-	_, err := cli.RunSweep(runs, jobs, retries, run,
-		func(total, finished, resumed int) {
+	interrupt := make(chan os.Signal, 2)
+	notifySignals(interrupt)
+	defer signal.Stop(interrupt)
+	_, err := cli.RunSweep(runs, jobs, retries, run, interrupt, cli.SweepHooks{
+		Started: func(total, finished, resumed int) {
 			fmt.Fprintf(stderr, "sweep: %d runs, %d finished, %d to train (%d resumed), %d at a time\n", total, finished, total-finished, resumed, jobs)
 		},
-		func(r cli.SweepResult) {
-			if r.Err != nil {
+		Stopping: cli.SweepStopping(stderr),
+		Done: func(r cli.SweepResult) {
+			switch {
+			case r.Stopped:
+				fmt.Fprintf(stderr, "[%d/%d] stopped %s after %.0fs: %v\n", r.Done, r.Total, r.Run.Dir, r.Elapsed.Seconds(), r.Err)
+			case r.Err != nil:
 				failed = append(failed, fmt.Sprintf("%s: %v", r.Run.Dir, r.Err))
 				fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs%s: %v\n", r.Done, r.Total, r.Run.Dir, r.Elapsed.Seconds(), r.RetryNote(), r.Err)
-				return
+			default:
+				fmt.Fprintf(stderr, "[%d/%d] finished %s in %.0fs%s\n", r.Done, r.Total, r.Run.Dir, r.Elapsed.Seconds(), r.RetryNote())
 			}
-			fmt.Fprintf(stderr, "[%d/%d] finished %s in %.0fs%s\n", r.Done, r.Total, r.Run.Dir, r.Elapsed.Seconds(), r.RetryNote())
-		})
+		},
+	})
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,9 +11,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
+	"github.com/nsrnn/nsrnn/internal/cli"
 )
 
 // TestSweepAndSelect runs a small sweep in process and selects its best
@@ -203,7 +208,7 @@ func TestSweepFiles(t *testing.T) {
 
 // inProcess runs a sweep's run in this process (the sweep executor's
 // Runner).
-func inProcess(args []string, logPath string, threads int) error {
+func inProcess(args []string, logPath string, threads int, _ <-chan os.Signal) error {
 	if code := prog.Main(args, io.Discard, io.Discard); code != 0 {
 		return fmt.Errorf("exit %d", code)
 	}
@@ -280,5 +285,36 @@ func TestSweepLRRange(t *testing.T) {
 		if code == 0 || !strings.Contains(e, "--lr-range") {
 			t.Errorf("--lr-range %s: exit %d, stderr %q", bad, code, e)
 		}
+	}
+}
+
+// TestSweepInterrupt checks the executor's handling of a signal: it
+// reaches the run under way, no other run starts, the run is reported
+// stopped (not failed), and the sweep exits with 128 + the signal.
+func TestSweepInterrupt(t *testing.T) {
+	var sweepSigs chan<- os.Signal
+	defer func(f func(chan<- os.Signal)) { notifySignals = f }(notifySignals)
+	notifySignals = func(ch chan<- os.Signal) { sweepSigs = ch }
+	dir := t.TempDir()
+	runs := []cli.SweepRun{{Dir: filepath.Join(dir, "a")}, {Dir: filepath.Join(dir, "b")}}
+	var executed int
+	var got os.Signal
+	run := func(args []string, logPath string, threads int, sigs <-chan os.Signal) error {
+		executed++
+		sweepSigs <- syscall.SIGTERM
+		select {
+		case got = <-sigs:
+		case <-time.After(10 * time.Second):
+		}
+		return errors.New("exit status 143")
+	}
+	var stderr bytes.Buffer
+	err := execute(runs, 1, 1, run, &stderr)
+	var ee *cli.ExitError
+	if !errors.As(err, &ee) || ee.Code != 143 || !strings.Contains(err.Error(), "1 runs stopped, 1 not started") {
+		t.Fatalf("error %v, want exit status 143 with 1 run stopped and 1 not started\n%s", err, stderr.String())
+	}
+	if got != syscall.SIGTERM || executed != 1 || !strings.Contains(stderr.String(), "[1/2] stopped ") || strings.Contains(stderr.String(), "FAILED") {
+		t.Errorf("the run got %v; %d runs executed; stderr:\n%s", got, executed, stderr.String())
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -73,17 +75,24 @@ func (r SweepRun) CommandArgs(state string) []string {
 }
 
 // Runner executes one run with the given arguments, its output appended to
-// logPath, with at most threads OS threads running Go code. RunSweep
-// executes each run with one; tests replace the subprocess.
-type Runner func(args []string, logPath string, threads int) error
+// logPath, with at most threads OS threads running Go code. Each signal
+// received on signals is to be passed on to the run (the programs' train
+// commands stop after their current batch with a checkpoint at the first,
+// and die at the second); signals is closed when RunSweep no longer needs
+// the run. RunSweep executes each run with one; tests replace the
+// subprocess.
+type Runner func(args []string, logPath string, threads int, signals <-chan os.Signal) error
 
 // Subprocess is the Runner that executes the program exe (this same
 // program: os.Executable) as a subprocess, so that the crash or kill of
 // one run does not affect the others. Its output is appended to the log
 // after a line with the time and the command; GOMAXPROCS is set to
-// threads unless it is set already.
+// threads unless it is set already. On Unix the subprocess has a process
+// group of its own, so that a Ctrl-C typed at the terminal reaches the
+// sweep alone, which passes it on once (a signal that reached both would
+// be the subprocess's second, which kills it).
 func Subprocess(exe string) Runner {
-	return func(args []string, logPath string, threads int) error {
+	return func(args []string, logPath string, threads int, signals <-chan os.Signal) error {
 		if err := os.MkdirAll(filepath.Dir(logPath), 0o777); err != nil {
 			return err
 		}
@@ -99,7 +108,27 @@ func Subprocess(exe string) Runner {
 		if os.Getenv("GOMAXPROCS") == "" && threads > 0 {
 			cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(threads))
 		}
-		if err := cmd.Run(); err != nil {
+		ownProcessGroup(cmd)
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("%w (output in %s)", err, logPath)
+		}
+		exited := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case sig, ok := <-signals:
+					if !ok {
+						return
+					}
+					cmd.Process.Signal(sig) // an error: it has exited
+				case <-exited:
+					return
+				}
+			}
+		}()
+		err = cmd.Wait()
+		close(exited)
+		if err != nil {
 			return fmt.Errorf("%w (output in %s)", err, logPath)
 		}
 		return nil
@@ -142,10 +171,37 @@ type SweepResult struct {
 	// Retries is the number of times the run was resumed after a failure
 	// (RunSweep's retries).
 	Retries int
+	// Stopped says that the sweep was interrupted while the run was under
+	// way: the signal was passed on to it, and Err is the run's exit (a
+	// train command's, after its checkpoint, or a second signal's kill).
+	// Running the sweep again resumes it.
+	Stopped bool
 	Elapsed time.Duration
 	// Done and Total count the runs executed so far (this one included)
 	// and to execute.
 	Done, Total int
+}
+
+// SweepHooks are RunSweep's reports; each may be nil.
+type SweepHooks struct {
+	// Started is called once, with the counts of runs, of finished runs
+	// and of runs to resume.
+	Started func(total, finished, resumed int)
+	// Done is called after each run executed, one call at a time.
+	Done func(SweepResult)
+	// Stopping is called at the first signal of RunSweep's interrupt
+	// channel, with the signal, the number of runs under way (to which it
+	// is passed on) and of runs that will not be started.
+	Stopping func(sig os.Signal, running, notStarted int)
+}
+
+// SweepStopping is the SweepHooks.Stopping of the programs' sweep
+// commands: it says on stderr what happens now.
+func SweepStopping(stderr io.Writer) func(os.Signal, int, int) {
+	return func(sig os.Signal, running, notStarted int) {
+		fmt.Fprintf(stderr, "sweep: %v: passed on to the %d runs under way, which stop after their current batch with a checkpoint; "+
+			"%d runs will not start; a second signal kills the runs\n", sig, running, notStarted)
+	}
 }
 
 // RunSweep executes the unfinished runs (RunState), jobs at a time, each
@@ -153,16 +209,24 @@ type SweepResult struct {
 // ones (with r.Resume) and skipping finished ones. Interrupted runs go
 // first, in the order of runs, then the runs not started: a sweep run
 // again finishes what it had under way before it starts anything new. It
-// calls started once with the counts of runs, finished runs and runs to
-// resume, then done after each run (one call at a time), and returns the
-// number of runs that failed.
+// reports through hooks, and returns the number of runs that failed.
 //
 // A run that fails with an error of its own (Retryable) is resumed from
 // its last checkpoint, up to retries times, before it counts as failed; a
 // resumed run continues exactly where the checkpoint left it, so a run
 // that succeeds on a retry has the results it would have had without the
 // failure. A run stopped by a signal is not retried.
-func RunSweep(runs []SweepRun, jobs, retries int, run Runner, started func(total, finished, resumed int), done func(SweepResult)) (failed int, err error) {
+//
+// # Interrupts
+//
+// A signal received on interrupt (nil: none) stops the sweep: it is passed
+// on to every run under way, no run is started or retried after it, and
+// RunSweep returns, once the runs under way have exited, an *ExitError
+// with status 128 + the signal's number (130 for SIGINT) that says how
+// many runs were stopped and not started. Runs stopped so are reported
+// with Stopped set and do not count as failed. Further signals are passed
+// on too (the programs' train commands die at their second).
+func RunSweep(runs []SweepRun, jobs, retries int, run Runner, interrupt <-chan os.Signal, hooks SweepHooks) (failed int, err error) {
 	type job struct {
 		r     SweepRun
 		state string
@@ -183,53 +247,143 @@ func RunSweep(runs []SweepRun, jobs, retries int, run Runner, started func(total
 	}
 	resumed := len(todo)
 	todo = append(todo, fresh...)
-	if started != nil {
-		started(len(runs), len(runs)-len(todo), resumed)
+	if hooks.Started != nil {
+		hooks.Started(len(runs), len(runs)-len(todo), resumed)
 	}
 	jobs = max(jobs, 1)
 	threads := max(1, runtime.NumCPU()/jobs)
 	var (
-		mu sync.Mutex
-		n  int
-		wg sync.WaitGroup
+		mu         sync.Mutex // guards the fields below and the calls of hooks
+		n          int
+		started    int
+		stopSig    os.Signal                       // the first signal; nil until then
+		stoppedRun int                             // runs stopped by it
+		running    = map[chan os.Signal]struct{}{} // the signal channels of the runs under way
+		wg         sync.WaitGroup
 	)
+	stop := make(chan struct{}) // closed at the first signal
+	stopping := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	finished := make(chan struct{})
+	defer close(finished)
+	if interrupt != nil {
+		go func() {
+			for {
+				select {
+				case sig := <-interrupt:
+					mu.Lock()
+					if stopSig == nil {
+						stopSig = sig
+						close(stop)
+						if hooks.Stopping != nil {
+							hooks.Stopping(sig, len(running), len(todo)-started)
+						}
+					}
+					for ch := range running {
+						select {
+						case ch <- sig:
+						default: // it has a signal not yet passed on
+						}
+					}
+					mu.Unlock()
+				case <-finished:
+					return
+				}
+			}
+		}()
+	}
+	// begin registers a run about to start, unless the sweep is stopping.
+	begin := func() (chan os.Signal, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopSig != nil {
+			return nil, false
+		}
+		ch := make(chan os.Signal, 2)
+		running[ch] = struct{}{}
+		started++
+		return ch, true
+	}
+	end := func(ch chan os.Signal) {
+		mu.Lock()
+		delete(running, ch)
+		mu.Unlock()
+		close(ch)
+	}
 	ch := make(chan job)
 	for range min(jobs, max(len(todo), 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range ch {
+				sigs, ok := begin()
+				if !ok {
+					continue
+				}
 				start := time.Now()
 				err := os.MkdirAll(filepath.Dir(filepath.Clean(j.r.Dir)), 0o777)
 				tries := 0
 				if err == nil {
-					err = run(j.r.CommandArgs(j.state), j.r.LogFile(), threads)
-					for ; err != nil && tries < retries && Retryable(err); tries++ {
+					err = run(j.r.CommandArgs(j.state), j.r.LogFile(), threads, sigs)
+					for err != nil && tries < retries && Retryable(err) && !stopping() {
 						st, serr := RunState(j.r.Dir)
 						if serr != nil {
 							err = errors.Join(err, serr)
 							break
 						}
-						err = run(j.r.CommandArgs(st), j.r.LogFile(), threads)
+						tries++
+						err = run(j.r.CommandArgs(st), j.r.LogFile(), threads, sigs)
 					}
 				}
+				end(sigs)
 				mu.Lock()
 				n++
-				if err != nil {
+				res := SweepResult{Run: j.r, State: j.state, Err: err, Retries: tries, Elapsed: time.Since(start), Done: n, Total: len(todo)}
+				switch {
+				case err == nil:
+				case stopping():
+					res.Stopped = true
+					stoppedRun++
+				default:
 					failed++
 				}
-				if done != nil {
-					done(SweepResult{Run: j.r, State: j.state, Err: err, Retries: tries, Elapsed: time.Since(start), Done: n, Total: len(todo)})
+				if hooks.Done != nil {
+					hooks.Done(res)
 				}
 				mu.Unlock()
 			}
 		}()
 	}
+dispatch:
 	for _, j := range todo {
-		ch <- j
+		select {
+		case ch <- j:
+		case <-stop:
+			break dispatch
+		}
 	}
 	close(ch)
 	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if stopSig != nil {
+		code := 130
+		if s, ok := stopSig.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+		failures := ""
+		if failed > 0 {
+			failures = fmt.Sprintf(", %d failed", failed)
+		}
+		return failed, &ExitError{Code: code, Err: fmt.Errorf("sweep interrupted (%v): %d runs stopped, %d not started%s; run the same command again to resume them",
+			stopSig, stoppedRun, len(todo)-started, failures)}
+	}
 	return failed, nil
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nsrnn/nsrnn/experiment"
 )
@@ -37,7 +40,7 @@ func TestRunSweep(t *testing.T) {
 	os.WriteFile(filepath.Join(runs[1].Dir, experiment.RunFile), []byte("{}"), 0o666)
 	var mu sync.Mutex
 	got := map[string][]string{}
-	run := func(args []string, logPath string, threads int) error {
+	run := func(args []string, logPath string, threads int, _ <-chan os.Signal) error {
 		mu.Lock()
 		defer mu.Unlock()
 		got[logPath] = args
@@ -51,7 +54,7 @@ func TestRunSweep(t *testing.T) {
 	}
 	var total, finished, resumed int
 	var results []SweepResult
-	failed, err := RunSweep(runs, 2, 0, run, func(a, b, c int) { total, finished, resumed = a, b, c }, func(r SweepResult) { results = append(results, r) })
+	failed, err := RunSweep(runs, 2, 0, run, nil, SweepHooks{Started: func(a, b, c int) { total, finished, resumed = a, b, c }, Done: func(r SweepResult) { results = append(results, r) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,11 +88,11 @@ func TestRunSweepResumesFirst(t *testing.T) {
 		}
 	}
 	var order []string
-	run := func(args []string, logPath string, threads int) error {
+	run := func(args []string, logPath string, threads int, _ <-chan os.Signal) error {
 		order = append(order, filepath.Base(logPath))
 		return nil
 	}
-	if _, err := RunSweep(runs, 1, 0, run, nil, nil); err != nil {
+	if _, err := RunSweep(runs, 1, 0, run, nil, SweepHooks{}); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"run1.log", "run3.log", "run0.log", "run2.log", "run4.log"}; !slices.Equal(order, want) {
@@ -107,15 +110,28 @@ func TestSubprocess(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "")
 	os.Unsetenv("GOMAXPROCS")
 	log := filepath.Join(t.TempDir(), "a", "run.log")
-	if err := Subprocess(sh)([]string{"-c", "echo threads=$GOMAXPROCS"}, log, 3); err != nil {
+	if err := Subprocess(sh)([]string{"-c", "echo threads=$GOMAXPROCS"}, log, 3, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := Subprocess(sh)([]string{"-c", "exit 3"}, log, 3); err == nil || !strings.Contains(err.Error(), log) {
+	if err := Subprocess(sh)([]string{"-c", "exit 3"}, log, 3, nil); err == nil || !strings.Contains(err.Error(), log) {
 		t.Errorf("failing run: error %v, want one naming the log", err)
 	}
 	b, _ := os.ReadFile(log)
 	if !strings.Contains(string(b), "threads=3\n") || strings.Count(string(b), "# ") != 2 {
 		t.Errorf("log:\n%s", b)
+	}
+	// On Linux, the subprocess leads a process group of its own (field 5
+	// of /proc/PID/stat), out of the terminal's.
+	if _, err := os.Stat("/proc/self/stat"); err == nil {
+		grp := filepath.Join(t.TempDir(), "grp.log")
+		if err := Subprocess(sh)([]string{"-c", `echo "pid=$$ pgrp=$(cut -d' ' -f5 /proc/$$/stat)"`}, grp, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(grp)
+		m := regexp.MustCompile(`pid=(\d+) pgrp=(\d+)`).FindStringSubmatch(string(b))
+		if m == nil || m[1] != m[2] {
+			t.Errorf("subprocess not the leader of its own process group:\n%s", b)
+		}
 	}
 }
 
@@ -275,7 +291,7 @@ func TestRunSweepRetries(t *testing.T) {
 		runs = append(runs, SweepRun{Dir: d, Args: []string{"-c", "D=" + d + "; " + script}, Resume: "--resume"})
 	}
 	results := map[string]SweepResult{}
-	failed, err := RunSweep(runs, 1, 2, Subprocess(sh), nil, func(r SweepResult) { results[filepath.Base(r.Run.Dir)] = r })
+	failed, err := RunSweep(runs, 1, 2, Subprocess(sh), nil, SweepHooks{Done: func(r SweepResult) { results[filepath.Base(r.Run.Dir)] = r }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,5 +317,99 @@ func TestRunSweepRetries(t *testing.T) {
 	}
 	if n := results["once"].RetryNote(); n != " (resumed once after a failure)" {
 		t.Errorf("RetryNote %q", n)
+	}
+}
+
+// TestRunSweepInterruptFake checks with a runner of its own that a signal
+// is passed on to the run under way, that no run starts after it, and
+// that RunSweep returns an ExitError with 128 + the signal's number.
+func TestRunSweepInterruptFake(t *testing.T) {
+	runs := sweepRuns(t.TempDir(), 4)
+	interrupt := make(chan os.Signal, 1)
+	var started []string
+	var got os.Signal
+	run := func(args []string, logPath string, threads int, sigs <-chan os.Signal) error {
+		started = append(started, filepath.Base(logPath))
+		interrupt <- syscall.SIGTERM
+		select {
+		case got = <-sigs:
+		case <-time.After(10 * time.Second):
+		}
+		return errors.New("exit status 143")
+	}
+	var results []SweepResult
+	var stopping []int
+	failed, err := RunSweep(runs, 1, 3, run, interrupt, SweepHooks{
+		Done:     func(r SweepResult) { results = append(results, r) },
+		Stopping: func(sig os.Signal, running, notStarted int) { stopping = append(stopping, running, notStarted) },
+	})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != 128+int(syscall.SIGTERM) || !strings.Contains(err.Error(), "1 runs stopped, 3 not started") {
+		t.Fatalf("error %v, want an ExitError with status %d that counts 1 run stopped and 3 not started", err, 128+int(syscall.SIGTERM))
+	}
+	if got != syscall.SIGTERM {
+		t.Errorf("the run under way got %v, want SIGTERM", got)
+	}
+	if !slices.Equal(started, []string{"run0.log"}) {
+		t.Errorf("runs started: %v, want run0 alone (and not retried)", started)
+	}
+	if failed != 0 || len(results) != 1 || !results[0].Stopped || results[0].Retries != 0 {
+		t.Errorf("failed %d, results %+v; want one stopped run, none failed", failed, results)
+	}
+	if !slices.Equal(stopping, []int{1, 3}) {
+		t.Errorf("Stopping called with (running, not started) %v, want [1 3]", stopping)
+	}
+}
+
+// TestRunSweepInterrupt runs shell scripts as the program, two at a time:
+// a SIGTERM sent to the sweep reaches both runs under way, through the
+// subprocesses' own process groups; the run that exits with a retryable
+// status is not retried, and the runs not started are left alone.
+func TestRunSweepInterrupt(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	var runs []SweepRun
+	for i, exit := range []int{143, 1, 0, 0} {
+		d := filepath.Join(dir, fmt.Sprintf("run%d", i))
+		script := fmt.Sprintf(`D=%s; mkdir -p "$D"; echo "$0" >> "$D/tries"; trap 'echo TERM >> "$D/got"; exit %d' TERM; touch "$D/started"; i=0; while [ $i -lt 300 ]; do sleep 0.02; i=$((i+1)); done`, d, exit)
+		runs = append(runs, SweepRun{Dir: d, Args: []string{"-c", script}, Resume: "--resume"})
+	}
+	interrupt := make(chan os.Signal, 1)
+	go func() {
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			_, e0 := os.Stat(filepath.Join(runs[0].Dir, "started"))
+			_, e1 := os.Stat(filepath.Join(runs[1].Dir, "started"))
+			if e0 == nil && e1 == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		interrupt <- syscall.SIGTERM
+	}()
+	results := map[string]SweepResult{}
+	failed, err := RunSweep(runs, 2, 2, Subprocess(sh), interrupt, SweepHooks{Done: func(r SweepResult) { results[filepath.Base(r.Run.Dir)] = r }})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != 143 || !strings.Contains(err.Error(), "2 runs stopped, 2 not started") {
+		t.Fatalf("error %v, want status 143, 2 runs stopped and 2 not started", err)
+	}
+	if failed != 0 {
+		t.Errorf("%d failed, want 0", failed)
+	}
+	for _, name := range []string{"run0", "run1"} {
+		r := results[name]
+		got, _ := os.ReadFile(filepath.Join(dir, name, "got"))
+		tries, _ := os.ReadFile(filepath.Join(dir, name, "tries"))
+		if !r.Stopped || r.Err == nil || string(got) != "TERM\n" || strings.Count(string(tries), "\n") != 1 {
+			t.Errorf("%s: result %+v, signals received %q, tries %q; want stopped by one TERM, tried once", name, r, got, tries)
+		}
+	}
+	for _, name := range []string{"run2", "run3"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s was started after the signal", name)
+		}
 	}
 }
