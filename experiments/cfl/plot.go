@@ -67,7 +67,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("plot", stdout)
 	sweep := fs.String("sweep", "", "sweep directory, after select, for Figures 1 and 2 of its selected runs (required, unless run directories are given as arguments: cfl plot --out DIR RUN_DIR…, Figure 1 of every run, no selected.json needed; or --actions alone)")
 	out := fs.String("out", "", "output directory of the figures (required)")
-	actions := fs.String("actions", "", "directory written by the actions command (default: <sweep>/actions if it exists)")
+	actions := fs.String("actions", "", "directory written by the actions command, or several, comma-separated (one row of Figure 3 each, e.g. one per seed) (default: <sweep>/actions if it exists)")
 	wallClock := fs.Bool("time", false, "plot Figure 1 against training time in seconds instead of epochs")
 	unfinished := fs.Bool("unfinished", false, "Figure 1 also shows, for each task and model without a finished run, its unfinished run closest to the bound so far (labelled \"in progress\")")
 	if err := fs.Parse(args); err != nil {
@@ -128,7 +128,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if adir != "" {
-		files, err := plotActions(adir, *out)
+		files, err := plotActions(strings.Split(adir, ","), *out)
 		if err != nil {
 			return err
 		}
@@ -607,37 +607,96 @@ func actionPlot(kind string, recs []actionRecord) (*plot.Plot, error) {
 }
 
 // plotActions draws Figure 3 from DIR/<model>/actions.jsonl for every
-// model found, side by side in one figure.
-func plotActions(dir, out string) ([]string, error) {
-	var plots []*plot.Plot
-	for _, kind := range nsrnn.KindNames() {
-		path := filepath.Join(dir, kind, actionsFile)
-		recs, err := readActions(path)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		} else if err != nil {
-			return nil, err
+// model found in each of dirs: one row of panels per directory, side by
+// side by model. With more than one directory each panel's title names
+// its run's seed (from DIR/<model>/settings.json, else the directory);
+// every title says at which epoch the validation difference first came
+// within convergedDiff of the bound, when DIR/<model>/log.jsonl is there.
+func plotActions(dirs []string, out string) ([]string, error) {
+	var rows [][]*plot.Plot
+	for _, dir := range dirs {
+		var row []*plot.Plot
+		for _, kind := range nsrnn.KindNames() {
+			path := filepath.Join(dir, kind, actionsFile)
+			recs, err := readActions(path)
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+			p, err := actionPlot(kind, recs)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			title, err := actionTitle(filepath.Join(dir, kind), kind, len(dirs) > 1, len(recs))
+			if err != nil {
+				return nil, err
+			}
+			p.Title.Text = title
+			row = append(row, p)
 		}
-		p, err := actionPlot(kind, recs)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		if len(row) == 0 {
+			return nil, fmt.Errorf("--actions %s: no <model>/%s files", dir, actionsFile)
 		}
-		plots = append(plots, p)
+		if len(rows) > 0 && len(row) != len(rows[0]) {
+			return nil, fmt.Errorf("--actions %s: %d models, where %s has %d; each directory needs the same models", dir, len(row), dirs[0], len(rows[0]))
+		}
+		rows = append(rows, row)
 	}
-	if len(plots) == 0 {
-		return nil, fmt.Errorf("--actions %s: no <model>/%s files", dir, actionsFile)
-	}
-	w := vg.Length(len(plots)) * 4.5 * vg.Inch
+	cols := len(rows[0])
+	w := vg.Length(cols) * 4.5 * vg.Inch
 	caption, band := fitCaption("Figure 3: weight of the correct action type (black = 1, white = 0): push before #, pop from # on", w)
-	h := 5*vg.Inch - vg.Points(24) + band
+	h := vg.Length(len(rows))*(5*vg.Inch-vg.Points(24)) + band
 	return figure.Save(out, fig3Name, w, h, func(dc draw.Canvas) {
 		body := drawCaption(dc, caption, band)
-		tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(12), PadLeft: vg.Points(4), PadRight: vg.Points(8), PadTop: vg.Points(4), PadBottom: vg.Points(4)}
-		canvases := plot.Align([][]*plot.Plot{plots}, tiles, body)
-		for i, p := range plots {
-			p.Draw(canvases[0][i])
+		tiles := draw.Tiles{Rows: len(rows), Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12), PadLeft: vg.Points(4), PadRight: vg.Points(8), PadTop: vg.Points(4), PadBottom: vg.Points(4)}
+		canvases := plot.Align(rows, tiles, body)
+		for i, row := range rows {
+			for j, p := range row {
+				p.Draw(canvases[i][j])
+			}
 		}
 	})
+}
+
+// convergedDiff is the difference from the lower bound, in nats per
+// symbol, that the paper counts as having learned a task.
+const convergedDiff = 0.05
+
+// actionTitle is the title of a Figure 3 panel of the run in dir: the
+// model, its seed when withSeed, and the first epoch among the first
+// epochs recorded whose validation difference is within convergedDiff of
+// the bound (from the run's log, when it has one).
+func actionTitle(dir, kind string, withSeed bool, epochs int) (string, error) {
+	title := modelLabel(kind)
+	if withSeed {
+		path := filepath.Join(dir, actionsSettingsFile)
+		b, err := os.ReadFile(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			title += ", " + filepath.Base(filepath.Dir(dir))
+		case err != nil:
+			return "", err
+		default:
+			var as actionsSettings
+			if err := json.Unmarshal(b, &as); err != nil {
+				return "", fmt.Errorf("%s: %w", path, err)
+			}
+			title += fmt.Sprintf(", seed %d", as.Run.Seed)
+		}
+	}
+	log, err := experiment.ReadLog(filepath.Join(dir, experiment.LogFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return title, nil
+	} else if err != nil {
+		return "", err
+	}
+	for _, r := range log {
+		if r.Epoch <= epochs && r.ValidDifference <= convergedDiff {
+			return title + fmt.Sprintf(": within %.2f at epoch %d", convergedDiff, r.Epoch), nil
+		}
+	}
+	return title + fmt.Sprintf(": not within %.2f in %d epochs", convergedDiff, min(epochs, len(log))), nil
 }
 
 // epochTicks marks every epoch of Figure 3's axis, labelling each when

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"image/color"
 	"image/png"
 	"math"
@@ -449,4 +450,60 @@ func readCSVFile(t *testing.T, path string) [][]string {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return rows
+}
+
+// TestPlotActionsSeeds draws Figure 3 from two actions directories (one row
+// each), checks the panels' titles (seed, and the first epoch within 0.05
+// of the bound), and refuses directories with different models.
+func TestPlotActionsSeeds(t *testing.T) {
+	root, out := t.TempDir(), t.TempDir()
+	diffs := map[string][]float64{"ns+s": {0.3, 0.04, 0.01}, "rns": {0.3, 0.2, 0.1}}
+	for seed := 1; seed <= 2; seed++ {
+		dir := filepath.Join(root, fmt.Sprintf("seed%d", seed))
+		writeFakeActions(t, dir, []string{"ns+s", "rns"}, 3)
+		for m, ds := range diffs {
+			var as actionsSettings
+			as.Run.Seed = uint64(seed)
+			if err := experiment.WriteJSON(filepath.Join(dir, m, actionsSettingsFile), as); err != nil {
+				t.Fatal(err)
+			}
+			var b []byte
+			for i, d := range ds {
+				line, _ := json.Marshal(nsrnn.EpochRecord{Epoch: i + 1, ValidDifference: d})
+				b = append(append(b, line...), '\n')
+			}
+			if err := os.WriteFile(filepath.Join(dir, m, experiment.LogFile), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		kind     string
+		withSeed bool
+		epochs   int
+		want     string
+	}{
+		{"ns+s", true, 3, modelLabel("ns+s") + ", seed 2: within 0.05 at epoch 2"},
+		{"ns+s", false, 1, modelLabel("ns+s") + ": not within 0.05 in 1 epochs"},
+		{"rns", true, 3, modelLabel("rns") + ", seed 2: not within 0.05 in 3 epochs"},
+	} {
+		got, err := actionTitle(filepath.Join(root, "seed2", c.kind), c.kind, c.withSeed, c.epochs)
+		if err != nil || got != c.want {
+			t.Errorf("actionTitle(%s, seed %v, %d epochs) = %q, %v; want %q", c.kind, c.withSeed, c.epochs, got, err, c.want)
+		}
+	}
+	var stdout bytes.Buffer
+	dirs := filepath.Join(root, "seed1") + "," + filepath.Join(root, "seed2")
+	if err := runPlot([]string{"--actions", dirs, "--out", out}, &stdout, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), fig3Name+".svg") {
+		t.Errorf("output %q does not list the figure", stdout.String())
+	}
+	other := filepath.Join(root, "other")
+	writeFakeActions(t, other, []string{"rns"}, 3)
+	err := runPlot([]string{"--actions", dirs + "," + other, "--out", out}, &stdout, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), other) {
+		t.Errorf("directories with other models: error %v, want one naming %s", err, other)
+	}
 }
