@@ -415,7 +415,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 		return nil
 	}
 	interrupt := make(chan os.Signal, 2)
-	notifySignals(interrupt)
+	notifySweepSignals(interrupt)
 	defer signal.Stop(interrupt)
 	failed, err := cli.RunSweep(jobsList, *jobs, *retries, run, interrupt, cli.SweepHooks{
 		Started: func(total, finished, resumed int) {
@@ -558,3 +558,7 @@ func parseList(s string, known []string, flag string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// notifySweepSignals registers the channel of the signals that a sweep
+// passes on to its runs; tests replace it.
+var notifySweepSignals = cli.NotifySweepSignals

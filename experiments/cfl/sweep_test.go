@@ -394,8 +394,8 @@ func TestSweepFirstSeed(t *testing.T) {
 // starts, the run is reported stopped, and the command exits with 130.
 func TestSweepInterrupt(t *testing.T) {
 	var sweepSigs chan<- os.Signal
-	defer func(f func(chan<- os.Signal)) { notifySignals = f }(notifySignals)
-	notifySignals = func(ch chan<- os.Signal) { sweepSigs = ch }
+	defer func(f func(chan<- os.Signal)) { notifySweepSignals = f }(notifySweepSignals)
+	notifySweepSignals = func(ch chan<- os.Signal) { sweepSigs = ch }
 	out := t.TempDir()
 	var executed []string
 	var got os.Signal

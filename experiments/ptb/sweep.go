@@ -376,7 +376,7 @@ func prepareSweep(dir string, s sweepSettings) error {
 func execute(runs []cli.SweepRun, jobs, retries int, run cli.Runner, stderr io.Writer) error {
 	var failed []string
 	interrupt := make(chan os.Signal, 2)
-	notifySignals(interrupt)
+	notifySweepSignals(interrupt)
 	defer signal.Stop(interrupt)
 	_, err := cli.RunSweep(runs, jobs, retries, run, interrupt, cli.SweepHooks{
 		Started: func(total, finished, resumed int) {
@@ -502,3 +502,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	}
 	return tw.Flush()
 }
+
+// notifySweepSignals registers the channel of the signals that a sweep
+// passes on to its runs; tests replace it.
+var notifySweepSignals = cli.NotifySweepSignals

@@ -293,8 +293,8 @@ func TestSweepLRRange(t *testing.T) {
 // stopped (not failed), and the sweep exits with 128 + the signal.
 func TestSweepInterrupt(t *testing.T) {
 	var sweepSigs chan<- os.Signal
-	defer func(f func(chan<- os.Signal)) { notifySignals = f }(notifySignals)
-	notifySignals = func(ch chan<- os.Signal) { sweepSigs = ch }
+	defer func(f func(chan<- os.Signal)) { notifySweepSignals = f }(notifySweepSignals)
+	notifySweepSignals = func(ch chan<- os.Signal) { sweepSigs = ch }
 	dir := t.TempDir()
 	runs := []cli.SweepRun{{Dir: filepath.Join(dir, "a")}, {Dir: filepath.Join(dir, "b")}}
 	var executed int

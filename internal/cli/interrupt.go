@@ -33,6 +33,17 @@ type Interrupts struct {
 // their own.
 func NotifySignals(ch chan<- os.Signal) { signal.Notify(ch, os.Interrupt, syscall.SIGTERM) }
 
+// NotifySweepSignals registers ch for the signals a sweep passes on to its
+// runs (RunSweep): SIGINT, SIGTERM and, unless the program ignores it (as
+// under nohup), SIGHUP, so that a hangup of the terminal still ends the
+// runs, which have process groups of their own.
+func NotifySweepSignals(ch chan<- os.Signal) {
+	NotifySignals(ch)
+	if !signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(ch, syscall.SIGHUP)
+	}
+}
+
 // CatchInterrupts starts catching the signals that notify registers
 // (NotifySignals); at the first, it writes the signal and stopping (what
 // happens now, e.g. "stopping after the current batch") to stderr through

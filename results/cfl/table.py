@@ -2,7 +2,7 @@
 """Print the README's table from the run directories of the §4 runs.
 
 usage: python3 results/cfl/table.py [SWEEP [ALSO ...]]
-       (default: results/cfl results/cfl-compare, those that exist)
+       (default: results/cfl results/cfl-compare results/cfl-ur-rns, those that exist)
 
 Each run is DIR/<task>/<model>/lr<LR>/seed<K> with run.json, log.jsonl and,
 once finished, summary.json, where <model> is the kind (lstm, rns, ns, ...)
@@ -23,6 +23,7 @@ MODELS = ["lstm", "gref", "jm", "ns", "ns+s", "ns+u", "rns"]
 MACHINES = {
     "cfl": "2-core Xeon VM, shared",
     "cfl-compare": "2-core AMD EPYC VM, shared",
+    "cfl-ur-rns": "2-core AMD EPYC VM, shared",
 }
 
 
@@ -59,7 +60,7 @@ def runs_of(mdir):
 
 
 def main():
-    roots = sys.argv[1:] or [d for d in ["results/cfl", "results/cfl-compare"] if os.path.isdir(d)]
+    roots = sys.argv[1:] or [d for d in ["results/cfl", "results/cfl-compare", "results/cfl-ur-rns"] if os.path.isdir(d)]
     tests, tests_by_tail = {}, {}
     sel = os.path.join(roots[0], "selected.json")
     if os.path.exists(sel):
