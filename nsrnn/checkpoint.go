@@ -301,3 +301,61 @@ func checkState(st *trainState, c *TrainConfig, steps int, stateful bool, lr0 fl
 	}
 	return lr, nil
 }
+
+// CheckpointModels are the models a training checkpoint holds
+// (LoadCheckpointModels).
+type CheckpointModels struct {
+	// Model has the parameters as they were when the checkpoint was
+	// written: after Epochs epochs and Steps steps of the next.
+	Model *Model
+	// Best has the parameters of the best epoch so far, BestEpoch; it is
+	// nil when BestEpoch is 0 (no epoch validated yet).
+	Best          *Model
+	Epochs, Steps int
+	BestEpoch     int
+	// History has the records of the Epochs epochs done.
+	History []EpochRecord
+}
+
+// LoadCheckpointModels reads the models of the checkpoint file at path,
+// written by Fit for a run in progress or stopped (before or after it
+// finished), so that they can be evaluated, decoded or sampled without
+// finishing the run. It checks the file's checksum (of a checkpoint in the
+// current format; an older one is read without) and the models'
+// encodings: an error names the file, and wraps ErrBadCheckpoint for a
+// damaged one. The training state is not checked against a run's
+// settings, as resuming does.
+func LoadCheckpointModels(path string) (*CheckpointModels, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := decodeCheckpoint(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %w: %s", path, ErrBadCheckpoint, fmt.Sprintf(format, args...))
+	}
+	m, err := UnmarshalModel(st.Model)
+	if err != nil {
+		return nil, bad("its model: %v", err)
+	}
+	cm := &CheckpointModels{Model: m, Epochs: st.Epoch, Steps: st.Step, BestEpoch: st.BestEpoch, History: st.History}
+	switch {
+	case st.Epoch < 0 || st.Epoch != len(st.History) || st.Step < 0:
+		return nil, bad("it counts %d epochs and %d steps done but holds the records of %d epochs", st.Epoch, st.Step, len(st.History))
+	case st.BestEpoch < 0 || st.BestEpoch > st.Epoch:
+		return nil, bad("its best epoch %d is not one of its %d epochs", st.BestEpoch, st.Epoch)
+	case st.BestEpoch > 0 && st.Best == nil:
+		return nil, bad("it has no copy of the best model")
+	case st.BestEpoch > 0:
+		if cm.Best, err = UnmarshalModel(st.Best); err != nil {
+			return nil, bad("its copy of the best model (epoch %d): %v", st.BestEpoch, err)
+		}
+		if cm.Best.cfg != m.cfg {
+			return nil, bad("its copy of the best model is of a different model (%+v)", cm.Best.cfg)
+		}
+	}
+	return cm, nil
+}

@@ -322,3 +322,60 @@ func TestCheckpointOtherSeedSetting(t *testing.T) {
 		t.Errorf("a setting added since the checkpoint: %v", err)
 	}
 }
+
+// TestLoadCheckpointModels reads the models of a finished run's
+// checkpoint (its best model is the one Fit ended with, bit for bit) and
+// of one stopped within an epoch (the model at the checkpoint is not the
+// best), and refuses a damaged file, naming it.
+func TestLoadCheckpointModels(t *testing.T) {
+	dir := t.TempDir()
+	finished := filepath.Join(dir, "finished")
+	m := newTiny(t, streamConfigs()["rns-D3"], 1)
+	res, err := Fit(m, tinyStream(t, m, 4), streamTC(finished))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := LoadCheckpointModels(finished)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := m.MarshalBinary()
+	got, _ := cm.Best.MarshalBinary()
+	if !bytes.Equal(got, want) {
+		t.Error("the checkpoint's best model is not the model Fit ended with")
+	}
+	if cm.Epochs != res.Epochs || cm.BestEpoch != res.BestEpoch || cm.Steps != 0 || len(cm.History) != res.Epochs {
+		t.Errorf("epochs %d, best %d, steps %d, %d records; Fit gave %d epochs, best %d", cm.Epochs, cm.BestEpoch, cm.Steps, len(cm.History), res.Epochs, res.BestEpoch)
+	}
+
+	stopped := filepath.Join(dir, "stopped")
+	stoppedStream(t, stopped, 3, 3)
+	cm, err = LoadCheckpointModels(stopped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Epochs != 2 || cm.Steps != 3 || cm.BestEpoch < 1 || cm.Best == nil {
+		t.Fatalf("epochs %d, steps %d, best epoch %d", cm.Epochs, cm.Steps, cm.BestEpoch)
+	}
+	now, _ := cm.Model.MarshalBinary()
+	best, _ := cm.Best.MarshalBinary()
+	if bytes.Equal(now, best) {
+		t.Error("three steps into epoch 3, the model at the checkpoint is the best epoch's")
+	}
+	if cm.Model.Config() != m.Config() {
+		t.Errorf("config %+v, want %+v", cm.Model.Config(), m.Config())
+	}
+
+	b, _ := os.ReadFile(stopped)
+	b[len(b)/2] ^= 1
+	damaged := filepath.Join(dir, "damaged")
+	if err := os.WriteFile(damaged, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCheckpointModels(damaged); !errors.Is(err, ErrBadCheckpoint) || !strings.Contains(err.Error(), damaged) {
+		t.Errorf("damaged checkpoint: error %v, want one naming %s and wrapping ErrBadCheckpoint", err, damaged)
+	}
+	if _, err := LoadCheckpointModels(filepath.Join(dir, "absent")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("absent checkpoint: error %v", err)
+	}
+}

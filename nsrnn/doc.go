@@ -70,6 +70,9 @@
 // loaded, the history replayed against the schedule: a damaged or edited
 // one is an error (ErrBadCheckpoint) naming the file, never a silently
 // wrong run. Checkpoints written before the checksum are still resumed.
+// LoadCheckpointModels reads a checkpoint's models (the best so far and
+// the current one) to evaluate or decode a run in progress without
+// finishing it.
 // Config.Validate's error is a *ConfigError listing a *FieldError per
 // refused field, which errors.Is tells apart by reason (ErrUnknownKind,
 // ErrRequired, ErrOutOfRange, ErrNotApplicable, ErrTooLarge) and errors.As

@@ -62,7 +62,7 @@ type generateSummary struct {
 // and how many reached --max-length.
 func runGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("generate", stdout)
-	modelPath := fs.String("model", "", "directory of a cfl train run, or its model file (required)")
+	modelPath, last := modelFlags(fs)
 	count := fs.Int("count", 1000, "number of strings")
 	temperature := fs.Float64("temperature", 1, "sampling temperature (lower is greedier)")
 	topK := fs.Int("top-k", 0, "sample only among the K likeliest symbols (0: all)")
@@ -89,7 +89,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	case fs.Changed("max-length") && (*maxLength < 1 || *maxLength > data.MaxLength):
 		return fmt.Errorf("--max-length %d must be in [1, %d]", *maxLength, data.MaxLength)
 	}
-	m, t, s, err := loadTaskRun(*modelPath)
+	m, t, s, err := loadTaskRun(*modelPath, *last)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/pflag"
+
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
@@ -22,11 +24,23 @@ func init() {
 	prog.Register("viterbi", "decode the best run of a trained model's nondeterministic stack on strings", runViterbi)
 }
 
+// modelFlags registers --model and --last, the model of a command that
+// reads a trained model (loadTaskRun).
+func modelFlags(fs *pflag.FlagSet) (path *string, last *bool) {
+	path = fs.String("model", "", "directory of a cfl train run, or its model file, or the "+experiment.CheckpointFile+
+		" file of a run in progress (or of a cfl actions run): its best model so far (required); the task comes from the run's "+
+		experiment.RunFile+" (or, for cfl actions, "+actionsSettingsFile+")")
+	last = fs.Bool("last", false, "with --model a "+experiment.CheckpointFile+" file, the model as it was when the checkpoint was written instead of the best so far")
+	return path, last
+}
+
 // loadTaskRun loads the model of a cfl train run and the task it was
-// trained on. path is the run directory, or its model file, whose
-// directory must hold the run's run.json: the task and its definition
-// come from there. Errors name the --model flag.
-func loadTaskRun(path string) (*nsrnn.Model, *data.Task, experiment.Settings, error) {
+// trained on. path is the run directory, or its model file, or its
+// checkpoint file (experiment.CheckpointFile: the best model so far, or
+// with last the model at the checkpoint), whose directory must hold the
+// run's run.json, or the settings.json of a cfl actions run: the task and
+// its definition come from there. Errors name the --model flag.
+func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, experiment.Settings, error) {
 	var s experiment.Settings
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -36,11 +50,27 @@ func loadTaskRun(path string) (*nsrnn.Model, *data.Task, experiment.Settings, er
 	if !fi.IsDir() {
 		dir, modelPath = filepath.Dir(path), path
 	}
+	checkpoint := filepath.Base(modelPath) == experiment.CheckpointFile
+	if last && !checkpoint {
+		return nil, nil, s, fmt.Errorf("--last is for a %s file; --model %s is not one", experiment.CheckpointFile, path)
+	}
 	s, err = experiment.ReadSettings(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, nil, s, fmt.Errorf("--model %s: not a cfl train run: no %s in %s", path, experiment.RunFile, dir)
-	case err != nil:
+	if errors.Is(err, os.ErrNotExist) {
+		// A cfl actions run keeps its settings in settings.json.
+		var as actionsSettings
+		b, aerr := os.ReadFile(filepath.Join(dir, actionsSettingsFile))
+		switch {
+		case errors.Is(aerr, os.ErrNotExist):
+			return nil, nil, s, fmt.Errorf("--model %s: not a cfl train or actions run: no %s or %s in %s", path, experiment.RunFile, actionsSettingsFile, dir)
+		case aerr != nil:
+			return nil, nil, s, fmt.Errorf("--model %s: %w", path, aerr)
+		}
+		if aerr := json.Unmarshal(b, &as); aerr != nil {
+			return nil, nil, s, fmt.Errorf("--model %s: %s: %w", path, filepath.Join(dir, actionsSettingsFile), aerr)
+		}
+		s, err = as.Run, nil
+	}
+	if err != nil {
 		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
 	}
 	t, err := s.TaskDef()
@@ -48,9 +78,10 @@ func loadTaskRun(path string) (*nsrnn.Model, *data.Task, experiment.Settings, er
 		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
 	}
 	if _, err := os.Stat(modelPath); errors.Is(err, os.ErrNotExist) {
-		return nil, nil, s, fmt.Errorf("--model %s: the run has not finished: no %s yet", path, experiment.ModelFile)
+		return nil, nil, s, fmt.Errorf("--model %s: the run has not finished: no %s yet (give its %s for the best model so far)",
+			path, experiment.ModelFile, filepath.Join(dir, experiment.CheckpointFile))
 	}
-	m, err := nsrnn.Load(modelPath)
+	m, err := loadModelFile(modelPath, last)
 	if err != nil {
 		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
 	}
@@ -59,6 +90,25 @@ func loadTaskRun(path string) (*nsrnn.Model, *data.Task, experiment.Settings, er
 			path, c.OutputVocab, t.Name(), len(t.Vocabulary()))
 	}
 	return m, t, s, nil
+}
+
+// loadModelFile loads the model file at path or, when path is a
+// checkpoint file (experiment.CheckpointFile), the best model so far in
+// it, or with last the model at the checkpoint.
+func loadModelFile(path string, last bool) (*nsrnn.Model, error) {
+	if filepath.Base(path) != experiment.CheckpointFile {
+		return nsrnn.Load(path)
+	}
+	cm, err := nsrnn.LoadCheckpointModels(path)
+	switch {
+	case err != nil:
+		return nil, err
+	case last:
+		return cm.Model, nil
+	case cm.Best == nil:
+		return nil, errors.New("no epoch has been validated yet, so there is no best model (--last gives the model at the checkpoint)")
+	}
+	return cm.Best, nil
 }
 
 // viterbiRecord is the JSON form of the decoded run on one string: a line
@@ -110,7 +160,7 @@ func newViterbiRecord(line int, text string, r stacks.ViterbiRun) viterbiRecord 
 // viterbiRecord per line.
 func runViterbi(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("viterbi", stdout)
-	modelPath := fs.String("model", "", "directory of a cfl train run, or its model file (required); its "+experiment.RunFile+" gives the task")
+	modelPath, last := modelFlags(fs)
 	in := fs.String("in", "", "file of strings, one per line, symbols separated by spaces (default: standard input)")
 	asJSON := fs.Bool("json", false, "print one JSON object per string")
 	if err := fs.Parse(args); err != nil {
@@ -122,7 +172,7 @@ func runViterbi(args []string, stdout, stderr io.Writer) error {
 	if err := requireFlags(fs, "model"); err != nil {
 		return err
 	}
-	m, t, _, err := loadTaskRun(*modelPath)
+	m, t, _, err := loadTaskRun(*modelPath, *last)
 	if err != nil {
 		return err
 	}

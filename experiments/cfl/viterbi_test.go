@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -265,4 +266,65 @@ func TestViterbiErrors(t *testing.T) {
 			t.Errorf("viterbi %v printed %q", c.args, stdout)
 		}
 	}
+}
+
+// TestViterbiCheckpoint decodes from checkpoint files: a finished train
+// run's checkpoint holds as its best model the run's model file, so the
+// two decode alike; --last decodes the model at the checkpoint; a cfl
+// actions run (settings.json, no run.json) decodes from its checkpoint;
+// and --last without a checkpoint, or a directory without a model, is
+// refused with a pointer to the checkpoint.
+func TestViterbiCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train")
+	tiny := []string{"--train-size", "6", "--valid-size", "2", "--batch-size", "2", "--lengths", "5:9", "--hidden", "4", "--epochs", "2"}
+	if status, _, stderr := run(append([]string{"train", "--task", "marked-reversal", "--model", "rns", "--lr", "0.01", "--out", train, "--quiet"}, tiny...)...); status != 0 {
+		t.Fatalf("train: %s", stderr)
+	}
+	actions := filepath.Join(dir, "actions")
+	if err := runActions(append([]string{"--out", actions, "--models", "ns+s", "--length", "9"}, tiny...), &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	in := writeFile(t, "0 1 # 1 0\n1 1 0 # 0 1 1\n")
+	decode := func(args ...string) string {
+		t.Helper()
+		status, stdout, stderr := run(append([]string{"viterbi", "--in", in, "--json"}, args...)...)
+		if status != 0 || stdout == "" {
+			t.Fatalf("viterbi %q: status %d: %s", args, status, stderr)
+		}
+		return stdout
+	}
+	ckpt := filepath.Join(train, experiment.CheckpointFile)
+	if got, want := decode("--model", ckpt), decode("--model", train); got != want {
+		t.Errorf("the checkpoint's best model decodes\n%s\nthe run's model\n%s", got, want)
+	}
+	decode("--model", ckpt, "--last")
+	decode("--model", filepath.Join(actions, "ns+s", experiment.CheckpointFile), "--last")
+
+	unfinished := filepath.Join(dir, "unfinished")
+	if err := os.MkdirAll(unfinished, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{experiment.RunFile, experiment.CheckpointFile} {
+		b, err := os.ReadFile(filepath.Join(train, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(unfinished, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", train, "--last"}, "--last is for a checkpoint file"},
+		{[]string{"--model", unfinished}, filepath.Join(unfinished, experiment.CheckpointFile)},
+	} {
+		status, _, stderr := run(append([]string{"viterbi", "--in", in}, c.args...)...)
+		if status == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("viterbi %q: status %d, stderr %q; want an error with %q", c.args, status, stderr, c.want)
+		}
+	}
+	decode("--model", filepath.Join(unfinished, experiment.CheckpointFile))
 }
