@@ -20,7 +20,7 @@ func init() {
 
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("eval", stdout)
-	modelPath := fs.String("model", "", "a training run's directory, or its model file (required)")
+	modelPath, last := modelFlags(fs, "the task comes from the run's "+experiment.RunFile+" unless --task is given")
 	taskName := fs.String("task", "", "task: "+taskNames()+" (default: the run's, from its "+experiment.RunFile+")")
 	params := taskParamFlags(fs)
 	grammar := cli.AddGrammarFlag(fs)
@@ -51,7 +51,10 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	}
-	t, m, s, err := loadEvalRun(*modelPath, *taskName, *grammarFile, params(), *grammar, fs.Changed("grammar"), *force)
+	if *last && filepath.Base(*modelPath) != experiment.CheckpointFile {
+		return fmt.Errorf("--last is for a %s file; --model %s is not one", experiment.CheckpointFile, *modelPath)
+	}
+	t, m, s, err := loadEvalRun(*modelPath, *last, *taskName, *grammarFile, params(), *grammar, fs.Changed("grammar"), *force)
 	if err != nil {
 		return err
 	}
@@ -105,7 +108,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 // forced; without a run.json, --task or --grammar-file is required. A run
 // on a grammar file reads it again (it must not have changed), and one on
 // the user's strings has their vocabulary. Errors name the flags.
-func loadEvalRun(path, taskName, grammarFile string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, experiment.Settings, error) {
+func loadEvalRun(path string, last bool, taskName, grammarFile string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, experiment.Settings, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, experiment.Settings{}, fmt.Errorf("--model: %w", err)
@@ -118,7 +121,7 @@ func loadEvalRun(path, taskName, grammarFile string, p data.Params, flag data.Gr
 	hasRun := err == nil
 	userRun := hasRun && (s.GrammarFile != nil || s.Files != nil)
 	if grammarFile == "" && !(userRun && taskName == "") {
-		t, m, err := loadTableEvalRun(path, taskName, p, flag, grammarGiven, force)
+		t, m, err := loadTableEvalRun(path, last, taskName, p, flag, grammarGiven, force)
 		return t, m, s, err
 	}
 	// A grammar file given, or a run on the user's data evaluated on it.
@@ -149,10 +152,10 @@ func loadEvalRun(path, taskName, grammarFile string, p data.Params, flag data.Gr
 		}
 	}
 	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) && hasRun {
-		return nil, nil, s, fmt.Errorf("--model %s: the run has not finished: no model yet (no %s; its progress is in %s)",
-			path, experiment.ModelFile, filepath.Join(dir, experiment.LogFile))
+		return nil, nil, s, fmt.Errorf("--model %s: the run has not finished: no model yet (no %s; its progress is in %s, its best model so far in %s)",
+			path, experiment.ModelFile, filepath.Join(dir, experiment.LogFile), filepath.Join(dir, experiment.CheckpointFile))
 	}
-	m, err := nsrnn.Load(file)
+	m, err := loadModelFile(file, last)
 	if err != nil {
 		return nil, nil, s, fmt.Errorf("--model: %w", err)
 	}
@@ -163,7 +166,7 @@ func loadEvalRun(path, taskName, grammarFile string, p data.Params, flag data.Gr
 }
 
 // loadTableEvalRun is loadEvalRun for a task of the table.
-func loadTableEvalRun(path, taskName string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, error) {
+func loadTableEvalRun(path string, last bool, taskName string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--model: %w", err)
@@ -210,10 +213,10 @@ func loadTableEvalRun(path, taskName string, p data.Params, flag data.Grammar, g
 			t.Params(), s.TaskParams, filepath.Join(dir, experiment.RunFile), t)
 	}
 	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) && hasRun {
-		return nil, nil, fmt.Errorf("--model %s: the run has not finished: no model yet (no %s; its progress is in %s)",
-			path, experiment.ModelFile, filepath.Join(dir, experiment.LogFile))
+		return nil, nil, fmt.Errorf("--model %s: the run has not finished: no model yet (no %s; its progress is in %s, its best model so far in %s)",
+			path, experiment.ModelFile, filepath.Join(dir, experiment.LogFile), filepath.Join(dir, experiment.CheckpointFile))
 	}
-	m, err := nsrnn.Load(file)
+	m, err := loadModelFile(file, last)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--model: %w", err)
 	}

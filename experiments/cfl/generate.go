@@ -62,7 +62,7 @@ type generateSummary struct {
 // and how many reached --max-length.
 func runGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("generate", stdout)
-	modelPath, last := modelFlags(fs)
+	modelPath, last := modelFlags(fs, taskFromRun)
 	count := fs.Int("count", 1000, "number of strings")
 	temperature := fs.Float64("temperature", 1, "sampling temperature (lower is greedier)")
 	topK := fs.Int("top-k", 0, "sample only among the K likeliest symbols (0: all)")

@@ -25,14 +25,18 @@ func init() {
 }
 
 // modelFlags registers --model and --last, the model of a command that
-// reads a trained model (loadTaskRun).
-func modelFlags(fs *pflag.FlagSet) (path *string, last *bool) {
+// reads a trained model (loadModelFile); taskFrom says where the task
+// comes from.
+func modelFlags(fs *pflag.FlagSet, taskFrom string) (path *string, last *bool) {
 	path = fs.String("model", "", "directory of a cfl train run, or its model file, or the "+experiment.CheckpointFile+
-		" file of a run in progress (or of a cfl actions run): its best model so far (required); the task comes from the run's "+
-		experiment.RunFile+" (or, for cfl actions, "+actionsSettingsFile+")")
+		" file of a run in progress (or of a cfl actions run): its best model so far (required); "+taskFrom)
 	last = fs.Bool("last", false, "with --model a "+experiment.CheckpointFile+" file, the model as it was when the checkpoint was written instead of the best so far")
 	return path, last
 }
+
+// taskFromRun is modelFlags' taskFrom for the commands that read the task
+// from the run (loadTaskRun).
+const taskFromRun = "the task comes from the run's " + experiment.RunFile + " (or, for cfl actions, " + actionsSettingsFile + ")"
 
 // loadTaskRun loads the model of a cfl train run and the task it was
 // trained on. path is the run directory, or its model file, or its
@@ -160,7 +164,7 @@ func newViterbiRecord(line int, text string, r stacks.ViterbiRun) viterbiRecord 
 // viterbiRecord per line.
 func runViterbi(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("viterbi", stdout)
-	modelPath, last := modelFlags(fs)
+	modelPath, last := modelFlags(fs, taskFromRun)
 	in := fs.String("in", "", "file of strings, one per line, symbols separated by spaces (default: standard input)")
 	asJSON := fs.Bool("json", false, "print one JSON object per string")
 	if err := fs.Parse(args); err != nil {

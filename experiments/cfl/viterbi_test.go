@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -268,13 +269,13 @@ func TestViterbiErrors(t *testing.T) {
 	}
 }
 
-// TestViterbiCheckpoint decodes from checkpoint files: a finished train
-// run's checkpoint holds as its best model the run's model file, so the
-// two decode alike; --last decodes the model at the checkpoint; a cfl
-// actions run (settings.json, no run.json) decodes from its checkpoint;
-// and --last without a checkpoint, or a directory without a model, is
-// refused with a pointer to the checkpoint.
-func TestViterbiCheckpoint(t *testing.T) {
+// TestCheckpointAsModel decodes and evaluates from checkpoint files: a
+// finished train run's checkpoint holds as its best model the run's model
+// file, so the two decode and evaluate alike; --last uses the model at the
+// checkpoint; a cfl actions run (settings.json, no run.json) decodes from
+// its checkpoint; and --last without a checkpoint, or a directory without
+// a model, is refused with a pointer to the checkpoint.
+func TestCheckpointAsModel(t *testing.T) {
 	dir := t.TempDir()
 	train := filepath.Join(dir, "train")
 	tiny := []string{"--train-size", "6", "--valid-size", "2", "--batch-size", "2", "--lengths", "5:9", "--hidden", "4", "--epochs", "2"}
@@ -327,4 +328,36 @@ func TestViterbiCheckpoint(t *testing.T) {
 		}
 	}
 	decode("--model", filepath.Join(unfinished, experiment.CheckpointFile))
+
+	eval := func(args ...string) string {
+		t.Helper()
+		status, stdout, stderr := run(append([]string{"eval", "--lengths", "5:9", "--per-length", "3"}, args...)...)
+		if status != 0 || stdout == "" {
+			t.Fatalf("eval %q: status %d: %s", args, status, stderr)
+		}
+		return stdout
+	}
+	// The reports are alike but for the model's path.
+	report := func(out string) map[string]any {
+		t.Helper()
+		var r map[string]any
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v:\n%s", err, out)
+		}
+		if _, ok := r["model"]; !ok {
+			t.Fatalf("no model in the report:\n%s", out)
+		}
+		delete(r, "model")
+		return r
+	}
+	if got, want := eval("--model", ckpt), eval("--model", train); !reflect.DeepEqual(report(got), report(want)) {
+		t.Errorf("eval of the checkpoint's best model\n%s\nof the run's model\n%s", got, want)
+	}
+	eval("--model", filepath.Join(actions, "ns+s", experiment.CheckpointFile), "--last", "--task", "marked-reversal")
+	for _, args := range [][]string{{"--model", train, "--last"}, {"--model", unfinished}} {
+		status, _, stderr := run(append([]string{"eval"}, args...)...)
+		if status == 0 || !strings.Contains(stderr, experiment.CheckpointFile) {
+			t.Errorf("eval %q: status %d, stderr %q; want an error naming the checkpoint", args, status, stderr)
+		}
+	}
 }
