@@ -11,7 +11,8 @@
 #
 # usage: sh results/cfl/viterbi-depth.sh CFL TASK RUN LENGTH...
 #   CFL: the cfl program (go build -o /tmp/cfl ./experiments/cfl)
-#   RUN: a finished train run directory (its run.json gives the task)
+#   RUN: a finished train run directory (its run.json gives the task), or
+#        the checkpoint file of one in progress (its best model so far)
 set -e
 cfl=$1 task=$2 run=$3
 shift 3
