@@ -8,9 +8,10 @@ Each run is DIR/<task>/<model>/lr<LR>/seed<K> with run.json, log.jsonl and,
 once finished, summary.json, where <model> is the kind (lstm, rns, ns, ...)
 or, for Gref and JM, the kind and the stack-vector size (gref-e20). The test
 difference comes from SWEEP/selected.json (cfl select --sweep SWEEP --also
-ALSO ...) when the run was selected and evaluated, matched by its
-directory (or, for a selection made elsewhere before its files were copied
-here, by <task>/<model>/lr<LR>/seed<K>, the end of its directory).
+ALSO ...) when the run was selected and evaluated, else from the
+selected.json of the run's own directory, matched by the run's directory
+(or, for a selection made where the runs were before their files were
+copied here, by <task>/<model>/lr<LR>/seed<K>, the end of its directory).
 """
 import json
 import os
@@ -61,15 +62,19 @@ def runs_of(mdir):
 
 def main():
     roots = sys.argv[1:] or [d for d in ["results/cfl", "results/cfl-compare", "results/cfl-ur-rns"] if os.path.isdir(d)]
+    # Test differences from each directory's selected.json, by run
+    # directory; a selection made elsewhere (its runs copied here since) is
+    # matched by <task>/<model>/lr<LR>/seed<K> among its own directory's
+    # runs. The first directory's selection comes first.
     tests, tests_by_tail = {}, {}
-    sel = os.path.join(roots[0], "selected.json")
-    if os.path.exists(sel):
+    for root in reversed(roots):
+        sel = os.path.join(root, "selected.json")
+        if not os.path.exists(sel):
+            continue
         for s in json.load(open(sel))["selected"]:
             if s.get("test_cross_entropy_diff") is not None:
-                if os.path.isdir(s["dir"]):
-                    tests[os.path.normpath(s["dir"])] = s["test_cross_entropy_diff"]
-                else:  # selected where the runs were before being copied here
-                    tests_by_tail[tail(s["dir"])] = s["test_cross_entropy_diff"]
+                tests[os.path.normpath(s["dir"])] = s["test_cross_entropy_diff"]
+                tests_by_tail[(os.path.normpath(root), tail(s["dir"]))] = s["test_cross_entropy_diff"]
     # Models without a run on any task are left out; a model with runs on
     # some tasks shows "not started" on the others.
     present = [m for m in MODELS if any(model_dirs(r, t, m) for r in roots for t in TASKS)]
@@ -81,11 +86,11 @@ def main():
             for root in roots:
                 machine = MACHINES.get(os.path.basename(os.path.normpath(root)), "–")
                 for mdir in model_dirs(root, task, model):
-                    runs += [(d, machine) for d in runs_of(mdir)]
+                    runs += [(d, machine, root) for d in runs_of(mdir)]
             if not runs:
                 print(f"| {task} | {model} | – | – | – | – | – | – | 0 | not started | – | – |")
                 continue
-            for d, machine in runs:
+            for d, machine, root in runs:
                 run = json.load(open(os.path.join(d, "run.json")))
                 cfg = run["model"]
                 if cfg.get("stack_embedding"):
@@ -104,7 +109,7 @@ def main():
                 done = os.path.exists(os.path.join(d, "summary.json"))
                 test = None
                 if done:
-                    test = tests.get(os.path.normpath(d), tests_by_tail.get(tail(d)))
+                    test = tests.get(os.path.normpath(d), tests_by_tail.get((os.path.normpath(root), tail(d))))
                 print(f"{head} {best['epoch']} | {best['valid_cross_entropy_diff']:.4f} | "
                       f"{'–' if test is None else f'{test:.4f}'} | {log[-1]['epoch']} | "
                       f"{'yes' if done else 'no'} | {minutes(log[-1]['elapsed_seconds'])} | {machine} |")
