@@ -128,7 +128,11 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if adir != "" {
-		files, err := plotActions(strings.Split(adir, ","), *out)
+		dirs := strings.Split(adir, ",")
+		if slices.Contains(dirs, "") {
+			return fmt.Errorf("--actions %q: an empty directory in the list", adir)
+		}
+		files, err := plotActions(dirs, *out)
 		if err != nil {
 			return err
 		}

@@ -500,6 +500,9 @@ func TestPlotActionsSeeds(t *testing.T) {
 	if !strings.Contains(stdout.String(), fig3Name+".svg") {
 		t.Errorf("output %q does not list the figure", stdout.String())
 	}
+	if err := runPlot([]string{"--actions", dirs + ",", "--out", out}, &stdout, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("a list ending in a comma: error %v, want one about an empty directory", err)
+	}
 	other := filepath.Join(root, "other")
 	writeFakeActions(t, other, []string{"rns"}, 3)
 	err := runPlot([]string{"--actions", dirs + "," + other, "--out", out}, &stdout, &bytes.Buffer{})
