@@ -310,7 +310,9 @@ type CheckpointModels struct {
 	Model *Model
 	// Best has the parameters of the best epoch so far, BestEpoch; it is
 	// nil when BestEpoch is 0 (no epoch validated yet).
-	Best          *Model
+	Best *Model
+	// Epochs and Steps count the epochs done and the steps done of the
+	// next; BestEpoch is the best epoch so far (0: none yet).
 	Epochs, Steps int
 	BestEpoch     int
 	// History has the records of the Epochs epochs done.
