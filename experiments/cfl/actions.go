@@ -40,6 +40,22 @@ type actionsSettings struct {
 	String     string              `json:"string"`
 }
 
+// readActionsSettings reads the actionsSettings of a model's directory
+// written by cfl actions; an absent file is an error wrapping
+// os.ErrNotExist, and a malformed one names the file.
+func readActionsSettings(dir string) (actionsSettings, error) {
+	var as actionsSettings
+	path := filepath.Join(dir, actionsSettingsFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return as, err
+	}
+	if err := json.Unmarshal(b, &as); err != nil {
+		return as, fmt.Errorf("%s: %w", path, err)
+	}
+	return as, nil
+}
+
 // actionRecord is one line of actions.jsonl: after epoch Epoch, the
 // normalized weights of the action types (push, replace, pop) of each
 // stack update t = 1 … n−1 on the fixed string String (symbols separated

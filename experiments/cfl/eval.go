@@ -51,9 +51,6 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	}
-	if *last && filepath.Base(*modelPath) != experiment.CheckpointFile {
-		return fmt.Errorf("--last is for a %s file; --model %s is not one", experiment.CheckpointFile, *modelPath)
-	}
 	t, m, s, err := loadEvalRun(*modelPath, *last, *taskName, *grammarFile, params(), *grammar, fs.Changed("grammar"), *force)
 	if err != nil {
 		return err

@@ -674,18 +674,13 @@ const convergedDiff = 0.05
 func actionTitle(dir, kind string, withSeed bool, epochs int) (string, error) {
 	title := modelLabel(kind)
 	if withSeed {
-		path := filepath.Join(dir, actionsSettingsFile)
-		b, err := os.ReadFile(path)
+		as, err := readActionsSettings(dir)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			title += ", " + filepath.Base(filepath.Dir(dir))
 		case err != nil:
 			return "", err
 		default:
-			var as actionsSettings
-			if err := json.Unmarshal(b, &as); err != nil {
-				return "", fmt.Errorf("%s: %w", path, err)
-			}
 			title += fmt.Sprintf(", seed %d", as.Run.Seed)
 		}
 	}

@@ -54,23 +54,15 @@ func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, experiment.S
 	if !fi.IsDir() {
 		dir, modelPath = filepath.Dir(path), path
 	}
-	checkpoint := filepath.Base(modelPath) == experiment.CheckpointFile
-	if last && !checkpoint {
-		return nil, nil, s, fmt.Errorf("--last is for a %s file; --model %s is not one", experiment.CheckpointFile, path)
-	}
 	s, err = experiment.ReadSettings(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		// A cfl actions run keeps its settings in settings.json.
-		var as actionsSettings
-		b, aerr := os.ReadFile(filepath.Join(dir, actionsSettingsFile))
+		as, aerr := readActionsSettings(dir)
 		switch {
 		case errors.Is(aerr, os.ErrNotExist):
 			return nil, nil, s, fmt.Errorf("--model %s: not a cfl train or actions run: no %s or %s in %s", path, experiment.RunFile, actionsSettingsFile, dir)
 		case aerr != nil:
 			return nil, nil, s, fmt.Errorf("--model %s: %w", path, aerr)
-		}
-		if aerr := json.Unmarshal(b, &as); aerr != nil {
-			return nil, nil, s, fmt.Errorf("--model %s: %s: %w", path, filepath.Join(dir, actionsSettingsFile), aerr)
 		}
 		s, err = as.Run, nil
 	}
@@ -99,8 +91,13 @@ func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, experiment.S
 // loadModelFile loads the model file at path or, when path is a
 // checkpoint file (experiment.CheckpointFile), the best model so far in
 // it, or with last the model at the checkpoint.
+//
+// last with a path other than a checkpoint file is an error.
 func loadModelFile(path string, last bool) (*nsrnn.Model, error) {
 	if filepath.Base(path) != experiment.CheckpointFile {
+		if last {
+			return nil, fmt.Errorf("--last is for a %s file; %s is not one", experiment.CheckpointFile, path)
+		}
 		return nsrnn.Load(path)
 	}
 	cm, err := nsrnn.LoadCheckpointModels(path)
