@@ -20,12 +20,12 @@ func init() {
 
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("eval", stdout)
-	modelPath, last := modelFlags(fs, "the task comes from the run's "+experiment.RunFile+" unless --task is given")
-	taskName := fs.String("task", "", "task: "+taskNames()+" (default: the run's, from its "+experiment.RunFile+")")
+	modelPath, last := modelFlags(fs, taskFromRun+" unless --task is given")
+	taskName := fs.String("task", "", "task: "+taskNames()+" (default: the run's, from its "+experiment.RunFile+" or "+actionsSettingsFile+")")
 	params := taskParamFlags(fs)
 	grammar := cli.AddGrammarFlag(fs)
 	gf := fs.Lookup("grammar")
-	gf.Usage = "task definition: " + joinNames(data.GrammarNames()) + " (default: the run's, from its " + experiment.RunFile + ", else paper)"
+	gf.Usage = "task definition: " + joinNames(data.GrammarNames()) + " (default: the run's, from its " + experiment.RunFile + " or " + actionsSettingsFile + ", else paper)"
 	gf.DefValue = ""
 	grammarFile := grammarFileFlag(fs)
 	force := fs.Bool("force", false, "evaluate on a --task, --grammar-file, task parameters or under a --grammar other than the run's")
@@ -106,23 +106,17 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 // on a grammar file reads it again (it must not have changed), and one on
 // the user's strings has their vocabulary. Errors name the flags.
 func loadEvalRun(path string, last bool, taskName, grammarFile string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, experiment.Settings, error) {
-	fi, err := os.Stat(path)
+	r, err := openEvalRun(path)
 	if err != nil {
-		return nil, nil, experiment.Settings{}, fmt.Errorf("--model: %w", err)
+		return nil, nil, r.s, err
 	}
-	dir, file := path, filepath.Join(path, experiment.ModelFile)
-	if !fi.IsDir() {
-		dir, file = filepath.Dir(path), path
-	}
-	s, err := experiment.ReadSettings(dir)
-	hasRun := err == nil
+	s, hasRun, runFile := r.s, r.hasRun, r.settingsPath
 	userRun := hasRun && (s.GrammarFile != nil || s.Files != nil)
 	if grammarFile == "" && !(userRun && taskName == "") {
-		t, m, err := loadTableEvalRun(path, last, taskName, p, flag, grammarGiven, force)
+		t, m, err := loadTableEvalRun(r, last, taskName, p, flag, grammarGiven, force)
 		return t, m, s, err
 	}
 	// A grammar file given, or a run on the user's data evaluated on it.
-	runFile := filepath.Join(dir, experiment.RunFile)
 	g := flag
 	if hasRun && !grammarGiven {
 		g = s.Grammar
@@ -148,46 +142,71 @@ func loadEvalRun(path string, last bool, taskName, grammarFile string, p data.Pa
 			return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
 		}
 	}
-	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) && hasRun {
-		return nil, nil, s, fmt.Errorf("--model %s: the run has not finished: no model yet (no %s; its progress is in %s, its best model so far in %s)",
-			path, experiment.ModelFile, filepath.Join(dir, experiment.LogFile), filepath.Join(dir, experiment.CheckpointFile))
-	}
-	m, err := loadModelFile(file, last)
-	if err != nil {
-		return nil, nil, s, fmt.Errorf("--model: %w", err)
-	}
-	if m.Config().OutputVocab != len(t.Vocabulary()) || m.Config().InputVocab != len(t.Terminals()) {
-		return nil, nil, s, fmt.Errorf("--model %s has a vocabulary of %d symbols, task %s has %d", path, m.Config().OutputVocab, t, len(t.Vocabulary()))
-	}
-	return t, m, s, nil
+	m, err := r.load(t, last)
+	return t, m, s, err
 }
 
-// loadTableEvalRun is loadEvalRun for a task of the table.
-func loadTableEvalRun(path string, last bool, taskName string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, error) {
+// evalRun is eval's --model resolved: the run directory, the model file
+// to load, and the run's settings (zero without a run.json, or a cfl
+// actions run's settings.json) with the path they were read from.
+type evalRun struct {
+	path, dir, file string
+	s               experiment.Settings
+	hasRun          bool
+	settingsPath    string
+}
+
+// openEvalRun resolves --model, a run directory or a model or checkpoint
+// file in one, and reads the run's settings if it has any.
+func openEvalRun(path string) (evalRun, error) {
+	r := evalRun{path: path, dir: path, file: filepath.Join(path, experiment.ModelFile)}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--model: %w", err)
+		return r, fmt.Errorf("--model: %w", err)
 	}
-	dir, file := path, filepath.Join(path, experiment.ModelFile)
 	if !fi.IsDir() {
-		dir, file = filepath.Dir(path), path
+		r.dir, r.file = filepath.Dir(path), path
 	}
-	s, err := experiment.ReadSettings(dir)
-	hasRun := err == nil
+	r.s, r.settingsPath, err = readRunSettings(r.dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
-		return nil, nil, fmt.Errorf("--model: %w", err)
+		return r, fmt.Errorf("--model %s: %w", path, err)
+	default:
+		r.hasRun = true
 	}
+	return r, nil
+}
+
+// load loads the run's model (or, from a checkpoint file, the best so far
+// or with last the model at the checkpoint) and checks it against t.
+func (r evalRun) load(t *data.Task, last bool) (*nsrnn.Model, error) {
+	if _, err := os.Stat(r.file); errors.Is(err, os.ErrNotExist) && r.hasRun {
+		return nil, fmt.Errorf("--model %s: the run has not finished: no model yet (no %s; its progress is in %s, its best model so far in %s)",
+			r.path, experiment.ModelFile, filepath.Join(r.dir, experiment.LogFile), filepath.Join(r.dir, experiment.CheckpointFile))
+	}
+	m, err := loadModelFile(r.file, last)
+	if err != nil {
+		return nil, fmt.Errorf("--model: %w", err)
+	}
+	if m.Config().OutputVocab != len(t.Vocabulary()) || m.Config().InputVocab != len(t.Terminals()) {
+		return nil, fmt.Errorf("--model %s has a vocabulary of %d symbols, task %s has %d", r.path, m.Config().OutputVocab, t, len(t.Vocabulary()))
+	}
+	return m, nil
+}
+
+// loadTableEvalRun is loadEvalRun for a task of the table.
+func loadTableEvalRun(r evalRun, last bool, taskName string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, error) {
+	s, hasRun := r.s, r.hasRun
 	g := flag
 	switch {
 	case !hasRun && taskName == "":
-		return nil, nil, fmt.Errorf("--task is required: --model %s has no %s to take it from (one of %s)", path, experiment.RunFile, taskNames())
+		return nil, nil, fmt.Errorf("--task is required: --model %s has no %s to take it from (one of %s)", r.path, experiment.RunFile, taskNames())
 	case hasRun && taskName == "":
 		taskName = s.Task
 	case hasRun && taskName != s.Task && !force:
 		return nil, nil, fmt.Errorf("--task %s differs from the task the model was trained on, %s (%s); use --force to evaluate it on %s anyway",
-			taskName, s.Task, filepath.Join(dir, experiment.RunFile), taskName)
+			taskName, s.Task, r.settingsPath, taskName)
 	}
 	if hasRun {
 		switch {
@@ -195,7 +214,7 @@ func loadTableEvalRun(path string, last bool, taskName string, p data.Params, fl
 			g = s.Grammar
 		case flag != s.Grammar && !force:
 			return nil, nil, fmt.Errorf("--grammar %s differs from the run's grammar %s (%s); use --force to evaluate it under %s anyway",
-				flag, s.Grammar, filepath.Join(dir, experiment.RunFile), flag)
+				flag, s.Grammar, r.settingsPath, flag)
 		}
 	}
 	if hasRun && taskName == s.Task && p == nil {
@@ -207,18 +226,8 @@ func loadTableEvalRun(path string, last bool, taskName string, p data.Params, fl
 	}
 	if hasRun && t.Name() == s.Task && t.Params().String() != s.TaskParams.String() && !force {
 		return nil, nil, fmt.Errorf("the task parameters %q differ from those of the run, %q (%s); use --force to evaluate it on %s anyway",
-			t.Params(), s.TaskParams, filepath.Join(dir, experiment.RunFile), t)
+			t.Params(), s.TaskParams, r.settingsPath, t)
 	}
-	if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) && hasRun {
-		return nil, nil, fmt.Errorf("--model %s: the run has not finished: no model yet (no %s; its progress is in %s, its best model so far in %s)",
-			path, experiment.ModelFile, filepath.Join(dir, experiment.LogFile), filepath.Join(dir, experiment.CheckpointFile))
-	}
-	m, err := loadModelFile(file, last)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--model: %w", err)
-	}
-	if m.Config().OutputVocab != len(t.Vocabulary()) || m.Config().InputVocab != len(t.Terminals()) {
-		return nil, nil, fmt.Errorf("--model %s has a vocabulary of %d symbols, task %s has %d", path, m.Config().OutputVocab, t, len(t.Vocabulary()))
-	}
-	return t, m, nil
+	m, err := r.load(t, last)
+	return t, m, err
 }

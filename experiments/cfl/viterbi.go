@@ -54,18 +54,7 @@ func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, experiment.S
 	if !fi.IsDir() {
 		dir, modelPath = filepath.Dir(path), path
 	}
-	s, err = experiment.ReadSettings(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		// A cfl actions run keeps its settings in settings.json.
-		as, aerr := readActionsSettings(dir)
-		switch {
-		case errors.Is(aerr, os.ErrNotExist):
-			return nil, nil, s, fmt.Errorf("--model %s: not a cfl train or actions run: no %s or %s in %s", path, experiment.RunFile, actionsSettingsFile, dir)
-		case aerr != nil:
-			return nil, nil, s, fmt.Errorf("--model %s: %w", path, aerr)
-		}
-		s, err = as.Run, nil
-	}
+	s, _, err = readRunSettings(dir)
 	if err != nil {
 		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
 	}
@@ -86,6 +75,23 @@ func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, experiment.S
 			path, c.OutputVocab, t.Name(), len(t.Vocabulary()))
 	}
 	return m, t, s, nil
+}
+
+// readRunSettings reads the settings of the run in dir: its run.json, or
+// the run settings in the settings.json of a cfl actions run. It returns
+// them with the path of the file read; a directory with neither file is
+// an error wrapping os.ErrNotExist.
+func readRunSettings(dir string) (experiment.Settings, string, error) {
+	path := filepath.Join(dir, experiment.RunFile)
+	s, err := experiment.ReadSettings(dir)
+	if !errors.Is(err, os.ErrNotExist) {
+		return s, path, err
+	}
+	as, err := readActionsSettings(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return s, "", fmt.Errorf("not a cfl train or actions run: no %s or %s in %s: %w", experiment.RunFile, actionsSettingsFile, dir, os.ErrNotExist)
+	}
+	return as.Run, filepath.Join(dir, actionsSettingsFile), err
 }
 
 // loadModelFile loads the model file at path or, when path is a

@@ -353,7 +353,11 @@ func TestCheckpointAsModel(t *testing.T) {
 	if got, want := eval("--model", ckpt), eval("--model", train); !reflect.DeepEqual(report(got), report(want)) {
 		t.Errorf("eval of the checkpoint's best model\n%s\nof the run's model\n%s", got, want)
 	}
-	eval("--model", filepath.Join(actions, "ns+s", experiment.CheckpointFile), "--last", "--task", "marked-reversal")
+	// A cfl actions run's task comes from its settings.json, as for viterbi.
+	eval("--model", filepath.Join(actions, "ns+s", experiment.CheckpointFile), "--last")
+	if status, _, stderr := run("eval", "--model", filepath.Join(actions, "ns+s", experiment.CheckpointFile), "--task", "dyck"); status == 0 || !strings.Contains(stderr, actionsSettingsFile) {
+		t.Errorf("eval of a cfl actions run on another task: status %d, stderr %q; want an error naming its %s", status, stderr, actionsSettingsFile)
+	}
 	for _, args := range [][]string{{"--model", train, "--last"}, {"--model", unfinished}} {
 		status, _, stderr := run(append([]string{"eval"}, args...)...)
 		if status == 0 || !strings.Contains(stderr, experiment.CheckpointFile) {
