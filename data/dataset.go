@@ -23,6 +23,27 @@ func validLengthsNonEmpty(l Language, minLen, maxLen int) ([]int, error) {
 	return ns, nil
 }
 
+// MaxSampleWords is the most memory, in 8-byte words, that SampleStrings,
+// SampleBatches and SampleTestSet may need for the strings they return,
+// counting each string at the longest length asked for plus 3 words of
+// overhead: 2^29 words, 4 GiB. A larger request is refused with an error
+// (see CheckSampleSize) instead of exhausting memory.
+const MaxSampleWords = 1 << 29
+
+// CheckSampleSize returns an error if count strings of up to maxLen
+// symbols would need more than MaxSampleWords words of memory, or if count
+// or maxLen is negative.
+func CheckSampleSize(count, maxLen int) error {
+	if count < 0 || maxLen < 0 {
+		return fmt.Errorf("data: %d strings of up to %d symbols: want non-negative sizes", count, maxLen)
+	}
+	if per := maxLen + 3; count > MaxSampleWords/per {
+		return fmt.Errorf("data: %d strings of up to %d symbols would take up to %.3g GiB, more than the limit of %d GiB",
+			count, maxLen, float64(count)*float64(per)*8/(1<<30), MaxSampleWords*8>>30)
+	}
+	return nil
+}
+
 // SampleStrings returns count strings, each drawn by choosing a length
 // uniformly from the valid lengths in [minLen, maxLen] and then a string
 // from the language's distribution (p_G for a grammar) conditioned on that
@@ -35,6 +56,9 @@ func SampleStrings(g Language, count, minLen, maxLen int, rng *rand.Rand) ([][]i
 	}
 	if rng == nil {
 		return nil, errors.New("data: nil random source")
+	}
+	if err := CheckSampleSize(count, maxLen); err != nil {
+		return nil, err
 	}
 	ns, err := validLengthsNonEmpty(g, minLen, maxLen)
 	if err != nil {
@@ -66,6 +90,9 @@ func SampleBatches(g Language, numStrings, batchSize, minLen, maxLen int, rng *r
 	}
 	if rng == nil {
 		return nil, errors.New("data: nil random source")
+	}
+	if err := CheckSampleSize(numStrings, maxLen); err != nil {
+		return nil, err
 	}
 	ns, err := validLengthsNonEmpty(g, minLen, maxLen)
 	if err != nil {
@@ -99,6 +126,13 @@ func SampleTestSet(g Language, perLength, minLen, maxLen int, rng *rand.Rand) ([
 	}
 	ns, err := validLengthsNonEmpty(g, minLen, maxLen)
 	if err != nil {
+		return nil, err
+	}
+	if perLength > 0 && len(ns) > MaxSampleWords/perLength {
+		return nil, fmt.Errorf("data: %d strings for each of %d lengths would take more than the limit of %d GiB",
+			perLength, len(ns), MaxSampleWords*8>>30)
+	}
+	if err := CheckSampleSize(perLength*len(ns), ns[len(ns)-1]); err != nil {
 		return nil, err
 	}
 	ws := make([][]int, 0, perLength*len(ns))

@@ -147,9 +147,35 @@ func TestDatasetErrors(t *testing.T) {
 		{"negative count", func() error { _, err := SampleStrings(g, -1, 40, 80, rng); return err }()},
 		{"nil rng", func() error { _, err := SampleTestSet(g, 1, 40, 80, nil); return err }()},
 		{"split zero", func() error { _, err := SplitBatches(nil, 0); return err }()},
+		// More than MaxSampleWords of strings: refused before any is drawn.
+		{"too many strings", func() error { _, err := SampleStrings(g, 1e11, 40, 80, rng); return err }()},
+		{"too many batches", func() error { _, err := SampleBatches(g, 1e11, 10, 40, 80, rng); return err }()},
+		{"too many per length", func() error { _, err := SampleTestSet(g, 1e8, 40, 80, rng); return err }()},
+		{"overflowing per length", func() error { _, err := SampleTestSet(g, math.MaxInt/2, 40, 80, rng); return err }()},
 	} {
 		if test.err == nil {
 			t.Errorf("%s: no error", test.name)
+		}
+	}
+}
+
+// TestCheckSampleSize checks the limit of MaxSampleWords at its edge.
+func TestCheckSampleSize(t *testing.T) {
+	for _, c := range []struct {
+		count, maxLen int
+		ok            bool
+	}{
+		{0, 0, true},
+		{10000, 80, true},
+		{MaxSampleWords / 83, 80, true},
+		{MaxSampleWords/83 + 1, 80, false},
+		{math.MaxInt, 1, false},
+		{1, math.MaxInt - 3, false},
+		{-1, 80, false},
+		{1, -1, false},
+	} {
+		if err := CheckSampleSize(c.count, c.maxLen); (err == nil) != c.ok {
+			t.Errorf("CheckSampleSize(%d, %d) = %v; want ok %v", c.count, c.maxLen, err, c.ok)
 		}
 	}
 }

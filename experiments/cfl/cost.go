@@ -122,6 +122,9 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	if s.TrainSize < 1 || s.ValidSize < 1 || s.BatchSize < 1 || s.Hidden < 1 || s.Epochs < 1 || *workers < 1 {
 		return fmt.Errorf("--train-size, --valid-size, --batch-size, --hidden, --epochs and --workers must be at least 1")
 	}
+	if err := checkSetSizes(s.TrainSize, s.ValidSize, s.MaxLength, *lengths); err != nil {
+		return err
+	}
 	s.Workers = *workers
 	t, td, err := costData(fs, *task, params(), *grammar, src)
 	if err != nil {

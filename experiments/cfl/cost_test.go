@@ -115,6 +115,7 @@ func TestCostOtherData(t *testing.T) {
 		{"--train", train, "--valid", valid, "--lengths", "3:5"},
 		{"--train", train, "--valid", valid, "--task", "dyck"},
 		{"--train", train},
+		{"--task", "dyck", "--train-size", "100000000000"},
 		{"--task", "dyck", "--grammar-file", filepath.Join("..", "..", "examples", "grammars", "dyck.pcfg")},
 	} {
 		if err := runCost(append(slices.Clone(small), args...), &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--") {

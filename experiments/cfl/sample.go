@@ -13,7 +13,8 @@ func init() {
 	prog.Register("sample", "sample strings of a CFL task", runSample)
 }
 
-// runSample writes --count strings of --task, one per line, each with a
+// runSample writes --count strings of --task, one per line (a chunk at a
+// time: any count fits in memory), each with a
 // length drawn uniformly from the valid lengths in --lengths and then drawn
 // from the task's distribution (its PCFG under the definition --grammar,
 // or uniform for a task of the 2023 release) conditioned on that length.
@@ -46,10 +47,21 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	}
+	// The strings are drawn and written a chunk at a time, so that any
+	// --count fits in memory; the strings are those of one call of
+	// data.SampleStrings, which draws them one after the other.
 	rng := rand.New(rand.NewPCG(*seed, 0))
-	ws, err := data.SampleStrings(t, *count, minLen, maxLen, rng)
-	if err != nil {
-		return fmt.Errorf("--lengths %s: %w", *lengths, err)
+	chunk := max(1, min(4096, data.MaxSampleWords/(maxLen+3)))
+	for left := *count; ; left -= chunk {
+		ws, err := data.SampleStrings(t, min(left, chunk), minLen, maxLen, rng)
+		if err != nil {
+			return fmt.Errorf("--lengths %s: %w", *lengths, err)
+		}
+		if err := data.WriteStrings(stdout, ws, t.Terminals()); err != nil {
+			return err
+		}
+		if left <= chunk {
+			return nil
+		}
 	}
-	return data.WriteStrings(stdout, ws, t.Terminals())
 }

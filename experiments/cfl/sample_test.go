@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -85,6 +88,54 @@ func TestSampleCommand(t *testing.T) {
 		if _, other, _ := run(args...); other == out {
 			t.Errorf("%s: different seeds gave the same output", test.task)
 		}
+	}
+}
+
+// TestSampleCommandChunks checks that cfl sample, which draws and writes
+// its strings a chunk at a time, writes the strings of one call of
+// data.SampleStrings with its seed, across chunks.
+func TestSampleCommandChunks(t *testing.T) {
+	const count = 9000 // more than two chunks
+	status, out, errOut := run("sample", "--task", data.Dyck, "--count", "9000", "--lengths", "2:6", "--seed", "5")
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, errOut)
+	}
+	task, _ := data.NewTask(data.Dyck)
+	want, err := data.SampleStrings(task, count, 2, 6, rand.New(rand.NewPCG(5, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := data.WriteStrings(&b, want, task.Terminals()); err != nil {
+		t.Fatal(err)
+	}
+	if out != b.String() {
+		t.Error("the chunked output differs from data.SampleStrings'")
+	}
+}
+
+// failingWriter fails every write after the first n bytes.
+type failingWriter struct{ n int }
+
+var errWriterFull = errors.New("writer full")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errWriterFull
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestSampleCommandHugeCount checks that a count far beyond memory is
+// streamed: the command fails at its writer's error, after about as much
+// as the writer took, instead of exhausting memory before it writes.
+func TestSampleCommandHugeCount(t *testing.T) {
+	err := runSample([]string{"--task", data.Dyck, "--count", "100000000000", "--lengths", "40:80"}, &failingWriter{n: 1 << 20}, io.Discard)
+	if !errors.Is(err, errWriterFull) {
+		t.Fatalf("error %v, want the writer's", err)
 	}
 }
 

@@ -177,6 +177,22 @@ func checkProtocol(s *experiment.Settings, lengths string) error {
 	case !(s.Decay > 0 && s.Decay <= 1):
 		return fmt.Errorf("--decay %g must be in (0, 1]", s.Decay)
 	}
+	return checkSetSizes(s.TrainSize, s.ValidSize, s.MaxLength, lengths)
+}
+
+// checkSetSizes refuses --train-size and --valid-size (positive) that,
+// with the longest of --lengths, would need more memory than sampled sets
+// may take (data.CheckSampleSize), naming the flags.
+func checkSetSizes(trainSize, validSize, maxLen int, lengths string) error {
+	if err := data.CheckSampleSize(trainSize, maxLen); err != nil {
+		return fmt.Errorf("--train-size %d with --lengths %s: %w", trainSize, lengths, err)
+	}
+	if err := data.CheckSampleSize(validSize, maxLen); err != nil {
+		return fmt.Errorf("--valid-size %d with --lengths %s: %w", validSize, lengths, err)
+	}
+	if err := data.CheckSampleSize(trainSize+validSize, maxLen); err != nil {
+		return fmt.Errorf("--train-size %d and --valid-size %d with --lengths %s: %w", trainSize, validSize, lengths, err)
+	}
 	return nil
 }
 
