@@ -173,6 +173,10 @@ func (s *JM) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, er
 			return nil, err
 		}
 	}
+	if b := jmTapeBytes(batch, s.m, s.depth, steps, carry); b > MaxTapeBytes {
+		return nil, fmt.Errorf("stacks: the JM stack's tape for batch %d over %d steps (vectors of %d, depth limit %d) would take %.3g GiB, more than the limit of %d GiB: reduce the batch, the length, the vector size or the depth limit",
+			batch, steps, s.m, s.depth, b/(1<<30), MaxTapeBytes>>30)
+	}
 	g := pb.Graph()
 	id := baselineIDs.Add(1)
 	in := &jmInstance{s: s, pb: pb, batch: batch, steps: steps, id: id, carry: carry,
@@ -187,6 +191,28 @@ func (s *JM) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, er
 	in.act = make([]float64, batch*(3+s.m))
 	in.grad = make([]float64, batch*(3+s.m))
 	return in, nil
+}
+
+// jmTapeBytes is the most memory a JM stack of vectors of size m with the
+// given depth limit (0: none) takes for a pass of steps steps over batch
+// stacks: its tape holds s_0 … s_steps, of heights L_t at most L_0 + t
+// (L_0 up to the depth limit when the stack is carried, 0 otherwise), at
+// most the depth limit, and without one at most steps − t + 1 (trimmed);
+// a carried stack also keeps its state and two gradients of the largest
+// height.
+func jmTapeBytes(batch, m, depth, steps int, carry bool) float64 {
+	S, K := float64(steps), float64(depth)
+	var cells, largest float64
+	switch {
+	case depth == 0: // L_t = min(t, steps − t + 1)
+		cells, largest = math.Floor((S+1)*(S+1)/4), math.Floor((S+1)/2)
+	case carry: // L_t = K
+		cells, largest = (S+1)*K+K, K
+	default: // L_t = min(t, K)
+		c := min(S, K)
+		cells, largest = c*(c+1)/2+(S-c)*K, c
+	}
+	return 8 * float64(batch) * float64(m) * (cells + 2*largest)
 }
 
 // jmInstance is a JM stack bound to one graph.

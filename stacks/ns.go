@@ -250,8 +250,9 @@ func (s *NS) Replica(threads int) Layer {
 var graphIDs atomic.Uint64
 
 // MaxTapeBytes is the most memory the dynamic program of one bound NS or
-// VRNS stack may take; Bind and NewRunner refuse larger batches and lengths
-// with an error rather than exhausting the machine's memory.
+// VRNS stack, or the tape of one bound JM stack, may take; Bind and
+// NewRunner refuse larger batches, lengths (and JM depth limits) with an
+// error rather than exhausting the machine's memory.
 const MaxTapeBytes = 8 << 30
 
 // Bind implements Layer.

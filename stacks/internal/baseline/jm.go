@@ -99,6 +99,12 @@ func resizeBools(x []bool, n int) []bool {
 // Steps is the number of steps of the pass laid out by Begin.
 func (j *JM) Steps() int { return j.steps }
 
+// Words is the number of float64 values of the pass laid out by Begin:
+// the stacks s_0 … s_steps and the two gradients of the largest height
+// (not the recorded actions and pushed vectors, which a graph's own
+// tensors match).
+func (j *JM) Words() int { return len(j.s) + len(j.adj[0]) + len(j.adj[1]) }
+
 // Height returns L_t.
 func (j *JM) Height(t int) int { return j.height[t] }
 
