@@ -30,7 +30,9 @@
 // (see "Tasks" below), and the paper's five also by the New* constructors.
 // Datasets follow the paper's training protocol: Task.SampleBatches draws
 // one length uniformly from the valid lengths per batch; SampleTestSet
-// draws a fixed number of strings per length. ComputeLowerBound gives the
+// draws a fixed number of strings per length. The sampled sets are held in
+// memory, so a request for more than MaxSampleWords words of strings is
+// refused with an error (CheckSampleSize). ComputeLowerBound gives the
 // per-symbol cross-entropy of the source distribution
 // p(w) = (1/K)·p(w | |w|), the lower bound against which models are
 // measured.

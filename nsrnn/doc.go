@@ -137,7 +137,8 @@
 // model. MaxGraphBytes is the memory rule of everything else a model
 // allocates by count: a graph (batch × length), a Stream's streams, and
 // Sample's strings are refused with an error wrapping ErrTooLarge before
-// they are allocated; the stacks' dynamic programs have their own bound,
+// they are allocated; the stacks' dynamic programs and the superposition
+// stack's tape (which grows with its depth limit) have their own bound,
 // stacks.MaxTapeBytes.
 //
 // Gorgonia's compiler merges distinct nodes whose 32-bit hashes collide,
