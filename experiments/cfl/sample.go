@@ -51,7 +51,7 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	// --count fits in memory; the strings are those of one call of
 	// data.SampleStrings, which draws them one after the other.
 	rng := rand.New(rand.NewPCG(*seed, 0))
-	chunk := max(1, min(4096, data.MaxSampleWords/(maxLen+3)))
+	const chunk = 4096 // far below data.MaxSampleWords at any valid length
 	for left := *count; ; left -= chunk {
 		ws, err := data.SampleStrings(t, min(left, chunk), minLen, maxLen, rng)
 		if err != nil {
