@@ -139,7 +139,9 @@
 // Sample's strings are refused with an error wrapping ErrTooLarge before
 // they are allocated; the stacks' dynamic programs and the superposition
 // stack's tape (which grows with its depth limit) have their own bound,
-// stacks.MaxTapeBytes.
+// stacks.MaxTapeBytes. A graph is built at its first run, so a program
+// that streams a corpus asks Stream.CheckChunk about its longest chunk
+// before it starts, and gets the error that chunk's run would return.
 //
 // Gorgonia's compiler merges distinct nodes whose 32-bit hashes collide,
 // and the program then computes something else without a word (about one

@@ -169,3 +169,57 @@ func TestLibraryChecks(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamCheckChunk checks that CheckChunk refuses exactly the chunks
+// whose run the memory rules refuse, with the same error, for the graph's
+// rule (a long chunk at the Penn Treebank sizes) and for the stacks' rule
+// (a window or depth limit far beyond memory), and accepts the others.
+func TestStreamCheckChunk(t *testing.T) {
+	ptbSize := newTiny(t, Config{Kind: LSTM, InputVocab: 10000, OutputVocab: 10000, Embedding: 256, Hidden: 256, InitRange: 0.05}, 1)
+	wide := streamConfigs()["rns-D3"]
+	wide.Window = 1 << 26
+	deep := streamConfigs()["jm-depth3"]
+	deep.DepthLimit = 1 << 28
+	vwide := streamConfigs()["vrns-D3"]
+	vwide.Window = 1 << 26
+	for _, c := range []struct {
+		name  string
+		m     *Model
+		batch int
+		n     int
+		want  string // "" for no error
+	}{
+		{"PTB sizes, 35 tokens", ptbSize, 32, 35, ""},
+		{"PTB sizes, 2000 tokens", ptbSize, 32, 2000, "positions"},
+		{"window 2^26", newTiny(t, wide, 1), 2, 4, "window 67108864"},
+		{"window 3", newTiny(t, streamConfigs()["rns-D3"], 1), 2, 4, ""},
+		{"vector stack, window 2^26", newTiny(t, vwide, 1), 2, 4, "window 67108864"},
+		{"depth limit 2^28", newTiny(t, deep, 1), 2, 4, "depth limit 268435456"},
+		{"depth limit 3", newTiny(t, streamConfigs()["jm-depth3"], 1), 2, 4, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := c.m.NewStream(c.batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check := s.CheckChunk(c.n)
+			in := make([][]int, c.batch)
+			for i := range in {
+				in[i] = make([]int, c.n)
+			}
+			_, run := s.Loss(in, in)
+			switch {
+			case c.want == "" && (check != nil || run != nil):
+				t.Errorf("CheckChunk: %v; Loss: %v; want both to succeed", check, run)
+			case c.want != "" && (check == nil || !strings.Contains(check.Error(), c.want) || !strings.Contains(check.Error(), "GiB")):
+				t.Errorf("CheckChunk: %v, want an error that says %q and GiB", check, c.want)
+			case c.want != "" && (run == nil || !strings.Contains(run.Error(), check.Error())):
+				t.Errorf("Loss: %v, want the error of CheckChunk, %v", run, check)
+			}
+		})
+	}
+	s, _ := ptbSize.NewStream(1)
+	if err := s.CheckChunk(0); err == nil {
+		t.Error("CheckChunk(0): no error")
+	}
+}

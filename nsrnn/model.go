@@ -321,6 +321,23 @@ func (m *Model) buildGraph(key graphKey) (*graph, error) {
 // hashCollision is fused.HashCollision; tests replace it.
 var hashCollision = fused.HashCollision
 
+// checkSize applies the memory rules to a graph for batch sequences of n
+// symbols (positions outputs, stackSteps stack updates, carried with
+// carry): MaxGraphBytes to the graph and, for a stack whose memory grows
+// with the run (stacks.Sizer), stacks.MaxTapeBytes to its tape.
+func (m *Model) checkSize(batch, n, positions, stackSteps int, carry bool) error {
+	if bytes := float64(positions) * float64(batch) * m.cfg.positionBytes(); bytes > MaxGraphBytes {
+		return fmt.Errorf("%w: a graph for a batch of %d over %d positions would take about %.3g GiB, more than the limit of %d GiB (MaxGraphBytes): reduce the batch or the length",
+			ErrTooLarge, batch, n, bytes/(1<<30), MaxGraphBytes>>30)
+	}
+	if sz, ok := m.stack.(stacks.Sizer); ok {
+		if err := sz.CheckSize(batch, stackSteps, carry); err != nil {
+			return fmt.Errorf("nsrnn: %w", err)
+		}
+	}
+	return nil
+}
+
 // buildGraphOnce builds the graph of a key, without its tape machine.
 func (m *Model) buildGraphOnce(key graphKey) (*graph, error) {
 	n, batch := key.n, key.batch
@@ -335,9 +352,8 @@ func (m *Model) buildGraphOnce(key graphKey) (*graph, error) {
 	if stream {
 		positions, stackSteps = n, n
 	}
-	if bytes := float64(positions) * float64(batch) * m.cfg.positionBytes(); bytes > MaxGraphBytes {
-		return nil, fmt.Errorf("%w: a graph for a batch of %d over %d positions would take about %.3g GiB, more than the limit of %d GiB (MaxGraphBytes): reduce the batch or the length",
-			ErrTooLarge, batch, n, bytes/(1<<30), MaxGraphBytes>>30)
+	if err := m.checkSize(batch, n, positions, stackSteps, stream); err != nil {
+		return nil, err
 	}
 	gr.tokens = tensor.New(tensor.WithShape(batch, width), tensor.Of(tensor.Float64))
 	gr.targets = tensor.New(tensor.WithShape(batch, positions), tensor.Of(tensor.Float64))

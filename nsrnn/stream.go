@@ -107,6 +107,19 @@ func (s *Stream) SetState(st *State) error {
 	return nil
 }
 
+// CheckChunk returns the error that a chunk of n tokens per stream would
+// meet under the memory rules (MaxGraphBytes for the graph,
+// stacks.MaxTapeBytes for the stack's dynamic program or tape, whose size
+// depends on the window or depth limit too), and nil if it fits. It builds
+// and allocates nothing, so that a program can refuse a chunk length before
+// it starts; n < 1 is an error.
+func (s *Stream) CheckChunk(n int) error {
+	if n < 1 {
+		return fmt.Errorf("nsrnn: chunk length %d < 1", n)
+	}
+	return s.m.checkSize(s.batch, n, n, n, true)
+}
+
 // load checks a chunk and writes it into the graph's inputs and state.
 func (s *Stream) load(inputs, targets [][]int, grad bool) (*graph, error) {
 	m := s.m

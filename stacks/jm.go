@@ -160,6 +160,18 @@ func (s *JM) tape(batch int) *baseline.JM {
 	return t
 }
 
+// CheckSize implements Sizer.
+func (s *JM) CheckSize(batch, steps int, carry bool) error {
+	if batch < 1 || steps < 0 {
+		return fmt.Errorf("stacks: JM size check with batch %d, steps %d", batch, steps)
+	}
+	if b := jmTapeBytes(batch, s.m, s.depth, steps, carry); b > MaxTapeBytes {
+		return fmt.Errorf("stacks: the JM stack's tape for batch %d over %d steps (vectors of %d, depth limit %d) would take %.3g GiB, more than the limit of %d GiB: reduce the batch, the length, the vector size or the depth limit",
+			batch, steps, s.m, s.depth, b/(1<<30), MaxTapeBytes>>30)
+	}
+	return nil
+}
+
 // Bind implements Layer. Each Step adds one node. The instance works on a
 // scratch tape shared with the other graphs bound to s for the same batch
 // size, so those graphs must not run concurrently. With a depth limit the
@@ -173,9 +185,8 @@ func (s *JM) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, er
 			return nil, err
 		}
 	}
-	if b := jmTapeBytes(batch, s.m, s.depth, steps, carry); b > MaxTapeBytes {
-		return nil, fmt.Errorf("stacks: the JM stack's tape for batch %d over %d steps (vectors of %d, depth limit %d) would take %.3g GiB, more than the limit of %d GiB: reduce the batch, the length, the vector size or the depth limit",
-			batch, steps, s.m, s.depth, b/(1<<30), MaxTapeBytes>>30)
+	if err := s.CheckSize(batch, steps, carry); err != nil {
+		return nil, err
 	}
 	g := pb.Graph()
 	id := baselineIDs.Add(1)

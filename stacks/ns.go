@@ -252,8 +252,30 @@ var graphIDs atomic.Uint64
 // MaxTapeBytes is the most memory the dynamic program of one bound NS or
 // VRNS stack, or the tape of one bound JM stack, may take; Bind and
 // NewRunner refuse larger batches, lengths (and JM depth limits) with an
-// error rather than exhausting the machine's memory.
+// error rather than exhausting the machine's memory. Their CheckSize
+// (Sizer) says beforehand whether a run's tape fits.
 const MaxTapeBytes = 8 << 30
+
+// windowAdvice ends the message of a tape over MaxTapeBytes: the window
+// to use, or to narrow.
+func windowAdvice(window int) string {
+	if window > 0 {
+		return "narrow the window"
+	}
+	return "use a window"
+}
+
+// CheckSize implements Sizer.
+func (s *NS) CheckSize(batch, steps int, carry bool) error {
+	if batch < 1 || steps < 0 {
+		return fmt.Errorf("stacks: NS size check with batch %d, steps %d", batch, steps)
+	}
+	if b := nskernel.TapeBytes(s.cfg.kernel(), batch, max(steps, 1)); b > MaxTapeBytes {
+		return fmt.Errorf("stacks: the %s stack's dynamic program for batch %d over %d steps (|Q| = %d, |Γ| = %d, window %d) would take %.3g GiB, more than the limit of %d GiB: reduce the batch, the length, the states or symbols, or %s",
+			s.cfg.Variant(), batch, steps, s.cfg.States, s.cfg.Symbols, s.cfg.Window, b/(1<<30), MaxTapeBytes>>30, windowAdvice(s.cfg.Window))
+	}
+	return nil
+}
 
 // Bind implements Layer.
 func (s *NS) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, error) {
@@ -265,9 +287,8 @@ func (s *NS) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, er
 			return nil, err
 		}
 	}
-	if b := nskernel.TapeBytes(s.cfg.kernel(), batch, max(steps, 1)); b > MaxTapeBytes {
-		return nil, fmt.Errorf("stacks: the %s stack's dynamic program for batch %d over %d steps (|Q| = %d, |Γ| = %d, window %d) would take %.3g GiB, more than the limit of %d GiB: reduce the batch, the length, the states or symbols, or use a window",
-			s.cfg.Variant(), batch, steps, s.cfg.States, s.cfg.Symbols, s.cfg.Window, b/(1<<30), MaxTapeBytes>>30)
+	if err := s.CheckSize(batch, steps, carry); err != nil {
+		return nil, err
 	}
 	g := pb.Graph()
 	id := graphIDs.Add(1)

@@ -51,6 +51,16 @@ type Replicator interface {
 	Replica(threads int) Layer
 }
 
+// Sizer is implemented by the layers whose memory grows with the batch and
+// the length of a run (the nondeterministic stacks and JM). CheckSize
+// returns the error that Bind would return for batch sequences over steps
+// stack updates (carried, with carry) because the run's memory would
+// exceed MaxTapeBytes, and nil otherwise; it allocates nothing, so that a
+// program can refuse its settings before it starts.
+type Sizer interface {
+	CheckSize(batch, steps int, carry bool) error
+}
+
 // Recycler is implemented by the layers whose carried states are large
 // (the memory-limited nondeterministic stacks, megabytes per sequence):
 // Recycle hands the layer a state that its owner will not use again, whose

@@ -302,6 +302,18 @@ func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
 var vrnsIDs atomic.Uint64
 
+// CheckSize implements Sizer.
+func (s *VRNS) CheckSize(batch, steps int, carry bool) error {
+	if batch < 1 || steps < 0 {
+		return fmt.Errorf("stacks: VRNS size check with batch %d, steps %d", batch, steps)
+	}
+	if b := nskernel.TapeBytes(s.cfg.kernel(), batch, max(steps, 1)); b > MaxTapeBytes {
+		return fmt.Errorf("stacks: the VRNS stack's dynamic program for batch %d over %d steps (|Q| = %d, |Γ| = %d, vectors of %d, window %d) would take %.3g GiB, more than the limit of %d GiB: reduce the batch, the length, the states, symbols or vector size, or %s",
+			batch, steps, s.cfg.States, s.cfg.Symbols, s.cfg.Vector, s.cfg.Window, b/(1<<30), MaxTapeBytes>>30, windowAdvice(s.cfg.Window))
+	}
+	return nil
+}
+
 // Bind implements Layer. Each Step adds one node, which takes r_{t−1} as
 // an input that only orders the backward passes and the binding's anchor;
 // the parameters' gradients are added into the binding. For a learned
@@ -316,9 +328,8 @@ func (s *VRNS) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, 
 			return nil, err
 		}
 	}
-	if b := nskernel.TapeBytes(s.cfg.kernel(), batch, max(steps, 1)); b > MaxTapeBytes {
-		return nil, fmt.Errorf("stacks: the VRNS stack's dynamic program for batch %d over %d steps (|Q| = %d, |Γ| = %d, vectors of %d, window %d) would take %.3g GiB, more than the limit of %d GiB: reduce the batch, the length, the states, symbols or vector size, or use a window",
-			batch, steps, s.cfg.States, s.cfg.Symbols, s.cfg.Vector, s.cfg.Window, b/(1<<30), MaxTapeBytes>>30)
+	if err := s.CheckSize(batch, steps, carry); err != nil {
+		return nil, err
 	}
 	g := pb.Graph()
 	id := vrnsIDs.Add(1)

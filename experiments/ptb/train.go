@@ -164,6 +164,19 @@ type summary struct {
 	BLAS                 string       `json:"blas"`
 }
 
+// chunkFlags names the settings that fix the memory of a training chunk:
+// the batch, the chunk length and the stack's window or depth limit.
+func chunkFlags(s settings) string {
+	f := fmt.Sprintf("--batch %d, --bptt %d", s.Batch, s.BPTT)
+	if s.Model.Window > 0 {
+		f += fmt.Sprintf(", --window %d", s.Model.Window)
+	}
+	if s.Model.DepthLimit > 0 {
+		f += fmt.Sprintf(", --depth-limit %d", s.Model.DepthLimit)
+	}
+	return f
+}
+
 // ptbConfig turns model flags into the paper's PTB configuration:
 // embedding = hidden size, untied, every parameter uniform in ±0.05, and
 // the kind's hyperparameters that it requires asked for, and those with a
@@ -594,6 +607,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	validB, err := ptb.NewBatcher(corpus.Valid, s.Batch, s.BPTT, corpus.Vocab.EOS())
 	if err != nil {
 		return fmt.Errorf("%s: %w", ptb.ValidFile, err)
+	}
+	// The memory rules refuse a chunk only when its graph is built; check
+	// the longest chunk now, before the run directory is made.
+	longest := max(min(s.BPTT, trainB.RowLen()), min(s.BPTT, validB.RowLen()))
+	if err := stream.CheckChunk(longest); err != nil {
+		return fmt.Errorf("%s: %w", chunkFlags(s), err)
 	}
 	// From here on, a signal stops training after a chunk, with a
 	// checkpoint, however soon it comes.
