@@ -83,6 +83,8 @@
 // Sample draws strings at a temperature, from the top k symbols, after a
 // prompt, in sentence mode or in stream mode; it runs the model forward on
 // plain slices, so it works for every kind, the unlimited stacks included.
+// SampleEach draws the same strings and hands them over one at a time, a
+// batch in memory at once, for counts too large to hold.
 // Viterbi decodes the best run of a nondeterministic stack on a string;
 // ActionLogWeights returns the action weights it decodes. Surprisals scores
 // sentences one by one from a fresh state (−log₂ p per token), as
@@ -136,8 +138,8 @@
 // anything is allocated; CountParams counts parameters without building a
 // model. MaxGraphBytes is the memory rule of everything else a model
 // allocates by count: a graph (batch × length), a Stream's streams, and
-// Sample's strings are refused with an error wrapping ErrTooLarge before
-// they are allocated; the stacks' dynamic programs and the superposition
+// Sample's strings (SampleEach holds one batch) are refused with an error
+// wrapping ErrTooLarge before they are allocated; the stacks' dynamic programs and the superposition
 // stack's tape (which grows with its depth limit) have their own bound,
 // stacks.MaxTapeBytes. A graph is built at its first run, so a program
 // that streams a corpus asks Stream.CheckChunk about its longest chunk

@@ -122,66 +122,112 @@ type Generated struct {
 // the stacks that cannot run as streams. The strings are returned
 // together, so a count whose strings could take more memory than the
 // memory rule allows at their maximum length (MaxGraphBytes) is refused
-// with an error wrapping ErrTooLarge, before anything is drawn.
+// with an error wrapping ErrTooLarge, before anything is drawn; SampleEach
+// draws any number of strings, a batch at a time.
 func (m *Model) Sample(count int, opt SampleOptions) ([]Generated, error) {
 	if count < 0 {
 		return nil, fmt.Errorf("nsrnn: sample count %d < 0", count)
 	}
+	if _, err := m.checkSample(count, &opt); err != nil {
+		return nil, err
+	}
+	if bytes := float64(count) * (generatedBytes + 8*float64(opt.MaxLength)); bytes > MaxGraphBytes {
+		return nil, fmt.Errorf("%w: %d strings of up to %d symbols could take %.3g GiB, more than the limit of %d GiB (MaxGraphBytes): draw fewer strings, or shorter ones, per call, or use SampleEach",
+			ErrTooLarge, count, opt.MaxLength, bytes/(1<<30), MaxGraphBytes>>30)
+	}
+	out := make([]Generated, 0, min(count, 1<<16))
+	err := m.SampleEach(count, opt, func(_ int, g Generated) bool {
+		out = append(out, g)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SampleEach draws strings as Sample does and passes them to yield in
+// order, string i as the i-th call (0-based), a batch (opt.Batch) at a
+// time: string i is Sample's string i under the same options, whatever
+// the count. It stops after count strings, or, for count < 0, only when
+// yield returns false; yield returning false stops it early in either
+// case. Its memory is that of one batch, so any count may be drawn. The
+// options are checked, with the same errors as Sample's, before anything
+// is drawn.
+func (m *Model) SampleEach(count int, opt SampleOptions, yield func(i int, g Generated) bool) error {
+	end, err := m.checkSample(count, &opt)
+	if err != nil {
+		return err
+	}
+	for first := 0; count < 0 || first < count; {
+		n := opt.Batch
+		if count >= 0 {
+			n = min(n, count-first)
+		}
+		gs, err := m.sampleBatch(first, n, opt, end)
+		if err != nil {
+			return err
+		}
+		for _, g := range gs {
+			if !yield(first, g) {
+				return nil
+			}
+			first++
+		}
+	}
+	return nil
+}
+
+// checkSample checks the options of Sample and SampleEach for count
+// strings (count < 0: unbounded), fills in their defaults, and returns the
+// end symbol.
+func (m *Model) checkSample(count int, opt *SampleOptions) (int, error) {
 	if opt.MaxLength < 1 || opt.MaxLength > 1<<20 {
-		return nil, fmt.Errorf("nsrnn: sample maximum length %d outside 1 … %d", opt.MaxLength, 1<<20)
+		return 0, fmt.Errorf("nsrnn: sample maximum length %d outside 1 … %d", opt.MaxLength, 1<<20)
 	}
 	if opt.Temperature == 0 {
 		opt.Temperature = 1
 	}
 	if !(opt.Temperature > 0) || math.IsInf(opt.Temperature, 0) {
-		return nil, fmt.Errorf("nsrnn: temperature %g must be positive and finite", opt.Temperature)
+		return 0, fmt.Errorf("nsrnn: temperature %g must be positive and finite", opt.Temperature)
 	}
 	if opt.TopK < 0 {
-		return nil, fmt.Errorf("nsrnn: top-k %d < 0", opt.TopK)
+		return 0, fmt.Errorf("nsrnn: top-k %d < 0", opt.TopK)
 	}
 	if opt.Batch == 0 {
 		opt.Batch = 20
 	}
 	if opt.Batch < 1 {
-		return nil, fmt.Errorf("nsrnn: sample batch %d < 1", opt.Batch)
+		return 0, fmt.Errorf("nsrnn: sample batch %d < 1", opt.Batch)
 	}
-	if bytes := float64(count) * (generatedBytes + 8*float64(opt.MaxLength)); bytes > MaxGraphBytes {
-		return nil, fmt.Errorf("%w: %d strings of up to %d symbols could take %.3g GiB, more than the limit of %d GiB (MaxGraphBytes): draw fewer strings, or shorter ones, per call",
-			ErrTooLarge, count, opt.MaxLength, bytes/(1<<30), MaxGraphBytes>>30)
+	batch := opt.Batch
+	if count >= 0 {
+		batch = min(batch, count)
 	}
-	if bytes := float64(min(opt.Batch, count)) * m.cfg.positionBytes(); bytes > MaxGraphBytes {
-		return nil, fmt.Errorf("%w: a sample batch of %d strings would take about %.3g GiB, more than the limit of %d GiB (MaxGraphBytes): use a smaller batch",
+	if bytes := float64(batch) * m.cfg.positionBytes(); bytes > MaxGraphBytes {
+		return 0, fmt.Errorf("%w: a sample batch of %d strings would take about %.3g GiB, more than the limit of %d GiB (MaxGraphBytes): use a smaller batch",
 			ErrTooLarge, opt.Batch, bytes/(1<<30), MaxGraphBytes>>30)
 	}
 	if len(opt.Prompt) > opt.MaxLength {
-		return nil, fmt.Errorf("nsrnn: prompt of %d symbols is longer than the maximum length %d", len(opt.Prompt), opt.MaxLength)
+		return 0, fmt.Errorf("nsrnn: prompt of %d symbols is longer than the maximum length %d", len(opt.Prompt), opt.MaxLength)
 	}
 	if err := m.checkSymbols(opt.Prompt, "prompt", 0, true); err != nil {
-		return nil, err
+		return 0, err
 	}
 	end := m.EOS()
 	if opt.Stream {
 		if opt.Start < 0 || opt.Start >= m.cfg.InputVocab {
-			return nil, fmt.Errorf("nsrnn: start symbol %d outside the input vocabulary", opt.Start)
+			return 0, fmt.Errorf("nsrnn: start symbol %d outside the input vocabulary", opt.Start)
 		}
 		if opt.End < 0 || opt.End >= m.cfg.OutputVocab {
-			return nil, fmt.Errorf("nsrnn: end symbol %d outside the output vocabulary", opt.End)
+			return 0, fmt.Errorf("nsrnn: end symbol %d outside the output vocabulary", opt.End)
 		}
 		end = opt.End
 	}
 	if m.cfg.OutputVocab > m.cfg.InputVocab+1 || (!opt.Stream && m.cfg.OutputVocab > m.cfg.InputVocab && end != m.cfg.InputVocab) {
-		return nil, errors.New("nsrnn: sampling needs every output symbol but the end symbol to be an input symbol")
+		return 0, errors.New("nsrnn: sampling needs every output symbol but the end symbol to be an input symbol")
 	}
-	out := make([]Generated, 0, min(count, 1<<16))
-	for len(out) < count {
-		n := min(opt.Batch, count-len(out))
-		gs, err := m.sampleBatch(len(out), n, opt, end)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, gs...)
-	}
-	return out, nil
+	return end, nil
 }
 
 // generatedBytes is the size of a Generated without its symbols.

@@ -1,6 +1,7 @@
 package nsrnn
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -105,5 +106,65 @@ func TestSampleStreamMode(t *testing.T) {
 		if _, err := m.Sample(2, opt); err == nil {
 			t.Errorf("%+v: no error", opt)
 		}
+	}
+}
+
+// TestSampleEach checks that SampleEach passes Sample's strings in order
+// (string i is Sample's string i, whatever the count or the batch), stops
+// when yield returns false, draws without a bound for a negative count,
+// and refuses bad options before calling yield.
+func TestSampleEach(t *testing.T) {
+	m := newTiny(t, tinyConfig(RNS, 3, 4), 5)
+	opt := SampleOptions{Seed: 4, MaxLength: 12, Batch: 3}
+	want, err := m.Sample(10, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		count int
+		stop  int // yield returns false at this call (0-based); -1: never
+		calls int
+	}{
+		{"all", 10, -1, 10},
+		{"stopped in a batch", 10, 4, 5},
+		{"unbounded, stopped", -1, 9, 10},
+		{"none", 0, -1, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got []Generated
+			err := m.SampleEach(c.count, opt, func(i int, g Generated) bool {
+				if i != len(got) {
+					t.Fatalf("call %d has index %d", len(got), i)
+				}
+				got = append(got, g)
+				return i != c.stop
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != c.calls {
+				t.Fatalf("%d calls, want %d", len(got), c.calls)
+			}
+			for i, g := range got {
+				// Log-probabilities to rounding: the last batch's size
+				// differs (see above).
+				if !slices.Equal(g.Symbols, want[i].Symbols) || g.Complete != want[i].Complete || math.Abs(g.LogProb-want[i].LogProb) > 1e-12*math.Max(1, -g.LogProb) {
+					t.Fatalf("string %d is %v (%v), Sample's is %v (%v)", i, g.Symbols, g.LogProb, want[i].Symbols, want[i].LogProb)
+				}
+			}
+		})
+	}
+	// A count whose strings Sample refuses to hold is drawn a batch at a
+	// time.
+	n := 0
+	if err := m.SampleEach(1<<40, opt, func(int, Generated) bool { n++; return n < 7 }); err != nil || n != 7 {
+		t.Errorf("SampleEach(2^40) stopped after 7: %d calls, %v", n, err)
+	}
+	if _, err := m.Sample(1<<40, opt); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Sample(2^40): %v, want ErrTooLarge", err)
+	}
+	if err := m.SampleEach(3, SampleOptions{MaxLength: 0}, func(int, Generated) bool { t.Error("yield called"); return true }); err == nil {
+		t.Error("MaxLength 0: no error")
 	}
 }

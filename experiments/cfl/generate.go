@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -54,7 +53,8 @@ type generateSummary struct {
 }
 
 // runGenerate samples --count strings from the model of a cfl train run
-// in sentence mode (Model.Sample), prints them, one per line, or with
+// in sentence mode (Model.SampleEach: written as they are drawn, so any
+// count works), prints them, one per line, or with
 // --json one generatedRecord per line and a final {"summary": …} line,
 // and reports on standard error how many are in the task's language
 // (complete strings of the language of the run's task: p_G(w) > 0 under
@@ -103,27 +103,23 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if len(p) > *maxLength {
 		return fmt.Errorf("--prompt has %d symbols, more than --max-length %d", len(p), *maxLength)
 	}
-	gs, err := m.Sample(*count, nsrnn.SampleOptions{
-		Temperature: *temperature, TopK: *topK, Seed: *seed, Prompt: p, MaxLength: *maxLength,
-	})
-	if errors.Is(err, nsrnn.ErrTooLarge) {
-		return fmt.Errorf("--count %d: %w", *count, err)
-	}
-	if err != nil {
-		return err
-	}
-	sum := generateSummary{Task: t.Name(), Grammar: string(t.Definition()), TaskParams: t.Params(), Count: len(gs), MaxLength: *maxLength}
+	sum := generateSummary{Task: t.Name(), Grammar: string(t.Definition()), TaskParams: t.Params(), Count: *count, MaxLength: *maxLength}
 	enc := json.NewEncoder(stdout)
 	total, inLanguage := 0, 0
 	check := t.HasDistribution()
 	sum.NoLanguage = !check
-	for _, x := range gs {
+	// The strings are written as they are drawn, a batch at a time, so
+	// that any --count works.
+	var werr error
+	err = m.SampleEach(*count, nsrnn.SampleOptions{
+		Temperature: *temperature, TopK: *topK, Seed: *seed, Prompt: p, MaxLength: *maxLength,
+	}, func(_ int, x nsrnn.Generated) bool {
 		in := false
 		if !x.Complete {
 			sum.ReachedMaxLength++
 		} else if check {
-			if in, err = t.Contains(x.Symbols); err != nil {
-				return err
+			if in, werr = t.Contains(x.Symbols); werr != nil {
+				return false
 			}
 		}
 		if in {
@@ -136,13 +132,17 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 			if check {
 				rec.InLanguage = &in
 			}
-			err = enc.Encode(rec)
+			werr = enc.Encode(rec)
 		} else {
-			_, err = fmt.Fprintln(stdout, text)
+			_, werr = fmt.Fprintln(stdout, text)
 		}
-		if err != nil {
-			return err
-		}
+		return werr == nil
+	})
+	if err != nil {
+		return err
+	}
+	if werr != nil {
+		return werr
 	}
 	frac := float64(inLanguage) / float64(sum.Count)
 	if check {

@@ -16,7 +16,7 @@ func init() {
 }
 
 // runGenerate samples text from the model of a finished ptb train run in
-// stream mode (Model.Sample): every sentence starts from the initial state
+// stream mode (Model.SampleEach, written as drawn): every sentence starts from the initial state
 // with <eos> fed first, as in the corpus, where every sentence follows an
 // <eos>, and ends when <eos> is drawn. Sentence i depends only on --seed
 // and i, so the output for a smaller --words or --sentences is a prefix of
@@ -69,42 +69,25 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 		Temperature: *temperature, TopK: *topK, Seed: *seed, Prompt: p, MaxLength: *maxLength,
 		Stream: true, Start: v.EOS(), End: v.EOS(),
 	}
-	var gs []nsrnn.Generated
-	if fs.Changed("sentences") {
-		if gs, err = m.Sample(*sentences, opt); errors.Is(err, nsrnn.ErrTooLarge) {
-			return fmt.Errorf("--sentences %d: %w", *sentences, err)
-		} else if err != nil {
-			return err
-		}
-	} else {
-		// Draw sentences until they hold --words words. Sample's
-		// sentence i does not depend on the count, so drawing more
-		// again gives the same first sentences.
-		for n := *words/10 + 1; ; n *= 2 {
-			if gs, err = m.Sample(n, opt); errors.Is(err, nsrnn.ErrTooLarge) {
-				return fmt.Errorf("--words %d: %w", *words, err)
-			} else if err != nil {
-				return err
-			}
-			total := 0
-			for i, g := range gs {
-				if total += len(g.Symbols); total >= *words {
-					gs = gs[:i+1]
-					gs[i].Symbols = g.Symbols[:len(g.Symbols)-(total-*words)]
-					break
-				}
-			}
-			if total >= *words {
-				break
-			}
-			if n > 16**words+1024 {
-				return fmt.Errorf("--words %d: %d sentences hold only %d words", *words, n, total)
-			}
-		}
+	// Sentences are written as they are drawn, a batch at a time, so that
+	// any --sentences or --words works.
+	count := *sentences
+	if !fs.Changed("sentences") {
+		count = -1 // until --words words
 	}
-	total, cut := 0, 0
+	n, total, cut := 0, 0, 0
 	var b strings.Builder
-	for _, g := range gs {
+	var werr error
+	err = m.SampleEach(count, opt, func(i int, g nsrnn.Generated) bool {
+		if count < 0 {
+			if i >= 16**words+1024 {
+				werr = fmt.Errorf("--words %d: %d sentences hold only %d words", *words, i, total)
+				return false
+			}
+			if len(g.Symbols) > *words-total {
+				g.Symbols = g.Symbols[:*words-total]
+			}
+		}
 		b.Reset()
 		for j, id := range g.Symbols {
 			if j > 0 {
@@ -113,15 +96,23 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 			b.WriteString(v.Word(id))
 		}
 		b.WriteByte('\n')
-		if _, err := io.WriteString(stdout, b.String()); err != nil {
-			return err
+		if _, werr = io.WriteString(stdout, b.String()); werr != nil {
+			return false
 		}
+		n++
 		total += len(g.Symbols)
 		if !g.Complete && len(g.Symbols) == *maxLength {
 			cut++
 		}
+		return count >= 0 || total < *words
+	})
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(stderr, "generate: %d sentences, %d words; %d reached --max-length %d\n", len(gs), total, cut, *maxLength)
+	if werr != nil {
+		return werr
+	}
+	fmt.Fprintf(stderr, "generate: %d sentences, %d words; %d reached --max-length %d\n", n, total, cut, *maxLength)
 	return nil
 }
 
