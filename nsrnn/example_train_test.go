@@ -108,3 +108,23 @@ func ExampleModel_Sample() {
 	// Output:
 	// strings: 3
 }
+
+// Draw strings one at a time, without holding them all: here until one
+// longer than 5 symbols comes.
+func ExampleModel_SampleEach() {
+	m, err := nsrnn.New(exampleConfig(), 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	drawn := 0
+	err = m.SampleEach(-1, nsrnn.SampleOptions{Seed: 1, MaxLength: 20}, func(i int, g nsrnn.Generated) bool {
+		drawn = i + 1
+		return len(g.Symbols) <= 5 && drawn < 1000
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("stopped:", drawn < 1000)
+	// Output:
+	// stopped: true
+}
