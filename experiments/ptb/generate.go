@@ -16,9 +16,9 @@ func init() {
 }
 
 // runGenerate samples text from the model of a finished ptb train run in
-// stream mode (Model.SampleEach, written as drawn): every sentence starts from the initial state
-// with <eos> fed first, as in the corpus, where every sentence follows an
-// <eos>, and ends when <eos> is drawn. Sentence i depends only on --seed
+// stream mode (Model.SampleEach, written as drawn): every sentence starts
+// from the initial state with <eos> fed first, as in the corpus, where
+// every sentence follows an <eos>, and ends when <eos> is drawn. Sentence i depends only on --seed
 // and i, so the output for a smaller --words or --sentences is a prefix of
 // the output for a larger one. Sentences are printed one per line, words
 // separated by spaces (the final <eos> not printed).
