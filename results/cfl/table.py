@@ -2,7 +2,7 @@
 """Print the README's table from the run directories of the §4 runs.
 
 usage: python3 results/cfl/table.py [SWEEP [ALSO ...]]
-       (default: results/cfl results/cfl-compare results/cfl-ur-rns, those that exist)
+       (default: results/cfl results/cfl-compare results/cfl-ur-rns results/cfl-plateau, those that exist)
 
 Each run is DIR/<task>/<model>/lr<LR>/seed<K> with run.json, log.jsonl and,
 once finished, summary.json, where <model> is the kind (lstm, rns, ns, ...)
@@ -25,6 +25,7 @@ MACHINES = {
     "cfl": "2-core Xeon VM, shared",
     "cfl-compare": "2-core AMD EPYC VM, shared",
     "cfl-ur-rns": "2-core AMD EPYC VM, shared",
+    "cfl-plateau": "2-core AMD EPYC VM, shared",
 }
 
 
@@ -61,7 +62,7 @@ def runs_of(mdir):
 
 
 def main():
-    roots = sys.argv[1:] or [d for d in ["results/cfl", "results/cfl-compare", "results/cfl-ur-rns"] if os.path.isdir(d)]
+    roots = sys.argv[1:] or [d for d in ["results/cfl", "results/cfl-compare", "results/cfl-ur-rns", "results/cfl-plateau"] if os.path.isdir(d)]
     # Test differences from each directory's selected.json, by run
     # directory; a selection made elsewhere (its runs copied here since) is
     # matched by <task>/<model>/lr<LR>/seed<K> among its own directory's
@@ -75,12 +76,13 @@ def main():
             if s.get("test_cross_entropy_diff") is not None:
                 tests[os.path.normpath(s["dir"])] = s["test_cross_entropy_diff"]
                 tests_by_tail[(os.path.normpath(root), tail(s["dir"]))] = s["test_cross_entropy_diff"]
-    # Models without a run on any task are left out; a model with runs on
+    # Models and tasks without a run are left out; a model with runs on
     # some tasks shows "not started" on the others.
     present = [m for m in MODELS if any(model_dirs(r, t, m) for r in roots for t in TASKS)]
+    tasks = [t for t in TASKS if any(model_dirs(r, t, m) for r in roots for m in MODELS)]
     print("| task | model | stack | lr | seed | best epoch | validation difference | test difference | epochs run | finished | wall time | machine |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for task in TASKS:
+    for task in tasks:
         for model in present:
             runs = []
             for root in roots:
