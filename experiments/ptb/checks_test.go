@@ -96,3 +96,60 @@ func (w *cutWriter) Write(p []byte) (int, error) {
 	w.room -= len(p)
 	return w.kept.Write(p)
 }
+
+// TestEvalHugeBatch: an eval --batch beyond the memory rules is refused
+// naming the flag, before anything is evaluated.
+func TestEvalHugeBatch(t *testing.T) {
+	data := tinyCorpus(t)
+	out := filepath.Join(t.TempDir(), "run")
+	if _, e, code := runCmd(append(append([]string{"train", "--data", data, "--out", out}, tinyModel...), "--epochs", "1")...); code != 0 {
+		t.Fatalf("train: %s", e)
+	}
+	stdout, e, code := runCmd("eval", "--model", out, "--data", data, "--batch", "16777216")
+	if code == 0 || !strings.Contains(e, "--batch 16777216") || !strings.Contains(e, "GiB") || stdout != "" {
+		t.Errorf("code %d, stdout %q, stderr %q; want a refusal naming --batch", code, stdout, e)
+	}
+}
+
+// TestTrainRefusesHugeChunks checks that a chunk length, window or depth
+// limit beyond the memory rules is refused before anything is written,
+// with an error naming the flags, and that the longest chunk, not --bptt
+// itself, is what counts (a tiny corpus's rows are shorter than --bptt).
+func TestTrainRefusesHugeChunks(t *testing.T) {
+	data := tinyCorpus(t)
+	with := func(flag, value string) []string {
+		args := append([]string(nil), tinyModel...)
+		for i := range args {
+			if args[i] == flag {
+				args[i+1] = value
+				return args
+			}
+		}
+		return append(args, flag, value)
+	}
+	jm := []string{"--model", "jm", "--hidden", "6", "--stack-embedding", "3", "--depth-limit", "268435456",
+		"--batch", "3", "--bptt", "5", "--lr", "0.5", "--clip", "0.5", "--epochs", "1"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string // "" for a run that starts
+	}{
+		{"window 2^26", with("--window", "67108864"), "--window 67108864"},
+		{"depth limit 2^28", jm, "--depth-limit 268435456"},
+		{"bptt 2^30 on a tiny corpus", append(with("--bptt", "1073741824"), "--epochs", "1"), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run")
+			_, e, code := runCmd(append([]string{"train", "--data", data, "--out", out}, c.args...)...)
+			_, statErr := os.Stat(out)
+			switch {
+			case c.want == "" && code != 0:
+				t.Errorf("code %d: %s", code, e)
+			case c.want != "" && (code == 0 || !strings.Contains(e, c.want) || !strings.Contains(e, "GiB")):
+				t.Errorf("code %d, stderr %q; want a refusal naming %s", code, e, c.want)
+			case c.want != "" && !errors.Is(statErr, os.ErrNotExist):
+				t.Errorf("the refused run left %s behind (%v)", out, statErr)
+			}
+		})
+	}
+}

@@ -974,7 +974,10 @@ func evaluateRun(dir, file string, batch, bptt int, precision string, opt *ptb.O
 	}
 	st, err := m.NewStream(batch)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--batch %d: %w", batch, err)
+	}
+	if err := st.CheckChunk(min(bptt, b.RowLen())); err != nil {
+		return nil, fmt.Errorf("--batch %d, --bptt %d: %w", batch, bptt, err)
 	}
 	start := time.Now()
 	ce, n, err := st.CrossEntropy(b.NumChunks(), chunkFunc(b))
