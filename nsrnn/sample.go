@@ -128,7 +128,8 @@ func (m *Model) Sample(count int, opt SampleOptions) ([]Generated, error) {
 	if count < 0 {
 		return nil, fmt.Errorf("nsrnn: sample count %d < 0", count)
 	}
-	if _, err := m.checkSample(count, &opt); err != nil {
+	end, err := m.checkSample(count, &opt)
+	if err != nil {
 		return nil, err
 	}
 	if bytes := float64(count) * (generatedBytes + 8*float64(opt.MaxLength)); bytes > MaxGraphBytes {
@@ -136,7 +137,7 @@ func (m *Model) Sample(count int, opt SampleOptions) ([]Generated, error) {
 			ErrTooLarge, count, opt.MaxLength, bytes/(1<<30), MaxGraphBytes>>30)
 	}
 	out := make([]Generated, 0, min(count, 1<<16))
-	err := m.SampleEach(count, opt, func(_ int, g Generated) bool {
+	err = m.sampleEach(count, opt, end, func(_ int, g Generated) bool {
 		out = append(out, g)
 		return true
 	})
@@ -159,6 +160,12 @@ func (m *Model) SampleEach(count int, opt SampleOptions, yield func(i int, g Gen
 	if err != nil {
 		return err
 	}
+	return m.sampleEach(count, opt, end, yield)
+}
+
+// sampleEach is SampleEach after its options are checked (checkSample),
+// with end the end symbol.
+func (m *Model) sampleEach(count int, opt SampleOptions, end int, yield func(i int, g Generated) bool) error {
 	for first := 0; count < 0 || first < count; {
 		n := opt.Batch
 		if count >= 0 {

@@ -59,9 +59,8 @@ func (s *NS) NewRunner(batch, maxSteps int) (Runner, error) {
 	if err := checkRunner(batch, maxSteps); err != nil {
 		return nil, err
 	}
-	if b := nskernel.TapeBytes(s.cfg.kernel(), batch, maxSteps); b > MaxTapeBytes {
-		return nil, fmt.Errorf("stacks: the %s stack's runner for batch %d over %d steps (|Q| = %d, |Γ| = %d, window %d) would take %.3g GiB, more than the limit of %d GiB: reduce the batch, the length, the states or symbols, or use a window",
-			s.cfg.Variant(), batch, maxSteps, s.cfg.States, s.cfg.Symbols, s.cfg.Window, b/(1<<30), MaxTapeBytes>>30)
+	if err := s.CheckSize(batch, maxSteps, false); err != nil {
+		return nil, err
 	}
 	r := &nsRunner{s: s, batch: batch, max: maxSteps, tape: nskernel.NewTape(s.cfg.kernel(), batch, maxSteps),
 		logits: make([]float64, batch*s.cfg.NumActions())}
