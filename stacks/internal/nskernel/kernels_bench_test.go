@@ -96,3 +96,42 @@ func BenchmarkVecPopKernels(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPopKernelsWorkingSet runs the 512-bit pop kernels of m = 9,
+// |Q| = 3 over a row of nk = 30 blocks chosen in turn from regions of
+// growing total size, the same work per op. Within the L1 and L2 caches
+// the rate is that of the arithmetic; beyond them it is that of the memory
+// the blocks stream from. A training step of the dynamic program reads
+// every block of a sequence's triangle once per step (n = 80: 81·8 bytes
+// times 3,240 blocks, 2.1 MB, per sequence of the batch), so it runs at
+// the rate of the largest region.
+func BenchmarkPopKernelsWorkingSet(b *testing.B) {
+	if !useZ {
+		b.Skip("no 512-bit pop kernels in this build or on this CPU")
+	}
+	const nk, mm, mq = 30, 81, 27
+	for _, regions := range []int{1, 8, 64, 512} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		E, C := randSlice(rng, regions*nk*mm), make([]float64, regions*nk*mm)
+		X, w, B := randSlice(rng, nk*mq), randSlice(rng, nk), randSlice(rng, mm)
+		xt, acc, cpt, bx := make([]float64, nk*mq), make([]float64, mm), make([]float64, nk*mq), make([]float64, 243)
+		size := fmt.Sprintf("%dKiB", regions*nk*mm*8/1024)
+		b.Run("fwd-"+size, func(b *testing.B) {
+			permXE9x3(xt, X, nk)
+			for i := 0; i < b.N; i++ {
+				r := (i % regions) * nk * mm
+				popSumWZ9x3(acc, E[r:r+nk*mm], xt, w)
+			}
+			b.ReportMetric(float64(b.N)*nk*mm*3/b.Elapsed().Seconds()/1e9, "GFMA/s")
+		})
+		b.Run("bwd-"+size, func(b *testing.B) {
+			permXR9x3(xt, X, nk)
+			for i := 0; i < b.N; i++ {
+				r := (i % regions) * nk * mm
+				bexp9x3(bx, B)
+				popSumBackZ9x3(C[r:r+nk*mm], cpt, bx, E[r:r+nk*mm], xt, w)
+			}
+			b.ReportMetric(float64(b.N)*nk*mm*6/b.Elapsed().Seconds()/1e9, "GFMA/s")
+		})
+	}
+}
