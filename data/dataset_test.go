@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -209,6 +210,17 @@ func TestTextRoundTrip(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, ws) {
 			t.Errorf("%s: file round trip changed the strings", name)
+		}
+		// A write that fails (an index out of range) leaves the file as
+		// it was, and no temporary file beside it.
+		if err := WriteStringsFile(path, [][]int{{0}, {len(task.Terminals())}}, task.Terminals()); err == nil {
+			t.Errorf("%s: an index out of range was written", name)
+		}
+		if got, err = ReadStringsFile(path, task.Terminals()); err != nil || !reflect.DeepEqual(got, ws) {
+			t.Errorf("%s: a failed write changed the file (%v)", name, err)
+		}
+		if ents, err := os.ReadDir(filepath.Dir(path)); err != nil || len(ents) != 1 {
+			t.Errorf("%s: %d entries beside the file after a failed write (%v)", name, len(ents), err)
 		}
 	}
 }

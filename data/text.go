@@ -2,12 +2,12 @@ package data
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/nsrnn/nsrnn/internal/atomicfile"
 	"github.com/nsrnn/nsrnn/internal/lines"
 )
 
@@ -127,15 +127,9 @@ func ReadStringsFile(path string, symbols []string) ([][]int, error) {
 	return ReadStrings(f, path, symbols)
 }
 
-// WriteStringsFile writes strings in text form to the named file, creating
-// or truncating it.
-func WriteStringsFile(path string, ws [][]int, symbols []string) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		err = errors.Join(err, f.Close())
-	}()
-	return WriteStrings(f, ws, symbols)
+// WriteStringsFile writes strings in text form to the named file,
+// atomically: a reader sees the old file or the new one, never part of
+// the new one.
+func WriteStringsFile(path string, ws [][]int, symbols []string) error {
+	return atomicfile.Write(path, func(w io.Writer) error { return WriteStrings(w, ws, symbols) })
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/internal/atomicfile"
 )
 
 // SweepRun is one training run of a sweep, as the programs' sweep commands
@@ -546,7 +547,7 @@ exec "$BIN" "$@" >>"$LOG" 2>&1
 	if err := os.MkdirAll(filepath.Dir(script), 0o777); err != nil {
 		return 0, fmt.Errorf("--slurm: %w", err)
 	}
-	if err := os.WriteFile(script, []byte(b.String()), 0o666); err != nil {
+	if err := atomicfile.WriteBytes(script, []byte(b.String())); err != nil {
 		return 0, fmt.Errorf("--slurm: %w", err)
 	}
 	return arrays, nil
