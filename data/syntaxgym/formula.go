@@ -16,6 +16,15 @@ const (
 	CloseRelTol = 1e-5
 )
 
+// Limits of ParseFormula: a formula longer than MaxFormulaBytes, or with
+// parentheses nested more than MaxFormulaDepth deep, is a *SyntaxError.
+// Real suites' formulas are a few hundred bytes with a few levels; the
+// limits keep a damaged or hostile suite file from exhausting the stack.
+const (
+	MaxFormulaBytes = 1 << 16
+	MaxFormulaDepth = 100
+)
+
 // AllRegions is the Region of a Term written with "*": the sum over all the
 // regions of the condition.
 const AllRegions = 0
@@ -175,10 +184,22 @@ type SyntaxError struct {
 	Msg     string
 }
 
-// Error returns `formula "F": column C: message`.
+// Error returns `formula "F": column C: message`, F cut after its first
+// errorFormulaBytes bytes (and "…" added) when it is longer.
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("formula %q: column %d: %s", e.Formula, e.Column, e.Msg)
+	f := e.Formula
+	if len(f) > errorFormulaBytes {
+		i := errorFormulaBytes
+		for i > 0 && !utf8.RuneStart(f[i]) {
+			i--
+		}
+		f = f[:i] + "…"
+	}
+	return fmt.Sprintf("formula %q: column %d: %s", f, e.Column, e.Msg)
 }
+
+// errorFormulaBytes is the most of a formula's text that an error quotes.
+const errorFormulaBytes = 200
 
 // ParseFormula parses a prediction formula. The result is a boolean
 // expression: a comparison, or comparisons combined with & and |. A
@@ -186,6 +207,9 @@ func (e *SyntaxError) Error() string {
 // that says where.
 func ParseFormula(src string) (Expr, error) {
 	p := &parser{src: src}
+	if len(src) > MaxFormulaBytes {
+		return nil, p.errorf(MaxFormulaBytes, "formula longer than %d bytes", MaxFormulaBytes)
+	}
 	e, err := p.parseOr()
 	if err != nil {
 		return nil, err
@@ -201,8 +225,9 @@ func ParseFormula(src string) (Expr, error) {
 }
 
 type parser struct {
-	src string
-	pos int
+	src   string
+	pos   int
+	depth int // parentheses open around pos
 }
 
 func (p *parser) errorf(pos int, format string, args ...any) error {
@@ -357,11 +382,15 @@ func (p *parser) parseAtom() (Expr, error) {
 			return p.parseTerm()
 		}
 		open := p.pos
+		if p.depth++; p.depth > MaxFormulaDepth {
+			return nil, p.errorf(open, "parentheses nested more than %d deep", MaxFormulaDepth)
+		}
 		p.pos++
 		e, err := p.parseOr()
 		if err != nil {
 			return nil, err
 		}
+		p.depth--
 		p.skipSpace()
 		if p.pos >= len(p.src) || p.src[p.pos] != ')' {
 			return nil, p.errorf(p.pos, "unexpected %s: want \")\" closing the \"(\" at column %d", p.describe(p.pos), open+1)

@@ -149,6 +149,45 @@ func TestParseFormulaErrors(t *testing.T) {
 	}
 }
 
+// TestParseFormulaLimits checks the limits on a formula's nesting and
+// length: a formula at the limits parses, one beyond them is a
+// *SyntaxError at the right column (and a formula nested five million
+// deep, which once exhausted the stack, is refused), and the error quotes
+// only the start of a long formula.
+func TestParseFormulaLimits(t *testing.T) {
+	nest := func(depth int) string {
+		return strings.Repeat("(", depth) + "(1;%a%) > 0" + strings.Repeat(")", depth)
+	}
+	long := func(n int) string { // "(1;%a%) > 0 - 0 - … - 0", n bytes
+		s := "(1;%a%) > 0"
+		return s + strings.Repeat(" ", n-len(s)-len("- 0")) + "- 0"
+	}
+	for _, ok := range []string{nest(MaxFormulaDepth), long(MaxFormulaBytes)} {
+		if _, err := ParseFormula(ok); err != nil {
+			t.Errorf("a formula within the limits (%d bytes): %v", len(ok), err)
+		}
+	}
+	for _, tc := range []struct {
+		src    string
+		column int
+		msg    string
+	}{
+		{nest(MaxFormulaDepth + 1), MaxFormulaDepth + 1, "nested more than 100 deep"},
+		{nest(5_000_000), MaxFormulaBytes + 1, "longer than 65536 bytes"},
+		{long(MaxFormulaBytes + 1), MaxFormulaBytes + 1, "longer than 65536 bytes"},
+	} {
+		_, err := ParseFormula(tc.src)
+		se, ok := errors.AsType[*SyntaxError](err)
+		if !ok || se.Column != tc.column || !strings.Contains(se.Msg, tc.msg) || se.Formula != tc.src {
+			t.Errorf("a formula of %d bytes: %v; want column %d and a message containing %q", len(tc.src), err, tc.column, tc.msg)
+			continue
+		}
+		if msg := err.Error(); len(msg) > 400 || !strings.Contains(msg, "…") || !strings.HasPrefix(msg, `formula "((((`) && !strings.HasPrefix(msg, `formula "(1;%a%) > 0 `) {
+			t.Errorf("a formula of %d bytes: error of %d bytes, %.80q…", len(tc.src), len(msg), msg)
+		}
+	}
+}
+
 // TestHolds evaluates formulas on known term values.
 func TestHolds(t *testing.T) {
 	values := map[Term]float64{
@@ -239,4 +278,43 @@ func TestTerms(t *testing.T) {
 	if got := Terms(e); !reflect.DeepEqual(got, want) {
 		t.Errorf("Terms = %v, want %v", got, want)
 	}
+}
+
+// FuzzParseFormula parses arbitrary formulas. A formula is refused with a
+// *SyntaxError, or gives a well-typed expression whose String parses back
+// to the same expression, and which Holds and Value evaluate without
+// error on any term values.
+func FuzzParseFormula(f *testing.F) {
+	for _, s := range []string{
+		"(1;%a%) < (1;%b%)",
+		"(*;%no-sub_matrix.2%) > 0",
+		"(1;%a%) - ((1;%b%) - (2;%a%)) > +.5e1",
+		"((1;%a%) = 0 | (1;%a%) < (1;%b%)) & (2;%a%) > (2;%b%)",
+		"(1;%a%) < 1 && (1;%a%) < 2",
+		"((((1;%a%) > 0)))",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		e, err := ParseFormula(src)
+		if err != nil {
+			if _, ok := errors.AsType[*SyntaxError](err); !ok {
+				t.Fatalf("error %v is not a *SyntaxError", err)
+			}
+			return
+		}
+		back, err := ParseFormula(e.String())
+		if err != nil || !reflect.DeepEqual(back, e) {
+			t.Fatalf("%q: String %q parses to %v, %v", src, e.String(), back, err)
+		}
+		value := func(tm *Term) (float64, error) { return float64(tm.Region) - 1.5, nil }
+		if _, err := Holds(e, value); err != nil {
+			t.Fatalf("%q: Holds: %v", src, err)
+		}
+		for _, tm := range Terms(e) {
+			if tm == nil || tm.Condition == "" {
+				t.Fatalf("%q: term %v", src, tm)
+			}
+		}
+	})
 }
