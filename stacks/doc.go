@@ -146,8 +146,9 @@
 // up to GOMAXPROCS goroutines; a replica is given its own bound, so that
 // replicas run side by side (one per core) do not also compete for the
 // cores from within. The stacks whose memory grows with the run (NS,
-// VRNS, JM) implement Sizer: Bind refuses a tape over MaxTapeBytes, and
-// CheckSize gives the same answer without building anything.
+// VRNS, JM, and Gref, whose strengths grow with the square of the length)
+// implement Sizer: Bind and NewRunner refuse a tape over MaxTapeBytes,
+// and CheckSize gives the same answer without building anything.
 //
 // The heavy numeric kernels live in internal packages and work on plain
 // []float64 slices, so that they can be tested and benchmarked without a

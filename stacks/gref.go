@@ -115,6 +115,29 @@ func (s *Gref) tape(batch, steps int) *baseline.Gref {
 	return t
 }
 
+// grefTapeBytes is the memory of a Gref tape for batch stacks of vectors
+// of size m over steps steps (baseline.Gref): the pushed vectors and their
+// adjoints, the strengths of every element at every step (a triangle),
+// and per-step scalars.
+func grefTapeBytes(batch, m, steps int) float64 {
+	B, S := float64(batch), float64(steps)
+	return 8 * B * (2*S*float64(m) + S*(S+1)/2 + 4*S)
+}
+
+// CheckSize implements Sizer. The stratification stack keeps every
+// element's strength at every step, so its memory grows with the square
+// of the length.
+func (s *Gref) CheckSize(batch, steps int, carry bool) error {
+	if batch < 1 || steps < 0 {
+		return fmt.Errorf("stacks: Gref size check with batch %d, steps %d", batch, steps)
+	}
+	if b := grefTapeBytes(batch, s.m, steps); b > MaxTapeBytes {
+		return fmt.Errorf("stacks: the Gref stack's tape for batch %d over %d steps (vectors of %d) would take %.3g GiB, more than the limit of %d GiB: reduce the batch or the length",
+			batch, steps, s.m, b/(1<<30), MaxTapeBytes>>30)
+	}
+	return nil
+}
+
 // Bind implements Layer. Each Step adds one node. The instance works on a
 // tape shared with the other graphs bound to s for the same batch size,
 // so those graphs must not run concurrently.
@@ -124,6 +147,9 @@ func (s *Gref) Bind(pb *param.Binding, batch, steps int, carry bool) (Instance, 
 	}
 	if carry {
 		return nil, s.Carryable()
+	}
+	if err := s.CheckSize(batch, steps, carry); err != nil {
+		return nil, err
 	}
 	g := pb.Graph()
 	id := baselineIDs.Add(1)

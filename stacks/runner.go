@@ -29,7 +29,9 @@ type Runner interface {
 // Runners is implemented by the stack layers that can run without a graph.
 type Runners interface {
 	// NewRunner returns a runner from the initial stack for batch
-	// sequences of at most maxSteps updates.
+	// sequences of at most maxSteps updates. A runner whose tape would
+	// exceed MaxTapeBytes is refused with the error of the stack's
+	// CheckSize.
 	NewRunner(batch, maxSteps int) (Runner, error)
 }
 
@@ -138,6 +140,9 @@ func (s *JM) NewRunner(batch, maxSteps int) (Runner, error) {
 	if err := checkRunner(batch, maxSteps); err != nil {
 		return nil, err
 	}
+	if err := s.CheckSize(batch, maxSteps, false); err != nil {
+		return nil, err
+	}
 	r := &jmRunner{s: s, batch: batch, max: maxSteps, tape: baseline.NewJM(batch, s.m, s.depth),
 		a: make([]float64, batch*3), v: make([]float64, batch*s.m)}
 	r.tape.Begin(maxSteps, nil, false)
@@ -192,6 +197,9 @@ func (s *Gref) NewRunner(batch, maxSteps int) (Runner, error) {
 	if err := checkRunner(batch, maxSteps); err != nil {
 		return nil, err
 	}
+	if err := s.CheckSize(batch, maxSteps, false); err != nil {
+		return nil, err
+	}
 	return &grefRunner{s: s, batch: batch, max: maxSteps, tape: baseline.NewGref(batch, s.m, maxSteps),
 		u: make([]float64, batch), d: make([]float64, batch), v: make([]float64, batch*s.m)}, nil
 }
@@ -222,6 +230,9 @@ type vrnsRunner struct {
 // NewRunner implements Runners.
 func (s *VRNS) NewRunner(batch, maxSteps int) (Runner, error) {
 	if err := checkRunner(batch, maxSteps); err != nil {
+		return nil, err
+	}
+	if err := s.CheckSize(batch, maxSteps, false); err != nil {
 		return nil, err
 	}
 	r := &vrnsRunner{s: s, batch: batch, max: maxSteps, tape: nskernel.NewTape(s.cfg.kernel(), batch, maxSteps),

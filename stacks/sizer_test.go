@@ -11,7 +11,8 @@ import (
 // TestSizerAgreesWithBind checks that CheckSize refuses exactly the runs
 // that Bind refuses for their memory, with the same error, for every stack
 // whose memory grows with the run: unlimited and windowed NS, the vector
-// stack, and JM with and without a depth limit.
+// stack, JM with and without a depth limit, and Gref; and that a runner
+// of the same size is refused with the same error.
 func TestSizerAgreesWithBind(t *testing.T) {
 	must := func(l stacks.Layer, err error) stacks.Layer {
 		t.Helper()
@@ -26,6 +27,7 @@ func TestSizerAgreesWithBind(t *testing.T) {
 	vector := must(stacks.NewVRNS("v", 4, stacks.VRNSConfig{States: 3, Symbols: 3, Vector: 8}))
 	jm := must(stacks.NewJM("jm", 4, 10, false, 0))
 	deep := must(stacks.NewJM("jm", 4, 10, false, 1<<28))
+	gref := must(stacks.NewGref("gref", 4, 10))
 	for _, c := range []struct {
 		name         string
 		l            stacks.Layer
@@ -42,6 +44,8 @@ func TestSizerAgreesWithBind(t *testing.T) {
 		{"JM, 32 × 35", jm, 32, 35, false, false},
 		{"JM, 32 × 10^6", jm, 32, 1e6, false, true},
 		{"JM depth 2^28 carried, 32 × 35", deep, 32, 35, true, true},
+		{"Gref, 10 × 80", gref, 10, 80, false, false},
+		{"Gref, 1 × 10^6", gref, 1, 1e6, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sz, ok := c.l.(stacks.Sizer)
@@ -58,6 +62,18 @@ func TestSizerAgreesWithBind(t *testing.T) {
 				t.Errorf("Bind: %v", bind)
 			case c.refused && (bind == nil || bind.Error() != check.Error()):
 				t.Errorf("Bind: %v, want CheckSize's error %v", bind, check)
+			}
+			// A runner (generation) of the same size is refused with the
+			// same error: it keeps the same tape.
+			if c.carry {
+				return
+			}
+			_, run := c.l.(stacks.Runners).NewRunner(c.batch, c.steps)
+			switch {
+			case !c.refused && run != nil:
+				t.Errorf("NewRunner: %v", run)
+			case c.refused && (run == nil || run.Error() != check.Error()):
+				t.Errorf("NewRunner: %v, want CheckSize's error %v", run, check)
 			}
 		})
 	}

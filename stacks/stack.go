@@ -52,7 +52,7 @@ type Replicator interface {
 }
 
 // Sizer is implemented by the layers whose memory grows with the batch and
-// the length of a run (the nondeterministic stacks and JM). CheckSize
+// the length of a run (the nondeterministic stacks, JM and Gref). CheckSize
 // returns the error that Bind would return for batch sequences over steps
 // stack updates (carried, with carry) because the run's memory would
 // exceed MaxTapeBytes, and nil otherwise; it allocates nothing, so that a
