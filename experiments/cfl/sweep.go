@@ -367,6 +367,9 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 			return fmt.Errorf("--%s: none of --models (%s) takes it; it applies to %s", f.flag, strings.Join(g.Models, ","), joinNames(cli.KindsUsing(f.flag)))
 		}
 	}
+	if err := cli.CheckSweepSize("--task, --models, --lrs, --stack-embeddings and --restarts", len(g.Tasks), len(g.Models), len(g.LRs), max(len(g.StackEmbeddings), 1), g.Restarts); err != nil {
+		return err
+	}
 	runs := g.enumerate()
 	manifest := filepath.Join(*out, sweepManifestFile)
 	exists, err := checkSweep(manifest, g, runs)

@@ -283,6 +283,7 @@ func TestSweepFlagErrors(t *testing.T) {
 		{"--task", "nope", "--out", "x"},
 		{"--task", "dyck", "--models", "lstm,bogus", "--out", "x"},
 		{"--task", "dyck", "--lrs", "-1", "--out", "x"},
+		{"--task", "dyck", "--models", "lstm", "--restarts", "1099511627776", "--dry-run", "--out", "x"},
 	} {
 		if err := sweepCommand(args, &bytes.Buffer{}, &bytes.Buffer{}, nil); err == nil || !strings.Contains(err.Error(), "--") {
 			t.Errorf("%v: error %v, want one naming a flag", args, err)

@@ -240,6 +240,14 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--retries %d must be at least 0", *retries)
 	case s.VocabSize < 0:
 		return fmt.Errorf("--vocab-size %d must not be negative", s.VocabSize)
+	case s.Epochs < 1:
+		return fmt.Errorf("--epochs %d must be at least 1", s.Epochs)
+	case s.Batch < 1:
+		return fmt.Errorf("--batch %d must be at least 1", s.Batch)
+	case s.BPTT < 1:
+		return fmt.Errorf("--bptt %d must be at least 1", s.BPTT)
+	case s.Hidden < 0:
+		return fmt.Errorf("--hidden %d must not be negative (0: the paper's sizes)", s.Hidden)
 	}
 	if err := slurm.Check(); err != nil {
 		return err
@@ -288,6 +296,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		s.Models = strings.Split(*models, ",")
+	}
+	if err := cli.CheckSweepSize("--models and --runs", len(s.Models), s.Runs); err != nil {
+		return err
 	}
 	runs, err := plan(s, *out)
 	if err != nil {

@@ -107,6 +107,32 @@ func TestSweepAndSelect(t *testing.T) {
 // command's help starts with its description; and that train's help lists
 // only the kinds that can stream, marks what NS kinds require and shows
 // the true defaults of the memory limits.
+// TestSweepBadInput: settings that every run would fail on, and a sweep
+// too large to list, are refused before anything is written.
+func TestSweepBadInput(t *testing.T) {
+	data := tinyCorpus(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--batch", "0"}, "--batch"},
+		{[]string{"--bptt", "-1"}, "--bptt"},
+		{[]string{"--epochs", "0"}, "--epochs"},
+		{[]string{"--hidden", "-5"}, "--hidden"},
+		{[]string{"--runs", "1099511627776", "--dry-run"}, "--runs"},
+		{[]string{"--models", "all", "--runs", "20000"}, "--runs"},
+	} {
+		out := filepath.Join(t.TempDir(), "sweep")
+		_, e, code := runCmd(append([]string{"sweep", "--data", data, "--models", "lstm-256", "--out", out}, c.args...)...)
+		if code == 0 || !strings.Contains(e, c.want) {
+			t.Errorf("%v: code %d, stderr %q, want an error with %q", c.args, code, e, c.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: %s was created", c.args, out)
+		}
+	}
+}
+
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"help", "sweep"}, {"sweep", "--help"}, {"help", "train"}, {"train", "-h"}, {"help"}} {
 		o, e, code := runCmd(args...)

@@ -556,6 +556,10 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--decay %g must be in (0, 1]", s.Decay)
 	case *every < 0:
 		return fmt.Errorf("--checkpoint-every %v must not be negative (0: only after every epoch)", *every)
+	case *report < 0:
+		return fmt.Errorf("--report-every %v must not be negative", *report)
+	case *stopAfter < 0:
+		return fmt.Errorf("--stop-after-steps %d must not be negative (0: no stop)", *stopAfter)
 	}
 	if files {
 		s.Files = &corpusFiles{}

@@ -135,6 +135,8 @@ func TestTrainBadInput(t *testing.T) {
 		{base("", "--lr", "-1"), "--lr"},
 		{base("", "--clip", "Inf"), "--clip"},
 		{base("", "--batch", "0"), "--batch"},
+		{base("", "--report-every", "-1s"), "--report-every"},
+		{base("", "--stop-after-steps", "-5"), "--stop-after-steps"},
 		{base("", "--precision", "float16"), "--precision"},
 		{base("", "--model", "gref", "--states", "0", "--symbols", "0", "--window", "0", "--stack-embedding", "3"), "carr"},
 		{append([]string{"train", "--data", empty, "--out", "x"}, tinyModel...), "ptb.train.txt"},

@@ -388,6 +388,25 @@ dispatch:
 	return failed, nil
 }
 
+// MaxSweepRuns is the most runs a sweep may list: more is refused before
+// the list is built (a mistyped --runs or --restarts would otherwise
+// exhaust the memory before anything could be said).
+const MaxSweepRuns = 100_000
+
+// CheckSweepSize returns an error naming what if a sweep of the given
+// factors (models, settings, restarts, …, each at least 1) would list
+// more than MaxSweepRuns runs.
+func CheckSweepSize(what string, factors ...int) error {
+	total := 1.0
+	for _, f := range factors {
+		total *= float64(f)
+	}
+	if total > MaxSweepRuns {
+		return fmt.Errorf("%s: the sweep would list %.4g runs, more than the limit of %d", what, total, MaxSweepRuns)
+	}
+	return nil
+}
+
 // MaxArrayTasks is the most tasks SlurmScript puts in one job array:
 // Slurm's default MaxArraySize is 1001, which allows indices 0 … 1000.
 const MaxArrayTasks = 1000
