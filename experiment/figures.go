@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -176,7 +177,7 @@ func SelectionData(sel *Selection, unfinished []UnfinishedRun, sweep string, wal
 		test := Panel{Task: task, NoBound: valid.NoBound}
 		for _, s := range byTask[task] {
 			path := TestResultPath(sweep, task, s.Model)
-			b, err := os.ReadFile(path)
+			b, err := readlimit.File(path, readlimit.JSON, false)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			} else if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
 // LockFile is the file of a run directory that LockDir locks, there while
@@ -62,7 +63,7 @@ func LockDir(dir string) (*DirLock, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if !held {
-			b, _ := os.ReadFile(path)
+			b, _ := readlimit.File(path, 4<<10, false)
 			f.Close()
 			holder := strings.TrimSpace(string(b))
 			if holder == "" {

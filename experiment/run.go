@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
 // Files in a training run's directory.
@@ -115,7 +116,7 @@ func PrepareDir[S any](dir, file string, s S, resume bool) (created bool, err er
 // when it does and the settings differ, the error is a *SettingsError
 // listing the differences. Nothing is written.
 func CheckSettingsFile[S any](path string, s S) (exists bool, err error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.File(path, readlimit.JSON, false)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return false, nil
@@ -218,7 +219,7 @@ func WriteJSON(path string, v any) error {
 // readJSON decodes the JSON file at path into v; a decoding error names
 // the file.
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.File(path, readlimit.JSON, false)
 	if err != nil {
 		return err
 	}

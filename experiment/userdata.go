@@ -6,11 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
 // FileDigest names a data file of a run and its content's SHA-256 digest
@@ -24,7 +24,7 @@ type FileDigest struct {
 // readDigest reads the file at path and returns its bytes and its digest,
 // with its absolute path.
 func readDigest(path string) ([]byte, FileDigest, error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.File(path, readlimit.Text, false)
 	if err != nil {
 		return nil, FileDigest{}, err
 	}

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
 // The checkpoint format, version 3:
@@ -116,6 +116,11 @@ func saveCheckpoint(path string, m *Model, opt Optimizer, obj Objective, st *tra
 	return atomicfile.WriteBytes(path, buf.Bytes())
 }
 
+// maxCheckpointBytes bounds the size of a checkpoint file: the model and
+// the best model so far, an optimizer state of up to two values per
+// parameter, and room for the rest.
+const maxCheckpointBytes = 4*maxModelFileBytes + 256<<20
+
 // decodeCheckpoint decodes a checkpoint of version 3 (checksum verified)
 // or 2.
 func decodeCheckpoint(data []byte) (*trainState, error) {
@@ -156,7 +161,7 @@ func decodeCheckpoint(data []byte) (*trainState, error) {
 // the file; nothing is restored unless the whole checkpoint is valid,
 // except the optimizer and objective states, which are restored last.
 func loadCheckpoint(path string, m *Model, settings map[string]string, c *TrainConfig, opt Optimizer, obj Objective) (*trainState, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.File(path, maxCheckpointBytes, true)
 	if err != nil {
 		return nil, err
 	}
@@ -328,7 +333,7 @@ type CheckpointModels struct {
 // damaged one. The training state is not checked against a run's
 // settings, as resuming does.
 func LoadCheckpointModels(path string) (*CheckpointModels, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.File(path, maxCheckpointBytes, true)
 	if err != nil {
 		return nil, err
 	}

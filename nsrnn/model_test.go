@@ -360,6 +360,12 @@ func TestSaveLoad(t *testing.T) {
 	data, _ := m.MarshalBinary()
 	corrupt := append([]byte(nil), data...)
 	corrupt[len(corrupt)/2] ^= 0x40
+	nan, _ := New(tinyConfigs()["rns"], 4)
+	nan.Params()[1].Data()[2] = math.NaN()
+	nanData, err := nan.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -369,12 +375,24 @@ func TestSaveLoad(t *testing.T) {
 		{"header only", data[:16]},
 		{"corrupted", corrupt},
 		{"not a model", []byte("hello, world, this is not a model file")},
+		{"a NaN parameter", nanData},
 	} {
 		path := filepath.Join(dir, "bad")
 		os.WriteFile(path, tc.data, 0o644)
 		_, err := Load(path)
 		if err == nil || !errors.Is(err, ErrBadModelFile) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: got %v, want an ErrBadModelFile naming the file", tc.name, err)
+		}
+	}
+	// A path that is not a regular file is refused before it is read: a
+	// directory, and a link to an endless device.
+	zero := filepath.Join(dir, "zero")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{dir, zero} {
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("Load(%s): %v, want an error naming it", path, err)
 		}
 	}
 }

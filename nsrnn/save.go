@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
-	"os"
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
 // The saved model format, version 1, little-endian:
@@ -62,7 +62,8 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 }
 
 // UnmarshalModel decodes a model written by MarshalBinary. A truncated,
-// corrupted or inconsistent encoding is an error wrapping ErrBadModelFile.
+// corrupted or inconsistent encoding, or a parameter that is not finite,
+// is an error wrapping ErrBadModelFile.
 func UnmarshalModel(data []byte) (*Model, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadModelFile, fmt.Sprintf(format, args...))
@@ -138,7 +139,11 @@ func UnmarshalModel(data []byte) (*Model, error) {
 		}
 		dst := p.Data()
 		for i := range dst {
-			dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(vals[8*i:]))
+			v := math.Float64frombits(binary.LittleEndian.Uint64(vals[8*i:]))
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, bad("parameter %s holds %g at index %d: a model's parameters are finite", p.Name, v, i)
+			}
+			dst[i] = v
 		}
 	}
 	if len(r) != 0 {
@@ -156,9 +161,15 @@ func (m *Model) Save(path string) error {
 	return atomicfile.WriteBytes(path, data)
 }
 
-// Load reads a model saved by Save. Errors name the file.
+// maxModelFileBytes bounds the size of a model file that Load reads: the
+// parameters of the largest model (MaxParams) and room for the rest.
+const maxModelFileBytes = 8*MaxParams + 64<<20
+
+// Load reads a model saved by Save. Errors name the file; a file that is
+// not a regular file, or is larger than the largest model's, is refused
+// before it is read.
 func Load(path string) (*Model, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.File(path, maxModelFileBytes, true)
 	if err != nil {
 		return nil, err
 	}

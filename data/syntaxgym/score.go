@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
 // Level is the unit that a suite's score counts.
@@ -165,9 +167,9 @@ func ReadCircuitsFile(path string) ([]Circuit, error) {
 // Circuit names must be unique and non-empty, and every circuit must name
 // at least one suite, none twice. name is used in errors.
 func ReadCircuits(r io.Reader, name string) ([]Circuit, error) {
-	b, err := io.ReadAll(r)
+	b, err := readlimit.All(r, name, MaxSuiteBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	var js struct {
 		Circuits []Circuit `json:"circuits"`

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
 // Suite is a SyntaxGym test suite.
@@ -79,6 +81,11 @@ type jsonSuite struct {
 	} `json:"items"`
 }
 
+// MaxSuiteBytes is the largest suite or circuits file that ReadSuite and
+// ReadCircuits read: a larger one (or a stream that does not end) is an
+// error naming it. SyntaxGym's suites are well under a megabyte.
+const MaxSuiteBytes = 256 << 20
+
 // ReadSuiteFile reads the suite in the JSON file at path. See ReadSuite.
 func ReadSuiteFile(path string) (*Suite, error) {
 	f, err := os.Open(path)
@@ -93,9 +100,9 @@ func ReadSuiteFile(path string) (*Suite, error) {
 // formulas and validates it (see the package documentation). name, usually
 // the file name, is used in errors and recorded in the suite's File.
 func ReadSuite(r io.Reader, name string) (*Suite, error) {
-	b, err := io.ReadAll(r)
+	b, err := readlimit.All(r, name, MaxSuiteBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	var js jsonSuite
 	if err := json.Unmarshal(b, &js); err != nil {

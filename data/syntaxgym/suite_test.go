@@ -112,6 +112,28 @@ func TestReadSuite(t *testing.T) {
 	}
 }
 
+// spaces is an endless stream of spaces, as a device or a pipe that does
+// not end would be.
+type spaces struct{}
+
+func (spaces) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	return len(p), nil
+}
+
+// TestReadEndless: a suite or circuits file that does not end is refused
+// once it passes MaxSuiteBytes, with an error naming it.
+func TestReadEndless(t *testing.T) {
+	if _, err := ReadSuite(spaces{}, "endless.json"); err == nil || !strings.Contains(err.Error(), "endless.json") || !strings.Contains(err.Error(), "256 MiB") {
+		t.Errorf("ReadSuite: %v", err)
+	}
+	if _, err := ReadCircuits(spaces{}, "endless.json"); err == nil || !strings.Contains(err.Error(), "endless.json") || !strings.Contains(err.Error(), "256 MiB") {
+		t.Errorf("ReadCircuits: %v", err)
+	}
+}
+
 func TestSentencesEmptyRegions(t *testing.T) {
 	ts := toySuite()
 	ts.Items = ts.Items[:1]

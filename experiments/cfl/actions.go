@@ -14,6 +14,7 @@ import (
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
 	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -46,7 +47,7 @@ type actionsSettings struct {
 func readActionsSettings(dir string) (actionsSettings, error) {
 	var as actionsSettings
 	path := filepath.Join(dir, actionsSettingsFile)
-	b, err := os.ReadFile(path)
+	b, err := readlimit.File(path, readlimit.JSON, false)
 	if err != nil {
 		return as, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -461,7 +462,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 // the differences. A manifest written before the grid was recorded is
 // accepted when it lists the same runs.
 func checkSweep(path string, g sweepGrid, runs []sweepRun) (exists bool, err error) {
-	b, err := os.ReadFile(path)
+	b, err := readlimit.File(path, readlimit.JSON, false)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return false, nil

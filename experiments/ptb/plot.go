@@ -23,6 +23,7 @@ import (
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
 	"github.com/nsrnn/nsrnn/internal/figure"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -119,7 +120,7 @@ func modelOrder(a, b string) int {
 func readPlotRun(dir string) (plotRun, error) {
 	r := plotRun{Dir: dir}
 	var s settings
-	raw, err := os.ReadFile(filepath.Join(dir, experiment.RunFile))
+	raw, err := readlimit.File(filepath.Join(dir, experiment.RunFile), readlimit.JSON, false)
 	if err != nil {
 		return r, fmt.Errorf("%s: not a ptb run: %w", dir, err)
 	}
@@ -177,6 +178,9 @@ func readValidPerplexities(path string) ([]float64, error) {
 		if rec.Epoch != len(ppl)+1 {
 			return nil, fmt.Errorf("%s:%d: epoch %d where %d was expected", path, line, rec.Epoch, len(ppl)+1)
 		}
+		if ce := *rec.Valid; !(ce >= 0) || math.IsInf(ce, 1) {
+			return nil, fmt.Errorf("%s:%d: validation cross-entropy %g: want a finite number ≥ 0", path, line, ce)
+		}
 		ppl = append(ppl, math.Exp(*rec.Valid))
 	}
 	if err := sc.Err(); err != nil {
@@ -187,7 +191,7 @@ func readValidPerplexities(path string) ([]float64, error) {
 
 // readOptionalJSON decodes path into v and reports whether it existed.
 func readOptionalJSON(path string, v any) (bool, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readlimit.File(path, readlimit.JSON, false)
 	if errors.Is(err, iofs.ErrNotExist) {
 		return false, nil
 	} else if err != nil {
@@ -329,9 +333,6 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(*out, 0o777); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
 	files, err := plotRuns(runs, *out)
 	if err != nil {
 		return err
@@ -351,9 +352,24 @@ func plotRuns(runs []plotRun, out string) ([]string, error) {
 	if len(curves) == 0 {
 		return nil, errors.New("no run has finished an epoch yet: nothing to plot")
 	}
+	if err := os.MkdirAll(out, 0o777); err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
 	var files []string
 	p := figurePlot("Penn Treebank: validation perplexity", "epoch", "validation perplexity (log scale)")
 	p.Y.Scale = plot.LogScale{}
+	// The log scale needs a positive range; gonum widens a range of one
+	// value by ±1, which would reach 0 for a perplexity of 1.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, c := range curves {
+		for _, v := range c.Valid {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	p.Y.Min, p.Y.Max = lo, hi
+	if lo == hi {
+		p.Y.Min, p.Y.Max = lo/1.1, hi*1.1
+	}
 	p.Y.Tick.Marker = figure.LogTicks{}
 	p.X.Tick.Marker = figure.IntegerTicks{}
 	p.Legend.Top = true

@@ -158,10 +158,24 @@ func TestPlotSweepAndErrors(t *testing.T) {
 	}
 	empty := filepath.Join(dir, "empty")
 	fakePTBRun(t, empty, jm, nil, 0, 0, false)
+	negative := filepath.Join(dir, "negative")
+	fakePTBRun(t, negative, jm, []float64{500}, 0, 0, false)
+	if err := os.WriteFile(filepath.Join(negative, experiment.LogFile), []byte(`{"epoch":1,"valid_cross_entropy":-1}`+"\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	// One epoch at perplexity 1 draws (gonum's widening of a one-value
+	// range by ±1 would reach 0 on the log scale).
+	one := filepath.Join(dir, "one")
+	fakePTBRun(t, one, jm, []float64{1}, 0, 0, false)
+	if err := runPlot([]string{"--out", filepath.Join(dir, "fig-one"), one}, &stdout, &stderr); err != nil {
+		t.Errorf("plot of one epoch at perplexity 1: %v", err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"--out", filepath.Join(dir, "fig-negative"), negative}, "log.jsonl:1: validation cross-entropy -1"},
+		{[]string{"--out", filepath.Join(dir, "fig-empty"), empty}, "no run has finished an epoch"},
 		{[]string{filepath.Join(dir, "x")}, "--out is required"},
 		{[]string{"--out", out}, "no runs"},
 		{[]string{"--out", out, filepath.Join(dir, "missing")}, "not a ptb run"},
@@ -172,6 +186,14 @@ func TestPlotSweepAndErrors(t *testing.T) {
 		err := runPlot(tc.args, &stdout, &stderr)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one containing %q", tc.args, err, tc.want)
+		}
+		if len(tc.args) < 2 {
+			continue
+		}
+		if o := tc.args[1]; strings.HasPrefix(filepath.Base(o), "fig-") {
+			if _, err := os.Stat(o); err == nil {
+				t.Errorf("%v: refused, yet --out %s was made", tc.args, o)
+			}
 		}
 	}
 }

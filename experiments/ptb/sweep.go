@@ -20,6 +20,7 @@ import (
 	"github.com/nsrnn/nsrnn/data/ptb"
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
 func init() {
@@ -347,7 +348,7 @@ func sweepJobs(runs []sweepRun) []cli.SweepRun {
 // legacySweep reports whether dir holds a sweep.json made before the
 // learning rate's range was recorded (one without lr_range).
 func legacySweep(dir string) bool {
-	raw, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	raw, err := readlimit.File(filepath.Join(dir, "sweep.json"), readlimit.JSON, false)
 	if err != nil {
 		return false
 	}
@@ -440,7 +441,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if *sweep == "" {
 		return errors.New("--sweep is required")
 	}
-	raw, err := os.ReadFile(filepath.Join(*sweep, "sweep.json"))
+	raw, err := readlimit.File(filepath.Join(*sweep, "sweep.json"), readlimit.JSON, false)
 	if err != nil {
 		return fmt.Errorf("--sweep: %w", err)
 	}
@@ -469,7 +470,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			var sum summary
-			b, err := os.ReadFile(filepath.Join(d, experiment.SummaryFile))
+			b, err := readlimit.File(filepath.Join(d, experiment.SummaryFile), readlimit.JSON, false)
 			if err != nil {
 				continue
 			}
@@ -478,7 +479,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			var rs settings
-			b, _ = os.ReadFile(filepath.Join(d, experiment.RunFile))
+			b, _ = readlimit.File(filepath.Join(d, experiment.RunFile), readlimit.JSON, false)
 			_ = json.Unmarshal(b, &rs)
 			n++
 			if best == nil || sum.BestValidPerplexity < best.ValidPerplexity {

@@ -22,6 +22,7 @@ import (
 	"github.com/nsrnn/nsrnn/data/ptb"
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -341,7 +342,7 @@ var settingFlags = map[string]string{
 // when dir holds no run.json.
 func readRunSettings(dir string) (s settings, exists bool, err error) {
 	path := filepath.Join(dir, experiment.RunFile)
-	raw, err := os.ReadFile(path)
+	raw, err := readlimit.File(path, readlimit.JSON, false)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return s, false, nil

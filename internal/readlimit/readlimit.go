@@ -1,0 +1,100 @@
+// Package readlimit reads whole files and streams with a limit on their
+// size, so that a file given by mistake (a device such as /dev/zero, a
+// huge file, a pipe that does not end) is refused with an error naming it
+// instead of exhausting the memory.
+package readlimit
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// ErrTooLarge is wrapped by the errors of content over its limit.
+var ErrTooLarge = errors.New("too large")
+
+// Limits of the files the programs read whole.
+const (
+	// JSON is the limit of the settings, manifests and reports that the
+	// programs write and read back (run.json, sweep.json, …).
+	JSON = 64 << 20
+	// Text is the limit of a user's text file read whole (a grammar or a
+	// file of strings).
+	Text = 1 << 30
+)
+
+// File reads the named file, of at most limit bytes. A larger regular
+// file is refused before it is read, and any other file (a device, a
+// pipe) after limit+1 bytes. With regular, a file that is not a regular
+// file is refused. Errors name the file; those about the size wrap
+// ErrTooLarge, and a missing file gives an error that matches
+// os.ErrNotExist.
+func File(path string, limit int64, regular bool) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case fi.IsDir():
+		return nil, fmt.Errorf("%s: is a directory, not a file", path)
+	case fi.Mode().IsRegular() && fi.Size() > limit:
+		return nil, tooLarge(path, fmt.Sprintf("%d bytes, ", fi.Size()), limit)
+	case !fi.Mode().IsRegular() && regular:
+		return nil, fmt.Errorf("%s: not a regular file (%v)", path, fi.Mode().Type())
+	}
+	var b []byte
+	if fi.Mode().IsRegular() {
+		b = make([]byte, 0, fi.Size()+1) // one more byte to see the end
+	}
+	return readAll(f, b, path, limit)
+}
+
+// All reads r to its end, at most limit bytes: more is an error naming
+// name and wrapping ErrTooLarge, returned after reading limit+1 bytes.
+func All(r io.Reader, name string, limit int64) ([]byte, error) {
+	return readAll(r, nil, name, limit)
+}
+
+func readAll(r io.Reader, b []byte, name string, limit int64) ([]byte, error) {
+	lr := &io.LimitedReader{R: r, N: limit + 1}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if int64(len(b)) > limit {
+			return nil, tooLarge(name, "", limit)
+		}
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+}
+
+func tooLarge(name, size string, limit int64) error {
+	return fmt.Errorf("%s: %w: %smore than the limit of %s", name, ErrTooLarge, size, formatBytes(limit))
+}
+
+// formatBytes writes n in the largest binary unit that divides it, or in
+// bytes.
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		shift int
+		name  string
+	}{{30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
