@@ -644,7 +644,25 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	vocabPath := filepath.Join(*out, VocabFile)
-	if _, err := os.Stat(vocabPath); rd.Created || errors.Is(err, os.ErrNotExist) {
+	_, err = os.Stat(vocabPath)
+	write := rd.Created || errors.Is(err, os.ErrNotExist)
+	if !write && s.VocabSHA256 != "" {
+		// A resumed run's vocab.txt that is not the one run.json records
+		// (damaged or replaced) is written again from the corpus, whose
+		// digests were checked: eval, sg and generate read it.
+		if h, err := fileSHA256(vocabPath); err != nil || h != s.VocabSHA256 {
+			built, err := vocabSHA256(corpus.Vocab)
+			if err != nil {
+				return err
+			}
+			if built != s.VocabSHA256 {
+				return fmt.Errorf("--resume: the vocabulary of %s (SHA-256 %s) is not the one %s records (%s)", s.splits()[0].path, short(built), experiment.RunFile, short(s.VocabSHA256))
+			}
+			fmt.Fprintf(stderr, "%s was not the run's vocabulary (SHA-256 %s, %s records %s): written again from the corpus\n", vocabPath, short(h), experiment.RunFile, short(s.VocabSHA256))
+			write = true
+		}
+	}
+	if write {
 		if err := corpus.Vocab.Save(vocabPath); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}

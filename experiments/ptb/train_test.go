@@ -70,12 +70,22 @@ func TestTrainResumeBitIdentical(t *testing.T) {
 	} else if !strings.Contains(e, "--out") {
 		t.Errorf("error %q does not name --out", e)
 	}
+	// A damaged vocab.txt is written again from the corpus on resume.
+	if err := os.WriteFile(filepath.Join(part, VocabFile), []byte("<eos>\n<unk>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, e, code = runCmd(append(args, "--resume")...)
 	if code != 0 {
 		t.Fatalf("resume: %s", e)
 	}
 	if !strings.Contains(e, "resuming at epoch") {
 		t.Errorf("resumed run does not say where it continues: %s", e)
+	}
+	if !strings.Contains(e, "written again from the corpus") {
+		t.Errorf("resume did not report the damaged vocab.txt: %s", e)
+	}
+	if va, vb := readFile(t, filepath.Join(whole, VocabFile)), readFile(t, filepath.Join(part, VocabFile)); va != vb {
+		t.Errorf("vocab.txt after resume:\n%s\nwant\n%s", vb, va)
 	}
 	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
 	b, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
@@ -212,4 +222,13 @@ func TestTrainPrecision(t *testing.T) {
 	if _, e, code := runCmd("eval", "--model", runs["float32"], "--data", data, "--precision", "half"); code == 0 || !strings.Contains(e, "--precision") {
 		t.Errorf("eval --precision half: code %d, %q", code, e)
 	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
