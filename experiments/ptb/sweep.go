@@ -438,6 +438,9 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
 	if *sweep == "" {
 		return errors.New("--sweep is required")
 	}
@@ -491,13 +494,18 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 			continue
 		}
 		best.Finished = n
+		// A run that cannot be tested (most often a test file that cannot
+		// be read) stops the selection: selected.json is written only
+		// whole.
 		res, err := evaluateRun(best.Run, test, 0, 0, "", nil)
 		if err != nil {
-			fmt.Fprintf(stderr, "select: skipping %s: %v\n", best.Run, err)
-			continue
+			return fmt.Errorf("testing %s: %w (nothing written)", best.Run, err)
 		}
 		best.TestPerplexity = res.Perplexity
 		rows = append(rows, *best)
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("--sweep %s: no model has a finished run: nothing to select", *sweep)
 	}
 	if err := experiment.WriteJSON(filepath.Join(*sweep, "selected.json"), rows); err != nil {
 		return err

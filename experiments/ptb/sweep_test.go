@@ -74,6 +74,21 @@ func TestSweepAndSelect(t *testing.T) {
 			t.Errorf("%s: selected valid %v (best %v), test %v, %d runs", r.Model, r.ValidPerplexity, best, r.TestPerplexity, r.Finished)
 		}
 	}
+	// A test file that cannot be read, or stray arguments, leave the
+	// selection as it was.
+	before := readFile(t, filepath.Join(out, "selected.json"))
+	garbage := filepath.Join(t.TempDir(), "garbage.bin")
+	if err := os.WriteFile(garbage, []byte{0xff, 0xfe, 0, 1}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--test", garbage}, {"extra", "args"}} {
+		if _, e, code := runCmd(append([]string{"select", "--sweep", out}, args...)...); code == 0 {
+			t.Errorf("select %v succeeded: %s", args, e)
+		}
+		if after := readFile(t, filepath.Join(out, "selected.json")); after != before {
+			t.Errorf("select %v changed selected.json:\n%s", args, after)
+		}
+	}
 	// The same sweep directory with other settings is refused.
 	_, e, code = runCmd("sweep", "--data", data, "--out", out, "--models", "lstm-256", "--runs", "2", "--seed", "3", "--epochs", "1", "--batch", "3", "--bptt", "5", "--hidden", "4")
 	if code == 0 || !strings.Contains(e, "models: [") {
