@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/spf13/pflag"
 
@@ -446,8 +447,20 @@ var (
 	slurmMem  = regexp.MustCompile(`^\d+[KMGT]?$`)
 )
 
-// Check checks the resource flags, naming the one at fault.
+// Check checks the resource flags, naming the one at fault: their
+// formats, --binary and --sbatch given without --slurm, and control
+// characters (a line end would start a line of its own in the script) in
+// the values that the script holds.
 func (f *SlurmFlags) Check() error {
+	if f.Script == "" && (f.Binary != "" || len(f.Sbatch) > 0) {
+		return errors.New("--binary and --sbatch go with --slurm")
+	}
+	for _, v := range append([]struct{ flag, value string }{{"--slurm", f.Script}, {"--binary", f.Binary}},
+		sbatchValues(f.Sbatch)...) {
+		if err := checkScriptText(v.flag, v.value); err != nil {
+			return err
+		}
+	}
 	switch {
 	case !slurmTime.MatchString(f.Time):
 		return fmt.Errorf("--time %q: want minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS", f.Time)
@@ -455,6 +468,23 @@ func (f *SlurmFlags) Check() error {
 		return fmt.Errorf("--mem %q: want a size such as 4096M or 4G", f.Mem)
 	case f.CPUs < 1:
 		return fmt.Errorf("--cpus-per-task %d must be at least 1", f.CPUs)
+	}
+	return nil
+}
+
+func sbatchValues(opts []string) []struct{ flag, value string } {
+	var vs []struct{ flag, value string }
+	for _, o := range opts {
+		vs = append(vs, struct{ flag, value string }{"--sbatch", o})
+	}
+	return vs
+}
+
+// checkScriptText refuses a value with control characters, which would
+// break the line of the Slurm script that holds it.
+func checkScriptText(flag, v string) error {
+	if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
+		return fmt.Errorf("%s %q: a control character (%q) cannot go into the Slurm script", flag, v, v[i])
 	}
 	return nil
 }
@@ -495,6 +525,11 @@ func SlurmScript(job SlurmJob) (arrays int, err error) {
 	f := job.Flags
 	if err := f.Check(); err != nil {
 		return 0, err
+	}
+	for _, v := range []struct{ flag, value string }{{"--out", job.Out}, {"--out", job.Manifest}} {
+		if err := checkScriptText(v.flag, v.value); err != nil {
+			return 0, err
+		}
 	}
 	wd, err := os.Getwd()
 	if err != nil {

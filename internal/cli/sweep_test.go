@@ -144,6 +144,9 @@ func TestSlurmFlagsCheck(t *testing.T) {
 	for flag, f := range map[string]SlurmFlags{
 		"--time": {Time: "two days", Mem: "4G", CPUs: 1}, "--mem": {Time: "1:00:00", Mem: "4 GB", CPUs: 1},
 		"--cpus-per-task": {Time: "1:00:00", Mem: "4G", CPUs: 0},
+		"--sbatch":        {Script: "s.sh", Time: "1:00:00", Mem: "4G", CPUs: 1, Sbatch: []string{"--partition=cpu\necho INJECTED"}},
+		"--binary":        {Script: "s.sh", Time: "1:00:00", Mem: "4G", CPUs: 1, Binary: "bin/cfl\rx"},
+		"--slurm":         {Time: "1:00:00", Mem: "4G", CPUs: 1, Sbatch: []string{"--partition=cpu"}},
 	} {
 		if err := f.Check(); err == nil || !strings.Contains(err.Error(), flag) {
 			t.Errorf("%+v: error %v, want one naming %s", f, err, flag)
