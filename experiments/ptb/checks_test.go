@@ -67,11 +67,14 @@ func TestGenerateHugeCounts(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--sentences 30: %s", e)
 	}
-	for _, flag := range []string{"--sentences", "--words"} {
+	for _, c := range []struct{ flag, n string }{
+		{"--sentences", "1099511627776"}, {"--words", "1099511627776"},
+		{"--words", "576460752303423489"}, // 16 × it overflows an int
+	} {
 		w := &cutWriter{room: len(small)}
-		err := runGenerate([]string{"--model", out, flag, "1099511627776"}, w, io.Discard)
+		err := runGenerate([]string{"--model", out, c.flag, c.n}, w, io.Discard)
 		if !errors.Is(err, errNoRoom) || w.kept.String() != small {
-			t.Errorf("%s 2^40: error %v, wrote %q; want the writer's error after %q", flag, err, w.kept.String(), small)
+			t.Errorf("%s %s: error %v, wrote %q; want the writer's error after %q", c.flag, c.n, err, w.kept.String(), small)
 		}
 	}
 }
@@ -108,6 +111,21 @@ func TestEvalHugeBatch(t *testing.T) {
 	stdout, e, code := runCmd("eval", "--model", out, "--data", data, "--batch", "16777216")
 	if code == 0 || !strings.Contains(e, "--batch 16777216") || !strings.Contains(e, "GiB") || stdout != "" {
 		t.Errorf("code %d, stdout %q, stderr %q; want a refusal naming --batch", code, stdout, e)
+	}
+	// Flags that would be ignored are refused.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--valid", filepath.Join(data, "ptb.valid.txt"), "--split", "test"}, "--valid with --split test"},
+		{[]string{"--test", filepath.Join(data, "ptb.test.txt"), "--split", "valid"}, "--test with --split valid"},
+		{[]string{"--batch", "-5"}, "--batch -5"},
+		{[]string{"--bptt", "-5"}, "--bptt -5"},
+	} {
+		stdout, e, code := runCmd(append([]string{"eval", "--model", out}, c.args...)...)
+		if code == 0 || !strings.Contains(e, c.want) || stdout != "" {
+			t.Errorf("eval %v: code %d, stdout %q, stderr %q; want a refusal with %q", c.args, code, stdout, e, c.want)
+		}
 	}
 }
 

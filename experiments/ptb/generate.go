@@ -76,11 +76,14 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 		count = -1 // until --words words
 	}
 	n, total, cut := 0, 0, 0
+	// Sentences drawn before --words words is given up as hopeless (a
+	// model that keeps ending at once).
+	maxSentences := 16*min(*words, (math.MaxInt-1024)/16) + 1024
 	var b strings.Builder
 	var werr error
 	err = m.SampleEach(count, opt, func(i int, g nsrnn.Generated) bool {
 		if count < 0 {
-			if i >= 16**words+1024 {
+			if i >= maxSentences {
 				werr = fmt.Errorf("--words %d: %d sentences hold only %d words", *words, i, total)
 				return false
 			}

@@ -146,6 +146,8 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 		return errors.New("--surprisals and --model are mutually exclusive")
 	case *circuitsFile != "" && *suiteDir == "":
 		return errors.New("--circuits needs --suites")
+	case *model == "" && (fs.Changed("convention") || fs.Changed("batch") || *strict):
+		return errors.New("--convention, --batch and --strict go with --model")
 	}
 	level := syntaxgym.PairLevel
 	if *itemLevel {

@@ -296,6 +296,8 @@ func TestSGErrors(t *testing.T) {
 		{[]string{"--suite", suite, "--suites", suites, "--surprisals", tsv}, "--suite and --suites are mutually exclusive"},
 		{[]string{"--suite", suite}, "--surprisals or --model is required"},
 		{[]string{"--suite", suite, "--surprisals", tsv, "--model", dir}, "--surprisals and --model are mutually exclusive"},
+		{[]string{"--suite", suite, "--surprisals", tsv, "--batch", "-4"}, "go with --model"},
+		{[]string{"--suite", suite, "--surprisals", tsv, "--convention", "bogus"}, "go with --model"},
 		{[]string{"--suite", suite, "--model", dir}, "--model: --model " + dir + ": not a ptb run"},
 		{[]string{"--suites", suites, "--model", dir}, "--model: --model " + dir + ": not a ptb run"},
 		{[]string{"--suite", suite, "--surprisals", tsv, "--circuits", badCircuits}, "--circuits needs --suites"},

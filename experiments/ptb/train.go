@@ -865,6 +865,14 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if *split != "valid" && *split != "test" {
 		return fmt.Errorf("--split %q: want valid or test", *split)
 	}
+	switch {
+	case *split == "test" && *validFile != "":
+		return errors.New("--valid with --split test: give --test for the test split, or --split valid")
+	case *split == "valid" && *testFile != "":
+		return errors.New("--test with --split valid: give --valid for the validation split, or --split test")
+	case *batch < 0 || *bptt < 0:
+		return fmt.Errorf("--batch %d and --bptt %d must not be negative (0: the run's)", *batch, *bptt)
+	}
 	file, err := splitFile(*run, *dataDir, *split, map[string]string{"valid": *validFile, "test": *testFile})
 	if err != nil {
 		return err
