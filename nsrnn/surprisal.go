@@ -23,6 +23,10 @@ type SurprisalOptions struct {
 	Progress func(done, total int)
 }
 
+// surprisalChunk is the longest chunk of tokens that Surprisals runs as
+// one graph.
+var surprisalChunk = 256
+
 // Surprisals scores sentences one by one, each from a fresh state, in
 // stream mode: the inputs are Start, w_1, …, w_{n−1} and out[i][j] is the
 // surprisal of token j of sentence i, −log₂ p(w_j | Start, w_1 … w_{j−1}),
@@ -88,15 +92,30 @@ func (m *Model) Surprisals(sents [][]int, opt SurprisalOptions) ([][]float64, er
 			}
 			in[b] = row
 		}
-		gr, _, err := s.run(in, nil, false)
-		if err != nil {
-			return nil, err
-		}
-		var scores [][][]float64
-		if opt.RawLogit {
-			scores = gr.logits()
-		} else {
-			scores = gr.logProbs()
+		// The batch runs in chunks of at most surprisalChunk tokens, the
+		// state carried from one to the next, so that a long sentence
+		// takes a few graphs of bounded length (the time to build a
+		// graph grows faster than its length).
+		scores := make([][][]float64, len(idx))
+		for c0 := 0; c0 < T; c0 += surprisalChunk {
+			c1 := min(c0+surprisalChunk, T)
+			chunk := make([][]int, len(idx))
+			for b := range in {
+				chunk[b] = in[b][c0:c1]
+			}
+			gr, _, err := s.run(chunk, nil, false)
+			if err != nil {
+				return nil, err
+			}
+			var sc [][][]float64
+			if opt.RawLogit {
+				sc = gr.logits()
+			} else {
+				sc = gr.logProbs()
+			}
+			for b := range scores {
+				scores[b] = append(scores[b], sc[b]...)
+			}
 		}
 		for b, i := range idx {
 			w := sents[i]

@@ -45,6 +45,48 @@ func TestSurprisalsMatchStepByStep(t *testing.T) {
 	}
 }
 
+// TestSurprisalsChunked: sentences longer than a chunk (run in chunks of
+// 3 tokens, the state carried) get the surprisals of running them whole,
+// in both conventions.
+func TestSurprisalsChunked(t *testing.T) {
+	cfg := streamConfigs()["rns-D3"]
+	m, _ := New(cfg, 2)
+	rng := rand.New(rand.NewPCG(6, 7))
+	var sents [][]int
+	for i := 0; i < 9; i++ {
+		w := make([]int, 1+rng.IntN(12))
+		for j := range w {
+			w[j] = rng.IntN(cfg.InputVocab)
+		}
+		sents = append(sents, w)
+	}
+	orig := surprisalChunk
+	defer func() { surprisalChunk = orig }()
+	for _, raw := range []bool{false, true} {
+		opt := SurprisalOptions{Start: 4, Batch: 4, RawLogit: raw}
+		surprisalChunk = orig
+		whole, err := m.Surprisals(sents, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		surprisalChunk = 3
+		chunked, err := m.Surprisals(sents, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range sents {
+			if len(chunked[i]) != len(whole[i]) {
+				t.Fatalf("raw %v, sentence %d: %d values, want %d", raw, i, len(chunked[i]), len(whole[i]))
+			}
+			for j := range whole[i] {
+				if d := math.Abs(chunked[i][j] - whole[i][j]); d > 1e-12*math.Max(1, math.Abs(whole[i][j])) {
+					t.Errorf("raw %v, sentence %d token %d: chunked %v, whole %v", raw, i, j, chunked[i][j], whole[i][j])
+				}
+			}
+		}
+	}
+}
+
 // TestSurprisalsClosedForm: with every weight zero but the output bias b,
 // p(w) = softmax(b)[w] whatever the context, so the surprisal is
 // −log₂ softmax(b)[w] and the released script's value is b[w]/ln 2; for
