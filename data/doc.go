@@ -172,7 +172,9 @@
 // GrammarFileProbTol (1e-6; such sums are renormalized): a sum outside it
 // is an error naming the file and the line of that left side's first
 // rule. Errors about one line are *LineError values naming the file and
-// the line. For example, marked reversal:
+// the line. A grammar may have thousands of rules and symbols, but at
+// most MaxChainSymbols (2,000) of its symbols may take part in unary or
+// nullable chains (their closure is a dense matrix). For example, marked reversal:
 //
 //	# {w # wᴿ : w ∈ {0, 1}*}
 //	S -> "0" S "0" [0.4918032786885246]

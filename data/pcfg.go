@@ -282,19 +282,31 @@ func (g *PCFG) productive() []bool {
 	return prod
 }
 
+// MaxChainSymbols is the most symbols of a grammar (after binarization)
+// that may take part in unary or nullable chains: the closure over them
+// is a dense matrix inverted in cubic time. The task grammars have a few;
+// a grammar with more is refused.
+const MaxChainSymbols = 2000
+
 // sameLengthClosure computes (I - J)⁻¹, where J[A][B] is the weight with
 // which β_A(n) depends on β_B(n) for n ≥ 1: unary rules A → B, and binary
 // rules A → B C or A → C B with C deriving ε. Entries that are structurally
-// zero are kept exactly zero.
+// zero are kept exactly zero. Only the symbols that J involves (its
+// support) take part in the inversion; for the others the closure is 1 on
+// the diagonal.
 func (g *PCFG) sameLengthClosure() error {
 	n := g.nb
 	prod := g.productive()
-	j := mat.NewDense(n, n, nil)
+	type edge struct {
+		a, b int
+		w    float64
+	}
+	var edges []edge
 	add := func(a, b int, w float64) {
 		if w == 0 || !prod[a] || !prod[b] {
 			return
 		}
-		j.Set(a, b, j.At(a, b)+w)
+		edges = append(edges, edge{a, b, w})
 	}
 	for _, r := range g.unary {
 		add(r.a, r.b, r.p)
@@ -303,16 +315,44 @@ func (g *PCFG) sameLengthClosure() error {
 		add(r.a, r.b, r.p*g.null[r.c])
 		add(r.a, r.c, r.p*g.null[r.b])
 	}
+	// The support of J, in increasing order, and each symbol's place in it.
+	pos := make([]int, n)
+	for i := range pos {
+		pos[i] = -1
+	}
+	for _, e := range edges {
+		pos[e.a], pos[e.b] = 0, 0
+	}
+	var support []int
+	for a := range pos {
+		if pos[a] == 0 {
+			pos[a] = len(support)
+			support = append(support, a)
+		}
+	}
+	k := len(support)
+	if k > MaxChainSymbols {
+		return fmt.Errorf("data: %d symbols take part in unary or nullable chains, more than the %d supported (MaxChainSymbols)", k, MaxChainSymbols)
+	}
+	j := mat.NewDense(max(k, 1), max(k, 1), nil)
+	next := make([][]int, k) // J's structure, for reachability
+	for _, e := range edges {
+		a, b := pos[e.a], pos[e.b]
+		if j.At(a, b) == 0 {
+			next[a] = append(next[a], b)
+		}
+		j.Set(a, b, j.At(a, b)+e.w)
+	}
 	// Structural reachability through J, reflexive.
-	reach := make([][]bool, n)
+	reach := make([][]bool, k)
 	for a := range reach {
-		reach[a] = make([]bool, n)
+		reach[a] = make([]bool, k)
 		reach[a][a] = true
 		stack := []int{a}
 		for len(stack) > 0 {
 			u := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			for v := 0; v < n; v++ {
+			for _, v := range next[u] {
 				if j.At(u, v) != 0 && !reach[a][v] {
 					reach[a][v] = true
 					stack = append(stack, v)
@@ -320,28 +360,35 @@ func (g *PCFG) sameLengthClosure() error {
 			}
 		}
 	}
-	m := mat.NewDense(n, n, nil)
-	for a := 0; a < n; a++ {
-		for b := 0; b < n; b++ {
-			v := -j.At(a, b)
-			if a == b {
-				v++
-			}
-			m.Set(a, b, v)
-		}
-	}
 	var inv mat.Dense
 	errCycle := errors.New("data: unary and nullable rules form cycles of total probability 1 or more")
-	if err := inv.Inverse(m); err != nil {
-		return errCycle
+	if k > 0 {
+		m := mat.NewDense(k, k, nil)
+		for a := 0; a < k; a++ {
+			for b := 0; b < k; b++ {
+				v := -j.At(a, b)
+				if a == b {
+					v++
+				}
+				m.Set(a, b, v)
+			}
+		}
+		if err := inv.Inverse(m); err != nil {
+			return errCycle
+		}
 	}
 	g.closure = g.closure[:0]
 	for a := 0; a < n; a++ {
-		for b := 0; b < n; b++ {
-			if !reach[a][b] {
+		pa := pos[a]
+		if pa < 0 {
+			g.closure = append(g.closure, closureEntry{a: a, b: a, w: 1})
+			continue
+		}
+		for pb, b := range support {
+			if !reach[pa][pb] {
 				continue
 			}
-			w := inv.At(a, b)
+			w := inv.At(pa, pb)
 			if !(w > 0) || math.IsInf(w, 0) {
 				return errCycle
 			}

@@ -1,6 +1,7 @@
 package data
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -390,5 +391,44 @@ func TestConcurrentTables(t *testing.T) {
 		if a != b && !(math.IsInf(a, -1) && math.IsInf(b, -1)) {
 			t.Errorf("length %d: %v concurrently, %v sequentially", n, a, b)
 		}
+	}
+}
+
+// TestLargeGrammars: a long rule (4,000 terminals, binarized into as many
+// symbols, none in a unary or nullable chain) is read at once, since only the symbols of chains take part in the closure (a
+// dense closure over all 8,000 symbols took gigabytes and minutes); a
+// grammar with more chain symbols than MaxChainSymbols is refused.
+func TestLargeGrammars(t *testing.T) {
+	var terms, rhs []string
+	for i := range 4000 {
+		terms = append(terms, fmt.Sprintf("t%d", i))
+	}
+	rhs = append(rhs, terms...)
+	g, err := NewPCFG("S", terms, []Rule{{LHS: "S", RHS: rhs, Prob: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns, err := g.ValidLengths(0, 100); err != nil || len(ns) != 0 {
+		t.Fatalf("valid lengths up to 100: %v, %v; want none", ns, err)
+	}
+	// A chain S → A1 → A2 → … → A_k → "x", each unary rule with
+	// probability 1/2 and "x" with the other half.
+	chain := func(k int) []Rule {
+		var rules []Rule
+		for i := range k {
+			a, b := fmt.Sprintf("A%d", i), fmt.Sprintf("A%d", i+1)
+			rules = append(rules, Rule{LHS: a, RHS: []string{b}, Prob: 0.5}, Rule{LHS: a, RHS: []string{"x"}, Prob: 0.5})
+		}
+		return append(rules, Rule{LHS: fmt.Sprintf("A%d", k), RHS: []string{"x"}, Prob: 1})
+	}
+	g, err = NewPCFG("A0", []string{"x"}, chain(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lp, err := g.LogProb([]int{0}); err != nil || math.Abs(lp) > 1e-12 {
+		t.Errorf("chain of 100: log p(x) = %v, %v; want 0", lp, err)
+	}
+	if _, err := NewPCFG("A0", []string{"x"}, chain(MaxChainSymbols)); err == nil || !strings.Contains(err.Error(), "MaxChainSymbols") {
+		t.Errorf("chain of %d: %v, want a refusal naming MaxChainSymbols", MaxChainSymbols, err)
 	}
 }
