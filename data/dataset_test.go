@@ -3,6 +3,7 @@ package data
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -260,5 +261,22 @@ func TestReadStrings(t *testing.T) {
 	}
 	if err := WriteStrings(&bytes.Buffer{}, [][]int{{0, 4}}, syms); err == nil {
 		t.Error("WriteStrings accepted an out-of-range index")
+	}
+	// A large vocabulary: every symbol maps to its index (a map, not a
+	// search per token), and a repeated symbol to its first index.
+	big := make([]string, 50000)
+	var line strings.Builder
+	for i := range big {
+		big[i] = fmt.Sprint("s", i)
+	}
+	for i := range big {
+		fmt.Fprint(&line, big[len(big)-1-i], " ")
+	}
+	got, err := ReadStrings(strings.NewReader(line.String()+"\n"), "big.txt", big)
+	if err != nil || len(got) != 1 || len(got[0]) != len(big) || got[0][0] != len(big)-1 || got[0][len(big)-1] != 0 {
+		t.Errorf("large vocabulary: %d strings, %v", len(got), err)
+	}
+	if w, err := ParseString("a b a", []string{"a", "b", "a"}); err != nil || !reflect.DeepEqual(w, []int{0, 1, 0}) {
+		t.Errorf("repeated symbol: %v, %v", w, err)
 	}
 }

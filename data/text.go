@@ -28,25 +28,34 @@ func (e *LineError) Unwrap() error { return e.Err }
 // spaces, to symbol indices into symbols. An empty (or all-space) line is
 // the empty string. It returns an error naming the first unknown symbol.
 func ParseString(line string, symbols []string) ([]int, error) {
+	return parseString(line, newSymbolIndex(symbols))
+}
+
+// symbolIndex maps symbols to their indices; the first of repeated
+// symbols wins.
+type symbolIndex map[string]int
+
+func newSymbolIndex(symbols []string) symbolIndex {
+	ix := make(symbolIndex, len(symbols))
+	for i, s := range symbols {
+		if _, ok := ix[s]; !ok {
+			ix[s] = i
+		}
+	}
+	return ix
+}
+
+func parseString(line string, ix symbolIndex) ([]int, error) {
 	fields := strings.Fields(line)
 	w := make([]int, len(fields))
 	for i, f := range fields {
-		j := indexOf(symbols, f)
-		if j < 0 {
+		j, ok := ix[f]
+		if !ok {
 			return nil, fmt.Errorf("unknown symbol %q at position %d", f, i+1)
 		}
 		w[i] = j
 	}
 	return w, nil
-}
-
-func indexOf(symbols []string, s string) int {
-	for i, t := range symbols {
-		if t == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // FormatString returns the text form of w: the symbols, separated by single
@@ -71,8 +80,9 @@ func ReadStrings(r io.Reader, name string, symbols []string) ([][]int, error) {
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<26)
 	sc.Split(lines.Split())
 	ws := [][]int{}
+	ix := newSymbolIndex(symbols)
 	for line := 1; sc.Scan(); line++ {
-		w, err := ParseString(sc.Text(), symbols)
+		w, err := parseString(sc.Text(), ix)
 		if err != nil {
 			return nil, &LineError{Name: name, Line: line, Err: err}
 		}
