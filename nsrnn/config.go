@@ -171,6 +171,41 @@ const MaxInitRange = 100
 // anything is allocated.
 const MaxParams = 1 << 28
 
+// MaxTrainingBytes bounds the memory that training keeps for a model's
+// parameters: trainingCopies values per parameter (the parameters, their
+// gradients, an optimizer's state of up to two values, the best
+// parameters so far, and a checkpoint's encoding of the model and of the
+// best model). Fit and CheckTraining refuse a model beyond it: about
+// 150 million parameters.
+const MaxTrainingBytes = 8 << 30
+
+// trainingCopies is the number of float64 values per parameter that
+// training keeps (see MaxTrainingBytes).
+const trainingCopies = 7
+
+// trainingLimit is MaxTrainingBytes; tests lower it.
+var trainingLimit float64 = MaxTrainingBytes
+
+// CheckTraining returns Validate's error for an invalid configuration,
+// and an error wrapping ErrTooLarge if training a model of c would keep
+// more than MaxTrainingBytes for its parameters, so that a program can
+// refuse it before it starts.
+func (c Config) CheckTraining() error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	kind, err := LookupKind(c.Kind)
+	if err != nil {
+		return err
+	}
+	n := c.countParams(kind)
+	if b := 8 * n * trainingCopies; b > trainingLimit {
+		return fmt.Errorf("%w: training %s with %.3g parameters would keep about %.3g GiB for them (gradients, optimizer state, best model, checkpoint), more than the limit of %.3g GiB (MaxTrainingBytes); reduce %s",
+			ErrTooLarge, c.Kind, n, b/(1<<30), trainingLimit/(1<<30), c.sizeFields(kind))
+	}
+	return nil
+}
+
 // countParams counts the parameters in float64, so that absurd sizes
 // cannot overflow.
 func (c Config) countParams(kind Kind) float64 {

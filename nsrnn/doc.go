@@ -136,7 +136,10 @@
 // layer over the run's steps. Validate refuses a configuration with more than
 // MaxParams parameters, naming the fields that set its size, before
 // anything is allocated; CountParams counts parameters without building a
-// model. MaxGraphBytes is the memory rule of everything else a model
+// model. Training keeps several copies of the parameters (gradients,
+// optimizer state, best model, checkpoint): Fit, and Config.CheckTraining
+// before a program starts, refuse a model whose copies would exceed
+// MaxTrainingBytes. MaxGraphBytes is the memory rule of everything else a model
 // allocates by count: a graph (batch × length), a Stream's streams, and
 // Sample's strings (SampleEach holds one batch) are refused with an error
 // wrapping ErrTooLarge before they are allocated; the stacks' dynamic programs and the superposition

@@ -223,3 +223,41 @@ func TestStreamCheckChunk(t *testing.T) {
 		t.Error("CheckChunk(0): no error")
 	}
 }
+
+// TestCheckTraining: a model within MaxParams but whose training would
+// keep more than MaxTrainingBytes for its parameters is refused by
+// CheckTraining and by Fit, before the optimizer allocates its state; a
+// model within both trains.
+func TestCheckTraining(t *testing.T) {
+	huge := Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 7000} // 196 million parameters
+	if err := huge.Validate(); err != nil {
+		t.Fatalf("a model of %v is within MaxParams: %v", huge, err)
+	}
+	if err := huge.CheckTraining(); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "hidden") {
+		t.Errorf("CheckTraining(hidden 7000): %v, want ErrTooLarge naming hidden", err)
+	}
+	// Fit's refusal, on a model small enough to build here, under a
+	// limit lowered to below its training's needs.
+	defer func(l float64) { trainingLimit = l }(trainingLimit)
+	big := Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 50}
+	trainingLimit = 1 << 20 // 4·50·53 + … ≈ 11,000 parameters: 0.6 MB of copies; 1 MiB is enough
+	if err := big.CheckTraining(); err != nil {
+		t.Fatalf("hidden 50 under 1 MiB: %v", err)
+	}
+	trainingLimit = 1 << 19
+	small := Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 5}
+	if err := small.CheckTraining(); err != nil {
+		t.Errorf("CheckTraining(hidden 5): %v", err)
+	}
+	if err := (Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: -1}).CheckTraining(); err == nil {
+		t.Error("CheckTraining of an invalid configuration: no error")
+	}
+	m, err := New(big, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train := []Batch{{{0, 1}}}
+	if _, err := Train(m, train, train, TrainConfig{LR: 0.01, MaxEpochs: 1}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Train(hidden 50) under 512 KiB: %v, want ErrTooLarge", err)
+	}
+}

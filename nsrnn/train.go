@@ -520,6 +520,9 @@ type trainer struct {
 
 // newTrainer checks the protocol and loads the checkpoint, if any.
 func newTrainer(m *Model, obj Objective, cfg TrainConfig) (*trainer, error) {
+	if err := m.cfg.CheckTraining(); err != nil {
+		return nil, err
+	}
 	if err := cfg.defaults(m); err != nil {
 		return nil, err
 	}

@@ -186,6 +186,20 @@ func TestTrainBadCheckpointEvery(t *testing.T) {
 	}
 }
 
+// TestTrainRefusesHugeModel: a model within MaxParams whose training
+// would exceed nsrnn.MaxTrainingBytes is refused before the run
+// directory is made.
+func TestTrainRefusesHugeModel(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	status, _, stderr := run(tinyTrainArgs(out, "--model", "lstm", "--hidden", "7000")...)
+	if status == 0 || !strings.Contains(stderr, "MaxTrainingBytes") {
+		t.Errorf("status %d, stderr %q", status, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the run directory was created")
+	}
+}
+
 // TestGenerateHugeCount: generate writes its strings as it draws them, so
 // a --count beyond memory runs until its output fails, and its first
 // strings are those of a small --count.

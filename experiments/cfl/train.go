@@ -221,6 +221,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckTraining(); err != nil {
+		return err
+	}
 	s.Task, s.Grammar, s.TaskParams, s.Model, s.GrammarFile = t.Name(), t.Definition(), t.Params(), cfg, gf
 	if err := checkProtocol(&s, *lengths); err != nil {
 		return err

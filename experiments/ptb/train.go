@@ -591,6 +591,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if s.Model, err = ptbConfig(mf, corpus.Vocab.Size()); err != nil {
 		return err
 	}
+	if err := s.Model.CheckTraining(); err != nil {
+		return err
+	}
 	if saved != nil {
 		if err := checkResume(*out, &s, saved, corpus.Vocab); err != nil {
 			return err
