@@ -377,6 +377,14 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	if err != nil {
 		return err
 	}
+	// Every run's settings are checked as its train command will check
+	// them, so that a sweep whose runs would all fail is refused before
+	// sweep.json holds it.
+	for _, r := range runs {
+		if _, err := prepareTrain(r.Args, io.Discard); err != nil {
+			return fmt.Errorf("run %s: %w", r.Dir, err)
+		}
+	}
 
 	if *dryRun {
 		for _, r := range runs {

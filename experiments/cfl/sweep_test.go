@@ -291,6 +291,42 @@ func TestSweepFlagErrors(t *testing.T) {
 	}
 }
 
+// TestSweepChecksRuns: a sweep whose runs the train command would refuse
+// (here, a training set beyond memory, or lengths with no strings), or
+// whose Slurm script would be a directory, is refused before anything is
+// written, naming the flag.
+func TestSweepChecksRuns(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--train-size", "1099511627776"}, "--train-size"},
+		{[]string{"--models", "rns", "--symbols", "1099511627776"}, "symbols"},
+		{[]string{"--slurm", dir}, "--slurm"},
+	} {
+		out := filepath.Join(dir, "sweep")
+		args := append([]string{"--task", "dyck", "--models", "lstm", "--restarts", "1", "--lrs", "0.01", "--out", out}, c.args...)
+		err := sweepCommand(args, &bytes.Buffer{}, &bytes.Buffer{}, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error naming %s", c.args, err, c.want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: %s was created", c.args, out)
+		}
+	}
+	// The train command refuses lengths with no strings before making its
+	// run directory (marked reversal has only odd lengths).
+	out := filepath.Join(dir, "run")
+	status, _, stderr := run(tinyTrainArgs(out, "--lengths", "4:4")...)
+	if status == 0 || !strings.Contains(stderr, "--lengths 4:4") {
+		t.Errorf("train --lengths 4:4: status %d, %q", status, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("train --lengths 4:4 made its run directory")
+	}
+}
+
 // TestSweep2023Protocol checks the flags of the 2023 release's protocol:
 // --bottom goes to the kinds with a bottom symbol, --push-hidden-state to
 // those that can push it (in <kind>-hidden, without stack vector sizes),

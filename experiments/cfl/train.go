@@ -196,7 +196,23 @@ func checkSetSizes(trainSize, validSize, maxLen int, lengths string) error {
 	return nil
 }
 
-func runTrain(args []string, stdout, stderr io.Writer) error {
+// trainPlan is a parsed and checked train command: everything that
+// can be refused is refused by prepareTrain, before anything is written.
+type trainPlan struct {
+	fs            *pflag.FlagSet
+	t             *data.Task
+	td            *experiment.TextData
+	cfg           nsrnn.Config
+	s             experiment.Settings
+	out           string
+	resume, quiet bool
+	workers       int
+}
+
+// prepareTrain parses and checks the arguments of a train command (the
+// task, its data files, the model, the protocol), naming the flag at
+// fault. A sweep calls it for each of its runs before it writes anything.
+func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	fs := prog.FlagSet("train", stdout)
 	task, params, grammar, mf := taskModelFlags(fs)
 	var s experiment.Settings
@@ -208,37 +224,49 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	src := dataSourceFlags(fs)
 	fs.Lookup("task").Usage = "task (required, or --grammar-file, or --train and --valid): " + taskNames()
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	t, td, gf, err := src.resolve(fs, *task, params(), *grammar)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg, err := taskConfig(t, mf)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cfg.CheckTraining(); err != nil {
-		return err
+		return nil, err
 	}
 	s.Task, s.Grammar, s.TaskParams, s.Model, s.GrammarFile = t.Name(), t.Definition(), t.Params(), cfg, gf
 	if err := checkProtocol(&s, *lengths); err != nil {
-		return err
+		return nil, err
 	}
 	if td != nil {
 		td.Settings(&s)
+	} else if ns, err := t.ValidLengths(s.MinLength, s.MaxLength); err != nil || len(ns) == 0 {
+		return nil, fmt.Errorf("--lengths %s: %s has no strings of these lengths", *lengths, t.Name())
 	}
 	switch {
 	case *workers < 1:
-		return fmt.Errorf("--workers %d must be at least 1", *workers)
+		return nil, fmt.Errorf("--workers %d must be at least 1", *workers)
 	case s.EarlyStop < 1:
-		return fmt.Errorf("--early-stop %d must be at least 1", s.EarlyStop)
+		return nil, fmt.Errorf("--early-stop %d must be at least 1", s.EarlyStop)
 	case *out == "":
-		return fmt.Errorf("--out is required")
+		return nil, fmt.Errorf("--out is required")
 	}
+	return &trainPlan{fs: fs, t: t, td: td, cfg: cfg, s: s, out: *out, resume: *resume, quiet: *quiet, workers: *workers}, nil
+}
+
+func runTrain(args []string, stdout, stderr io.Writer) error {
+	p, err := prepareTrain(args, stdout)
+	if err != nil {
+		return err
+	}
+	fs, t, td, cfg, s := p.fs, p.t, p.td, p.cfg, p.s
+	out, resume, quiet, workers := &p.out, &p.resume, &p.quiet, &p.workers
 	if *workers, s.Workers, err = resumeWorkers(*out, *resume, *workers, fs.Changed("workers"), stderr); err != nil {
 		return err
 	}

@@ -455,6 +455,9 @@ func (f *SlurmFlags) Check() error {
 	if f.Script == "" && (f.Binary != "" || len(f.Sbatch) > 0) {
 		return errors.New("--binary and --sbatch go with --slurm")
 	}
+	if fi, err := os.Stat(f.Script); f.Script != "" && err == nil && fi.IsDir() {
+		return fmt.Errorf("--slurm %s is a directory: give the script's file name", f.Script)
+	}
 	for _, v := range append([]struct{ flag, value string }{{"--slurm", f.Script}, {"--binary", f.Binary}},
 		sbatchValues(f.Sbatch)...) {
 		if err := checkScriptText(v.flag, v.value); err != nil {
