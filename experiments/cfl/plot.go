@@ -86,19 +86,14 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	if *sweep == "" && *actions == "" && len(runDirs) == 0 {
 		return fmt.Errorf("--sweep or run directories are required (or --actions alone for Figure 3)")
 	}
-	if err := os.MkdirAll(*out, 0o777); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	if err := experiment.CheckWritable(*out); err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	var written []string
+	// Everything is read and checked before --out is made or written.
+	var draws []drawFunc
 	if len(runDirs) > 0 {
-		files, err := plotRuns(runDirs, *out, *wallClock, stderr)
+		d, err := prepareRuns(runDirs, *wallClock, stderr)
 		if err != nil {
 			return err
 		}
-		written = append(written, files...)
+		draws = append(draws, d)
 	}
 	if *sweep != "" {
 		sel, err := experiment.ReadSelection(*sweep)
@@ -113,11 +108,11 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("--sweep: %w", err)
 			}
 		}
-		files, err := plotSelection(sel, extra, *sweep, *out, *wallClock, stderr)
+		d, err := prepareSelection(sel, extra, *sweep, *wallClock, stderr)
 		if err != nil {
 			return err
 		}
-		written = append(written, files...)
+		draws = append(draws, d)
 	}
 	adir := *actions
 	if adir == "" && *sweep != "" {
@@ -132,7 +127,21 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		if slices.Contains(dirs, "") {
 			return fmt.Errorf("--actions %q: an empty directory in the list", adir)
 		}
-		files, err := plotActions(dirs, *out)
+		d, err := prepareActions(dirs)
+		if err != nil {
+			return err
+		}
+		draws = append(draws, d)
+	}
+	if err := os.MkdirAll(*out, 0o777); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := experiment.CheckWritable(*out); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	var written []string
+	for _, d := range draws {
+		files, err := d(*out)
 		if err != nil {
 			return err
 		}
@@ -224,11 +233,16 @@ func fig1XLabel(wallClock bool) string {
 	return "epoch"
 }
 
-// plotRuns draws Figure 1 of run directories, without a selection: one
-// line per run with a finished epoch, one panel per task, one file per
-// task and one with every task's panel. Each argument is a run directory
+// drawFunc writes figures into the directory out and returns the files
+// written.
+type drawFunc func(out string) ([]string, error)
+
+// prepareRuns reads what Figure 1 of run directories needs, without a
+// selection, and returns the function that draws it: one line per run
+// with a finished epoch, one panel per task, one file per task and one
+// with every task's panel. Each argument is a run directory
 // (holding run.json) or a directory under which FindRuns finds runs.
-func plotRuns(args []string, out string, wallClock bool, stderr io.Writer) ([]string, error) {
+func prepareRuns(args []string, wallClock bool, stderr io.Writer) (drawFunc, error) {
 	data, skipped, err := experiment.RunsData(args, wallClock)
 	if err != nil {
 		return nil, err
@@ -240,35 +254,38 @@ func plotRuns(args []string, out string, wallClock bool, stderr io.Writer) ([]st
 		return nil, fmt.Errorf("no run with a finished epoch in %q", args)
 	}
 	panels := toPanels(data)
-	const title = "validation set during training"
-	xLabel := fig1XLabel(wallClock)
-	var files []string
-	for _, pn := range panels {
-		p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+title, xLabel, pn.yLabel(), true)
-		if err != nil {
-			return nil, err
+	return func(out string) ([]string, error) {
+		const title = "validation set during training"
+		xLabel := fig1XLabel(wallClock)
+		var files []string
+		for _, pn := range panels {
+			p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+title, xLabel, pn.yLabel(), true)
+			if err != nil {
+				return nil, err
+			}
+			fs, err := figure.Save(out, fig1Name(pn.task), 6*vg.Inch, 4*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, fs...)
 		}
-		fs, err := figure.Save(out, fig1Name(pn.task), 6*vg.Inch, 4*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
+		fs, err := savePanels(out, fig1AllName, "Figure 1: cross-entropy difference on the validation set during training", panels, xLabel, diffLabel)
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, fs...)
-	}
-	fs, err := savePanels(out, fig1AllName, "Figure 1: cross-entropy difference on the validation set during training", panels, xLabel, diffLabel)
-	if err != nil {
-		return nil, err
-	}
-	files = append(files, fs...)
-	csvPath := filepath.Join(out, fig1AllName+".csv")
-	if err := experiment.WritePanelsCSV(csvPath, data, fig1XName(wallClock), "valid_difference"); err != nil {
-		return nil, err
-	}
-	return append(files, csvPath), nil
+		csvPath := filepath.Join(out, fig1AllName+".csv")
+		if err := experiment.WritePanelsCSV(csvPath, data, fig1XName(wallClock), "valid_difference"); err != nil {
+			return nil, err
+		}
+		return append(files, csvPath), nil
+	}, nil
 }
 
-// plotSelection draws Figures 1 and 2: one file per task, and one figure
-// with a panel per task.
-func plotSelection(sel *experiment.Selection, extra []experiment.UnfinishedRun, sweep, out string, wallClock bool, stderr io.Writer) ([]string, error) {
+// prepareSelection reads what Figures 1 and 2 of a selection need and
+// returns the function that draws them: one file per task, and one
+// figure with a panel per task.
+func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRun, sweep string, wallClock bool, stderr io.Writer) (drawFunc, error) {
 	data, err := experiment.SelectionData(sel, extra, sweep, wallClock)
 	if err != nil {
 		return nil, err
@@ -277,59 +294,61 @@ func plotSelection(sel *experiment.Selection, extra []experiment.UnfinishedRun, 
 		fmt.Fprintf(stderr, "plot: no test results in %s; skipping Figure 2 of %s (run select without --no-test)\n", filepath.Join(sweep, experiment.TestDir, task), task)
 	}
 	fig1, fig2 := toPanels(data.Valid), toPanels(data.Test)
-	xLabel := fig1XLabel(wallClock)
-	fig1Caption := "Figure 1: cross-entropy difference on the validation set during training (best run of each model)"
-	if len(extra) > 0 {
-		fig1Caption = "Figure 1: cross-entropy difference on the validation set during training (best finished run of each model; unfinished runs up to their last epoch)"
-	}
-	var files []string
-	for _, f := range []struct {
-		panels       []panel
-		name         func(string) string
-		all, caption string
-		title        string
-		xLabel       string
-	}{
-		{fig1, fig1Name, fig1AllName, fig1Caption, "validation set during training", xLabel},
-		{fig2, fig2Name, fig2AllName, "Figure 2: cross-entropy difference on the test set by string length (best run of each model)", "test set by length", "string length"},
-	} {
-		for _, pn := range f.panels {
-			p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+f.title, f.xLabel, pn.yLabel(), true)
-			if err != nil {
+	return func(out string) ([]string, error) {
+		xLabel := fig1XLabel(wallClock)
+		fig1Caption := "Figure 1: cross-entropy difference on the validation set during training (best run of each model)"
+		if len(extra) > 0 {
+			fig1Caption = "Figure 1: cross-entropy difference on the validation set during training (best finished run of each model; unfinished runs up to their last epoch)"
+		}
+		var files []string
+		for _, f := range []struct {
+			panels       []panel
+			name         func(string) string
+			all, caption string
+			title        string
+			xLabel       string
+		}{
+			{fig1, fig1Name, fig1AllName, fig1Caption, "validation set during training", xLabel},
+			{fig2, fig2Name, fig2AllName, "Figure 2: cross-entropy difference on the test set by string length (best run of each model)", "test set by length", "string length"},
+		} {
+			for _, pn := range f.panels {
+				p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+f.title, f.xLabel, pn.yLabel(), true)
+				if err != nil {
+					return nil, err
+				}
+				fs, err := figure.Save(out, f.name(pn.task), 6*vg.Inch, 4*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
+				if err != nil {
+					return nil, err
+				}
+				files = append(files, fs...)
+			}
+			if len(f.panels) > 0 {
+				fs, err := savePanels(out, f.all, f.caption, f.panels, f.xLabel, diffLabel)
+				if err != nil {
+					return nil, err
+				}
+				files = append(files, fs...)
+			}
+		}
+		for _, c := range []struct {
+			name   string
+			panels []experiment.Panel
+			x, y   string
+		}{
+			{fig1AllName, data.Valid, fig1XName(wallClock), "valid_difference"},
+			{fig2AllName, data.Test, "length", "test_difference"},
+		} {
+			if len(c.panels) == 0 {
+				continue
+			}
+			path := filepath.Join(out, c.name+".csv")
+			if err := experiment.WritePanelsCSV(path, c.panels, c.x, c.y); err != nil {
 				return nil, err
 			}
-			fs, err := figure.Save(out, f.name(pn.task), 6*vg.Inch, 4*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, fs...)
+			files = append(files, path)
 		}
-		if len(f.panels) > 0 {
-			fs, err := savePanels(out, f.all, f.caption, f.panels, f.xLabel, diffLabel)
-			if err != nil {
-				return nil, err
-			}
-			files = append(files, fs...)
-		}
-	}
-	for _, c := range []struct {
-		name   string
-		panels []experiment.Panel
-		x, y   string
-	}{
-		{fig1AllName, data.Valid, fig1XName(wallClock), "valid_difference"},
-		{fig2AllName, data.Test, "length", "test_difference"},
-	} {
-		if len(c.panels) == 0 {
-			continue
-		}
-		path := filepath.Join(out, c.name+".csv")
-		if err := experiment.WritePanelsCSV(path, c.panels, c.x, c.y); err != nil {
-			return nil, err
-		}
-		files = append(files, path)
-	}
-	return files, nil
+		return files, nil
+	}, nil
 }
 
 // panelPlot draws a panel's lines, with a legend when legend is set.
@@ -610,13 +629,13 @@ func actionPlot(kind string, recs []actionRecord) (*plot.Plot, error) {
 	return p, nil
 }
 
-// plotActions draws Figure 3 from DIR/<model>/actions.jsonl for every
+// prepareActions reads Figure 3 from DIR/<model>/actions.jsonl for every
 // model found in each of dirs: one row of panels per directory, side by
 // side by model. With more than one directory each panel's title names
 // its run's seed (from DIR/<model>/settings.json, else the directory);
 // every title says at which epoch the validation difference first came
 // within convergedDiff of the bound, when DIR/<model>/log.jsonl is there.
-func plotActions(dirs []string, out string) ([]string, error) {
+func prepareActions(dirs []string) (drawFunc, error) {
 	var rows [][]*plot.Plot
 	for _, dir := range dirs {
 		var row []*plot.Plot
@@ -651,16 +670,18 @@ func plotActions(dirs []string, out string) ([]string, error) {
 	w := vg.Length(cols) * 4.5 * vg.Inch
 	caption, band := fitCaption("Figure 3: weight of the correct action type (black = 1, white = 0): push before #, pop from # on", w)
 	h := vg.Length(len(rows))*(5*vg.Inch-vg.Points(24)) + band
-	return figure.Save(out, fig3Name, w, h, func(dc draw.Canvas) {
-		body := drawCaption(dc, caption, band)
-		tiles := draw.Tiles{Rows: len(rows), Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12), PadLeft: vg.Points(4), PadRight: vg.Points(8), PadTop: vg.Points(4), PadBottom: vg.Points(4)}
-		canvases := plot.Align(rows, tiles, body)
-		for i, row := range rows {
-			for j, p := range row {
-				p.Draw(canvases[i][j])
+	return func(out string) ([]string, error) {
+		return figure.Save(out, fig3Name, w, h, func(dc draw.Canvas) {
+			body := drawCaption(dc, caption, band)
+			tiles := draw.Tiles{Rows: len(rows), Cols: cols, PadX: vg.Points(12), PadY: vg.Points(12), PadLeft: vg.Points(4), PadRight: vg.Points(8), PadTop: vg.Points(4), PadBottom: vg.Points(4)}
+			canvases := plot.Align(rows, tiles, body)
+			for i, row := range rows {
+				for j, p := range row {
+					p.Draw(canvases[i][j])
+				}
 			}
-		}
-	})
+		})
+	}, nil
 }
 
 // convergedDiff is the difference from the lower bound, in nats per

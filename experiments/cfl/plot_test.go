@@ -63,6 +63,27 @@ func TestPlotActionsOnly(t *testing.T) {
 	}
 }
 
+// TestPlotChecksBeforeWriting: a bad --actions, given with run
+// directories whose Figure 1 could be drawn, is refused before --out is
+// made or anything written.
+func TestPlotChecksBeforeWriting(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	fakeRun(t, run, "dyck", "rns", 0.01, 1, 0.1, true, true)
+	out := filepath.Join(dir, "figures")
+	var stdout bytes.Buffer
+	err := runPlot([]string{"--out", out, "--actions", t.TempDir(), run}, &stdout, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--actions") {
+		t.Errorf("error %v, want one naming --actions", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("--out was made")
+	}
+	if err := runPlot([]string{"--out", out, run}, &stdout, &bytes.Buffer{}); err != nil {
+		t.Errorf("the same run without --actions: %v", err)
+	}
+}
+
 func TestCorrectAction(t *testing.T) {
 	// 0 1 # 1 0: updates t = 1 … 4; # is symbol 3.
 	got := []int{correctAction(1, 3), correctAction(2, 3), correctAction(3, 3), correctAction(4, 3)}
