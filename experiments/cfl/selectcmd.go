@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,6 +49,19 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	minLen, maxLen, err := parseLengths(*lengths)
 	if err != nil {
 		return fmt.Errorf("--test-lengths: %w", err)
+	}
+	// The test set (per length) is refused now if it cannot be held,
+	// before anything is evaluated or written.
+	if !*noTest {
+		count := *perLength
+		if n := maxLen - minLen + 1; count > math.MaxInt/n {
+			count = math.MaxInt
+		} else {
+			count *= n
+		}
+		if err := data.CheckSampleSize(count, maxLen); err != nil {
+			return fmt.Errorf("--per-length %d, --test-lengths %s: %w", *perLength, *lengths, err)
+		}
 	}
 	if _, err := os.Stat(*sweep); err != nil {
 		return fmt.Errorf("--sweep: %w", err)

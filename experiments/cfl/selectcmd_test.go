@@ -60,6 +60,21 @@ func fakeRunGrammar(t *testing.T, dir, task string, g data.Grammar, kind string,
 	}
 }
 
+// TestSelectHugeTestSet: a test set beyond memory is refused before
+// selected.json is written.
+func TestSelectHugeTestSet(t *testing.T) {
+	root := t.TempDir()
+	mr := data.MarkedReversal
+	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed1"), mr, "lstm", 0.01, 1, 0.3, true, true)
+	err := runSelect([]string{"--sweep", root, "--per-length", "1099511627776"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--per-length") {
+		t.Errorf("error %v, want one naming --per-length", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, experiment.SelectedFile)); err == nil {
+		t.Error("selected.json was written")
+	}
+}
+
 func TestSelectCommandWithTest(t *testing.T) {
 	root := t.TempDir()
 	mr := data.MarkedReversal
