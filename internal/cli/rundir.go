@@ -20,8 +20,40 @@ type RunDir struct {
 	// Created reports that the settings file was written by this command:
 	// the run is new.
 	Created bool
-	existed bool // dir existed before
+	existed bool     // dir existed before
+	parents []string // the ancestors of dir made for it, deepest first
 	lock    *experiment.DirLock
+}
+
+// missingParents returns the ancestors of dir that do not exist, deepest
+// first: those that making dir makes.
+func missingParents(dir string) []string {
+	var ps []string
+	for p := filepath.Dir(filepath.Clean(dir)); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			return ps
+		}
+		ps = append(ps, p)
+		if filepath.Dir(p) == p {
+			return ps
+		}
+	}
+}
+
+// removeMade removes dir, when it did not exist before, and then the
+// ancestors made for it, each only if it is empty.
+func (r *RunDir) removeMade() {
+	if r.existed {
+		return
+	}
+	if os.Remove(r.Dir) != nil {
+		return
+	}
+	for _, p := range r.parents {
+		if os.Remove(p) != nil {
+			return
+		}
+	}
 }
 
 // OpenRunDir locks dir, removing the temporary files that a killed
@@ -33,12 +65,10 @@ type RunDir struct {
 // never overwritten without resume. The caller must Close the RunDir.
 func OpenRunDir[S any](dir, file string, s S, resume bool, stderr io.Writer) (*RunDir, error) {
 	_, statErr := os.Stat(dir)
-	r := &RunDir{Dir: dir, File: file, existed: statErr == nil}
+	r := &RunDir{Dir: dir, File: file, existed: statErr == nil, parents: missingParents(dir)}
 	lock, err := experiment.LockDir(dir)
 	if err != nil {
-		if !r.existed {
-			os.Remove(dir)
-		}
+		r.removeMade()
 		return nil, fmt.Errorf("--out: %w", err)
 	}
 	r.lock = lock
@@ -66,9 +96,9 @@ func OpenRunDir[S any](dir, file string, s S, resume bool, stderr io.Writer) (*R
 // Close releases the directory. When ok is false and the run is new, it
 // first abandons the run if it has no checkpoint (nothing to resume): it
 // removes the settings file, the log, the given further files (names in
-// the directory), and the directory itself if it did
-// not exist before and is left empty, so that the same directory can be
-// used again. A run with a checkpoint is left alone: it can be resumed.
+// the directory), and the directory itself if it did not exist before and
+// is left empty, with the ancestors made for it that are left empty, so
+// that the same directory can be used again and nothing is left behind. A run with a checkpoint is left alone: it can be resumed.
 func (r *RunDir) Close(ok bool, files ...string) {
 	if r == nil || r.lock == nil {
 		return
@@ -85,7 +115,7 @@ func (r *RunDir) Close(ok bool, files ...string) {
 	}
 	r.lock.Release()
 	r.lock = nil
-	if !r.existed && (abandon || !r.Created && !ok) {
-		os.Remove(r.Dir) // only if empty
+	if abandon || !r.Created && !ok {
+		r.removeMade() // only if empty
 	}
 }
