@@ -119,8 +119,8 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	if s.MinLength, s.MaxLength, err = parseLengths(*lengths); err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	}
-	if s.TrainSize < 1 || s.ValidSize < 1 || s.BatchSize < 1 || s.Hidden < 1 || s.Epochs < 1 || *workers < 1 {
-		return fmt.Errorf("--train-size, --valid-size, --batch-size, --hidden, --epochs and --workers must be at least 1")
+	if s.TrainSize < 1 || s.ValidSize < 1 || s.BatchSize < 1 || s.Hidden < 1 || s.Epochs < 1 || *workers < 1 || *workers > maxWorkers {
+		return fmt.Errorf("--train-size, --valid-size, --batch-size, --hidden, --epochs and --workers must be at least 1 (--workers at most %d)", maxWorkers)
 	}
 	if err := checkSetSizes(s.TrainSize, s.ValidSize, s.MaxLength, *lengths); err != nil {
 		return err

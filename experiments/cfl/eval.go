@@ -47,6 +47,13 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if *batchSize < 1 || *perLength < 1 {
 		return fmt.Errorf("--batch-size and --per-length must be at least 1")
 	}
+	if *testFile != "" {
+		for _, f := range []string{"per-length", "seed"} {
+			if fs.Changed(f) {
+				return fmt.Errorf("--%s is for a sampled test set: --test gives the strings", f)
+			}
+		}
+	}
 	minLen, maxLen, err := parseLengths(*lengths)
 	if err != nil {
 		return fmt.Errorf("--lengths: %w", err)

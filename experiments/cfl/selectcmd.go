@@ -46,6 +46,13 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if *perLength < 1 || *batchSize < 1 {
 		return fmt.Errorf("--per-length and --batch-size must be at least 1")
 	}
+	if *noTest {
+		for _, f := range []string{"test-lengths", "per-length", "seed", "batch-size", "retest"} {
+			if fs.Changed(f) {
+				return fmt.Errorf("--%s is for the test evaluation, which --no-test skips", f)
+			}
+		}
+	}
 	minLen, maxLen, err := parseLengths(*lengths)
 	if err != nil {
 		return fmt.Errorf("--test-lengths: %w", err)

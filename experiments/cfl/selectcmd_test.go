@@ -73,6 +73,32 @@ func TestSelectHugeTestSet(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, experiment.SelectedFile)); err == nil {
 		t.Error("selected.json was written")
 	}
+	// Flags that would be ignored are refused.
+	err = runSelect([]string{"--sweep", root, "--no-test", "--per-length", "5"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--per-length is for the test evaluation") {
+		t.Errorf("--no-test --per-length 5: %v", err)
+	}
+}
+
+// TestModelFileOfAnotherRun: a run directory whose model file is another
+// run's (another kind) is refused, not evaluated under the run's name.
+func TestModelFileOfAnotherRun(t *testing.T) {
+	root := t.TempDir()
+	mr := data.MarkedReversal
+	lstm, rns := filepath.Join(root, "lstm"), filepath.Join(root, "rns")
+	fakeRun(t, lstm, mr, "lstm", 0.01, 1, 0.3, true, true)
+	fakeRun(t, rns, mr, "rns", 0.01, 1, 0.3, true, true)
+	b, err := os.ReadFile(filepath.Join(rns, experiment.ModelFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lstm, experiment.ModelFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, stdout, stderr := run("eval", "--model", lstm, "--per-length", "1", "--lengths", "5:7")
+	if status == 0 || stdout != "" || !strings.Contains(stderr, "not the run's") {
+		t.Errorf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
 }
 
 func TestSelectCommandWithTest(t *testing.T) {

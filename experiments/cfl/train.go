@@ -108,6 +108,10 @@ func protocolFlags(fs *pflag.FlagSet, s *experiment.Settings, lr float64, epochs
 
 // workersFlag registers --workers, the number of parts of each batch run
 // in parallel (nsrnn.Model.Workers).
+// maxWorkers is the most parts a batch may be split into (--workers):
+// far more than any batch of the protocol has sequences.
+const maxWorkers = 1024
+
 func workersFlag(fs *pflag.FlagSet) *int {
 	return fs.Int("workers", runtime.GOMAXPROCS(0), "parts of each batch run in parallel, one goroutine each (default GOMAXPROCS: every core; a sweep's runs get CPUs/jobs); results differ between part counts only by rounding")
 }
@@ -250,8 +254,8 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 		return nil, fmt.Errorf("--lengths %s: %s has no strings of these lengths", *lengths, t.Name())
 	}
 	switch {
-	case *workers < 1:
-		return nil, fmt.Errorf("--workers %d must be at least 1", *workers)
+	case *workers < 1 || *workers > maxWorkers:
+		return nil, fmt.Errorf("--workers %d must be in [1, %d]", *workers, maxWorkers)
 	case s.EarlyStop < 1:
 		return nil, fmt.Errorf("--early-stop %d must be at least 1", s.EarlyStop)
 	case *out == "":
