@@ -11,6 +11,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
 	"github.com/nsrnn/nsrnn/internal/readlimit"
+	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
 // Files in a training run's directory.
@@ -109,6 +110,17 @@ func PrepareDir[S any](dir, file string, s S, resume bool) (created bool, err er
 		return false, err
 	}
 	return true, nil
+}
+
+// CheckRunModel returns an error if the model m, read from the file at
+// path, cannot be the model of a run with settings s: another kind or
+// another hidden size than s records (a file copied from another run).
+func CheckRunModel(m *nsrnn.Model, s Settings, path string) error {
+	if c := m.Config(); c.Kind != s.Model.Kind || c.Hidden != s.Model.Hidden {
+		return fmt.Errorf("%s holds a %s model with %d hidden units, but the run's settings record %s with %d: the file is not the run's",
+			path, c.Kind, c.Hidden, s.Model.Kind, s.Model.Hidden)
+	}
+	return nil
 }
 
 // CheckSettingsFile compares the settings saved as JSON in path with s,

@@ -419,6 +419,11 @@ func testOne(s *Selected, t *data.Task, strs [][]int, spec TestSpec, opt TestOpt
 		return nil, err
 	}
 	defer m.ReleaseGraphs()
+	if rs, err := ReadSettings(s.Dir); err == nil {
+		if err := CheckRunModel(m, rs, filepath.Join(s.Dir, ModelFile)); err != nil {
+			return nil, err
+		}
+	}
 	if opt.Start != nil {
 		opt.Start(s, len(strs))
 	}

@@ -196,6 +196,11 @@ func (r evalRun) load(t *data.Task, last bool) (*nsrnn.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--model: %w", err)
 	}
+	if r.hasRun {
+		if err := experiment.CheckRunModel(m, r.s, r.file); err != nil {
+			return nil, fmt.Errorf("--model: %w", err)
+		}
+	}
 	if m.Config().OutputVocab != len(t.Vocabulary()) || m.Config().InputVocab != len(t.Terminals()) {
 		return nil, fmt.Errorf("--model %s has a vocabulary of %d symbols, task %s has %d", r.path, m.Config().OutputVocab, t, len(t.Vocabulary()))
 	}

@@ -70,9 +70,8 @@ func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, experiment.S
 	if err != nil {
 		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
 	}
-	if c := m.Config(); s.Model.Kind != "" && (c.Kind != s.Model.Kind || c.Hidden != s.Model.Hidden) {
-		return nil, nil, s, fmt.Errorf("--model %s: the model file holds a %s model with %d hidden units, but the run's settings record %s with %d: the file is not the run's",
-			path, c.Kind, c.Hidden, s.Model.Kind, s.Model.Hidden)
+	if err := experiment.CheckRunModel(m, s, modelPath); err != nil {
+		return nil, nil, s, fmt.Errorf("--model: %w", err)
 	}
 	if c := m.Config(); c.InputVocab != len(t.Terminals()) || c.OutputVocab != len(t.Vocabulary()) {
 		return nil, nil, s, fmt.Errorf("--model %s has a vocabulary of %d symbols, its task %s has %d",

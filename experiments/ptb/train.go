@@ -958,9 +958,8 @@ func loadRun(dir string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
 	if err != nil {
 		return nil, nil, s, err
 	}
-	if c := m.Config(); c.Kind != s.Model.Kind || c.Hidden != s.Model.Hidden {
-		return nil, nil, s, fmt.Errorf("--model %s: %s holds a %s model with %d hidden units, but %s records %s with %d: the file is not the run's",
-			dir, mp, c.Kind, c.Hidden, experiment.RunFile, s.Model.Kind, s.Model.Hidden)
+	if err := experiment.CheckRunModel(m, experiment.Settings{Model: s.Model}, mp); err != nil {
+		return nil, nil, s, fmt.Errorf("--model %s: %w", dir, err)
 	}
 	vp := filepath.Join(dir, VocabFile)
 	if s.VocabSHA256 != "" {
