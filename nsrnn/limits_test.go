@@ -2,6 +2,7 @@ package nsrnn
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -259,5 +260,27 @@ func TestCheckTraining(t *testing.T) {
 	train := []Batch{{{0, 1}}}
 	if _, err := Train(m, train, train, TrainConfig{LR: 0.01, MaxEpochs: 1}); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Train(hidden 50) under 512 KiB: %v, want ErrTooLarge", err)
+	}
+}
+
+// TestCheckBatch: CheckBatch allows what a run allows and refuses, with
+// ErrTooLarge, what a run would refuse for its memory.
+func TestCheckBatch(t *testing.T) {
+	m, err := New(Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 2, Symbols: 3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := [][]int{{0, 1, 2, 1}, {1, 1, 0, 2}}
+	if err := m.CheckBatch(len(batch), len(batch[0])); err != nil {
+		t.Errorf("CheckBatch(2, 4): %v", err)
+	}
+	if _, err := m.Loss(batch); err != nil {
+		t.Errorf("Loss of the same batch: %v", err)
+	}
+	if err := m.CheckBatch(1000, 4000); !errors.Is(err, ErrTooLarge) && !strings.Contains(fmt.Sprint(err), "GiB") {
+		t.Errorf("CheckBatch(1000, 4000): %v, want a refusal for memory", err)
+	}
+	if err := m.CheckBatch(0, 3); err == nil {
+		t.Error("CheckBatch(0, 3): no error")
 	}
 }

@@ -321,6 +321,18 @@ func (m *Model) buildGraph(key graphKey) (*graph, error) {
 // hashCollision is fused.HashCollision; tests replace it.
 var hashCollision = fused.HashCollision
 
+// CheckBatch returns the error that Loss, Gradient or LogProbs would
+// return, before they allocate anything, for a batch of batch sequences
+// of length n because of the memory rules (MaxGraphBytes, and the stack's
+// stacks.MaxTapeBytes), and nil if they allow it: a program can refuse
+// its longest strings before it starts.
+func (m *Model) CheckBatch(batch, n int) error {
+	if batch < 1 || n < 0 {
+		return fmt.Errorf("nsrnn: a batch of %d sequences of length %d", batch, n)
+	}
+	return m.checkSize(batch, n, n+1, max(n-1, 0), false)
+}
+
 // checkSize applies the memory rules to a graph for batch sequences of n
 // symbols (positions outputs, stackSteps stack updates, carried with
 // carry): MaxGraphBytes to the graph and, for a stack whose memory grows

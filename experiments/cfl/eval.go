@@ -80,6 +80,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--test %s: the file holds no strings", *testFile)
 		}
 	default:
+		// The longest batch is checked against the memory rules before
+		// the test set is drawn and its lower bound computed.
+		if err := m.CheckBatch(min(*batchSize, *perLength), maxLen); err != nil {
+			return fmt.Errorf("--lengths %s, --batch-size %d: %w", *lengths, *batchSize, err)
+		}
 		spec := experiment.TestSpec{MinLength: minLen, MaxLength: maxLen, PerLength: *perLength, Seed: *seed}
 		if strs, err = experiment.SampleTestSet(t, spec); err != nil {
 			return err

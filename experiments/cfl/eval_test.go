@@ -196,6 +196,7 @@ func TestEvalCommandErrors(t *testing.T) {
 		{"bad --per-length", []string{"--model", dir, "--task", "marked-reversal", "--per-length", "0"}, []string{"--per-length"}},
 		{"bad --batch-size", []string{"--model", dir, "--task", "marked-reversal", "--batch-size", "0"}, []string{"--batch-size"}},
 		{"extra argument", []string{"--model", dir, "--task", "marked-reversal", "more"}, []string{"unexpected arguments"}},
+		{"longest batch beyond memory", []string{"--model", dir, "--task", "marked-reversal", "--lengths", "4095:4095", "--batch-size", "100000", "--per-length", "100000"}, []string{"--lengths 4095:4095, --batch-size 100000", "GiB"}},
 		{"--per-length with --test", []string{"--model", dir, "--task", "marked-reversal", "--test", dir, "--per-length", "3"}, []string{"--per-length is for a sampled test set"}},
 	} {
 		t.Run(test.name, func(t *testing.T) {
