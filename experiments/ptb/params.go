@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -14,7 +13,7 @@ func init() {
 
 func runParams(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("params", stdout)
-	mf := cli.AddModelFlags(fs, 256)
+	mf := addModelFlags(fs) // the kinds that can stream, as train
 	vocab := fs.Int("vocab", 10000, "vocabulary size (input and output)")
 	if err := fs.Parse(args); err != nil {
 		return err
