@@ -122,6 +122,9 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	if s.TrainSize < 1 || s.ValidSize < 1 || s.BatchSize < 1 || s.Hidden < 1 || s.Epochs < 1 || *workers < 1 || *workers > maxWorkers {
 		return fmt.Errorf("--train-size, --valid-size, --batch-size, --hidden, --epochs and --workers must be at least 1 (--workers at most %d)", maxWorkers)
 	}
+	if s.States < 1 || s.Symbols < 1 || s.StackEmbedding < 1 {
+		return fmt.Errorf("--states %d, --symbols %d and --stack-embedding %d must be at least 1", s.States, s.Symbols, s.StackEmbedding)
+	}
 	if err := checkSetSizes(s.TrainSize, s.ValidSize, s.MaxLength, *lengths); err != nil {
 		return err
 	}

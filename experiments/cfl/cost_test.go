@@ -123,3 +123,16 @@ func TestCostOtherData(t *testing.T) {
 		}
 	}
 }
+
+// TestCostBadSizes: sizes that no model can have are refused, naming
+// the flags.
+func TestCostBadSizes(t *testing.T) {
+	for _, args := range [][]string{
+		{"--states", "0"}, {"--symbols", "-1"}, {"--stack-embedding", "0"}, {"--workers", "1099511627776"},
+	} {
+		status, _, stderr := run(append([]string{"cost", "--task", "dyck", "--models", "rns"}, args...)...)
+		if status == 0 || !strings.Contains(stderr, args[0]) {
+			t.Errorf("%v: status %d, stderr %q", args, status, stderr)
+		}
+	}
+}
