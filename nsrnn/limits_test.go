@@ -284,3 +284,67 @@ func TestCheckBatch(t *testing.T) {
 		t.Error("CheckBatch(0, 3): no error")
 	}
 }
+
+// TestFitRefusesBadInputs: what Fit and Train are given by the caller (an
+// empty batch, an optimizer made for other parameters, a gradient of the
+// wrong shape, no model or objective) is an error, not a panic.
+func TestFitRefusesBadInputs(t *testing.T) {
+	m, err := New(Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 4}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := []Batch{{{0, 1}, {1, 2}}}
+	if _, err := Train(m, []Batch{{}}, good, TrainConfig{LR: 0.01, MaxEpochs: 1}); err == nil {
+		t.Error("an empty training batch: no error")
+	}
+	if _, err := Train(m, good, good, TrainConfig{Optimizer: NewAdam(0.01, []int{3}), MaxEpochs: 1}); err == nil || !strings.Contains(err.Error(), "Adam") {
+		t.Errorf("an Adam optimizer for other parameters: %v", err)
+	}
+	if _, err := Fit(m, badObjective{}, TrainConfig{LR: 0.01, MaxEpochs: 1}); err == nil || !strings.Contains(err.Error(), "gradient") {
+		t.Errorf("an objective with a short gradient: %v", err)
+	}
+	if _, err := Fit(nil, badObjective{}, TrainConfig{LR: 0.01}); err == nil {
+		t.Error("Fit without a model: no error")
+	}
+	if _, err := Fit(m, nil, TrainConfig{LR: 0.01}); err == nil {
+		t.Error("Fit without an objective: no error")
+	}
+	if _, err := SentenceObjective(nil, good, good, 1); err == nil {
+		t.Error("SentenceObjective without a model: no error")
+	}
+}
+
+// badObjective returns a gradient with one slice, whatever the model.
+type badObjective struct{}
+
+func (badObjective) Steps() int { return 1 }
+func (badObjective) Gradient(epoch, step int) (float64, float64, [][]float64, error) {
+	return 1, 1, [][]float64{{0}}, nil
+}
+func (badObjective) Validate() (float64, error) { return 1, nil }
+
+// TestNilArguments: the nil initial State reports batch 0, and SampleEach
+// and CrossEntropy without their function return errors.
+func TestNilArguments(t *testing.T) {
+	var st *State
+	if st.Batch() != 0 {
+		t.Errorf("nil State: batch %d", st.Batch())
+	}
+	m, err := New(Config{Kind: LSTM, InputVocab: 3, OutputVocab: 3, Hidden: 4}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SampleEach(2, SampleOptions{MaxLength: 4}, nil); err == nil {
+		t.Error("SampleEach without yield: no error")
+	}
+	s, err := m.NewStream(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State().Batch() != 0 {
+		t.Error("a fresh stream's state has a batch")
+	}
+	if _, _, err := s.CrossEntropy(1, nil); err == nil {
+		t.Error("CrossEntropy without chunks: no error")
+	}
+}

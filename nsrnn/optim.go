@@ -38,9 +38,11 @@ type Adam struct {
 	initial float64
 }
 
-// NewAdam returns an Adam optimizer for parameters of the given sizes. The
-// learning rate should be positive and finite; as for NewSGD, it is not
-// checked here but by Fit (and CheckLearningRate).
+// NewAdam returns an Adam optimizer for parameters of the given sizes
+// (those of a model's Params; Fit refuses an optimizer made for other
+// sizes). The learning rate should be positive and finite; as for NewSGD,
+// it is not checked here but by Fit (and CheckLearningRate). It panics
+// for a negative size.
 func NewAdam(lr float64, sizes []int) *Adam {
 	a := &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, initial: lr}
 	a.M = make([][]float64, len(sizes))
@@ -50,6 +52,20 @@ func NewAdam(lr float64, sizes []int) *Adam {
 		a.V[i] = make([]float64, n)
 	}
 	return a
+}
+
+// checkSizes returns an error unless a's state is for parameters of the
+// given sizes.
+func (a *Adam) checkSizes(sizes []int) error {
+	if len(a.M) != len(sizes) || len(a.V) != len(sizes) {
+		return fmt.Errorf("nsrnn: the Adam optimizer is for %d parameters, the model has %d", len(a.M), len(sizes))
+	}
+	for i, n := range sizes {
+		if len(a.M[i]) != n || len(a.V[i]) != n {
+			return fmt.Errorf("nsrnn: the Adam optimizer's parameter %d has %d values, the model's %d", i, len(a.M[i]), n)
+		}
+	}
+	return nil
 }
 
 // Update implements Optimizer.

@@ -56,6 +56,9 @@ func (rn *runner) feed(tokens []int) error {
 	in := m.cfg.inputSize()
 	clear(rn.x)
 	for b, s := range tokens {
+		if s < 0 || s >= m.cfg.InputVocab {
+			return fmt.Errorf("nsrnn: input symbol %d outside the input vocabulary of %d", s, m.cfg.InputVocab)
+		}
 		if m.embed != nil {
 			copy(rn.x[b*in:(b+1)*in], m.embed.Data()[s*in:(s+1)*in])
 		} else {
@@ -156,6 +159,9 @@ func (m *Model) Sample(count int, opt SampleOptions) ([]Generated, error) {
 // options are checked, with the same errors as Sample's, before anything
 // is drawn.
 func (m *Model) SampleEach(count int, opt SampleOptions, yield func(i int, g Generated) bool) error {
+	if yield == nil {
+		return errors.New("nsrnn: SampleEach needs a yield function")
+	}
 	end, err := m.checkSample(count, &opt)
 	if err != nil {
 		return err
@@ -231,8 +237,11 @@ func (m *Model) checkSample(count int, opt *SampleOptions) (int, error) {
 		}
 		end = opt.End
 	}
-	if m.cfg.OutputVocab > m.cfg.InputVocab+1 || (!opt.Stream && m.cfg.OutputVocab > m.cfg.InputVocab && end != m.cfg.InputVocab) {
-		return 0, errors.New("nsrnn: sampling needs every output symbol but the end symbol to be an input symbol")
+	// A drawn symbol other than the end is fed back as the next input, in
+	// both modes.
+	if m.cfg.OutputVocab > m.cfg.InputVocab+1 || (m.cfg.OutputVocab > m.cfg.InputVocab && end != m.cfg.InputVocab) {
+		return 0, fmt.Errorf("nsrnn: sampling needs every output symbol but the end symbol (%d) to be an input symbol: output symbol %d is not one (input vocabulary %d)",
+			end, m.cfg.OutputVocab-1, m.cfg.InputVocab)
 	}
 	return end, nil
 }

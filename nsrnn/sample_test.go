@@ -107,6 +107,19 @@ func TestSampleStreamMode(t *testing.T) {
 			t.Errorf("%+v: no error", opt)
 		}
 	}
+	// With an output symbol that is not an input symbol (a sentence
+	// model's EOS), stream mode must end on it: another end would feed it
+	// back as an input.
+	sm, err := New(Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 4}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sm.Sample(20, SampleOptions{MaxLength: 10, Stream: true, Start: 0, End: 0, Batch: 1}); err == nil {
+		t.Error("stream mode ending on 0 with output symbol 3 not an input: no error")
+	}
+	if _, err := sm.Sample(20, SampleOptions{MaxLength: 10, Stream: true, Start: 0, End: 3}); err != nil {
+		t.Errorf("stream mode ending on 3: %v", err)
+	}
 }
 
 // TestSampleEach checks that SampleEach passes Sample's strings in order

@@ -36,8 +36,14 @@ func (c Config) shape() Config {
 	return c
 }
 
-// Batch is the number of streams of the state.
-func (s *State) Batch() int { return s.batch }
+// Batch is the number of streams of the state; 0 for the nil *State, the
+// initial state of any number of streams.
+func (s *State) Batch() int {
+	if s == nil {
+		return 0
+	}
+	return s.batch
+}
 
 // Stream runs a model over B parallel token streams, chunk by chunk or token
 // by token, from a carried state (see the package documentation, "Sentence
@@ -438,6 +444,9 @@ func (o *streamObjective) UnmarshalState(b []byte) error { return o.s.UnmarshalS
 // number of targets (perplexity is the exponential of the first). The
 // stream is reset before and after.
 func (s *Stream) CrossEntropy(chunks int, chunk func(i int) (inputs, targets [][]int, err error)) (float64, int, error) {
+	if chunk == nil {
+		return 0, 0, errors.New("nsrnn: CrossEntropy needs a chunk function")
+	}
 	s.Reset()
 	defer s.Reset()
 	total, count := 0.0, 0

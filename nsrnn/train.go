@@ -188,6 +188,10 @@ func (c *TrainConfig) defaults(m *Model) error {
 		c.Optimizer = NewAdam(c.LR, m.paramSizes())
 	} else if err := CheckLearningRate(c.Optimizer.LearningRate()); err != nil {
 		return err
+	} else if a, ok := c.Optimizer.(*Adam); ok && a != nil {
+		if err := a.checkSizes(m.paramSizes()); err != nil {
+			return err
+		}
 	}
 	if c.NoLowerBound && c.LowerBound != 0 {
 		return fmt.Errorf("nsrnn: lower bound %g given with NoLowerBound", c.LowerBound)
@@ -446,10 +450,13 @@ func (s *sentences) Gradient(e, i int) (float64, float64, [][]float64, error) {
 	}
 	b := s.train[s.order[i]]
 	loss, grads, err := s.m.Gradient(b)
+	if err != nil {
+		return 0, 0, nil, err
+	}
 	// The gradient is of the per-sequence loss (the protocol); the
 	// reported loss is per symbol, the unit of the validation score.
 	symbols := float64(len(b[0]) + 1)
-	return loss / symbols, float64(len(b)) * symbols, grads, err
+	return loss / symbols, float64(len(b)) * symbols, grads, nil
 }
 
 func (s *sentences) Validate() (float64, error) { return s.m.CrossEntropy(s.valid) }
@@ -460,6 +467,9 @@ func (s *sentences) Validate() (float64, error) { return s.m.CrossEntropy(s.vali
 // batch); validation is the per-symbol cross-entropy on valid. The epoch's
 // training loss is reported in the same unit, nats per symbol.
 func SentenceObjective(m *Model, train, valid []Batch, seed uint64) (Objective, error) {
+	if m == nil {
+		return nil, errors.New("nsrnn: SentenceObjective needs a model")
+	}
 	if len(train) == 0 || len(valid) == 0 {
 		return nil, errors.New("nsrnn: training needs training and validation batches")
 	}
@@ -520,6 +530,9 @@ type trainer struct {
 
 // newTrainer checks the protocol and loads the checkpoint, if any.
 func newTrainer(m *Model, obj Objective, cfg TrainConfig) (*trainer, error) {
+	if m == nil || obj == nil {
+		return nil, errors.New("nsrnn: Fit needs a model and an objective")
+	}
 	if err := m.cfg.CheckTraining(); err != nil {
 		return nil, err
 	}
@@ -589,6 +602,9 @@ func (t *trainer) trainEpoch() error {
 		}
 		if math.IsNaN(loss) || math.IsInf(loss, 0) {
 			return fmt.Errorf("nsrnn: epoch %d step %d of %d: the loss is %g (training diverged; try a smaller learning rate)", epoch, st.Step+1, t.steps, loss)
+		}
+		if err := checkGradSizes(grads, t.m.params); err != nil {
+			return fmt.Errorf("nsrnn: epoch %d step %d: the objective's gradient: %w", epoch, st.Step+1, err)
 		}
 		ClipGradNorm(grads, t.cfg.Clip)
 		t.cfg.Optimizer.Update(t.m.params, grads)
@@ -715,6 +731,20 @@ func writeLog(path string, history []EpochRecord) error {
 	})
 	if err != nil {
 		return fmt.Errorf("nsrnn: writing the training log: %w", err)
+	}
+	return nil
+}
+
+// checkGradSizes returns an error unless grads holds one slice per
+// parameter, of the parameter's size.
+func checkGradSizes(grads [][]float64, params []*Param) error {
+	if len(grads) != len(params) {
+		return fmt.Errorf("%d slices for %d parameters", len(grads), len(params))
+	}
+	for i, p := range params {
+		if len(grads[i]) != p.Size() {
+			return fmt.Errorf("%d values for parameter %s of %d", len(grads[i]), p.Name, p.Size())
+		}
 	}
 	return nil
 }
