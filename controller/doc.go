@@ -30,4 +30,7 @@
 // pass (which runs last), rather than one small update per step.
 // Graph.SetFloat32 makes the matrix products float32 (the gates and states
 // stay float64).
+//
+// NewLSTM refuses an LSTM of more than MaxParams parameters with an
+// error, before anything is allocated.
 package controller

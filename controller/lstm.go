@@ -21,6 +21,10 @@ type LSTM struct {
 	bih, bhh      []*param.Param
 }
 
+// MaxParams is the most parameters an LSTM may have (2 GiB of float64
+// values): NewLSTM refuses a larger one before anything is allocated.
+const MaxParams = 1 << 28
+
 // NewLSTM returns an LSTM with the given number of layers of hidden units
 // each, whose first layer reads inputs of inputSize (the total size of the
 // parts given to Step). Its parameters are named name+".<l>.W_ih",
@@ -29,6 +33,10 @@ type LSTM struct {
 func NewLSTM(name string, inputSize, hidden, layers int) (*LSTM, error) {
 	if inputSize < 0 || hidden < 1 || layers < 1 {
 		return nil, fmt.Errorf("controller: LSTM %q needs input size ≥ 0, hidden ≥ 1 and layers ≥ 1, got %d, %d, %d", name, inputSize, hidden, layers)
+	}
+	H := float64(hidden)
+	if n := 4 * H * (float64(inputSize) + H + 2 + float64(layers-1)*(2*H+2)); n > MaxParams {
+		return nil, fmt.Errorf("controller: LSTM %q would have %.3g parameters, more than the limit of %d (MaxParams)", name, n, MaxParams)
 	}
 	l := &LSTM{name: name, input: inputSize, hidden: hidden}
 	for i := 0; i < layers; i++ {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -492,5 +493,18 @@ func TestFloat32(t *testing.T) {
 	}
 	if !differ {
 		t.Error("float32 products gave exactly the float64 states: the float32 path did not run")
+	}
+}
+
+// TestNewLSTMRefusesHuge: an LSTM beyond MaxParams is an error before
+// anything is allocated, whatever overflows its sizes would cause.
+func TestNewLSTMRefusesHuge(t *testing.T) {
+	for _, c := range [][3]int{{20000, 20000, 1}, {10, 100, 1 << 40}, {1 << 62, 1 << 62, 1}} {
+		if _, err := NewLSTM("c", c[0], c[1], c[2]); err == nil || !strings.Contains(err.Error(), "MaxParams") {
+			t.Errorf("NewLSTM(%d, %d, %d): %v", c[0], c[1], c[2], err)
+		}
+	}
+	if _, err := NewLSTM("c", 10000, 256, 1); err != nil {
+		t.Errorf("the paper's LSTM: %v", err)
 	}
 }

@@ -148,7 +148,10 @@
 // cores from within. The stacks whose memory grows with the run (NS,
 // VRNS, JM, and Gref, whose strengths grow with the square of the length)
 // implement Sizer: Bind and NewRunner refuse a tape over MaxTapeBytes,
-// and CheckSize gives the same answer without building anything.
+// and CheckSize gives the same answer without building anything. The
+// constructors refuse a layer of more than MaxParams parameters, and
+// NSConfig.Validate more than 4,096 (state, symbol) pairs,
+// before anything is allocated.
 //
 // The heavy numeric kernels live in internal packages and work on plain
 // []float64 slices, so that they can be tested and benchmarked without a

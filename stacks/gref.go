@@ -49,6 +49,9 @@ func NewGref(name string, hidden, m int) (*Gref, error) {
 	if hidden < 1 || m < 1 {
 		return nil, fmt.Errorf("stacks: Gref needs hidden and stack vector sizes of at least 1, got %d and %d", hidden, m)
 	}
+	if err := checkParams(name, (float64(m)+2)*(float64(hidden)+1)); err != nil {
+		return nil, err
+	}
 	return &Gref{
 		hidden: hidden, m: m,
 		wu: param.New(name+".W_u", 1, hidden), bu: param.New(name+".b_u", 1),

@@ -59,6 +59,9 @@ func NewJM(name string, hidden, m int, pushHidden bool, depthLimit int) (*JM, er
 	case depthLimit < 0:
 		return nil, fmt.Errorf("stacks: JM depth limit %d is negative", depthLimit)
 	}
+	if err := checkParams(name, (float64(m)+3)*(float64(hidden)+1)); err != nil {
+		return nil, err
+	}
 	s := &JM{hidden: hidden, m: m, pushHidden: pushHidden, depth: depthLimit,
 		wa: param.New(name+".W_a", 3, hidden), ba: param.New(name+".b_a", 3)}
 	if !pushHidden {

@@ -179,6 +179,9 @@ func NewNS(name string, hidden int, cfg NSConfig) (*NS, error) {
 		return nil, fmt.Errorf("stacks: NS needs a hidden size of at least 1, got %d", hidden)
 	}
 	a := cfg.NumActions()
+	if err := checkParams(name, float64(a)*float64(hidden+1)); err != nil {
+		return nil, err
+	}
 	return &NS{
 		cfg: cfg, hidden: hidden, name: name,
 		w: param.New(name+".W_a", a, hidden),

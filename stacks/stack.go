@@ -3,6 +3,7 @@ package stacks
 import (
 	"encoding"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 
 	G "gorgonia.org/gorgonia"
@@ -49,6 +50,21 @@ type Replicator interface {
 	// as GOMAXPROCS), so that replicas run side by side need not compete
 	// for the cores.
 	Replica(threads int) Layer
+}
+
+// MaxParams is the most parameters a stack layer may have (2 GiB of
+// float64 values); the constructors refuse larger layers with an error
+// before anything is allocated.
+const MaxParams = 1 << 28
+
+// checkParams returns an error if a layer named name would have n
+// parameters, more than MaxParams (n is counted in float64, so that no
+// size overflows).
+func checkParams(name string, n float64) error {
+	if n > MaxParams {
+		return fmt.Errorf("stacks: layer %s would have %.3g parameters, more than the limit of %d (MaxParams)", name, n, MaxParams)
+	}
+	return nil
 }
 
 // Sizer is implemented by the layers whose memory grows with the batch and

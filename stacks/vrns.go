@@ -200,6 +200,9 @@ func NewVRNS(name string, hidden int, cfg VRNSConfig) (*VRNS, error) {
 		return nil, fmt.Errorf("stacks: VRNS needs a hidden size of at least 1, got %d", hidden)
 	}
 	a, m := cfg.NumActions(), cfg.Vector
+	if err := checkParams(name, (float64(a)+float64(m))*float64(hidden+1)+float64(m)); err != nil {
+		return nil, err
+	}
 	s := &VRNS{
 		cfg: cfg, hidden: hidden, name: name,
 		wa: param.New(name+".W_a", a, hidden), ba: param.New(name+".b_a", a),

@@ -44,8 +44,23 @@ func (c Config) Validate() error {
 	if c.Vector > 0 && c.StateReading {
 		return errors.New("nskernel: a vector stack reads (state, symbol) pairs already; StateReading must be false")
 	}
+	// Bounds that keep NumActions and ReadingSize far from overflowing an
+	// int; a stack this large would not fit in memory anyway.
+	if m := float64(c.States) * float64(c.Symbols); m > MaxPairs {
+		return fmt.Errorf("nskernel: |Q||Γ| = %d·%d is more than %d (state, symbol) pairs", c.States, c.Symbols, MaxPairs)
+	}
+	if c.Vector > MaxVector {
+		return fmt.Errorf("nskernel: vector size %d is more than %d", c.Vector, MaxVector)
+	}
 	return nil
 }
+
+// MaxPairs bounds |Q||Γ| and MaxVector the vector size of a
+// configuration (Validate).
+const (
+	MaxPairs  = 1 << 12
+	MaxVector = 1 << 20
+)
 
 // NumActions returns the number of log-weights per sequence and step,
 // |Q||Γ|(2|Q||Γ|+|Q|). For each (q,x), in row index q*|Γ|+x, come the push
