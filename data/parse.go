@@ -20,8 +20,11 @@ func (g *PCFG) checkString(w []int) error {
 // derivations of w, computed by an inside (CKY) pass over the binarized
 // grammar with the same ε and unary handling as the weights by length. It is
 // -Inf if w is not in the language. It returns an error if w contains an
-// index that is not a terminal.
+// index that is not a terminal or is longer than MaxLength.
 func (g *PCFG) LogProb(w []int) (float64, error) {
+	if err := checkLength(len(w)); err != nil {
+		return 0, err
+	}
 	if err := g.checkString(w); err != nil {
 		return 0, err
 	}

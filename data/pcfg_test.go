@@ -432,3 +432,18 @@ func TestLargeGrammars(t *testing.T) {
 		t.Errorf("chain of %d: %v, want a refusal naming MaxChainSymbols", MaxChainSymbols, err)
 	}
 }
+
+// TestLogProbTooLong: a string longer than MaxLength is an error, not a
+// chart of its length squared.
+func TestLogProbTooLong(t *testing.T) {
+	g, err := NewPCFG("S", []string{"a"}, []Rule{{LHS: "S", RHS: []string{"a", "S"}, Prob: 0.5}, {LHS: "S", RHS: []string{"a"}, Prob: 0.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.LogProb(make([]int, 100000)); err == nil {
+		t.Error("LogProb of 100,000 symbols: no error")
+	}
+	if lp, err := g.LogProb([]int{0, 0}); err != nil || math.Abs(lp-math.Log(0.25)) > 1e-12 {
+		t.Errorf("LogProb(a a) = %v, %v; want log 1/4", lp, err)
+	}
+}

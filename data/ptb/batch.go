@@ -64,8 +64,16 @@ func NewBatcher(tokens []int, batchSize, bptt, pad int) (*Batcher, error) {
 		}
 	}
 	m := len(tokens) - 1
-	return &Batcher{tokens: tokens, b: batchSize, t: bptt, l: (m + batchSize - 1) / batchSize, pad: pad}, nil
+	l := (m-1)/batchSize + 1 // ceil(m/B), without overflow
+	if cells := float64(batchSize) * float64(min(bptt, l)); cells > MaxChunkCells {
+		return nil, fmt.Errorf("ptb: batcher: a chunk of %d rows × %d positions is more than %d cells", batchSize, min(bptt, l), MaxChunkCells)
+	}
+	return &Batcher{tokens: tokens, b: batchSize, t: bptt, l: l, pad: pad}, nil
 }
+
+// MaxChunkCells bounds B × T, the cells of a chunk (of its inputs and of
+// its targets): NewBatcher refuses more.
+const MaxChunkCells = 1 << 26
 
 // BatchSize returns B, the number of rows.
 func (bt *Batcher) BatchSize() int { return bt.b }
@@ -81,7 +89,7 @@ func (bt *Batcher) RowLen() int { return bt.l }
 func (bt *Batcher) NumTargets() int { return len(bt.tokens) - 1 }
 
 // NumChunks returns the number of chunks, ceil(L/T).
-func (bt *Batcher) NumChunks() int { return (bt.l + bt.t - 1) / bt.t }
+func (bt *Batcher) NumChunks() int { return (bt.l-1)/bt.t + 1 }
 
 // ErrChunkRange reports a chunk index outside 0 … NumChunks()−1.
 var ErrChunkRange = errors.New("chunk index out of range")

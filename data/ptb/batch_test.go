@@ -3,6 +3,7 @@ package ptb
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -153,6 +154,7 @@ func TestBatcherErrors(t *testing.T) {
 		{nil, 1, 1, 0, "split of 0 tokens"},
 		{stream(10), 1, 1, -1, "pad id -1"},
 		{[]int{1, 2, -1, 3}, 1, 1, 0, "token 2 has negative id -1"},
+		{stream(10), 1 << 40, 3, 0, "cells"},
 	}
 	for _, tc := range tests {
 		_, err := NewBatcher(tc.tokens, tc.B, tc.T, tc.pad)
@@ -171,5 +173,10 @@ func TestBatcherErrors(t *testing.T) {
 		if _, err := bt.Chunk(k); !errors.Is(err, ErrChunkRange) {
 			t.Errorf("Chunk(%d): error %v, want ErrChunkRange", k, err)
 		}
+	}
+	// A T near the int range does not overflow the chunk count.
+	cs, n, err := Chunks(stream(10), 2, math.MaxInt, 0)
+	if err != nil || len(cs) != 1 || n != 9 || len(cs[0].Inputs) != 2 || len(cs[0].Inputs[0]) != 5 {
+		t.Errorf("B = 2, T = MaxInt: %d chunks, %d targets, %v", len(cs), n, err)
 	}
 }
