@@ -35,6 +35,10 @@ func TestConfigValidateErrors(t *testing.T) {
 		}, "PushHiddenState", ErrNotApplicable},
 		{"depth limit on ns", func(c *Config) { c.DepthLimit = 10 }, "DepthLimit", ErrNotApplicable},
 		{"negative window", func(c *Config) { c.Window = -1 }, "Window", ErrOutOfRange},
+		{"unknown bottom", func(c *Config) { c.Bottom = 7 }, "Bottom", ErrOutOfRange},
+		{"unknown bottom vector", func(c *Config) {
+			*c = Config{Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 2, Symbols: 3, StackEmbedding: 4, BottomVector: 9}
+		}, "BottomVector", ErrOutOfRange},
 		{"too many parameters", func(c *Config) { c.States, c.Symbols = 100, 100 }, "", ErrTooLarge},
 	} {
 		c := good

@@ -41,7 +41,13 @@ var nsHyperparameters = []Hyperparameter{
 			}
 			return nil
 		}},
-	{Field: "Bottom", Name: "the bottom behaviour", Doc: "bottom-symbol behaviour of %s: original (ICLR 2022) or fixed (ICLR 2023)"},
+	{Field: "Bottom", Name: "the bottom behaviour", Doc: "bottom-symbol behaviour of %s: original (ICLR 2022) or fixed (ICLR 2023)",
+		Check: func(c Config) error {
+			if c.Bottom != stacks.Original && c.Bottom != stacks.Fixed {
+				return Refuse(ErrOutOfRange, "unknown bottom behaviour %d", c.Bottom)
+			}
+			return nil
+		}},
 }
 
 func needStatesSymbols(c Config) error {

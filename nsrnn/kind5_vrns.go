@@ -24,7 +24,13 @@ func init() {
 					}
 					return nil
 				}},
-			Hyperparameter{Field: "BottomVector", Name: "a bottom vector", Doc: "vector of the initial bottom symbol of %s: learned, zero or one"},
+			Hyperparameter{Field: "BottomVector", Name: "a bottom vector", Doc: "vector of the initial bottom symbol of %s: learned, zero or one",
+				Check: func(c Config) error {
+					if c.BottomVector < stacks.LearnedBottom || c.BottomVector > stacks.OneBottom {
+						return Refuse(ErrOutOfRange, "unknown bottom vector %d", c.BottomVector)
+					}
+					return nil
+				}},
 		),
 		Stack: func(n string, c Config) (stacks.Layer, error) {
 			return stacks.NewVRNS(n, c.Hidden, stacks.VRNSConfig{States: c.States, Symbols: c.Symbols, Vector: c.StackEmbedding,

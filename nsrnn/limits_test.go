@@ -283,6 +283,9 @@ func TestCheckBatch(t *testing.T) {
 	if err := m.CheckBatch(0, 3); err == nil {
 		t.Error("CheckBatch(0, 3): no error")
 	}
+	if err := m.CheckBatch(math.MaxInt, math.MaxInt); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("CheckBatch(MaxInt, MaxInt): %v, want ErrTooLarge", err)
+	}
 }
 
 // TestFitRefusesBadInputs: what Fit and Train are given by the caller (an

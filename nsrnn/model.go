@@ -3,6 +3,7 @@ package nsrnn
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
@@ -329,6 +330,9 @@ var hashCollision = fused.HashCollision
 func (m *Model) CheckBatch(batch, n int) error {
 	if batch < 1 || n < 0 {
 		return fmt.Errorf("nsrnn: a batch of %d sequences of length %d", batch, n)
+	}
+	if n >= math.MaxInt32 {
+		return fmt.Errorf("%w: sequences of length %d", ErrTooLarge, n)
 	}
 	return m.checkSize(batch, n, n+1, max(n-1, 0), false)
 }
