@@ -33,4 +33,10 @@
 //
 // NewLSTM refuses an LSTM of more than MaxParams parameters with an
 // error, before anything is allocated.
+//
+// # Errors and panics
+//
+// NewLSTM and NewRunner refuse bad sizes with errors. Panics are kept for
+// programmer errors: a nil binding or random source, and parts given to a
+// Step that do not have the sizes the LSTM or runner was made with.
 package controller

@@ -209,4 +209,13 @@
 // LogProbGivenLength returns −Inf and Task.Contains false for it, and
 // SourceLogProb and ComputeLowerBound, which need its probability, return
 // ErrNotInLanguage (in a *StringError naming its index in a set).
+//
+// # Errors and panics
+//
+// Grammars, grammar files, strings, lengths, counts and task parameters
+// are checked, and refused with errors that name the file, line or string
+// where there is one (MaxLength, MaxSampleWords and MaxChainSymbols bound
+// what fits in memory). Panics are kept for programmer errors: methods
+// called on a nil or zero-value Task or PCFG (use the constructors), a nil
+// reader or writer, and FormatString given an index outside its symbols.
 package data

@@ -223,4 +223,15 @@
 // different days; BenchmarkTrainStep); the CFL
 // programs' --workers sets it, by default to GOMAXPROCS. Where other work
 // keeps every core busy (a sweep running one run per core), leave it at 1.
+//
+// # Errors and panics
+//
+// Everything that comes from a user's settings or data (a Config, batch
+// and stream sizes, token ids, sampling options, training data and
+// options, model and checkpoint files) is checked, and refused with an
+// error that says what is wrong, before anything large is allocated.
+// Panics are kept for programmer errors: calling a method on a nil or
+// zero-value Model, Stream or optimizer not made by its constructor, a
+// negative size given to NewAdam, or RegisterKind with a name already
+// registered.
 package nsrnn

@@ -35,4 +35,10 @@
 // accumulators in their backward passes, and take the binding's Anchor
 // node as an input so that differentiating the loss with respect to the
 // anchor runs every one of those backward passes.
+//
+// # Errors and panics
+//
+// The functions of this package are called by the layers with sizes they
+// have checked: New panics on a negative dimension, and Count on a nil
+// parameter, as programmer errors.
 package param

@@ -169,4 +169,13 @@
 // stackstest suite and becomes a model kind through nsrnn.RegisterKind
 // (see "Adding a model kind" in package nsrnn, and the package
 // examples/counterstack, a complete one).
+//
+// # Errors and panics
+//
+// Configurations, sizes, batches and action scores are checked and refused
+// with errors: by the Validate methods, the constructors (MaxParams), Bind
+// and NewRunner (MaxTapeBytes). Panics are kept for programmer errors:
+// a nil binding or random source, a layer not made by its constructor, and
+// slices shorter than the sizes a method documents (the h and r of a
+// Runner's Step, for instance: a batch of hidden states and of readings).
 package stacks

@@ -106,4 +106,11 @@
 // targets, N−1. For example the training split with B = 20 and T = 35 has
 // L = 46,480, 1,328 chunks of 35 positions, and 12 padded positions at the
 // end of row 19.
+//
+// # Errors and panics
+//
+// Corpus files and batching sizes are checked, and refused with errors
+// naming the file and line (Options bounds the vocabulary and the lines,
+// MaxChunkCells a chunk). Methods called on a nil *Vocab or *Batcher
+// panic, as programmer errors.
 package ptb

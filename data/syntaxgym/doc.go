@@ -125,4 +125,11 @@
 // compared after lowercasing, and its errors give the file name, the line,
 // the sentence (with its item and condition) and the token.
 // WriteSurprisals writes the format.
+//
+// # Errors and panics
+//
+// Suites, formulas (MaxFormulaBytes, MaxFormulaDepth), surprisal files
+// and circuits are checked, and refused with errors naming the file and
+// the item. Panics are kept for programmer errors: a nil value function
+// given to Holds or Value, and nil results or items.
 package syntaxgym
