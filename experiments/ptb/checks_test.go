@@ -171,3 +171,31 @@ func TestTrainRefusesHugeChunks(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeDamagedRunFile: a resumed run whose run.json holds a setting
+// no run can have is refused naming the file, not a flag the command line
+// did not give.
+func TestResumeDamagedRunFile(t *testing.T) {
+	data := tinyCorpus(t)
+	out := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"train", "--data", data, "--out", out, "--checkpoint-every", "1ns"}, tinyModel...)
+	if _, e, code := runCmd(append(args, "--stop-after-steps", "3")...); code != 0 {
+		t.Fatalf("train: %s", e)
+	}
+	path := filepath.Join(out, experiment.RunFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := strings.Replace(string(b), `"batch": 3`, `"batch": -1`, 1)
+	if damaged == string(b) {
+		t.Fatalf("no batch of 3 in %s", b)
+	}
+	if err := os.WriteFile(path, []byte(damaged), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, e, code := runCmd("train", "--out", out, "--resume")
+	if code == 0 || !strings.Contains(e, path) || !strings.Contains(e, "damaged") || strings.Contains(e, "--batch") {
+		t.Errorf("code %d, stderr %q; want a refusal naming %s", code, e, path)
+	}
+}

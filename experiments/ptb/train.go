@@ -355,6 +355,19 @@ func readRunSettings(dir string) (s settings, exists bool, err error) {
 	return s, true, nil
 }
 
+// checkSaved refuses the settings of a run's run.json (at path) that no
+// run can have, naming the file as their source, so that a resume does
+// not blame flags that the command line did not give.
+func (s *settings) checkSaved(path string) error {
+	switch {
+	case s.Batch < 1 || s.BPTT < 1 || s.Epochs < 1:
+		return fmt.Errorf("%s: batch %d, bptt %d and epochs %d must be at least 1: the file is damaged", path, s.Batch, s.BPTT, s.Epochs)
+	case !(s.LR > 0) || math.IsInf(s.LR, 0) || !(s.Clip > 0) || math.IsInf(s.Clip, 0):
+		return fmt.Errorf("%s: lr %g and clip %g must be positive and finite: the file is damaged", path, s.LR, s.Clip)
+	}
+	return nil
+}
+
 // applySaved gives every flag of fs that the command line did not set the
 // value of the saved settings.
 func applySaved(fs *pflag.FlagSet, saved *settings) error {
@@ -521,6 +534,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		if exists {
 			saved = &ss
+			if err := saved.checkSaved(filepath.Join(*out, experiment.RunFile)); err != nil {
+				return fmt.Errorf("--resume: %w", err)
+			}
 			if err := applySaved(fs, saved); err != nil {
 				return fmt.Errorf("--resume: %s: %w", filepath.Join(*out, experiment.RunFile), err)
 			}
