@@ -173,8 +173,9 @@
 // is an error naming the file and the line of that left side's first
 // rule. Errors about one line are *LineError values naming the file and
 // the line. A grammar may have thousands of rules and symbols, but at
-// most MaxChainSymbols (2,000) of its symbols may take part in unary or
-// nullable chains (their closure is a dense matrix). For example, marked reversal:
+// most MaxChainSymbols (4,000) of its symbols may depend on others of the
+// same length through unary or nullable rules (their closure is a dense
+// matrix); the words such rules lead to do not count.
 //
 //	# {w # wᴿ : w ∈ {0, 1}*}
 //	S -> "0" S "0" [0.4918032786885246]

@@ -3,7 +3,9 @@ package data
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -283,17 +285,25 @@ func (g *PCFG) productive() []bool {
 }
 
 // MaxChainSymbols is the most symbols of a grammar (after binarization)
-// that may take part in unary or nullable chains: the closure over them
-// is a dense matrix inverted in cubic time. The task grammars have a few;
-// a grammar with more is refused.
-const MaxChainSymbols = 2000
+// that may depend on others of the same length through unary or nullable
+// rules (A → B, or A → B C with C deriving ε): the closure over them is a
+// dense matrix inverted in cubic time. The symbols they depend on without
+// depending on others in turn (a lexicon's words) do not count. The task
+// grammars have at most a few thousand; a grammar with more is refused.
+const MaxChainSymbols = 4000
 
 // sameLengthClosure computes (I - J)⁻¹, where J[A][B] is the weight with
 // which β_A(n) depends on β_B(n) for n ≥ 1: unary rules A → B, and binary
 // rules A → B C or A → C B with C deriving ε. Entries that are structurally
-// zero are kept exactly zero. Only the symbols that J involves (its
-// support) take part in the inversion; for the others the closure is 1 on
-// the diagonal.
+// zero are kept exactly zero.
+//
+// Only the sources of J (the symbols with a row in it) take part in the
+// inversion: with S the sources and T the other symbols,
+//
+//	(I - J)⁻¹ = [(I - J_SS)⁻¹, (I - J_SS)⁻¹ J_ST; 0, I],
+//
+// so a source's entry for a sink is a product, and a symbol outside S has
+// the closure 1 on the diagonal alone.
 func (g *PCFG) sameLengthClosure() error {
 	n := g.nb
 	prod := g.productive()
@@ -315,35 +325,44 @@ func (g *PCFG) sameLengthClosure() error {
 		add(r.a, r.b, r.p*g.null[r.c])
 		add(r.a, r.c, r.p*g.null[r.b])
 	}
-	// The support of J, in increasing order, and each symbol's place in it.
+	// The sources of J, in increasing order, and each one's place.
 	pos := make([]int, n)
 	for i := range pos {
 		pos[i] = -1
 	}
 	for _, e := range edges {
-		pos[e.a], pos[e.b] = 0, 0
+		pos[e.a] = 0
 	}
-	var support []int
+	var sources []int
 	for a := range pos {
 		if pos[a] == 0 {
-			pos[a] = len(support)
-			support = append(support, a)
+			pos[a] = len(sources)
+			sources = append(sources, a)
 		}
 	}
-	k := len(support)
+	k := len(sources)
 	if k > MaxChainSymbols {
-		return fmt.Errorf("data: %d symbols take part in unary or nullable chains, more than the %d supported (MaxChainSymbols)", k, MaxChainSymbols)
+		return fmt.Errorf("data: %d symbols depend on others through unary or nullable rules, more than the %d supported (MaxChainSymbols)", k, MaxChainSymbols)
 	}
+	// J_SS, dense, and J's edges into sinks, per source, merged by sink.
 	j := mat.NewDense(max(k, 1), max(k, 1), nil)
-	next := make([][]int, k) // J's structure, for reachability
+	next := make([][]int, k) // J_SS's structure, for reachability
+	sinkW := make([]map[int]float64, k)
 	for _, e := range edges {
-		a, b := pos[e.a], pos[e.b]
-		if j.At(a, b) == 0 {
-			next[a] = append(next[a], b)
+		a := pos[e.a]
+		if b := pos[e.b]; b >= 0 {
+			if j.At(a, b) == 0 {
+				next[a] = append(next[a], b)
+			}
+			j.Set(a, b, j.At(a, b)+e.w)
+			continue
 		}
-		j.Set(a, b, j.At(a, b)+e.w)
+		if sinkW[a] == nil {
+			sinkW[a] = map[int]float64{}
+		}
+		sinkW[a][e.b] += e.w
 	}
-	// Structural reachability through J, reflexive.
+	// Structural reachability through J_SS, reflexive.
 	reach := make([][]bool, k)
 	for a := range reach {
 		reach[a] = make([]bool, k)
@@ -378,17 +397,41 @@ func (g *PCFG) sameLengthClosure() error {
 		}
 	}
 	g.closure = g.closure[:0]
+	row := map[int]float64{} // a source's entries, by symbol
+	var cols []int
 	for a := 0; a < n; a++ {
 		pa := pos[a]
 		if pa < 0 {
 			g.closure = append(g.closure, closureEntry{a: a, b: a, w: 1})
 			continue
 		}
-		for pb, b := range support {
-			if !reach[pa][pb] {
+		clear(row)
+		cols = cols[:0]
+		for pc, c := range sources {
+			if !reach[pa][pc] {
 				continue
 			}
-			w := inv.At(pa, pb)
+			w := inv.At(pa, pc)
+			row[c] = w
+			cols = append(cols, c)
+		}
+		// Sinks: (I - J_SS)⁻¹ J_ST, summed over the reachable sources in
+		// increasing order and their edges in increasing sink order.
+		for pc := range sources {
+			if !reach[pa][pc] || sinkW[pc] == nil {
+				continue
+			}
+			w := inv.At(pa, pc)
+			for _, t := range slices.Sorted(maps.Keys(sinkW[pc])) {
+				if _, seen := row[t]; !seen {
+					cols = append(cols, t)
+				}
+				row[t] += w * sinkW[pc][t]
+			}
+		}
+		slices.Sort(cols)
+		for _, b := range cols {
+			w := row[b]
 			if !(w > 0) || math.IsInf(w, 0) {
 				return errCycle
 			}

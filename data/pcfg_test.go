@@ -428,8 +428,26 @@ func TestLargeGrammars(t *testing.T) {
 	if lp, err := g.LogProb([]int{0}); err != nil || math.Abs(lp) > 1e-12 {
 		t.Errorf("chain of 100: log p(x) = %v, %v; want 0", lp, err)
 	}
-	if _, err := NewPCFG("A0", []string{"x"}, chain(MaxChainSymbols)); err == nil || !strings.Contains(err.Error(), "MaxChainSymbols") {
-		t.Errorf("chain of %d: %v, want a refusal naming MaxChainSymbols", MaxChainSymbols, err)
+	if _, err := NewPCFG("A0", []string{"x"}, chain(MaxChainSymbols+1)); err == nil || !strings.Contains(err.Error(), "MaxChainSymbols") {
+		t.Errorf("chain of %d: %v, want a refusal naming MaxChainSymbols", MaxChainSymbols+1, err)
+	}
+	// A lexicon of 5,000 words reached by unary rules: the words do not
+	// depend on other symbols, so they do not count; p(w | n = 1) is 1/5,000
+	// for each word.
+	words := make([]string, 5000)
+	rules := []Rule{{LHS: "S", RHS: []string{"N"}, Prob: 0.5}, {LHS: "S", RHS: []string{"N", "S"}, Prob: 0.5}}
+	for i := range words {
+		words[i] = fmt.Sprint("w", i)
+		rules = append(rules, Rule{LHS: "N", RHS: []string{words[i]}, Prob: 1.0 / 5000})
+	}
+	g, err = NewPCFG("S", words, rules)
+	if err != nil {
+		t.Fatalf("lexicon of 5,000 words: %v", err)
+	}
+	for _, w := range [][]int{{0}, {4999}} {
+		if lp, err := g.LogProbGivenLength(w); err != nil || math.Abs(lp-math.Log(1.0/5000)) > 1e-9 {
+			t.Errorf("log p(%v | 1) = %v, %v; want log 1/5,000", w, lp, err)
+		}
 	}
 }
 
