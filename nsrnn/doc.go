@@ -131,22 +131,23 @@
 // share the model's parameter tensors. Every heavy kernel is one fused node
 // per step with a hand-written backward pass, so a graph has O(n) nodes.
 // Weight gradients are accumulated in place per graph, never one full-size
-// gradient per step: the output layer is one product over all the
-// positions of a run, and the LSTM's weight gradients are one product per
-// layer over the run's steps. Validate refuses a configuration with more than
-// MaxParams parameters, naming the fields that set its size, before
-// anything is allocated; CountParams counts parameters without building a
-// model. Training keeps several copies of the parameters (gradients,
-// optimizer state, best model, checkpoint): Fit, and Config.CheckTraining
-// before a program starts, refuse a model whose copies would exceed
-// MaxTrainingBytes. MaxGraphBytes is the memory rule of everything else a model
-// allocates by count: a graph (batch × length), a Stream's streams, and
-// Sample's strings (SampleEach holds one batch) are refused with an error
-// wrapping ErrTooLarge before they are allocated; the stacks' dynamic programs and the superposition
-// stack's tape (which grows with its depth limit) have their own bound,
-// stacks.MaxTapeBytes. A graph is built at its first run, so a program
-// that streams a corpus asks Stream.CheckChunk about its longest chunk
-// before it starts, and gets the error that chunk's run would return.
+// gradient per step: the output layer is one product over all the positions
+// of a run, and the LSTM's weight gradients are one product per layer over
+// the run's steps. Validate refuses a configuration with more than MaxParams
+// parameters, naming the fields that set its size, before anything is
+// allocated; CountParams counts parameters without building a model.
+// Training keeps several copies of the parameters (gradients, optimizer
+// state, best model, checkpoint): Fit, and Config.CheckTraining before a
+// program starts, refuse a model whose copies would exceed MaxTrainingBytes.
+// MaxGraphBytes is the memory rule of everything else a model allocates by
+// count: a graph (batch × length), a Stream's streams, and Sample's strings
+// (SampleEach holds one batch) are refused with an error wrapping
+// ErrTooLarge before they are allocated; the stacks' dynamic programs and
+// the superposition stack's tape (which grows with its depth limit) have
+// their own bound, stacks.MaxTapeBytes. A graph is built at its first run,
+// so a program that streams a corpus asks Stream.CheckChunk about its
+// longest chunk before it starts, and gets the error that chunk's run would
+// return; Model.CheckBatch answers the same for a batch of sequences.
 //
 // Gorgonia's compiler merges distinct nodes whose 32-bit hashes collide,
 // and the program then computes something else without a word (about one

@@ -2,7 +2,6 @@ package nsrnn
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -277,8 +276,18 @@ func TestCheckBatch(t *testing.T) {
 	if _, err := m.Loss(batch); err != nil {
 		t.Errorf("Loss of the same batch: %v", err)
 	}
-	if err := m.CheckBatch(1000, 4000); !errors.Is(err, ErrTooLarge) && !strings.Contains(fmt.Sprint(err), "GiB") {
-		t.Errorf("CheckBatch(1000, 4000): %v, want a refusal for memory", err)
+	if err := m.CheckBatch(1000, 4000); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("CheckBatch(1000, 4000): %v, want ErrTooLarge", err)
+	}
+	// The stack's bound alone (a graph of this size is within
+	// MaxGraphBytes): refused as a run would be.
+	long := make([][]int, 2)
+	for i := range long {
+		long[i] = make([]int, 4000)
+	}
+	want := m.CheckBatch(2, 4000)
+	if _, err := m.Loss(long); !errors.Is(want, ErrTooLarge) || err == nil || err.Error() != want.Error() {
+		t.Errorf("CheckBatch(2, 4000): %v; Loss: %v; want the same ErrTooLarge", want, err)
 	}
 	if err := m.CheckBatch(0, 3); err == nil {
 		t.Error("CheckBatch(0, 3): no error")

@@ -348,7 +348,7 @@ func (m *Model) checkSize(batch, n, positions, stackSteps int, carry bool) error
 	}
 	if sz, ok := m.stack.(stacks.Sizer); ok {
 		if err := sz.CheckSize(batch, stackSteps, carry); err != nil {
-			return fmt.Errorf("nsrnn: %w", err)
+			return fmt.Errorf("%w: %w", ErrTooLarge, err)
 		}
 	}
 	return nil

@@ -47,10 +47,18 @@ func TestSurprisalsMatchStepByStep(t *testing.T) {
 
 // TestSurprisalsChunked: sentences longer than a chunk (run in chunks of
 // 3 tokens, the state carried) get the surprisals of running them whole,
-// in both conventions.
+// to rounding, in both conventions, for every kind that streams.
 func TestSurprisalsChunked(t *testing.T) {
-	cfg := streamConfigs()["rns-D3"]
-	m, _ := New(cfg, 2)
+	for name, cfg := range streamConfigs() {
+		t.Run(name, func(t *testing.T) { testSurprisalsChunked(t, cfg) })
+	}
+}
+
+func testSurprisalsChunked(t *testing.T, cfg Config) {
+	m, err := New(cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(6, 7))
 	var sents [][]int
 	for i := 0; i < 9; i++ {
@@ -63,7 +71,7 @@ func TestSurprisalsChunked(t *testing.T) {
 	orig := surprisalChunk
 	defer func() { surprisalChunk = orig }()
 	for _, raw := range []bool{false, true} {
-		opt := SurprisalOptions{Start: 4, Batch: 4, RawLogit: raw}
+		opt := SurprisalOptions{Start: 0, Batch: 4, RawLogit: raw}
 		surprisalChunk = orig
 		whole, err := m.Surprisals(sents, opt)
 		if err != nil {

@@ -84,10 +84,11 @@
 // *Binary nodes; parentheses are not kept as nodes. Expr.String writes a
 // formula back, with the parentheses that the tree needs, so that parsing
 // the result gives a structurally equal tree. A formula that does not parse
-// gives a *SyntaxError with the column (1-based byte offset) of the
-// problem, and so does one longer than MaxFormulaBytes (64 KiB) or with
-// parentheses nested more than MaxFormulaDepth (100) deep. Holds evaluates a formula, and Value a numeric expression, given
-// the value of each term; Terms lists a formula's terms.
+// gives a *SyntaxError with the column (1-based byte offset) of the problem,
+// and so does one longer than MaxFormulaBytes (64 KiB) or with parentheses
+// nested more than MaxFormulaDepth (100) deep. Holds evaluates a formula,
+// and Value a numeric expression, given the value of each term; Terms lists
+// a formula's terms.
 //
 // # Scores
 //

@@ -83,7 +83,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		// The longest batch is checked against the memory rules before
 		// the test set is drawn and its lower bound computed.
 		if err := m.CheckBatch(min(*batchSize, *perLength), maxLen); err != nil {
-			return fmt.Errorf("--lengths %s, --batch-size %d: %w", *lengths, *batchSize, err)
+			flag := fmt.Sprintf("--batch-size %d", *batchSize)
+			if *perLength < *batchSize {
+				flag = fmt.Sprintf("--per-length %d", *perLength)
+			}
+			return fmt.Errorf("--lengths %s, %s: %w", *lengths, flag, err)
 		}
 		spec := experiment.TestSpec{MinLength: minLen, MaxLength: maxLen, PerLength: *perLength, Seed: *seed}
 		if strs, err = experiment.SampleTestSet(t, spec); err != nil {

@@ -57,8 +57,10 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--test-lengths: %w", err)
 	}
-	// The test set (per length) is refused now if it cannot be held,
-	// before anything is evaluated or written.
+	// The test set is refused now if it cannot be held, before anything
+	// is evaluated or written: --per-length strings for every length of
+	// --test-lengths (an overestimate where the task has no strings of
+	// some of them).
 	if !*noTest {
 		count := *perLength
 		if n := maxLen - minLen + 1; count > math.MaxInt/n {

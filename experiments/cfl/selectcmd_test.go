@@ -95,9 +95,21 @@ func TestModelFileOfAnotherRun(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(lstm, experiment.ModelFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	status, stdout, stderr := run("eval", "--model", lstm, "--per-length", "1", "--lengths", "5:7")
-	if status == 0 || stdout != "" || !strings.Contains(stderr, "not the run's") {
-		t.Errorf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+	for _, args := range [][]string{
+		{"eval", "--model", lstm, "--per-length", "1", "--lengths", "5:7"},
+		{"generate", "--model", lstm, "--count", "2"},
+		{"viterbi", "--model", lstm},
+	} {
+		status, stdout, stderr := run(args...)
+		if status == 0 || stdout != "" || !strings.Contains(stderr, "not the run's") {
+			t.Errorf("%v: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
+		}
+	}
+	// select tests the selected run's model, and refuses it the same way.
+	var stderr bytes.Buffer
+	err = runSelect([]string{"--sweep", root, "--test-lengths", "5:7", "--per-length", "1"}, &bytes.Buffer{}, &stderr)
+	if err == nil || !strings.Contains(err.Error()+stderr.String(), "not the run's") {
+		t.Errorf("select: %v; stderr %q", err, stderr.String())
 	}
 }
 

@@ -380,10 +380,19 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	// Every run's settings are checked as its train command will check
 	// them, so that a sweep whose runs would all fail is refused before
 	// sweep.json holds it.
+	// Runs that differ only in their seed, learning rate and directory
+	// are checked once (the learning rates were checked above): a task is
+	// built, and a user's files read, once per setting.
+	checked := map[string]bool{}
 	for _, r := range runs {
+		key := settingKey(r.Args)
+		if checked[key] {
+			continue
+		}
 		if _, err := prepareTrain(r.Args, io.Discard); err != nil {
 			return fmt.Errorf("run %s: %w", r.Dir, err)
 		}
+		checked[key] = true
 	}
 
 	if *dryRun {
@@ -574,3 +583,18 @@ func parseList(s string, known []string, flag string) ([]string, error) {
 // notifySweepSignals registers the channel of the signals that a sweep
 // passes on to its runs; tests replace it.
 var notifySweepSignals = cli.NotifySweepSignals
+
+// settingKey is a run's train arguments without --seed, --lr and --out:
+// what its checks depend on.
+func settingKey(args []string) string {
+	var kept []string
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "--seed", "--lr", "--out":
+			i++
+			continue
+		}
+		kept = append(kept, args[i])
+	}
+	return strings.Join(kept, "\x00")
+}

@@ -106,14 +106,14 @@ func protocolFlags(fs *pflag.FlagSet, s *experiment.Settings, lr float64, epochs
 	return lengths
 }
 
-// workersFlag registers --workers, the number of parts of each batch run
-// in parallel (nsrnn.Model.Workers).
 // maxWorkers is the most parts a batch may be split into (--workers):
 // far more than any batch of the protocol has sequences.
 const maxWorkers = 1024
 
+// workersFlag registers --workers, the number of parts of each batch run
+// in parallel (nsrnn.Model.Workers).
 func workersFlag(fs *pflag.FlagSet) *int {
-	return fs.Int("workers", runtime.GOMAXPROCS(0), "parts of each batch run in parallel, one goroutine each (default GOMAXPROCS: every core; a sweep's runs get CPUs/jobs); results differ between part counts only by rounding")
+	return fs.Int("workers", min(runtime.GOMAXPROCS(0), maxWorkers), "parts of each batch run in parallel, one goroutine each (default GOMAXPROCS: every core; a sweep's runs get CPUs/jobs); results differ between part counts only by rounding")
 }
 
 // trainWorkersFlag registers the --workers of train: workersFlag, whose
@@ -250,7 +250,9 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	}
 	if td != nil {
 		td.Settings(&s)
-	} else if ns, err := t.ValidLengths(s.MinLength, s.MaxLength); err != nil || len(ns) == 0 {
+	} else if ns, err := t.ValidLengths(s.MinLength, s.MaxLength); err != nil {
+		return nil, fmt.Errorf("--lengths %s: %w", *lengths, err)
+	} else if len(ns) == 0 {
 		return nil, fmt.Errorf("--lengths %s: %s has no strings of these lengths", *lengths, t.Name())
 	}
 	switch {

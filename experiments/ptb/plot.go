@@ -178,8 +178,8 @@ func readValidPerplexities(path string) ([]float64, error) {
 		if rec.Epoch != len(ppl)+1 {
 			return nil, fmt.Errorf("%s:%d: epoch %d where %d was expected", path, line, rec.Epoch, len(ppl)+1)
 		}
-		if ce := *rec.Valid; !(ce >= 0) || math.IsInf(ce, 1) {
-			return nil, fmt.Errorf("%s:%d: validation cross-entropy %g: want a finite number ≥ 0", path, line, ce)
+		if ce := *rec.Valid; !(ce >= 0) || math.IsInf(math.Exp(ce), 1) {
+			return nil, fmt.Errorf("%s:%d: validation cross-entropy %g: want a number ≥ 0 whose perplexity is finite", path, line, ce)
 		}
 		ppl = append(ppl, math.Exp(*rec.Valid))
 	}

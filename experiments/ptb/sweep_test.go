@@ -117,11 +117,6 @@ func TestSweepAndSelect(t *testing.T) {
 	}
 }
 
-// TestHelp checks that help and --help exit 0 with the flags' help, on
-// stdout, for the commands of this file and the others; that every
-// command's help starts with its description; and that train's help lists
-// only the kinds that can stream, marks what NS kinds require and shows
-// the true defaults of the memory limits.
 // TestSweepBadInput: settings that every run would fail on, and a sweep
 // too large to list, are refused before anything is written.
 func TestSweepBadInput(t *testing.T) {
@@ -148,6 +143,11 @@ func TestSweepBadInput(t *testing.T) {
 	}
 }
 
+// TestHelp checks that help and --help exit 0 with the flags' help, on
+// stdout, for the commands of this file and the others; that every
+// command's help starts with its description; and that train's help lists
+// only the kinds that can stream, marks what NS kinds require and shows
+// the true defaults of the memory limits.
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"help", "sweep"}, {"sweep", "--help"}, {"help", "train"}, {"train", "-h"}, {"help"}} {
 		o, e, code := runCmd(args...)

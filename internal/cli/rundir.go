@@ -67,6 +67,12 @@ func OpenRunDir[S any](dir, file string, s S, resume bool, stderr io.Writer) (*R
 	_, statErr := os.Stat(dir)
 	r := &RunDir{Dir: dir, File: file, existed: statErr == nil, parents: missingParents(dir)}
 	lock, err := experiment.LockDir(dir)
+	// Another run of a sweep, abandoned at the same moment, may remove a
+	// parent they share (removeMade) between LockDir's making of dir and
+	// its lock file: make it again.
+	for try := 0; try < 3 && errors.Is(err, os.ErrNotExist); try++ {
+		lock, err = experiment.LockDir(dir)
+	}
 	if err != nil {
 		r.removeMade()
 		return nil, fmt.Errorf("--out: %w", err)
@@ -98,7 +104,8 @@ func OpenRunDir[S any](dir, file string, s S, resume bool, stderr io.Writer) (*R
 // removes the settings file, the log, the given further files (names in
 // the directory), and the directory itself if it did not exist before and
 // is left empty, with the ancestors made for it that are left empty, so
-// that the same directory can be used again and nothing is left behind. A run with a checkpoint is left alone: it can be resumed.
+// that the same directory can be used again and nothing is left behind.
+// A run with a checkpoint is left alone: it can be resumed.
 func (r *RunDir) Close(ok bool, files ...string) {
 	if r == nil || r.lock == nil {
 		return

@@ -23,7 +23,7 @@ MODELS = ["lstm", "gref", "jm", "ns", "ns+s", "ns+u", "rns"]
 # Where the runs of each directory ran.
 MACHINES = {
     "cfl": "2-core Xeon VM, shared",
-    "cfl-compare": "2-core AMD EPYC VM, shared",
+    "cfl-compare": "2-core VM, shared (AMD EPYC; Intel Xeon from Nov 24, 19:21 UTC)",
     "cfl-ur-rns": "2-core AMD EPYC VM, shared",
     "cfl-plateau": "2-core AMD EPYC VM, shared",
 }
