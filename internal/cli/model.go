@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -123,7 +124,45 @@ func (f *ModelFlags) Config(inputVocab, outputVocab, embedding int, initRange fl
 	}
 	c.InputVocab, c.OutputVocab, c.Embedding, c.InitRange = inputVocab, outputVocab, embedding, initRange
 	if err := c.Validate(); err != nil {
-		return c, err
+		return c, flagErrors(err)
 	}
 	return c, nil
 }
+
+// flagErrors rewrites a *nsrnn.ConfigError so that each field's error
+// names the flag that sets the field (--hidden, --states, …), where one
+// of AddModelFlags does: "--hidden -1: hidden size -1 < 1". Other errors,
+// and the errors of fields that no flag sets (a vocabulary, or the
+// embedding a program derives from --hidden), are as they were; the
+// result wraps the same field errors.
+func flagErrors(err error) error {
+	ce, ok := errors.AsType[*nsrnn.ConfigError](err)
+	if !ok {
+		return err
+	}
+	flags := append([]string{"hidden", "layers"}, StackFlags()...)
+	msgs := make([]string, len(ce.Fields))
+	errs := make([]error, len(ce.Fields))
+	named := false
+	for i, fe := range ce.Fields {
+		msgs[i], errs[i] = fe.Error(), fe
+		if flag := nsrnn.FieldFlag(fe.Field); fe.Field != "" && slices.Contains(flags, flag) {
+			msgs[i] = "--" + flag + ": " + msgs[i]
+			named = true
+		}
+	}
+	if !named {
+		return err
+	}
+	return &flagError{msg: "invalid model: " + strings.Join(msgs, "; "), errs: errs}
+}
+
+// flagError is a configuration error whose message names flags; it
+// unwraps to the field errors.
+type flagError struct {
+	msg  string
+	errs []error
+}
+
+func (e *flagError) Error() string   { return e.msg }
+func (e *flagError) Unwrap() []error { return e.errs }

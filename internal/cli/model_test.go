@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"io"
 	"slices"
 	"strings"
@@ -78,5 +79,23 @@ func TestModelFlagsKinds(t *testing.T) {
 	mf := &ModelFlags{Model: nsrnn.Config{Kind: "gru", Hidden: 4}}
 	if _, err := mf.Config(3, 4, 0, 0); err == nil || !strings.Contains(err.Error(), `--model "gru"`) {
 		t.Errorf("unknown kind: %v", err)
+	}
+}
+
+// TestConfigNamesFlags: a field that a flag sets is named by its flag in
+// the error, which still wraps the field errors.
+func TestConfigNamesFlags(t *testing.T) {
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	mf := AddModelFlags(fs, 20)
+	if err := fs.Parse([]string{"--model", "rns", "--hidden", "-1", "--states", "2", "--symbols", "0"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := mf.Config(3, 4, 0, 0)
+	if err == nil || !strings.Contains(err.Error(), "--hidden: ") || !strings.Contains(err.Error(), "--symbols: ") {
+		t.Fatalf("error %v, want one naming --hidden and --symbols", err)
+	}
+	var fe *nsrnn.FieldError
+	if !errors.As(err, &fe) || !errors.Is(err, nsrnn.ErrOutOfRange) {
+		t.Errorf("error %v does not wrap the field errors", err)
 	}
 }
