@@ -465,3 +465,58 @@ func TestSGScoreAndCircuits(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadSuite reads arbitrary suite files. A file is refused with an
+// error naming it, or gives a suite whose sentences can be scored: token
+// surprisals of 1 bit each sum to regions of their token counts, and
+// Evaluate scores every (item, prediction) pair.
+func FuzzReadSuite(f *testing.F) {
+	b, err := json.Marshal(toySuite())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"meta":{"name":"x","metric":"sum"},"predictions":[{"formula":"(1;%a%) > 0"}],"items":[{"item_number":1,"conditions":[{"condition_name":"a","regions":[{"region_number":1,"content":"w"}]}]}]}`))
+	f.Add([]byte(`{"meta":{"name":"x","metric":"sum"},"predictions":[],"items":[]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := ReadSuite(strings.NewReader(string(b)), "fuzz.json")
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.json") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		sents := s.Sentences()
+		tokens := make([][]float64, len(sents))
+		for i, sent := range sents {
+			tokens[i] = make([]float64, len(sent.Tokens))
+			for k := range tokens[i] {
+				tokens[i][k] = 1
+			}
+		}
+		regions, err := s.RegionSurprisals(tokens)
+		if err != nil {
+			t.Fatalf("RegionSurprisals: %v", err)
+		}
+		j := 0
+		for i, it := range s.Items {
+			for c, cond := range it.Conditions {
+				total := 0.0
+				for _, v := range regions[i][c] {
+					total += v
+				}
+				if len(regions[i][c]) != len(cond.Regions) || total != float64(len(sents[j].Tokens)) {
+					t.Fatalf("item %d condition %q: regions %v for %d tokens", it.Number, cond.Name, regions[i][c], len(sents[j].Tokens))
+				}
+				j++
+			}
+		}
+		res, err := s.Evaluate(regions)
+		if err != nil {
+			t.Fatalf("Evaluate: %v", err)
+		}
+		if res == nil {
+			t.Fatal("Evaluate: no result")
+		}
+	})
+}
