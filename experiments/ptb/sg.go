@@ -217,6 +217,19 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 		if circuits, err = syntaxgym.ReadCircuitsFile(*circuitsFile); err != nil {
 			return fmt.Errorf("--circuits: %w", err)
 		}
+		// A circuit's suites must be among those to score: found out now,
+		// not after every suite has been scored.
+		names := map[string]bool{}
+		for _, s := range suites {
+			names[s.Name] = true
+		}
+		for _, c := range circuits {
+			for _, n := range c.Suites {
+				if !names[n] {
+					return fmt.Errorf("--circuits %s: circuit %q names suite %q, which is not among the suites of --suites %s", *circuitsFile, c.Name, n, *suiteDir)
+				}
+			}
+		}
 	}
 	sum, err := scoreSuites(suites, circuits, src, level)
 	if err != nil {

@@ -311,7 +311,7 @@ func TestSGErrors(t *testing.T) {
 		{[]string{"--suite", suite, "--surprisals", wrong}, "--surprisals: " + wrong + `:3: sentence 1 (item 1, condition "match"), token 2: "cats", want "dogs"`},
 		{[]string{"--suite", filepath.Join(dir, "suites", "refl.json"), "--surprisals", tsv}, "--surprisals: " + tsv + `:2: sentence 1 (item 1, condition "match"), token 1: "the", want "he"`},
 		{[]string{"--suites", suites, "--surprisals", partial}, "--surprisals: suite all: syntaxgym: open " + filepath.Join(partial, "all.tsv")},
-		{[]string{"--suites", suites, "--surprisals", tsvs, "--circuits", badCircuits}, `--circuits: syntaxgym: circuit "X": suite "nope" was not scored`},
+		{[]string{"--suites", suites, "--surprisals", tsvs, "--circuits", badCircuits}, `circuit "X" names suite "nope", which is not among the suites of --suites`},
 		{[]string{"--suites", suites, "--surprisals", tsvs, "--circuits", filepath.Join(bad, "none.json")}, "--circuits: syntaxgym: open"},
 		{[]string{"--suites", bad, "--surprisals", tsvs}, "--suites: " + badSuite + ": meta.metric"},
 		{[]string{"--suites", t.TempDir(), "--surprisals", tsvs}, "--suites: syntaxgym: no suites"},
