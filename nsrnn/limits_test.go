@@ -312,6 +312,11 @@ func TestFitRefusesBadInputs(t *testing.T) {
 	if _, err := Train(m, good, good, TrainConfig{Optimizer: NewAdam(0.01, []int{3}), MaxEpochs: 1}); err == nil || !strings.Contains(err.Error(), "Adam") {
 		t.Errorf("an Adam optimizer for other parameters: %v", err)
 	}
+	nan := NewAdam(0.01, m.paramSizes())
+	nan.Beta1 = math.NaN()
+	if _, err := Train(m, good, good, TrainConfig{Optimizer: nan, MaxEpochs: 1}); err == nil || !strings.Contains(err.Error(), "β1") {
+		t.Errorf("an Adam optimizer with β1 NaN: %v", err)
+	}
 	if _, err := Fit(m, badObjective{}, TrainConfig{LR: 0.01, MaxEpochs: 1}); err == nil || !strings.Contains(err.Error(), "gradient") {
 		t.Errorf("an objective with a short gradient: %v", err)
 	}

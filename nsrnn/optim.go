@@ -55,8 +55,12 @@ func NewAdam(lr float64, sizes []int) *Adam {
 }
 
 // checkSizes returns an error unless a's state is for parameters of the
-// given sizes.
+// given sizes and its settings are usable: β1 and β2 in [0, 1), ε
+// positive and finite.
 func (a *Adam) checkSizes(sizes []int) error {
+	if !(a.Beta1 >= 0 && a.Beta1 < 1) || !(a.Beta2 >= 0 && a.Beta2 < 1) || !(a.Eps > 0) || math.IsInf(a.Eps, 0) {
+		return fmt.Errorf("nsrnn: Adam with β1 %g, β2 %g, ε %g: want β1 and β2 in [0, 1) and ε positive and finite", a.Beta1, a.Beta2, a.Eps)
+	}
 	if len(a.M) != len(sizes) || len(a.V) != len(sizes) {
 		return fmt.Errorf("nsrnn: the Adam optimizer is for %d parameters, the model has %d", len(a.M), len(sizes))
 	}
