@@ -12,10 +12,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
 	"github.com/nsrnn/nsrnn/experiment"
@@ -301,6 +304,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err := cli.CheckSweepSize("--models and --runs", len(s.Models), s.Runs); err != nil {
 		return err
 	}
+	if err := checkSweepModels(s); err != nil {
+		return err
+	}
 	runs, err := plan(s, *out)
 	if err != nil {
 		return err
@@ -526,3 +532,38 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 // notifySweepSignals registers the channel of the signals that a sweep
 // passes on to its runs; tests replace it.
 var notifySweepSignals = cli.NotifySweepSignals
+
+// checkSweepModels refuses, before anything is written, a sweep whose
+// models (with its --hidden) no run could train, whatever the corpus: each
+// model is checked with the smallest vocabulary, <eos> and <unk>, so that
+// what it refuses every run would refuse too.
+func checkSweepModels(s sweepSettings) error {
+	specs := map[string]modelSpec{}
+	for _, m := range paperModels() {
+		specs[m.Name] = m
+	}
+	for _, name := range s.Models {
+		spec, ok := specs[name]
+		if !ok {
+			return fmt.Errorf("--models: unknown model %q", name)
+		}
+		fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		mf := addModelFlags(fs)
+		args := slices.Clone(spec.Flags)
+		if s.Hidden > 0 {
+			args = append(args, "--hidden", strconv.Itoa(s.Hidden))
+		}
+		if err := fs.Parse(args); err != nil {
+			return fmt.Errorf("--models %s: %w", name, err)
+		}
+		cfg, err := ptbConfig(mf, 2)
+		if err == nil {
+			err = cfg.CheckTraining()
+		}
+		if err != nil {
+			return fmt.Errorf("--models %s, --hidden %d: %w", name, s.Hidden, err)
+		}
+	}
+	return nil
+}

@@ -129,6 +129,7 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--bptt", "-1"}, "--bptt"},
 		{[]string{"--epochs", "0"}, "--epochs"},
 		{[]string{"--hidden", "-5"}, "--hidden"},
+		{[]string{"--hidden", "100000"}, "--hidden 100000"},
 		{[]string{"--runs", "1099511627776", "--dry-run"}, "--runs"},
 		{[]string{"--models", "all", "--runs", "20000"}, "--runs"},
 	} {
