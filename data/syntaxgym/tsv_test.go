@@ -2,6 +2,7 @@ package syntaxgym
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -112,4 +113,62 @@ func TestReadSurprisalsErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want prefix %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// FuzzReadSurprisals reads arbitrary surprisal files for the toy suite's
+// sentences. A file is refused with an error naming it, or holds one
+// finite (or +Inf) value per token of every sentence, which
+// WriteSurprisals writes back into a file that reads the same.
+func FuzzReadSurprisals(f *testing.F) {
+	js, err := json.Marshal(toySuite())
+	if err != nil {
+		f.Fatal(err)
+	}
+	s, err := ReadSuite(strings.NewReader(string(js)), "toy.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	sents := s.Sentences()
+	tokens := make([][]float64, len(sents))
+	for i, sent := range sents {
+		for k := range sent.Tokens {
+			tokens[i] = append(tokens[i], float64(i+k)/3)
+		}
+	}
+	var good strings.Builder
+	if err := WriteSurprisals(&good, sents, tokens); err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(good.String()))
+	f.Add([]byte("sentence_id\ttoken_id\ttoken\tsurprisal\n1\t1\tthe\t1\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := ReadSurprisals(strings.NewReader(string(b)), "fuzz.tsv", sents)
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.tsv") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if len(got) != len(sents) {
+			t.Fatalf("%d sentences, want %d", len(got), len(sents))
+		}
+		for i, sent := range sents {
+			if len(got[i]) != len(sent.Tokens) {
+				t.Fatalf("sentence %d: %d values for %d tokens", i+1, len(got[i]), len(sent.Tokens))
+			}
+			for _, v := range got[i] {
+				if math.IsNaN(v) || math.IsInf(v, -1) {
+					t.Fatalf("sentence %d: value %v", i+1, v)
+				}
+			}
+		}
+		var w strings.Builder
+		if err := WriteSurprisals(&w, sents, got); err != nil {
+			t.Fatal(err)
+		}
+		again, err := ReadSurprisals(strings.NewReader(w.String()), "again.tsv", sents)
+		if err != nil || !reflect.DeepEqual(again, got) {
+			t.Fatalf("round trip: %v, %v", again, err)
+		}
+	})
 }
