@@ -79,11 +79,30 @@ func NewSummary(task string, m *nsrnn.Model, res *nsrnn.TrainResult, lowerBound 
 }
 
 // ReadSummary reads the summary.json of the run in dir. The error for an
-// unfinished run, which has none, wraps os.ErrNotExist.
+// unfinished run, which has none, wraps os.ErrNotExist; a summary that no
+// run writes (a best epoch outside 1 … epochs, a value that is not
+// finite) is an error naming the file.
 func ReadSummary(dir string) (*Summary, error) {
 	var s Summary
-	if err := readJSON(filepath.Join(dir, SummaryFile), &s); err != nil {
+	path := filepath.Join(dir, SummaryFile)
+	if err := readJSON(path, &s); err != nil {
 		return nil, err
+	}
+	// A summary no run writes (a damaged or hand-edited file) is refused
+	// rather than selected or printed.
+	finite := func(xs ...float64) bool {
+		for _, x := range xs {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case s.Epochs < 1 || s.BestEpoch < 1 || s.BestEpoch > s.Epochs:
+		return nil, fmt.Errorf("%s: best epoch %d of %d epochs: the file is damaged", path, s.BestEpoch, s.Epochs)
+	case !finite(s.BestValidCrossEntropy, s.ValidLowerBound, s.BestValidCrossEntropyDiff, s.ElapsedSeconds, s.BestValidPerplexity):
+		return nil, fmt.Errorf("%s: a value is not finite: the file is damaged", path)
 	}
 	return &s, nil
 }

@@ -58,3 +58,27 @@ func TestSummary(t *testing.T) {
 		t.Errorf("corrupt summary: error %v, want one naming the file", err)
 	}
 }
+
+// TestReadSummaryDamaged: a summary that no run writes is refused naming
+// the file; a good one is read.
+func TestReadSummaryDamaged(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{"task":"dyck","epochs":3,"best_epoch":2,"best_valid_cross_entropy_diff":-0.001}`, true},
+		{`{"task":"dyck","epochs":3,"best_epoch":-5}`, false},
+		{`{"task":"dyck","epochs":3,"best_epoch":4}`, false},
+		{`{"task":"dyck","epochs":0,"best_epoch":0}`, false},
+		{`{"task":"dyck","epochs":3,"best_epoch":2,"best_valid_cross_entropy_diff":1e999}`, false},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, SummaryFile), []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadSummary(dir)
+		if c.ok != (err == nil) || !c.ok && !strings.Contains(err.Error(), SummaryFile) {
+			t.Errorf("%s: %v", c.body, err)
+		}
+	}
+}
