@@ -280,3 +280,25 @@ func TestReadStrings(t *testing.T) {
 		t.Errorf("repeated symbol: %v, %v", w, err)
 	}
 }
+
+// TestReadFilesEndless: the File readers of strings, vocabularies and
+// grammars refuse a file that does not end (a link to /dev/zero), naming
+// it, instead of reading it into memory.
+func TestReadFilesEndless(t *testing.T) {
+	zero := filepath.Join(t.TempDir(), "zero")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Skip(err)
+	}
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip(err)
+	}
+	for name, read := range map[string]func() error{
+		"ReadStringsFile":    func() error { _, err := ReadStringsFile(zero, []string{"a"}); return err },
+		"ReadVocabularyFile": func() error { _, err := ReadVocabularyFile(zero); return err },
+		"ReadPCFGFile":       func() error { _, err := ReadPCFGFile(zero); return err },
+	} {
+		if err := read(); err == nil || !strings.Contains(err.Error(), zero) {
+			t.Errorf("%s: %v, want an error naming %s", name, err, zero)
+		}
+	}
+}

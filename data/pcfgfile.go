@@ -12,6 +12,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
 	"github.com/nsrnn/nsrnn/internal/lines"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
 // GrammarFileProbTol is the tolerance of a grammar file (ReadPCFG) on the
@@ -163,14 +164,15 @@ func isProbToken(f string) bool {
 	return len(f) > 2 && f[0] == '[' && f[len(f)-1] == ']'
 }
 
-// ReadPCFGFile reads a grammar file (see ReadPCFG); errors name the file.
+// ReadPCFGFile reads a grammar file (see ReadPCFG) of at most
+// MaxTextBytes; errors name the file.
 func ReadPCFGFile(path string) (*PCFG, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadPCFG(f, path)
+	return ReadPCFG(readlimit.Reader(f, path, MaxTextBytes), path)
 }
 
 // WritePCFG writes g in the format of grammar files, which ReadPCFG reads

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
 	"github.com/nsrnn/nsrnn/internal/lines"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
 // LineError is an error about one line of a text file of strings.
@@ -127,14 +128,20 @@ func WriteStrings(w io.Writer, ws [][]int, symbols []string) error {
 	return bw.Flush()
 }
 
-// ReadStringsFile reads strings in text form from the named file.
+// MaxTextBytes is the largest file of strings or grammar that the File
+// functions of this package read: a larger one (or a stream that does not
+// end) is an error naming it.
+const MaxTextBytes = readlimit.Text
+
+// ReadStringsFile reads strings in text form from the named file, of at
+// most MaxTextBytes.
 func ReadStringsFile(path string, symbols []string) ([][]int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadStrings(f, path, symbols)
+	return ReadStrings(readlimit.Reader(f, path, MaxTextBytes), path, symbols)
 }
 
 // WriteStringsFile writes strings in text form to the named file,

@@ -1,12 +1,16 @@
 package data
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/nsrnn/nsrnn/internal/lines"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
 // ErrNoDistribution is the error of sampling, valid lengths and
@@ -96,29 +100,32 @@ func (v vocabOnly) LogProbGivenLength([]int) (float64, error) {
 // distinct symbols, sorted (by bytes), so that the same symbols give the
 // same vocabulary whatever their order. A symbol named EOS, the end
 // symbol's name, is an error naming the file and line (a *LineError), and
-// so is a file without any symbol.
+// so is a file without any symbol, and one larger than MaxTextBytes.
 func ReadVocabularyFile(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	ws, err := ReadTokens(f, path)
-	if err != nil {
-		return nil, err
-	}
+	// Read line by line, as ReadTokens does, keeping only the symbols.
+	sc := bufio.NewScanner(readlimit.Reader(f, path, MaxTextBytes))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<26)
+	sc.Split(lines.Split())
 	seen := map[string]bool{}
 	var vocab []string
-	for i, w := range ws {
-		for _, s := range w {
+	for line := 1; sc.Scan(); line++ {
+		for _, s := range strings.Fields(sc.Text()) {
 			if s == EOS {
-				return nil, &LineError{Name: path, Line: i + 1, Err: fmt.Errorf("symbol %s is the name of the end symbol", EOS)}
+				return nil, &LineError{Name: path, Line: line, Err: fmt.Errorf("symbol %s is the name of the end symbol", EOS)}
 			}
 			if !seen[s] {
 				seen[s] = true
 				vocab = append(vocab, s)
 			}
 		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(vocab) == 0 {
 		return nil, fmt.Errorf("%s: no symbols", path)

@@ -98,3 +98,34 @@ func formatBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// Reader returns a reader of r that gives r's bytes until limit of them,
+// and then, if r has more, an error naming name and wrapping ErrTooLarge:
+// for a stream read as it goes (a file of strings, standard input).
+func Reader(r io.Reader, name string, limit int64) io.Reader {
+	return &limited{r: r, name: name, limit: limit, left: limit}
+}
+
+type limited struct {
+	r           io.Reader
+	name        string
+	limit, left int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		// One byte more than the limit means too much.
+		var one [1]byte
+		n, err := l.r.Read(one[:])
+		if n > 0 {
+			return 0, tooLarge(l.name, "", l.limit)
+		}
+		return 0, err
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}

@@ -77,3 +77,17 @@ func TestAll(t *testing.T) {
 		t.Errorf("failing reader: %v", err)
 	}
 }
+
+func TestReader(t *testing.T) {
+	data := bytes.Repeat([]byte("abc"), 1000)
+	for _, limit := range []int64{0, 1, 2999, 3000, 3001} {
+		b, err := io.ReadAll(Reader(iotest.OneByteReader(bytes.NewReader(data)), "r", limit))
+		if limit >= 3000 {
+			if err != nil || !bytes.Equal(b, data) {
+				t.Errorf("limit %d: %d bytes, %v", limit, len(b), err)
+			}
+		} else if !errors.Is(err, ErrTooLarge) || !strings.HasPrefix(err.Error(), "r: ") || int64(len(b)) != limit {
+			t.Errorf("limit %d: %d bytes, %v; want ErrTooLarge after the limit", limit, len(b), err)
+		}
+	}
+}
