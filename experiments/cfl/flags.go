@@ -14,6 +14,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
 // parseLengths parses a length range written MIN:MAX, with
@@ -176,7 +177,8 @@ func notInLanguage(err error, t *data.Task) error {
 func joinNames(names []string) string { return strings.Join(names, ", ") }
 
 // readIn reads the strings of --in, over the given symbols, from the named
-// file or, when in is empty, from standard input; no strings is an error.
+// file or, when in is empty, from standard input, at most
+// data.MaxTextBytes; no strings is an error.
 // It also returns the input's name for messages ("<stdin>" or the file).
 func readIn(in string, symbols []string) (ws [][]int, name string, err error) {
 	name = "<stdin>"
@@ -189,7 +191,7 @@ func readIn(in string, symbols []string) (ws [][]int, name string, err error) {
 		defer f.Close()
 		name, r = in, f
 	}
-	if ws, err = data.ReadStrings(r, name, symbols); err != nil {
+	if ws, err = data.ReadStrings(readlimit.Reader(r, name, data.MaxTextBytes), name, symbols); err != nil {
 		return nil, "", err
 	}
 	if len(ws) == 0 {
