@@ -110,7 +110,7 @@
 // # Errors and panics
 //
 // Corpus files and batching sizes are checked, and refused with errors
-// naming the file and line (Options bounds the vocabulary and the lines,
-// MaxChunkCells a chunk). Methods called on a nil *Vocab or *Batcher
+// naming the file and line (Options bounds the vocabulary, the lines and
+// the tokens of a split, MaxChunkCells a chunk). Methods called on a nil *Vocab or *Batcher
 // panic, as programmer errors.
 package ptb

@@ -16,6 +16,9 @@ var (
 	ErrLineTooLong = errors.New("line too long")
 	// ErrVocabTooLarge reports a vocabulary larger than Options.MaxVocab.
 	ErrVocabTooLarge = errors.New("vocabulary too large")
+	// ErrSplitTooLarge reports a split of more than Options.MaxTokens
+	// tokens.
+	ErrSplitTooLarge = errors.New("split too large")
 	// ErrUnknownWord reports, with Options.Strict, a word of a split that is
 	// not in the vocabulary.
 	ErrUnknownWord = errors.New("word not in the vocabulary")

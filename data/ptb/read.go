@@ -22,6 +22,9 @@ const (
 	// DefaultMaxLineBytes is the default limit on the length of one line
 	// of a split or vocabulary file, in bytes, without its newline.
 	DefaultMaxLineBytes = 1 << 24
+	// DefaultMaxTokens is the default limit on the tokens of one split,
+	// EOSWord after every line included (8 GiB as ids).
+	DefaultMaxTokens = 1 << 30
 )
 
 // Options are the limits and policies of reading. A nil *Options, and
@@ -37,6 +40,10 @@ type Options struct {
 	// newline; a longer line fails with ErrLineTooLong. 0 means
 	// DefaultMaxLineBytes.
 	MaxLineBytes int
+	// MaxTokens is the most tokens of a split, EOSWord after every line
+	// included; a split with more fails with ErrSplitTooLarge instead of
+	// running out of memory. 0 means DefaultMaxTokens.
+	MaxTokens int
 	// Strict makes a word of a validation or test split that is not in the
 	// vocabulary an error (ErrUnknownWord, naming the file and line)
 	// instead of reading it as UnkWord.
@@ -72,12 +79,17 @@ func (o *Options) resolve() (Options, error) {
 		return r, fmt.Errorf("ptb: Options.VocabSize is %d, want 0 (every type) or positive", r.VocabSize)
 	case r.MaxLineBytes < 0:
 		return r, fmt.Errorf("ptb: Options.MaxLineBytes is %d, want 0 (default) or positive", r.MaxLineBytes)
+	case r.MaxTokens < 0:
+		return r, fmt.Errorf("ptb: Options.MaxTokens is %d, want 0 (default) or positive", r.MaxTokens)
 	}
 	if r.MaxVocab == 0 {
 		r.MaxVocab = DefaultMaxVocab
 	}
 	if r.MaxLineBytes == 0 {
 		r.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if r.MaxTokens == 0 {
+		r.MaxTokens = DefaultMaxTokens
 	}
 	return r, nil
 }
@@ -104,7 +116,7 @@ func ReadTrainFrom(r io.Reader, name string, opt *Options) (*Vocab, []int, error
 	}
 	v := &Vocab{words: []string{EOSWord}, ids: map[string]int{EOSWord: 0}, eos: 0, unk: -1}
 	var toks []int
-	err = scanWords(r, name, o.MaxLineBytes,
+	err = scanWords(r, name, o.MaxLineBytes, o.MaxTokens,
 		func(w []byte, line int) error {
 			if id, ok := v.ids[string(w)]; ok {
 				toks = append(toks, id)
@@ -221,7 +233,7 @@ func ReadSplitFrom(r io.Reader, name string, v *Vocab, opt *Options) ([]int, err
 		return nil, errors.New("ptb: reading split: empty vocabulary")
 	}
 	var toks []int
-	err = scanWords(r, name, o.MaxLineBytes,
+	err = scanWords(r, name, o.MaxLineBytes, o.MaxTokens,
 		func(w []byte, line int) error {
 			id, ok := v.ids[string(w)]
 			if !ok {
@@ -246,13 +258,17 @@ func ReadSplitFrom(r io.Reader, name string, v *Vocab, opt *Options) ([]int, err
 // scanWords reads r line by line. It calls word for every white-space
 // separated word of a line and eol at the end of every line, including
 // empty lines and a last line without a newline. It fails on invalid
-// UTF-8, on lines longer than maxLine bytes and when there is no word at
-// all.
-func scanWords(r io.Reader, name string, maxLine int, word func(w []byte, line int) error, eol func()) error {
+// UTF-8, on lines longer than maxLine bytes, on more than maxTokens words
+// and line ends (checked at each line's start, so a line's words may
+// exceed it by a line's worth), and when there is no word at all.
+func scanWords(r io.Reader, name string, maxLine, maxTokens int, word func(w []byte, line int) error, eol func()) error {
 	sc := newScanner(r, maxLine)
 	line, words := 0, 0
 	for sc.Scan() {
 		line++
+		if words+line > maxTokens {
+			return &LineError{File: name, Line: line, Err: fmt.Errorf("%w: more than MaxTokens = %d tokens", ErrSplitTooLarge, maxTokens)}
+		}
 		b := sc.Bytes()
 		if len(b) > maxLine {
 			return &LineError{File: name, Line: line, Err: tooLong(maxLine)}

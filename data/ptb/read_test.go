@@ -178,3 +178,27 @@ func TestReadMaxVocabCountsUnk(t *testing.T) {
 		t.Errorf("<eos> a <unk> b within MaxVocab 4: %v", err)
 	}
 }
+
+// TestReadMaxTokens: a split of more tokens than Options.MaxTokens is
+// ErrSplitTooLarge naming the file and line; one within it is read.
+func TestReadMaxTokens(t *testing.T) {
+	text := "a b c\nd e f\ng h i\n"
+	if _, toks, err := ReadTrainFrom(strings.NewReader(text), "t.txt", &Options{MaxTokens: 12}); err != nil || len(toks) != 12 {
+		t.Errorf("12 tokens within 12: %d, %v", len(toks), err)
+	}
+	_, _, err := ReadTrainFrom(strings.NewReader(text), "t.txt", &Options{MaxTokens: 6})
+	var le *LineError
+	if !errors.Is(err, ErrSplitTooLarge) || !errors.As(err, &le) || le.File != "t.txt" || le.Line != 3 {
+		t.Errorf("12 tokens over 6: %v", err)
+	}
+	v, _, err := ReadTrainFrom(strings.NewReader(text), "t.txt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSplitFrom(strings.NewReader(text), "v.txt", v, &Options{MaxTokens: 6}); !errors.Is(err, ErrSplitTooLarge) {
+		t.Errorf("ReadSplitFrom over the limit: %v", err)
+	}
+	if _, _, err := ReadTrainFrom(strings.NewReader(text), "t.txt", &Options{MaxTokens: -1}); err == nil {
+		t.Error("MaxTokens -1: no error")
+	}
+}
