@@ -131,10 +131,10 @@ func (f *ModelFlags) Config(inputVocab, outputVocab, embedding int, initRange fl
 
 // flagErrors rewrites a *nsrnn.ConfigError so that each field's error
 // names the flag that sets the field (--hidden, --states, …), where one
-// of AddModelFlags does: "--hidden -1: hidden size -1 < 1". Other errors,
+// of AddModelFlags does: "--hidden: hidden size -1 < 1". Other errors,
 // and the errors of fields that no flag sets (a vocabulary, or the
 // embedding a program derives from --hidden), are as they were; the
-// result wraps the same field errors.
+// result wraps the *nsrnn.ConfigError.
 func flagErrors(err error) error {
 	ce, ok := errors.AsType[*nsrnn.ConfigError](err)
 	if !ok {
@@ -142,10 +142,9 @@ func flagErrors(err error) error {
 	}
 	flags := append([]string{"hidden", "layers"}, StackFlags()...)
 	msgs := make([]string, len(ce.Fields))
-	errs := make([]error, len(ce.Fields))
 	named := false
 	for i, fe := range ce.Fields {
-		msgs[i], errs[i] = fe.Error(), fe
+		msgs[i] = fe.Error()
 		if flag := nsrnn.FieldFlag(fe.Field); fe.Field != "" && slices.Contains(flags, flag) {
 			msgs[i] = "--" + flag + ": " + msgs[i]
 			named = true
@@ -154,15 +153,15 @@ func flagErrors(err error) error {
 	if !named {
 		return err
 	}
-	return &flagError{msg: "invalid model: " + strings.Join(msgs, "; "), errs: errs}
+	return &flagError{msg: "invalid model: " + strings.Join(msgs, "; "), err: ce}
 }
 
 // flagError is a configuration error whose message names flags; it
-// unwraps to the field errors.
+// unwraps to the *nsrnn.ConfigError, and through it to the field errors.
 type flagError struct {
-	msg  string
-	errs []error
+	msg string
+	err *nsrnn.ConfigError
 }
 
-func (e *flagError) Error() string   { return e.msg }
-func (e *flagError) Unwrap() []error { return e.errs }
+func (e *flagError) Error() string { return e.msg }
+func (e *flagError) Unwrap() error { return e.err }

@@ -95,7 +95,8 @@ func TestConfigNamesFlags(t *testing.T) {
 		t.Fatalf("error %v, want one naming --hidden and --symbols", err)
 	}
 	var fe *nsrnn.FieldError
-	if !errors.As(err, &fe) || !errors.Is(err, nsrnn.ErrOutOfRange) {
-		t.Errorf("error %v does not wrap the field errors", err)
+	var ce *nsrnn.ConfigError
+	if !errors.As(err, &fe) || !errors.Is(err, nsrnn.ErrOutOfRange) || !errors.As(err, &ce) {
+		t.Errorf("error %v does not wrap the configuration and field errors", err)
 	}
 }
