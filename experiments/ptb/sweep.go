@@ -561,8 +561,10 @@ func checkSweepModels(s sweepSettings) error {
 		if err == nil {
 			err = cfg.CheckTraining()
 		}
-		if err != nil {
+		if err != nil && s.Hidden > 0 {
 			return fmt.Errorf("--models %s, --hidden %d: %w", name, s.Hidden, err)
+		} else if err != nil {
+			return fmt.Errorf("--models %s: %w", name, err)
 		}
 	}
 	return nil
