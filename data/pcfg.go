@@ -344,10 +344,12 @@ func (g *PCFG) sameLengthClosure() error {
 	if k > MaxChainSymbols {
 		return fmt.Errorf("data: %d symbols depend on others through unary or nullable rules, more than the %d supported (MaxChainSymbols)", k, MaxChainSymbols)
 	}
-	// J_SS, dense, and J's edges into sinks, per source, merged by sink.
+	// J_SS, dense, and J's edges into sinks, per source, merged by sink
+	// (sinks: the sinks of each source, in increasing order).
 	j := mat.NewDense(max(k, 1), max(k, 1), nil)
 	next := make([][]int, k) // J_SS's structure, for reachability
 	sinkW := make([]map[int]float64, k)
+	sinks := make([][]int, k)
 	for _, e := range edges {
 		a := pos[e.a]
 		if b := pos[e.b]; b >= 0 {
@@ -361,6 +363,9 @@ func (g *PCFG) sameLengthClosure() error {
 			sinkW[a] = map[int]float64{}
 		}
 		sinkW[a][e.b] += e.w
+	}
+	for a, w := range sinkW {
+		sinks[a] = slices.Sorted(maps.Keys(w))
 	}
 	// Structural reachability through J_SS, reflexive.
 	reach := make([][]bool, k)
@@ -422,7 +427,7 @@ func (g *PCFG) sameLengthClosure() error {
 				continue
 			}
 			w := inv.At(pa, pc)
-			for _, t := range slices.Sorted(maps.Keys(sinkW[pc])) {
+			for _, t := range sinks[pc] {
 				if _, seen := row[t]; !seen {
 					cols = append(cols, t)
 				}

@@ -113,12 +113,13 @@ func PrepareDir[S any](dir, file string, s S, resume bool) (created bool, err er
 }
 
 // CheckRunModel returns an error if the model m, read from the file at
-// path, cannot be the model of a run with settings s: another kind or
-// another hidden size than s records (a file copied from another run).
-func CheckRunModel(m *nsrnn.Model, s Settings, path string) error {
-	if c := m.Config(); c.Kind != s.Model.Kind || c.Hidden != s.Model.Hidden {
+// path, cannot be the model of a run whose settings record the model
+// want: another kind or another hidden size (a file copied from another
+// run).
+func CheckRunModel(m *nsrnn.Model, want nsrnn.Config, path string) error {
+	if c := m.Config(); c.Kind != want.Kind || c.Hidden != want.Hidden {
 		return fmt.Errorf("%s holds a %s model with %d hidden units, but the run's settings record %s with %d: the file is not the run's",
-			path, c.Kind, c.Hidden, s.Model.Kind, s.Model.Hidden)
+			path, c.Kind, c.Hidden, want.Kind, want.Hidden)
 	}
 	return nil
 }

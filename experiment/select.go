@@ -420,7 +420,7 @@ func testOne(s *Selected, t *data.Task, strs [][]int, spec TestSpec, opt TestOpt
 	}
 	defer m.ReleaseGraphs()
 	if rs, err := ReadSettings(s.Dir); err == nil {
-		if err := CheckRunModel(m, rs, filepath.Join(s.Dir, ModelFile)); err != nil {
+		if err := CheckRunModel(m, rs.Model, filepath.Join(s.Dir, ModelFile)); err != nil {
 			return nil, err
 		}
 	}

@@ -206,7 +206,7 @@ func (r evalRun) load(t *data.Task, last bool) (*nsrnn.Model, error) {
 		return nil, fmt.Errorf("--model: %w", err)
 	}
 	if r.hasRun {
-		if err := experiment.CheckRunModel(m, r.s, r.file); err != nil {
+		if err := experiment.CheckRunModel(m, r.s.Model, r.file); err != nil {
 			return nil, fmt.Errorf("--model: %w", err)
 		}
 	}

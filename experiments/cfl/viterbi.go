@@ -70,7 +70,7 @@ func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, experiment.S
 	if err != nil {
 		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
 	}
-	if err := experiment.CheckRunModel(m, s, modelPath); err != nil {
+	if err := experiment.CheckRunModel(m, s.Model, modelPath); err != nil {
 		return nil, nil, s, fmt.Errorf("--model: %w", err)
 	}
 	if c := m.Config(); c.InputVocab != len(t.Terminals()) || c.OutputVocab != len(t.Vocabulary()) {

@@ -145,10 +145,7 @@ func logUniform(rng *rand.Rand, lo, hi float64) float64 {
 // plan lists the runs of a sweep; each run's hyperparameters depend only on
 // the seed, the model and the run's index.
 func plan(s sweepSettings, out string) ([]sweepRun, error) {
-	specs := map[string]modelSpec{}
-	for _, m := range paperModels() {
-		specs[m.Name] = m
-	}
+	specs := paperModelsByName()
 	var runs []sweepRun
 	for _, name := range s.Models {
 		spec, ok := specs[name]
@@ -533,15 +530,21 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 // passes on to its runs; tests replace it.
 var notifySweepSignals = cli.NotifySweepSignals
 
+// paperModelsByName indexes paperModels by name.
+func paperModelsByName() map[string]modelSpec {
+	specs := map[string]modelSpec{}
+	for _, m := range paperModels() {
+		specs[m.Name] = m
+	}
+	return specs
+}
+
 // checkSweepModels refuses, before anything is written, a sweep whose
 // models (with its --hidden) no run could train, whatever the corpus: each
 // model is checked with the smallest vocabulary, <eos> and <unk>, so that
 // what it refuses every run would refuse too.
 func checkSweepModels(s sweepSettings) error {
-	specs := map[string]modelSpec{}
-	for _, m := range paperModels() {
-		specs[m.Name] = m
-	}
+	specs := paperModelsByName()
 	for _, name := range s.Models {
 		spec, ok := specs[name]
 		if !ok {

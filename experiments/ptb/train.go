@@ -974,7 +974,7 @@ func loadRun(dir string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
 	if err != nil {
 		return nil, nil, s, err
 	}
-	if err := experiment.CheckRunModel(m, experiment.Settings{Model: s.Model}, mp); err != nil {
+	if err := experiment.CheckRunModel(m, s.Model, mp); err != nil {
 		return nil, nil, s, fmt.Errorf("--model %s: %w", dir, err)
 	}
 	vp := filepath.Join(dir, VocabFile)

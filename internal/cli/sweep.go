@@ -458,9 +458,12 @@ func (f *SlurmFlags) Check() error {
 	if fi, err := os.Stat(f.Script); f.Script != "" && err == nil && fi.IsDir() {
 		return fmt.Errorf("--slurm %s is a directory: give the script's file name", f.Script)
 	}
-	for _, v := range append([]struct{ flag, value string }{{"--slurm", f.Script}, {"--binary", f.Binary}},
-		sbatchValues(f.Sbatch)...) {
-		if err := checkScriptText(v.flag, v.value); err != nil {
+	values := [][2]string{{"--slurm", f.Script}, {"--binary", f.Binary}}
+	for _, o := range f.Sbatch {
+		values = append(values, [2]string{"--sbatch", o})
+	}
+	for _, v := range values {
+		if err := checkScriptText(v[0], v[1]); err != nil {
 			return err
 		}
 	}
@@ -473,14 +476,6 @@ func (f *SlurmFlags) Check() error {
 		return fmt.Errorf("--cpus-per-task %d must be at least 1", f.CPUs)
 	}
 	return nil
-}
-
-func sbatchValues(opts []string) []struct{ flag, value string } {
-	var vs []struct{ flag, value string }
-	for _, o := range opts {
-		vs = append(vs, struct{ flag, value string }{"--sbatch", o})
-	}
-	return vs
 }
 
 // checkScriptText refuses a value with control characters, which would

@@ -5,6 +5,7 @@
 package readlimit
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -50,7 +51,7 @@ func File(path string, limit int64, regular bool) ([]byte, error) {
 	}
 	var b []byte
 	if fi.Mode().IsRegular() {
-		b = make([]byte, 0, fi.Size()+1) // one more byte to see the end
+		b = make([]byte, 0, fi.Size()+bytes.MinRead) // room to see the end without growing
 	}
 	return readAll(f, b, path, limit)
 }
@@ -62,23 +63,13 @@ func All(r io.Reader, name string, limit int64) ([]byte, error) {
 }
 
 func readAll(r io.Reader, b []byte, name string, limit int64) ([]byte, error) {
-	lr := &io.LimitedReader{R: r, N: limit + 1}
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := lr.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if int64(len(b)) > limit {
-			return nil, tooLarge(name, "", limit)
-		}
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
+	buf := bytes.NewBuffer(b)
+	if _, err := buf.ReadFrom(Reader(r, name, limit)); errors.Is(err, ErrTooLarge) {
+		return nil, err
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	return buf.Bytes(), nil
 }
 
 func tooLarge(name, size string, limit int64) error {
