@@ -396,15 +396,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	}
 
 	if *dryRun {
-		for _, r := range runs {
-			st, err := cli.RunState(r.Dir)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "%-8s %s\n", st, cli.ShellJoin(r.job().CommandArgs(st)))
-		}
-		fmt.Fprintf(stdout, "%d runs\n", len(runs))
-		return nil
+		return printDryRun(stdout, runs)
 	}
 
 	if err := os.MkdirAll(*out, 0o777); err != nil {
@@ -597,4 +589,28 @@ func settingKey(args []string) string {
 		kept = append(kept, args[i])
 	}
 	return strings.Join(kept, "\x00")
+}
+
+// printDryRun prints each run's state (new, resume, finished), the command
+// that runs it and, under it, how far it has come (cli.RunProgress), then
+// the count of runs in each state.
+func printDryRun(w io.Writer, runs []sweepRun) error {
+	count := map[string]int{}
+	for _, r := range runs {
+		st, err := cli.RunState(r.Dir)
+		if err != nil {
+			return err
+		}
+		count[st]++
+		fmt.Fprintf(w, "%-8s %s\n", st, cli.ShellJoin(r.job().CommandArgs(st)))
+		progress, err := cli.RunProgress(r.Dir)
+		if err != nil {
+			progress = err.Error()
+		}
+		if progress != "" {
+			fmt.Fprintf(w, "%-8s %s\n", "", progress)
+		}
+	}
+	fmt.Fprintf(w, "%d runs: %d finished, %d to resume, %d new\n", len(runs), count[cli.RunFinished], count[cli.RunResume], count[cli.RunNew])
+	return nil
 }

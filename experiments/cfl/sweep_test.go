@@ -65,7 +65,7 @@ func TestSweepGridPaper(t *testing.T) {
 	if err := sweepCommand([]string{"--task", "all", "--out", out, "--dry-run"}, &stdout, &bytes.Buffer{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(stdout.String(), "\n1100 runs\n") {
+	if !strings.HasSuffix(stdout.String(), "\n1100 runs: 0 finished, 0 to resume, 1100 new\n") {
 		t.Errorf("the default sweep: %s", stdout.String()[max(0, stdout.Len()-200):])
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
@@ -116,6 +116,26 @@ func TestSweepSkipAndResume(t *testing.T) {
 	}
 	if err := experiment.WriteJSON(filepath.Join(finished, experiment.SummaryFile), experiment.Summary{}); err != nil {
 		t.Fatal(err)
+	}
+	log := `{"epoch":1,"valid_cross_entropy":0.9,"lower_bound":0.5,"valid_cross_entropy_diff":0.4,"epoch_seconds":61}` + "\n"
+	if err := os.WriteFile(filepath.Join(interrupted, experiment.LogFile), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The dry run tells each run's state, and how far the interrupted
+	// one has come.
+	var dry bytes.Buffer
+	if err := sweepCommand(append(base, "--dry-run"), &dry, &bytes.Buffer{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"finished train --task marked-reversal --model lstm --lr 0.01 --seed 1 ",
+		"resume   train --task marked-reversal --model rns --lr 0.01 --seed 2 ",
+		" --resume\n         1 epoch, best validation difference 0.4000 at epoch 1, last epoch 61 s\n",
+		"\n4 runs: 1 finished, 1 to resume, 2 new\n",
+	} {
+		if !strings.Contains(dry.String(), want) {
+			t.Errorf("dry run lacks %q:\n%s", want, dry.String())
+		}
 	}
 	var f fakeRunner
 	var stderr bytes.Buffer

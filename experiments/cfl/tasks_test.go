@@ -241,7 +241,7 @@ func TestSweepTasks(t *testing.T) {
 		filepath.Join(out, "dyck", "lstm"),
 		"--task dyck --model lstm",
 		"--task count-3 --model lstm",
-		"\n3 runs\n",
+		"\n3 runs: 0 finished, 0 to resume, 3 new\n",
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("dry run lacks %q:\n%s", want, stdout.String())

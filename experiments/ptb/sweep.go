@@ -309,8 +309,21 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *dry {
+		// Each run with its state and, once it has trained, how far it
+		// has come.
 		for _, r := range runs {
-			fmt.Fprintf(stdout, "%s run %d: lr %.4g clip %.4g → %s\n", r.Model, r.Index, r.LR, r.Clip, r.Dir)
+			st, err := cli.RunState(r.Dir)
+			if err != nil {
+				return err
+			}
+			progress, err := cli.RunProgress(r.Dir)
+			if err != nil {
+				progress = err.Error()
+			}
+			if progress != "" {
+				st += ": " + progress
+			}
+			fmt.Fprintf(stdout, "%s run %d: lr %.4g clip %.4g → %s (%s)\n", r.Model, r.Index, r.LR, r.Clip, r.Dir, st)
 		}
 		return nil
 	}

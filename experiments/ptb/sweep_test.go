@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
+	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
 )
 
@@ -358,5 +359,41 @@ func TestSweepInterrupt(t *testing.T) {
 	}
 	if got != syscall.SIGTERM || executed != 1 || !strings.Contains(stderr.String(), "[1/2] stopped ") || strings.Contains(stderr.String(), "FAILED") {
 		t.Errorf("the run got %v; %d runs executed; stderr:\n%s", got, executed, stderr.String())
+	}
+}
+
+// TestSweepDryRunProgress: the dry run tells each run's state, and how far
+// a run that has trained has come.
+func TestSweepDryRunProgress(t *testing.T) {
+	data := tinyCorpus(t)
+	out := filepath.Join(t.TempDir(), "sweep")
+	dry := func() []string {
+		t.Helper()
+		o, e, code := runCmd("sweep", "--data", data, "--models", "lstm-256", "--runs", "2", "--out", out, "--dry-run")
+		if code != 0 {
+			t.Fatalf("sweep: %s", e)
+		}
+		return strings.Split(strings.TrimSpace(o), "\n")
+	}
+	lines := dry()
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], " (new)") || !strings.HasSuffix(lines[1], " (new)") {
+		t.Fatalf("dry run of a new sweep:\n%s", strings.Join(lines, "\n"))
+	}
+	dir := lines[0][strings.Index(lines[0], "→ ")+len("→ ") : strings.LastIndex(lines[0], " (")]
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	log := `{"epoch":1,"valid_cross_entropy":5,"no_lower_bound":true,"epoch_seconds":1800}
+{"epoch":2,"valid_cross_entropy":4.8283137373023015,"no_lower_bound":true,"epoch_seconds":1795.2}
+`
+	if err := os.WriteFile(filepath.Join(dir, experiment.LogFile), []byte(log), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	lines = dry()
+	if want := " (resume: 2 epochs, best validation perplexity 125 at epoch 2, last epoch 1795 s)"; !strings.HasSuffix(lines[0], want) {
+		t.Errorf("dry run of a run under way: %q, want the suffix %q", lines[0], want)
+	}
+	if !strings.HasSuffix(lines[1], " (new)") {
+		t.Errorf("dry run of a new run: %q", lines[1])
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,6 +65,41 @@ func RunState(dir string) (string, error) {
 		return RunNew, nil
 	}
 	return RunResume, nil
+}
+
+// RunProgress describes how far the run in dir has come, from its training
+// log (experiment.LogFile): the epochs done, the best validation score
+// (the difference from the lower bound, or the perplexity for a run
+// without one) with its epoch, and the seconds of the last epoch, e.g.
+// "124 epochs, best validation difference 0.0594 at epoch 120, last epoch
+// 98 s". It is "" for a run without a log or with an empty one; a log
+// that cannot be read is an error naming the file and line.
+func RunProgress(dir string) (string, error) {
+	recs, err := experiment.ReadLog(filepath.Join(dir, experiment.LogFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", err
+	case len(recs) == 0:
+		return "", nil
+	}
+	best := recs[0]
+	for _, r := range recs[1:] {
+		if r.ValidCrossEntropy < best.ValidCrossEntropy {
+			best = r
+		}
+	}
+	last := recs[len(recs)-1]
+	score := fmt.Sprintf("best validation difference %.4f", best.ValidDifference)
+	if best.NoLowerBound {
+		score = fmt.Sprintf("best validation perplexity %.4g", math.Exp(best.ValidCrossEntropy))
+	}
+	epochs := "epochs"
+	if len(recs) == 1 {
+		epochs = "epoch"
+	}
+	return fmt.Sprintf("%d %s, %s at epoch %d, last epoch %.0f s", last.Epoch, epochs, score, best.Epoch, last.EpochSeconds), nil
 }
 
 // CommandArgs are the arguments that execute the run in the given state:

@@ -416,3 +416,51 @@ func TestRunSweepInterrupt(t *testing.T) {
 		}
 	}
 }
+
+func TestRunProgress(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, experiment.LogFile), []byte(text), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	// The best epoch is the first of the lowest cross-entropy (epoch 2,
+	// not the equal epoch 4), as training marks it.
+	bounded := write("bounded", `{"epoch":1,"valid_cross_entropy":0.9,"lower_bound":0.5,"valid_cross_entropy_diff":0.4,"epoch_seconds":12.2}
+{"epoch":2,"valid_cross_entropy":0.6,"lower_bound":0.5,"valid_cross_entropy_diff":0.1,"epoch_seconds":11}
+
+{"epoch":3,"valid_cross_entropy":0.7,"lower_bound":0.5,"valid_cross_entropy_diff":0.2,"epoch_seconds":10.6}
+{"epoch":4,"valid_cross_entropy":0.6,"lower_bound":0.5,"valid_cross_entropy_diff":0.1,"epoch_seconds":98.4}
+`)
+	perplexity := write("perplexity", `{"epoch":1,"valid_cross_entropy":4.7,"no_lower_bound":true,"epoch_seconds":3600}
+{"epoch":2,"valid_cross_entropy":4.6051701859880914,"no_lower_bound":true,"epoch_seconds":3500}
+`)
+	empty := write("empty", "\n")
+	damaged := write("damaged", "{\"epoch\":1}\n{\"epoch\":\n")
+	for _, c := range []struct {
+		dir, want, err string
+	}{
+		{bounded, "4 epochs, best validation difference 0.1000 at epoch 2, last epoch 98 s", ""},
+		{perplexity, "2 epochs, best validation perplexity 100 at epoch 2, last epoch 3500 s", ""},
+		{write("one", `{"epoch":1,"valid_cross_entropy":0.9,"valid_cross_entropy_diff":0.4,"epoch_seconds":5}`), "1 epoch, best validation difference 0.4000 at epoch 1, last epoch 5 s", ""},
+		{empty, "", ""},
+		{filepath.Join(dir, "absent"), "", ""},
+		{damaged, "", experiment.LogFile + ":2"},
+	} {
+		got, err := RunProgress(c.dir)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("RunProgress(%s): error %v, want one naming %q", c.dir, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("RunProgress(%s) = %q, %v; want %q", c.dir, got, err, c.want)
+		}
+	}
+}
