@@ -269,7 +269,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	trainSize := fs.Int("train-size", 0, "train --train-size (default 0: train's, 10000)")
 	validSize := fs.Int("valid-size", 0, "train --valid-size (default 0: train's, 1000)")
 	slurm := cli.AddSlurmFlags(fs, "cfl", "2-00:00:00", "4G", 1)
-	dryRun := fs.Bool("dry-run", false, "print the runs and their state without running or writing anything")
+	dryRun := fs.Bool("dry-run", false, "print the runs, their state and how far each has come (epochs, best validation score) without running or writing anything")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

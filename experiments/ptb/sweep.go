@@ -216,7 +216,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	jobs := fs.Int("jobs", 1, "runs trained at once on this machine (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
 	retries := fs.Int("retries", 1, "times a run that fails with an error (not a signal) is resumed from its last checkpoint before it counts as failed; its results are those it would have had without the failure")
 	slurm := cli.AddSlurmFlags(fs, "ptb", "2-00:00:00", "8G", 2)
-	dry := fs.Bool("dry-run", false, "print the runs without training")
+	dry := fs.Bool("dry-run", false, "print the runs, their state and how far each has come (epochs, best validation perplexity) without training")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
