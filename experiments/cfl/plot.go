@@ -259,11 +259,7 @@ func prepareRuns(args []string, wallClock bool, stderr io.Writer) (drawFunc, err
 		xLabel := fig1XLabel(wallClock)
 		var files []string
 		for _, pn := range panels {
-			p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+title, xLabel, pn.yLabel(), true)
-			if err != nil {
-				return nil, err
-			}
-			fs, err := figure.Save(out, fig1Name(pn.task), 6*vg.Inch, 4*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
+			fs, err := savePanel(out, fig1Name(pn.task), pn, experiment.TaskTitle(pn.task)+": "+title, xLabel, pn.yLabel())
 			if err != nil {
 				return nil, err
 			}
@@ -312,11 +308,7 @@ func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRu
 			{fig2, fig2Name, fig2AllName, "Figure 2: cross-entropy difference on the test set by string length (best run of each model)", "test set by length", "string length"},
 		} {
 			for _, pn := range f.panels {
-				p, err := panelPlot(pn, experiment.TaskTitle(pn.task)+": "+f.title, f.xLabel, pn.yLabel(), true)
-				if err != nil {
-					return nil, err
-				}
-				fs, err := figure.Save(out, f.name(pn.task), 6*vg.Inch, 4*vg.Inch, func(dc draw.Canvas) { p.Draw(dc) })
+				fs, err := savePanel(out, f.name(pn.task), pn, experiment.TaskTitle(pn.task)+": "+f.title, f.xLabel, pn.yLabel())
 				if err != nil {
 					return nil, err
 				}
@@ -351,20 +343,17 @@ func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRu
 	}, nil
 }
 
-// panelPlot draws a panel's lines, with a legend when legend is set.
-func panelPlot(pn panel, title, x, y string, legend bool) (*plot.Plot, error) {
+// panelPlot draws a panel's lines (its legend is drawn beside it: see
+// savePanel and savePanels).
+func panelPlot(pn panel, title, x, y string) (*plot.Plot, error) {
 	p := newPlot(title, x, y)
 	for _, s := range pn.lines {
 		l, err := modelLine(s.kind, s.xys)
 		if err != nil {
 			return nil, err
 		}
-		if l == nil {
-			continue
-		}
-		p.Add(l)
-		if legend {
-			p.Legend.Add(s.legendLabel(), l)
+		if l != nil {
+			p.Add(l)
 		}
 	}
 	return p, nil
@@ -382,11 +371,6 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Y.Min = 0
 	p.X.Tick.Marker, p.Y.Tick.Marker = figure.PlainTicks{}, figure.PlainTicks{}
 	p.Add(plotter.NewGrid())
-	// Differences fall during training and grow with length: the
-	// bottom-left corner is usually the emptiest.
-	p.Legend.Top, p.Legend.Left = false, true
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), vg.Points(8)
-	p.Legend.TextStyle.Font.Size = vg.Points(10)
 	return p
 }
 
@@ -417,23 +401,19 @@ func panelGrid(n int) (rows, cols int, legendCell bool) {
 }
 
 // savePanels draws one figure with a panel per task, titled with the
-// tasks' names, the caption above them and one legend for every model in
-// the cell after the last panel (or, when the panels fill their rows, a
-// legend in each panel: see panelGrid), and writes it as name.png and
-// name.svg.
+// tasks' names, the caption above them and one legend for every model:
+// in the cell after the last panel, or, when the panels fill their rows,
+// in a column of its own at the right (see panelGrid), so that it covers
+// no line. It writes the figure as name.png and name.svg.
 func savePanels(dir, name, caption string, panels []panel, x, y string) ([]string, error) {
 	rows, cols, legendCell := panelGrid(len(panels))
 	grid := make([][]*plot.Plot, rows)
 	for r := range grid {
 		grid[r] = make([]*plot.Plot, cols)
 	}
-	legend := plot.NewLegend()
-	legend.TextStyle.Font.Size = vg.Points(12)
-	legend.ThumbnailWidth = vg.Points(30)
-	legend.Padding = vg.Points(4)
-	var entries []series // one per legend entry
+	var lines []series
 	for i, pn := range panels {
-		p, err := panelPlot(pn, experiment.TaskTitle(pn.task), x, y, !legendCell)
+		p, err := panelPlot(pn, experiment.TaskTitle(pn.task), x, y)
 		if err != nil {
 			return nil, err
 		}
@@ -442,28 +422,23 @@ func savePanels(dir, name, caption string, panels []panel, x, y string) ([]strin
 			// The shared legend names each kind once, unless lines
 			// have labels of their own (runs of one kind).
 			s.inProgress = false
-			if !slices.ContainsFunc(entries, func(e series) bool { return e.legendLabel() == s.legendLabel() }) {
-				entries = append(entries, s)
-			}
+			lines = append(lines, s)
 		}
 	}
-	// The legend lists the kinds in the order of the kinds table.
-	kindIndex := func(kind string) int {
-		return slices.IndexFunc(nsrnn.AllKinds(), func(k nsrnn.Kind) bool { return k.Name == kind })
+	legend, err := modelLegend(lines, vg.Points(12))
+	if err != nil {
+		return nil, err
 	}
-	slices.SortStableFunc(entries, func(a, b series) int { return kindIndex(a.kind) - kindIndex(b.kind) })
-	for _, e := range entries {
-		l, err := modelLine(e.kind, plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}})
-		if err != nil {
-			return nil, err
-		}
-		legend.Add(e.legendLabel(), l)
+	var column vg.Length
+	if !legendCell {
+		column = legendColumn(legend)
 	}
-	w := vg.Length(cols) * 4.5 * vg.Inch
+	w := vg.Length(cols)*4.5*vg.Inch + column
 	caption, band := fitCaption(caption, w)
 	h := vg.Length(rows)*3.5*vg.Inch + band
 	return figure.Save(dir, name, w, h, func(dc draw.Canvas) {
 		body := drawCaption(dc, caption, band)
+		body.Max.X -= column
 		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(16), PadY: vg.Points(16),
 			PadLeft: vg.Points(6), PadRight: vg.Points(10), PadTop: vg.Points(4), PadBottom: vg.Points(6)}
 		canvases := plot.Align(grid, tiles, body)
@@ -471,6 +446,9 @@ func savePanels(dir, name, caption string, panels []panel, x, y string) ([]strin
 			grid[i/cols][i%cols].Draw(canvases[i/cols][i%cols])
 		}
 		if !legendCell {
+			// At the right of the first row, level with its data.
+			top := grid[0][cols-1].DataCanvas(canvases[0][cols-1]).Max.Y
+			drawLegendColumn(dc, legend, body.Max.X, top)
 			return
 		}
 		lc := canvases[len(panels)/cols][len(panels)%cols]
@@ -480,6 +458,74 @@ func savePanels(dir, name, caption string, panels []panel, x, y string) ([]strin
 		legend.Top, legend.Left = true, true
 		legend.Draw(lc)
 	})
+}
+
+// savePanel draws one task's panel, titled title, with the legend of its
+// lines in a column at the right, as a 6 × 4 inch plot with the column
+// beside it, and writes it as name.png and name.svg.
+func savePanel(dir, name string, pn panel, title, x, y string) ([]string, error) {
+	p, err := panelPlot(pn, title, x, y)
+	if err != nil {
+		return nil, err
+	}
+	legend, err := modelLegend(pn.lines, vg.Points(10))
+	if err != nil {
+		return nil, err
+	}
+	column := legendColumn(legend)
+	return figure.Save(dir, name, 6*vg.Inch+column, 4*vg.Inch, func(dc draw.Canvas) {
+		pc := dc
+		pc.Max.X -= column
+		p.Draw(pc)
+		drawLegendColumn(dc, legend, pc.Max.X, p.DataCanvas(pc).Max.Y)
+	})
+}
+
+// legendMargin is the space on each side of a legend in a column of its
+// own.
+const legendMargin = 10
+
+// modelLegend is the legend of lines: one entry per distinct label, the
+// kinds in the order of the kinds table, with text of the given size.
+func modelLegend(lines []series, size vg.Length) (*plot.Legend, error) {
+	var entries []series
+	for _, s := range lines {
+		if !slices.ContainsFunc(entries, func(e series) bool { return e.legendLabel() == s.legendLabel() }) {
+			entries = append(entries, s)
+		}
+	}
+	kindIndex := func(kind string) int {
+		return slices.IndexFunc(nsrnn.AllKinds(), func(k nsrnn.Kind) bool { return k.Name == kind })
+	}
+	slices.SortStableFunc(entries, func(a, b series) int { return kindIndex(a.kind) - kindIndex(b.kind) })
+	legend := plot.NewLegend()
+	legend.TextStyle.Font.Size = size
+	legend.ThumbnailWidth = 2.5 * size
+	legend.Padding = size / 3
+	for _, e := range entries {
+		l, err := modelLine(e.kind, plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}})
+		if err != nil {
+			return nil, err
+		}
+		legend.Add(e.legendLabel(), l)
+	}
+	return &legend, nil
+}
+
+// legendColumn is the width of a column that holds legend: its widest
+// entry with legendMargin on each side.
+func legendColumn(legend *plot.Legend) vg.Length {
+	return legend.Rectangle(draw.Canvas{}).Size().X + 2*vg.Points(legendMargin)
+}
+
+// drawLegendColumn draws legend in the column of dc right of x, its first
+// entry's top at top.
+func drawLegendColumn(dc draw.Canvas, legend *plot.Legend, x, top vg.Length) {
+	lc := dc
+	lc.Min.X = x + vg.Points(legendMargin)
+	lc.Max.Y = top
+	legend.Top, legend.Left = true, true
+	legend.Draw(lc)
 }
 
 // captionStyle is the text style of a figure's caption.

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -420,19 +421,34 @@ func TestPlotOneTaskCanvas(t *testing.T) {
 	if err := runPlot([]string{"--sweep", root, "--out", figs}, &bytes.Buffer{}, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	for _, name := range []string{fig1AllName, fig2AllName} {
-		w, h := pngSize(t, filepath.Join(figs, name+".png"))
-		// One panel of 4.5 × 3.5 inches and the caption: a legend
-		// cell beside it would make the figure twice as wide.
-		if r := float64(w) / float64(h); r > 1.5 {
-			t.Errorf("%s.png of one task is %d × %d pixels (%.2f:1): wider than its one panel", name, w, h, r)
+	// The composite figures have one panel of 4.5 × 3.5 inches (324 ×
+	// 252 points), the per-task ones a plot of 6 × 4 inches (432 × 288):
+	// the legend lies in a column right of it, covering no line.
+	for _, f := range []struct {
+		name   string
+		plotW  float64 // points
+		single bool
+	}{{fig1AllName, 324, false}, {fig2AllName, 324, false}, {fig1Name(mr), 432, true}, {fig2Name(mr), 432, true}} {
+		w, h := pngSize(t, filepath.Join(figs, f.name+".png"))
+		// A legend cell as wide as a panel beside the composite's
+		// one panel would make it 2.3:1 or wider; the legend's column
+		// is less than half a panel.
+		if r := float64(w) / float64(h); !f.single && r > 2 {
+			t.Errorf("%s.png of one task is %d × %d pixels (%.2f:1): wider than its one panel and a legend column", f.name, w, h, r)
 		}
-		b, err := os.ReadFile(filepath.Join(figs, name+".svg"))
+		b, err := os.ReadFile(filepath.Join(figs, f.name+".svg"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(b), ">LSTM<") || !strings.Contains(string(b), ">NS+S+U (RNS)<") {
-			t.Errorf("%s.svg of one task lacks its legend", name)
+		for _, label := range []string{"LSTM", "NS+S+U (RNS)"} {
+			m := regexp.MustCompile(`<text x="([0-9.]+)"[^>]*>` + regexp.QuoteMeta(label) + `</text>`).FindSubmatch(b)
+			if m == nil {
+				t.Errorf("%s.svg of one task lacks the legend entry %s", f.name, label)
+				continue
+			}
+			if x, _ := strconv.ParseFloat(string(m[1]), 64); x <= f.plotW {
+				t.Errorf("%s.svg: the legend entry %s is at x = %v points, within the plot (0 to %v)", f.name, label, x, f.plotW)
+			}
 		}
 	}
 }

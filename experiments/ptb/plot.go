@@ -392,7 +392,7 @@ func plotRuns(runs []plotRun, out string) ([]string, error) {
 		if !c.Finished {
 			label += ", in progress"
 		}
-		p.Legend.Add(label, l, pts)
+		figure.LegendAdd(&p.Legend, label, l, pts)
 	}
 	f, err := figure.SavePlot(out, validFigName, p, 8*vg.Inch, 5*vg.Inch)
 	if err != nil {
@@ -419,7 +419,7 @@ func plotRuns(runs []plotRun, out string) ([]string, error) {
 		i := idx[s.Model]
 		sc.Color, sc.Shape, sc.Radius = plotutil.Color(i), plotutil.Shape(i), vg.Points(4)
 		p.Add(sc)
-		p.Legend.Add(ptbModelLabel(s.Model, s.Kind), sc)
+		figure.LegendAdd(&p.Legend, ptbModelLabel(s.Model, s.Kind), sc)
 		for j, pt := range s.Points {
 			rows = append(rows, []string{s.Model, s.Dirs[j], strconv.FormatFloat(pt.X, 'f', 4, 64), strconv.FormatFloat(pt.Y, 'f', 6, 64)})
 		}

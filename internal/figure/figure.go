@@ -68,6 +68,52 @@ func SavePlot(dir, name string, p *plot.Plot, w, h vg.Length) ([]string, error) 
 	return Save(dir, name, w, h, p.Draw)
 }
 
+// LegendAdd adds an entry to l as l.Add does. The first entry added to a
+// legend this way (the first of all its entries) also draws the legend's
+// box: an opaque white rectangle with a light grey border behind every
+// entry, so that the lines beneath a legend inside the data area do not
+// run through it. The box is drawn from l as it is when the plot is
+// drawn, so l must not be copied after the first LegendAdd.
+func LegendAdd(l *plot.Legend, label string, thumbs ...plot.Thumbnailer) {
+	if l.Rectangle(draw.Canvas{}).Size().Y == 0 {
+		thumbs = append([]plot.Thumbnailer{legendBox{l}}, thumbs...)
+	}
+	l.Add(label, thumbs...)
+}
+
+// legendPad is the margin of a legend's box around its entries.
+const legendPad = 4
+
+// legendBox is the thumbnail of a legend's first entry that draws the
+// box behind the whole legend (see LegendAdd).
+type legendBox struct{ l *plot.Legend }
+
+// Thumbnail draws the box. c is the first entry's icon: the legend's
+// entries lie below its top, as wide as the legend (Legend.Rectangle's
+// size) from its left edge (a legend at the left, whose texts follow the
+// icons) or to its right edge (at the right, texts before the icons).
+func (b legendBox) Thumbnail(c *draw.Canvas) {
+	size := b.l.Rectangle(*c).Size()
+	var r vg.Rectangle
+	r.Max.Y = c.Max.Y
+	r.Min.Y = c.Max.Y - size.Y
+	if b.l.Left {
+		r.Min.X = c.Min.X
+		r.Max.X = c.Min.X + size.X
+	} else {
+		r.Max.X = c.Max.X
+		r.Min.X = c.Max.X - size.X
+	}
+	pad := vg.Points(legendPad)
+	r.Min.X, r.Min.Y = r.Min.X-pad, r.Min.Y-pad
+	r.Max.X, r.Max.Y = r.Max.X+pad, r.Max.Y+pad
+	outline := r.Path()
+	c.SetColor(color.White)
+	c.Fill(outline)
+	c.SetLineStyle(draw.LineStyle{Color: color.Gray{Y: 0xc0}, Width: vg.Points(0.5)})
+	c.Stroke(outline)
+}
+
 // PlainTicks are gonum/plot's default ticks with their labels written
 // without trailing zeros: the default writes the labels of a step of 25
 // as 25.00, 75.00.
