@@ -82,11 +82,14 @@ type Selected struct {
 	LR             float64 `json:"lr"`
 	Seed           uint64  `json:"seed"`
 	StackEmbedding int     `json:"stack_embedding,omitempty"`
-	States         int     `json:"states,omitempty"`
-	Symbols        int     `json:"symbols,omitempty"`
-	Parameters     int     `json:"parameters"`
-	Epochs         int     `json:"epochs"`
-	BestEpoch      int     `json:"best_epoch"`
+	// PushHiddenState is set for a JM that pushes its hidden state (no
+	// StackEmbedding of its own).
+	PushHiddenState bool `json:"push_hidden_state,omitempty"`
+	States          int  `json:"states,omitempty"`
+	Symbols         int  `json:"symbols,omitempty"`
+	Parameters      int  `json:"parameters"`
+	Epochs          int  `json:"epochs"`
+	BestEpoch       int  `json:"best_epoch"`
 	// ValidDiff is the run's best validation cross-entropy difference,
 	// the selection criterion.
 	ValidDiff float64 `json:"valid_cross_entropy_diff"`
@@ -210,8 +213,8 @@ func SelectRuns(sweep string, runs []Run) *Selection {
 		k := key{s.Task, s.TaskParams.String(), data.Grammar(s.Grammar.String()), s.Model.Kind, dataKey(s)}
 		c := &Selected{
 			Task: k.task, Grammar: k.grammar, TaskParams: s.TaskParams, Model: k.model, Dir: r.Dir, LR: s.LR, Seed: s.Seed,
-			StackEmbedding: s.Model.StackEmbedding, States: s.Model.States, Symbols: s.Model.Symbols,
-			Parameters: r.Summary.Parameters, Epochs: r.Summary.Epochs, BestEpoch: r.Summary.BestEpoch,
+			StackEmbedding: s.Model.StackEmbedding, PushHiddenState: s.Model.PushHiddenState,
+			States: s.Model.States, Symbols: s.Model.Symbols, Parameters: r.Summary.Parameters, Epochs: r.Summary.Epochs, BestEpoch: r.Summary.BestEpoch,
 			ValidDiff: r.Summary.BestValidCrossEntropyDiff, GrammarFile: s.GrammarFile, Files: s.Files,
 		}
 		if r.Summary.NoLowerBound {

@@ -24,11 +24,18 @@ func fakeRun(t *testing.T, dir, task string, g data.Grammar, kind string, lr flo
 	if err != nil {
 		t.Fatal(err)
 	}
+	// "jm-hidden" is JM pushing its hidden state.
+	hidden := kind == "jm-hidden"
+	if hidden {
+		kind = nsrnn.JM
+	}
 	cfg := nsrnn.Config{Kind: kind, InputVocab: len(tk.Terminals()), OutputVocab: len(tk.Vocabulary()), Hidden: 4}
-	switch kind {
-	case nsrnn.Gref, nsrnn.JM:
+	switch {
+	case hidden:
+		cfg.PushHiddenState = true
+	case kind == nsrnn.Gref || kind == nsrnn.JM:
 		cfg.StackEmbedding = 20
-	case nsrnn.NS, nsrnn.NSS, nsrnn.NSU, nsrnn.RNS:
+	case nsrnn.IsNondeterministic(kind):
 		cfg.States, cfg.Symbols = 2, 3
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -62,6 +69,7 @@ func TestSelectBest(t *testing.T) {
 	fakeRun(t, filepath.Join(root, mr, "jm-e2", "lr0.01", "seed1"), mr, p, "jm", 0.01, 1, 0.20, true, false)
 	fakeRun(t, filepath.Join(root, mr, "jm-e20", "lr0.005", "seed3"), mr, p, "jm", 0.005, 3, 0.02, true, false)
 	fakeRun(t, filepath.Join(root, data.Dyck, "rns", "lr0.01", "seed1"), data.Dyck, p, "rns", 0.01, 1, 0.40, true, false)
+	fakeRun(t, filepath.Join(root, data.Dyck, "jm-hidden", "lr0.01", "seed1"), data.Dyck, p, "jm-hidden", 0.01, 1, 0.30, true, false)
 	// The same task and model under the released definition is another
 	// selection, listed after the paper's.
 	fakeRun(t, filepath.Join(root, "released", data.Dyck, "rns", "lr0.01", "seed1"), data.Dyck, data.GrammarReleased, "rns", 0.01, 1, 0.50, true, false)
@@ -69,8 +77,8 @@ func TestSelectBest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sel.Sweep != root || sel.Finished != 6 || sel.Unfinished != 1 {
-		t.Errorf("sweep %s, finished %d, unfinished %d; want %s, 6 and 1", sel.Sweep, sel.Finished, sel.Unfinished, root)
+	if sel.Sweep != root || sel.Finished != 7 || sel.Unfinished != 1 {
+		t.Errorf("sweep %s, finished %d, unfinished %d; want %s, 7 and 1", sel.Sweep, sel.Finished, sel.Unfinished, root)
 	}
 	want := []struct {
 		task    string
@@ -79,9 +87,11 @@ func TestSelectBest(t *testing.T) {
 		diff    float64
 		seed    uint64
 		emb, n  int
+		hidden  bool
 	}{
-		{mr, p, "lstm", 0.10, 2, 0, 2}, {mr, p, "jm", 0.02, 3, 20, 2},
-		{data.Dyck, p, "rns", 0.40, 1, 0, 1}, {data.Dyck, data.GrammarReleased, "rns", 0.50, 1, 0, 1},
+		{mr, p, "lstm", 0.10, 2, 0, 2, false}, {mr, p, "jm", 0.02, 3, 20, 2, false},
+		{data.Dyck, p, "jm", 0.30, 1, 0, 1, true},
+		{data.Dyck, p, "rns", 0.40, 1, 0, 1, false}, {data.Dyck, data.GrammarReleased, "rns", 0.50, 1, 0, 1, false},
 	}
 	if len(sel.Selected) != len(want) {
 		t.Fatalf("%d selected, want %d: %+v", len(sel.Selected), len(want), sel.Selected)
@@ -89,14 +99,14 @@ func TestSelectBest(t *testing.T) {
 	for i, w := range want {
 		s := sel.Selected[i]
 		if s.Task != w.task || s.Grammar != w.grammar || s.Model != w.model || s.ValidDiff != w.diff || s.Seed != w.seed ||
-			s.StackEmbedding != w.emb || s.Candidates != w.n || s.TestDiff != nil {
+			s.StackEmbedding != w.emb || s.PushHiddenState != w.hidden || s.Candidates != w.n || s.TestDiff != nil {
 			t.Errorf("selected[%d] = %+v, want %+v", i, s, w)
 		}
 	}
 
 	// FindRuns sees every run, finished or not, in lexical order.
 	runs, err := FindRuns(root)
-	if err != nil || len(runs) != 7 || runs[0].Dir != filepath.Join(root, data.Dyck, "rns", "lr0.01", "seed1") || runs[0].Summary == nil {
+	if err != nil || len(runs) != 8 || runs[0].Dir != filepath.Join(root, data.Dyck, "jm-hidden", "lr0.01", "seed1") || runs[0].Summary == nil {
 		t.Errorf("FindRuns: %d runs, %v", len(runs), err)
 	}
 	unfinished := 0

@@ -217,6 +217,8 @@ func writeSelectionTable(w io.Writer, sel *experiment.Selection) error {
 	for _, s := range sel.Selected {
 		stack := "-"
 		switch {
+		case s.PushHiddenState:
+			stack = "hidden"
 		case s.StackEmbedding > 0:
 			stack = fmt.Sprintf("e=%d", s.StackEmbedding)
 		case s.States > 0:

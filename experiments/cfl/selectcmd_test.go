@@ -309,3 +309,28 @@ func TestSelectAlso(t *testing.T) {
 		t.Errorf("--also %s --also .: error %v, want the runs found twice", more, err)
 	}
 }
+
+// TestSelectionTableStack: the table's stack column names each kind of
+// stack: its vector size, "hidden" for a JM pushing its hidden state, |Q|
+// and |Γ| for the nondeterministic stacks, "-" for none.
+func TestSelectionTableStack(t *testing.T) {
+	sel := &experiment.Selection{Selected: []experiment.Selected{
+		{Task: data.Dyck, Model: nsrnn.LSTM},
+		{Task: data.Dyck, Model: nsrnn.Gref, StackEmbedding: 20},
+		{Task: data.Dyck, Model: nsrnn.JM, PushHiddenState: true},
+		{Task: data.Dyck, Model: nsrnn.RNS, States: 3, Symbols: 3},
+	}}
+	var b bytes.Buffer
+	if err := writeSelectionTable(&b, sel); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) < 5 {
+		t.Fatalf("table:\n%s", b.String())
+	}
+	for i, want := range []string{"-", "e=20", "hidden", "Q=3,G=3"} {
+		if f := strings.Fields(lines[i+1]); len(f) < 4 || f[3] != want {
+			t.Errorf("row %d: %q, want the stack column %q", i+1, lines[i+1], want)
+		}
+	}
+}

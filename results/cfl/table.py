@@ -6,7 +6,9 @@ usage: python3 results/cfl/table.py [SWEEP [ALSO ...]]
 
 Each run is DIR/<task>/<model>/lr<LR>/seed<K> with run.json, log.jsonl and,
 once finished, summary.json, where <model> is the kind (lstm, rns, ns, ...)
-or, for Gref and JM, the kind and the stack-vector size (gref-e20). The test
+or, for Gref and JM, the kind and the stack-vector size (gref-e20), or
+jm-hidden for JM pushing the hidden state. The paper's five tasks come
+first, then any other task (the 2023 ones) in the order of its name. The test
 difference comes from SWEEP/selected.json (cfl select --sweep SWEEP --also
 ALSO ...) when the run was selected and evaluated, else from the
 selected.json of the run's own directory, matched by the run's directory
@@ -18,6 +20,9 @@ import os
 import sys
 
 TASKS = ["marked-reversal", "unmarked-reversal", "padded-reversal", "dyck", "hardest-cfl"]
+# The 2023 tasks, in the order of their issue.
+TASKS_2023 = ["count-3", "marked-copy", "unmarked-copy-different-alphabets", "unmarked-copy",
+              "marked-reverse-and-copy", "unmarked-reverse-and-copy", "count-and-copy"]
 # The paper's order of the models.
 MODELS = ["lstm", "gref", "jm", "ns", "ns+s", "ns+u", "rns"]
 # Where the runs of each directory ran.
@@ -26,6 +31,7 @@ MACHINES = {
     "cfl-compare": "2-core VM, shared (AMD EPYC; Intel Xeon from Nov 24, 19:21 UTC)",
     "cfl-ur-rns": "2-core AMD EPYC VM, shared",
     "cfl-plateau": "2-core AMD EPYC VM, shared",
+    "cfl-2023": "2-core Intel Xeon VM, shared",
 }
 
 
@@ -46,6 +52,8 @@ def model_dirs(root, task, model):
     for name in os.listdir(base):
         if name == model:
             out.append((0, name))
+        elif name == model + "-hidden":
+            out.append((-1, name))
         elif name.startswith(model + "-e") and name[len(model) + 2:].isdigit():
             out.append((int(name[len(model) + 2:]), name))
     return [os.path.join(base, name) for _, name in sorted(out)]
@@ -78,8 +86,11 @@ def main():
                 tests_by_tail[(os.path.normpath(root), tail(s["dir"]))] = s["test_cross_entropy_diff"]
     # Models and tasks without a run are left out; a model with runs on
     # some tasks shows "not started" on the others.
-    present = [m for m in MODELS if any(model_dirs(r, t, m) for r in roots for t in TASKS)]
-    tasks = [t for t in TASKS if any(model_dirs(r, t, m) for r in roots for m in MODELS)]
+    found = sorted({t for r in roots for t in os.listdir(r) if os.path.isdir(os.path.join(r, t))})
+    order = TASKS + TASKS_2023
+    found.sort(key=lambda t: (order.index(t) if t in order else len(order), t))
+    present = [m for m in MODELS if any(model_dirs(r, t, m) for r in roots for t in found)]
+    tasks = [t for t in found if any(model_dirs(r, t, m) for r in roots for m in MODELS)]
     print("| task | model | stack | lr | seed | best epoch | validation difference | test difference | epochs run | finished | wall time | machine |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for task in tasks:
@@ -95,10 +106,14 @@ def main():
             for d, machine, root in runs:
                 run = json.load(open(os.path.join(d, "run.json")))
                 cfg = run["model"]
-                if cfg.get("stack_embedding"):
+                if cfg.get("push_hidden_state"):
+                    stack = "hidden state"
+                elif cfg.get("stack_embedding"):
                     stack = f"m = {cfg['stack_embedding']}"
                 elif cfg.get("states"):
                     stack = f"\\|Q\\| = {cfg['states']}, \\|Γ\\| = {cfg['symbols']}"
+                    if cfg.get("bottom") == 1:  # stacks.Fixed (ICLR 2023)
+                        stack += ", fixed bottom"
                 else:
                     stack = "–"
                 lp = os.path.join(d, "log.jsonl")
