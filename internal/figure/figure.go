@@ -1,7 +1,8 @@
 // Package figure writes gonum/plot figures as the experiment programs
 // commit them: a PNG at least MinPNGWidth pixels wide and an SVG of the
 // same drawing, each written atomically, on a white background, with tick
-// labels free of trailing zeros.
+// labels free of trailing zeros, and legends drawn inside a plot on a
+// box of their own (LegendAdd).
 package figure
 
 import (
