@@ -8,6 +8,6 @@ const LSTM = "lstm"
 
 func init() {
 	RegisterKind(Kind{
-		Name: LSTM, Label: "LSTM", Color: color.RGBA{0x33, 0x33, 0x33, 0xff}, Paper: true, Streams: true,
+		Name: LSTM, Label: "LSTM", Color: color.RGBA{0x1f, 0x77, 0xb4, 0xff}, Paper: true, Streams: true,
 	})
 }

@@ -29,7 +29,7 @@ func needStackEmbedding(c Config) error {
 
 func init() {
 	RegisterKind(Kind{
-		Name: Gref, Label: "Gref", Color: color.RGBA{0x1f, 0x77, 0xb4, 0xff}, Dashed: true, Paper: true,
+		Name: Gref, Label: "Gref", Color: color.RGBA{0xff, 0x7f, 0x0e, 0xff}, Paper: true,
 		Hyperparameters: []Hyperparameter{stackEmbedding(needStackEmbedding)},
 		Stack:           func(n string, c Config) (stacks.Layer, error) { return stacks.NewGref(n, c.Hidden, c.StackEmbedding) },
 		StackParams: func(c Config) float64 {

@@ -14,7 +14,7 @@ const JM = "jm"
 
 func init() {
 	RegisterKind(Kind{
-		Name: JM, Label: "JM", Color: color.RGBA{0xff, 0x7f, 0x0e, 0xff}, Paper: true, Streams: true,
+		Name: JM, Label: "JM", Color: color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, Paper: true, Streams: true,
 		Hyperparameters: []Hyperparameter{
 			stackEmbedding(func(c Config) error {
 				if !c.PushHiddenState {

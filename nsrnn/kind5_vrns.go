@@ -15,7 +15,7 @@ const VRNS = "vrns"
 
 func init() {
 	RegisterKind(Kind{
-		Name: VRNS, Label: "VRNS", Color: color.RGBA{0xe3, 0x77, 0xc2, 0xff}, Dashed: true,
+		Name: VRNS, Label: "VRNS", Color: color.RGBA{0xbc, 0xbd, 0x22, 0xff}, Dashed: true,
 		Hyperparameters: append(append([]Hyperparameter(nil), nsHyperparameters...),
 			Hyperparameter{Field: "StackEmbedding", Name: "a pushed-vector size", Doc: "size of the pushed vectors of %s", Required: true, Size: true,
 				Check: func(c Config) error {

@@ -27,7 +27,10 @@ type Kind struct {
 	// Label is the paper's name of the kind, for figures and tables.
 	Label string
 	// Color is the kind's colour in figures; Dashed marks kinds drawn
-	// with dashed lines.
+	// with dashed lines. The kinds of the paper have its figures'
+	// colours (matplotlib's first seven, LSTM blue to NS+S+U pink) and
+	// its solid lines; kinds beyond it take other colours, and may be
+	// dashed to stand apart.
 	Color  color.RGBA
 	Dashed bool
 	// Paper marks the kinds that the paper's formal-language experiment
