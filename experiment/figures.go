@@ -205,6 +205,37 @@ func SelectionData(sel *Selection, unfinished []UnfinishedRun, sweep string, wal
 	return figs, nil
 }
 
+// LengthConditioned returns test panels (SelectionFigures.Test) with each
+// difference measured as the paper's Figure 2 measures it: each length
+// against the strings' distribution given their length, −log p(w | n),
+// as the authors' released code computes a length's bound. The bound of
+// EvaluateByLength gives each of the K valid test lengths probability
+// 1/K, so the length-conditioned bound at length n is log K/(n+1) nats per
+// symbol lower and the difference that much higher. K is the number of
+// points of each curve: the test sets of Selection.Evaluate hold strings
+// of every valid length of their range. Panels without a bound (NoBound)
+// are returned as they are; panels is not modified.
+func LengthConditioned(panels []Panel) []Panel {
+	out := make([]Panel, len(panels))
+	for i, p := range panels {
+		out[i] = p
+		if p.NoBound {
+			continue
+		}
+		out[i].Curves = make([]Curve, len(p.Curves))
+		for j, c := range p.Curves {
+			logK := math.Log(float64(len(c.Points)))
+			pts := make([]Point, len(c.Points))
+			for k, pt := range c.Points {
+				pts[k] = Point{X: pt.X, Y: pt.Y + logK/(pt.X+1)}
+			}
+			c.Points = pts
+			out[i].Curves[j] = c
+		}
+	}
+	return out
+}
+
 // WritePanelsCSV writes the points of a figure's panels as CSV with the
 // header task, model, run, label, in_progress, xName, yName: one row per
 // point, the data of the figure for other tools. The y values are

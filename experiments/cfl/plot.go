@@ -70,6 +70,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	actions := fs.String("actions", "", "directory written by the actions command, or several, comma-separated (one row of Figure 3 each, e.g. one per seed) (default: <sweep>/actions if it exists)")
 	wallClock := fs.Bool("time", false, "plot Figure 1 against training time in seconds instead of epochs")
 	unfinished := fs.Bool("unfinished", false, "Figure 1 also shows, for each task and model without a finished run, its unfinished run closest to the bound so far (labelled \"in progress\")")
+	conditioned := fs.Bool("length-conditioned", false, "Figure 2 measures each length against the strings' distribution given their length, as the paper's Figure 2 does (log K/(n+1) nats per symbol above the default, which gives each of the K test lengths probability 1/K)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -82,6 +83,9 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	}
 	if *unfinished && len(runDirs) > 0 {
 		return fmt.Errorf("--unfinished is for --sweep: run directories are plotted finished or not")
+	}
+	if *conditioned && *sweep == "" {
+		return fmt.Errorf("--length-conditioned is for Figure 2, which needs --sweep")
 	}
 	if *sweep == "" && *actions == "" && len(runDirs) == 0 {
 		return fmt.Errorf("--sweep or run directories are required (or --actions alone for Figure 3)")
@@ -108,7 +112,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("--sweep: %w", err)
 			}
 		}
-		d, err := prepareSelection(sel, extra, *sweep, *wallClock, stderr)
+		d, err := prepareSelection(sel, extra, *sweep, *wallClock, *conditioned, stderr)
 		if err != nil {
 			return err
 		}
@@ -280,11 +284,19 @@ func prepareRuns(args []string, wallClock bool, stderr io.Writer) (drawFunc, err
 
 // prepareSelection reads what Figures 1 and 2 of a selection need and
 // returns the function that draws them: one file per task, and one
-// figure with a panel per task.
-func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRun, sweep string, wallClock bool, stderr io.Writer) (drawFunc, error) {
+// figure with a panel per task. With conditioned, Figure 2's differences
+// are length-conditioned (experiment.LengthConditioned).
+func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRun, sweep string, wallClock, conditioned bool, stderr io.Writer) (drawFunc, error) {
 	data, err := experiment.SelectionData(sel, extra, sweep, wallClock)
 	if err != nil {
 		return nil, err
+	}
+	fig2Caption := "Figure 2: cross-entropy difference on the test set by string length (best run of each model)"
+	fig2Title, fig2Y := "test set by length", "test_difference"
+	if conditioned {
+		data.Test = experiment.LengthConditioned(data.Test)
+		fig2Caption = "Figure 2: cross-entropy difference on the test set by string length, each length against the distribution given the length, as in the paper (best run of each model)"
+		fig2Title, fig2Y = "test set by length, each given its length", "test_difference_given_length"
 	}
 	for _, task := range data.NoTest {
 		fmt.Fprintf(stderr, "plot: no test results in %s; skipping Figure 2 of %s (run select without --no-test)\n", filepath.Join(sweep, experiment.TestDir, task), task)
@@ -305,7 +317,7 @@ func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRu
 			xLabel       string
 		}{
 			{fig1, fig1Name, fig1AllName, fig1Caption, "validation set during training", xLabel},
-			{fig2, fig2Name, fig2AllName, "Figure 2: cross-entropy difference on the test set by string length (best run of each model)", "test set by length", "string length"},
+			{fig2, fig2Name, fig2AllName, fig2Caption, fig2Title, "string length"},
 		} {
 			for _, pn := range f.panels {
 				fs, err := savePanel(out, f.name(pn.task), pn, experiment.TaskTitle(pn.task)+": "+f.title, f.xLabel, pn.yLabel())
@@ -328,7 +340,7 @@ func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRu
 			x, y   string
 		}{
 			{fig1AllName, data.Valid, fig1XName(wallClock), "valid_difference"},
-			{fig2AllName, data.Test, "length", "test_difference"},
+			{fig2AllName, data.Test, "length", fig2Y},
 		} {
 			if len(c.panels) == 0 {
 				continue

@@ -547,3 +547,69 @@ func TestPlotActionsSeeds(t *testing.T) {
 		t.Errorf("directories with other models: error %v, want one naming %s", err, other)
 	}
 }
+
+// TestPlotLengthConditioned draws Figure 2 of one selection both ways: with
+// --length-conditioned, each length's difference is the default one plus
+// log K/(n+1), K the number of test lengths (5, 7 and 9 of marked reversal
+// in 4–9), and the figure says so; the flag needs --sweep.
+func TestPlotLengthConditioned(t *testing.T) {
+	root := t.TempDir()
+	mr := data.MarkedReversal
+	fakeRun(t, filepath.Join(root, mr, "lstm"), mr, "lstm", 0.01, 1, 0.2, true, true)
+	fakeRun(t, filepath.Join(root, mr, "rns"), mr, "rns", 0.01, 1, 0.1, true, true)
+	var stderr bytes.Buffer
+	if err := runSelect([]string{"--sweep", root, "--test-lengths", "4:9", "--per-length", "1"}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	read := func(dir, col string) map[[2]string]float64 {
+		t.Helper()
+		f, err := os.Open(filepath.Join(dir, fig2AllName+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rows, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rows[0][len(rows[0])-1]; got != col {
+			t.Fatalf("%s: last column %q, want %q", dir, got, col)
+		}
+		out := map[[2]string]float64{}
+		for _, r := range rows[1:] {
+			y, err := strconv.ParseFloat(r[6], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[[2]string{r[1], r[5]}] = y
+		}
+		return out
+	}
+	plain, conditioned := t.TempDir(), t.TempDir()
+	if err := runPlot([]string{"--sweep", root, "--out", plain}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if err := runPlot([]string{"--sweep", root, "--out", conditioned, "--length-conditioned"}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	p, c := read(plain, "test_difference"), read(conditioned, "test_difference_given_length")
+	if len(p) != 6 || len(c) != 6 {
+		t.Fatalf("%d and %d points, want 2 models × 3 lengths", len(p), len(c))
+	}
+	for k, y := range p {
+		n, _ := strconv.Atoi(k[1])
+		if want := y + math.Log(3)/float64(n+1); math.Abs(c[k]-want) > 1e-12 {
+			t.Errorf("%s at length %d: %v, want %v + log 3/%d = %v", k[0], n, c[k], y, n+1, want)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(conditioned, fig2AllName+".svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "given the length") {
+		t.Error("the length-conditioned Figure 2 does not say so in its caption")
+	}
+	if err := runPlot([]string{"--out", t.TempDir(), "--length-conditioned", filepath.Join(root, mr, "lstm")}, &bytes.Buffer{}, &stderr); err == nil || !strings.Contains(err.Error(), "--length-conditioned") {
+		t.Errorf("--length-conditioned with run directories: error %v, want one naming the flag", err)
+	}
+}
