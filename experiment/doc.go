@@ -78,6 +78,14 @@
 // lengths it never saw. Averaged over the training range itself the
 // difference is never negative in expectation.
 //
+// The paper's Figure 2 (and the authors' released code) measures each
+// length instead against the strings' distribution given their length,
+// −log p(w | n), whose bound is log K/(n+1) nats per symbol lower at
+// length n, so its differences are that much higher (about 0.05 at the
+// paper's lengths). LengthConditioned converts the test curves of a
+// figure to that measure (cfl plot --length-conditioned); the overall
+// and validation differences are the same under both.
+//
 // # Model selection
 //
 // FindRuns lists the runs under a directory, finished or not; SelectRuns
