@@ -70,6 +70,8 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	actions := fs.String("actions", "", "directory written by the actions command, or several, comma-separated (one row of Figure 3 each, e.g. one per seed) (default: <sweep>/actions if it exists)")
 	wallClock := fs.Bool("time", false, "plot Figure 1 against training time in seconds instead of epochs")
 	unfinished := fs.Bool("unfinished", false, "Figure 1 also shows, for each task and model without a finished run, its unfinished run closest to the bound so far (labelled \"in progress\")")
+	reference := fs.String("reference", "", "a CSV file of reference curves (header figure,task,model,x,y; figure fig1 or fig2) drawn dotted in each model's colour beside the selection's, e.g. the paper's own (results/cfl/paper-curves.csv, whose Figure 2 curves are length-conditioned: use --length-conditioned with it)")
+	referenceLabel := fs.String("reference-label", "reference", "the legend's name of the --reference curves")
 	conditioned := fs.Bool("length-conditioned", false, "Figure 2 measures each length against the strings' distribution given their length, as the paper's Figure 2 does (log K/(n+1) nats per symbol above the default, which gives each of the K test lengths probability 1/K)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -86,6 +88,27 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	}
 	if *conditioned && *sweep == "" {
 		return fmt.Errorf("--length-conditioned is for Figure 2, which needs --sweep")
+	}
+	if *reference != "" && *sweep == "" {
+		return fmt.Errorf("--reference is drawn beside a selection's Figures 1 and 2: it needs --sweep")
+	}
+	if fs.Changed("reference-label") && *reference == "" {
+		return fmt.Errorf("--reference-label names the --reference curves: give --reference too")
+	}
+	var ref map[referenceKey][]series
+	if *reference != "" {
+		var err error
+		if ref, err = readReference(*reference); err != nil {
+			return err
+		}
+		for k, ss := range ref {
+			if k.figure == "fig1" && *wallClock {
+				return fmt.Errorf("--reference: %s has Figure 1 curves by epoch; draw them without --time", *reference)
+			}
+			for i := range ss {
+				ss[i].label = *referenceLabel
+			}
+		}
 	}
 	if *sweep == "" && *actions == "" && len(runDirs) == 0 {
 		return fmt.Errorf("--sweep or run directories are required (or --actions alone for Figure 3)")
@@ -112,7 +135,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("--sweep: %w", err)
 			}
 		}
-		d, err := prepareSelection(sel, extra, *sweep, *wallClock, *conditioned, stderr)
+		d, err := prepareSelection(sel, extra, *sweep, *wallClock, *conditioned, ref, stderr)
 		if err != nil {
 			return err
 		}
@@ -165,6 +188,9 @@ type series struct {
 	xys        plotter.XYs
 	inProgress bool
 	label      string
+	// reference marks a curve of --reference, drawn dotted and named
+	// once in the legend, not per model.
+	reference bool
 }
 
 // legendLabel is the series' legend entry.
@@ -285,8 +311,9 @@ func prepareRuns(args []string, wallClock bool, stderr io.Writer) (drawFunc, err
 // prepareSelection reads what Figures 1 and 2 of a selection need and
 // returns the function that draws them: one file per task, and one
 // figure with a panel per task. With conditioned, Figure 2's differences
-// are length-conditioned (experiment.LengthConditioned).
-func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRun, sweep string, wallClock, conditioned bool, stderr io.Writer) (drawFunc, error) {
+// are length-conditioned (experiment.LengthConditioned); the reference
+// curves (readReference) are drawn in the panels of their figure and task.
+func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRun, sweep string, wallClock, conditioned bool, ref map[referenceKey][]series, stderr io.Writer) (drawFunc, error) {
 	data, err := experiment.SelectionData(sel, extra, sweep, wallClock)
 	if err != nil {
 		return nil, err
@@ -302,6 +329,8 @@ func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRu
 		fmt.Fprintf(stderr, "plot: no test results in %s; skipping Figure 2 of %s (run select without --no-test)\n", filepath.Join(sweep, experiment.TestDir, task), task)
 	}
 	fig1, fig2 := toPanels(data.Valid), toPanels(data.Test)
+	addReference(fig1, "fig1", ref)
+	addReference(fig2, "fig2", ref)
 	return func(out string) ([]string, error) {
 		xLabel := fig1XLabel(wallClock)
 		fig1Caption := "Figure 1: cross-entropy difference on the validation set during training (best run of each model)"
@@ -360,7 +389,11 @@ func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRu
 func panelPlot(pn panel, title, x, y string) (*plot.Plot, error) {
 	p := newPlot(title, x, y)
 	for _, s := range pn.lines {
-		l, err := modelLine(s.kind, s.xys)
+		line := modelLine
+		if s.reference {
+			line = referenceLine
+		}
+		l, err := line(s.kind, s.xys)
 		if err != nil {
 			return nil, err
 		}
@@ -398,6 +431,17 @@ func modelLine(kind string, xys plotter.XYs) (*plotter.Line, error) {
 	l.Color, l.Dashes = modelStyle(kind)
 	l.Width = vg.Points(1.5)
 	return l, nil
+}
+
+// referenceLine is a reference curve's line (plot --reference): dotted,
+// in its model's colour; nil for no points.
+func referenceLine(kind string, xys plotter.XYs) (*plotter.Line, error) {
+	l, err := modelLine(kind, xys)
+	if l != nil {
+		l.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2)}
+		l.Width = vg.Points(1.75)
+	}
+	return l, err
 }
 
 // panelGrid is the layout of a figure of n panels: at most three columns,
@@ -498,12 +542,17 @@ func savePanel(dir, name string, pn panel, title, x, y string) ([]string, error)
 const legendMargin = 10
 
 // modelLegend is the legend of lines: one entry per distinct label, the
-// kinds in the order of the kinds table, with text of the given size.
+// kinds in the order of the kinds table, then one for each label of
+// reference curves, with text of the given size.
 func modelLegend(lines []series, size vg.Length) (*plot.Legend, error) {
-	var entries []series
+	var entries, refs []series
 	for _, s := range lines {
-		if !slices.ContainsFunc(entries, func(e series) bool { return e.legendLabel() == s.legendLabel() }) {
-			entries = append(entries, s)
+		list := &entries
+		if s.reference {
+			list = &refs
+		}
+		if !slices.ContainsFunc(*list, func(e series) bool { return e.legendLabel() == s.legendLabel() }) {
+			*list = append(*list, s)
 		}
 	}
 	kindIndex := func(kind string) int {
@@ -520,6 +569,16 @@ func modelLegend(lines []series, size vg.Length) (*plot.Legend, error) {
 			return nil, err
 		}
 		legend.Add(e.legendLabel(), l)
+	}
+	// Reference curves are named once, by a grey dotted line.
+	for _, r := range refs {
+		l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 0}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width = color.Gray{Y: 0x60}, vg.Points(1.75)
+		l.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2)}
+		legend.Add("dotted: "+r.legendLabel(), l)
 	}
 	return &legend, nil
 }

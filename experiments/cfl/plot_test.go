@@ -613,3 +613,75 @@ func TestPlotLengthConditioned(t *testing.T) {
 		t.Errorf("--length-conditioned with run directories: error %v, want one naming the flag", err)
 	}
 }
+
+// TestPlotReference draws a selection's figures with reference curves:
+// each is drawn dotted in its model's colour in the panel of its figure
+// and task, named once in the legend, and left out of the figures' CSV
+// files; bad files and flags are refused naming the file, line or flag.
+func TestPlotReference(t *testing.T) {
+	root := t.TempDir()
+	mr := data.MarkedReversal
+	fakeRun(t, filepath.Join(root, mr, "lstm"), mr, "lstm", 0.01, 1, 0.2, true, true)
+	var stderr bytes.Buffer
+	if err := runSelect([]string{"--sweep", root, "--test-lengths", "4:9", "--per-length", "1"}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ref := write("ref.csv", "figure,task,model,x,y\nfig2,marked-reversal,rns,5,0.25\nfig2,marked-reversal,rns,7,0.125\nfig2,marked-reversal,rns,9,0.375\nfig1,dyck,lstm,1,0.5\n")
+	figs := t.TempDir()
+	if err := runPlot([]string{"--sweep", root, "--out", figs, "--reference", ref, "--reference-label", "the paper"}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	svg, err := os.ReadFile(filepath.Join(figs, fig2Name(mr)+".svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reference's one curve: its three points, dotted, in RNS's
+	// colour; and the legend's one entry for the reference.
+	rns, _ := modelStyle(nsrnn.RNS)
+	r, g, b, _ := rns.RGBA()
+	colour := fmt.Sprintf("stroke:#%02X%02X%02X", r>>8, g>>8, b>>8)
+	dotted := regexp.MustCompile(`<path d="M[^"]*L[^"]*L[^"]*" style="fill:none;` + colour + `;stroke-width:1.75;stroke-dasharray:1.5,2`)
+	if !dotted.Match(svg) {
+		t.Errorf("%s.svg lacks the dotted reference curve in %s", fig2Name(mr), colour)
+	}
+	if n := strings.Count(string(svg), ">dotted: the paper<"); n != 1 {
+		t.Errorf("%s.svg names the reference %d times in its legend, want once", fig2Name(mr), n)
+	}
+	csvText, err := os.ReadFile(filepath.Join(figs, fig2AllName+".csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(csvText), "rns") {
+		t.Errorf("the reference's points are in %s.csv:\n%s", fig2AllName, csvText)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--reference", write("header.csv", "figure,task,model,x\nfig2,dyck,lstm,5\n")}, "header.csv:1"},
+		{[]string{"--reference", write("figure.csv", "figure,task,model,x,y\nfig3,dyck,lstm,5,1\n")}, "figure.csv:2"},
+		{[]string{"--reference", write("model.csv", "figure,task,model,x,y\nfig2,dyck,lstm,5,1\nfig2,dyck,tree,5,1\n")}, "model.csv:3"},
+		{[]string{"--reference", write("nan.csv", "figure,task,model,x,y\nfig2,dyck,lstm,5,NaN\n")}, "nan.csv:2"},
+		{[]string{"--reference", write("empty.csv", "figure,task,model,x,y\n")}, "no curves"},
+		{[]string{"--reference", filepath.Join(dir, "absent.csv")}, "absent.csv"},
+		{[]string{"--reference", ref, "--time"}, "--time"},
+		{[]string{"--reference-label", "x"}, "--reference"},
+	} {
+		err := runPlot(append([]string{"--sweep", root, "--out", t.TempDir()}, c.args...), &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("plot %q: error %v, want one naming %q", c.args, err, c.want)
+		}
+	}
+	if err := runPlot([]string{"--out", t.TempDir(), "--reference", ref, filepath.Join(root, mr, "lstm")}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--sweep") {
+		t.Errorf("--reference with run directories: error %v, want one naming --sweep", err)
+	}
+}
