@@ -70,7 +70,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	actions := fs.String("actions", "", "directory written by the actions command, or several, comma-separated (one row of Figure 3 each, e.g. one per seed) (default: <sweep>/actions if it exists)")
 	wallClock := fs.Bool("time", false, "plot Figure 1 against training time in seconds instead of epochs")
 	unfinished := fs.Bool("unfinished", false, "Figure 1 also shows, for each task and model without a finished run, its unfinished run closest to the bound so far (labelled \"in progress\")")
-	reference := fs.String("reference", "", "a CSV file of reference curves (header figure,task,model,x,y; figure fig1 or fig2) drawn dotted in each model's colour beside the selection's, e.g. the paper's own (results/cfl/paper-curves.csv, whose Figure 2 curves are length-conditioned: use --length-conditioned with it)")
+	reference := fs.String("reference", "", "a CSV file of reference curves (header figure,task,model,x,y; figure fig1 or fig2) drawn dotted in each model's colour beside the selection's, e.g. the paper's own (results/cfl/paper-curves.csv, whose Figure 2 curves are length-conditioned: use --length-conditioned with it) (default: none)")
 	referenceLabel := fs.String("reference-label", "reference", "the legend's name of the --reference curves")
 	conditioned := fs.Bool("length-conditioned", false, "Figure 2 measures each length against the strings' distribution given their length, as the paper's Figure 2 does (log K/(n+1) nats per symbol above the default, which gives each of the K test lengths probability 1/K)")
 	if err := fs.Parse(args); err != nil {
