@@ -212,9 +212,10 @@ func SelectionData(sel *Selection, unfinished []UnfinishedRun, sweep string, wal
 // EvaluateByLength gives each of the K valid test lengths probability
 // 1/K, so the length-conditioned bound at length n is log K/(n+1) nats per
 // symbol lower and the difference that much higher. K is the number of
-// points of each curve: the test sets of Selection.Evaluate hold strings
-// of every valid length of their range. Panels without a bound (NoBound)
-// are returned as they are; panels is not modified.
+// distinct lengths of a panel's curves together: the test sets of
+// Selection.Evaluate hold strings of every valid length of their range,
+// the same set for every model of a task. Panels without a bound
+// (NoBound) are returned as they are; panels is not modified.
 func LengthConditioned(panels []Panel) []Panel {
 	out := make([]Panel, len(panels))
 	for i, p := range panels {
@@ -222,9 +223,15 @@ func LengthConditioned(panels []Panel) []Panel {
 		if p.NoBound {
 			continue
 		}
+		lengths := map[float64]bool{}
+		for _, c := range p.Curves {
+			for _, pt := range c.Points {
+				lengths[pt.X] = true
+			}
+		}
+		logK := math.Log(float64(len(lengths)))
 		out[i].Curves = make([]Curve, len(p.Curves))
 		for j, c := range p.Curves {
-			logK := math.Log(float64(len(c.Points)))
 			pts := make([]Point, len(c.Points))
 			for k, pt := range c.Points {
 				pts[k] = Point{X: pt.X, Y: pt.Y + logK/(pt.X+1)}

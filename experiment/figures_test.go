@@ -32,9 +32,12 @@ func TestLengthConditioned(t *testing.T) {
 	for _, r := range rep.ByLength {
 		curve.Points = append(curve.Points, Point{X: float64(r.Length), Y: r.Difference})
 	}
-	panels := []Panel{{Task: data.MarkedReversal, Curves: []Curve{curve}}, {Task: "user", NoBound: true, Curves: []Curve{curve}}}
+	// A second curve that lacks a length (a model whose report is
+	// partial) does not change K: the panel's lengths do.
+	partial := Curve{Model: nsrnn.RNS, Points: curve.Points[1:]}
+	panels := []Panel{{Task: data.MarkedReversal, Curves: []Curve{curve, partial}}, {Task: "user", NoBound: true, Curves: []Curve{curve}}}
 	got := LengthConditioned(panels)
-	if len(got) != 2 || len(got[0].Curves) != 1 || len(got[0].Curves[0].Points) != 4 {
+	if len(got) != 2 || len(got[0].Curves) != 2 || len(got[0].Curves[0].Points) != 4 || len(got[0].Curves[1].Points) != 3 {
 		t.Fatalf("LengthConditioned: %+v", got)
 	}
 	const K = 4
@@ -53,6 +56,9 @@ func TestLengthConditioned(t *testing.T) {
 		pt := got[0].Curves[0].Points[i]
 		if pt.X != float64(r.Length) || math.Abs(pt.Y-want) > 1e-12 {
 			t.Errorf("length %d: %v, want the length-conditioned difference %v (the 1/K one is %v)", r.Length, pt, want, r.Difference)
+		}
+		if i > 0 && got[0].Curves[1].Points[i-1] != pt {
+			t.Errorf("length %d: the partial curve has %v, want %v", r.Length, got[0].Curves[1].Points[i-1], pt)
 		}
 		if panels[0].Curves[0].Points[i].Y != r.Difference {
 			t.Errorf("length %d: the panel given was modified", r.Length)

@@ -95,6 +95,9 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	if fs.Changed("reference-label") && *reference == "" {
 		return fmt.Errorf("--reference-label names the --reference curves: give --reference too")
 	}
+	if strings.TrimSpace(*referenceLabel) == "" {
+		return fmt.Errorf("--reference-label is empty: the legend names the reference curves by it")
+	}
 	var ref map[referenceKey][]series
 	if *reference != "" {
 		var err error
@@ -329,8 +332,12 @@ func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRu
 		fmt.Fprintf(stderr, "plot: no test results in %s; skipping Figure 2 of %s (run select without --no-test)\n", filepath.Join(sweep, experiment.TestDir, task), task)
 	}
 	fig1, fig2 := toPanels(data.Valid), toPanels(data.Test)
-	addReference(fig1, "fig1", ref)
-	addReference(fig2, "fig2", ref)
+	used := map[referenceKey]bool{}
+	addReference(fig1, "fig1", ref, used)
+	addReference(fig2, "fig2", ref, used)
+	for _, k := range unusedReference(ref, used) {
+		fmt.Fprintf(stderr, "plot: --reference has curves for %s, which the selection has no panel for; not drawn\n", k)
+	}
 	return func(out string) ([]string, error) {
 		xLabel := fig1XLabel(wallClock)
 		fig1Caption := "Figure 1: cross-entropy difference on the validation set during training (best run of each model)"
@@ -438,18 +445,23 @@ func modelLine(kind string, xys plotter.XYs) (*plotter.Line, error) {
 func referenceLine(kind string, xys plotter.XYs) (*plotter.Line, error) {
 	l, err := modelLine(kind, xys)
 	if l != nil {
-		l.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2)}
-		l.Width = vg.Points(1.75)
+		dotted(l)
 	}
 	return l, err
+}
+
+// dotted draws l in the dotted style of the reference curves.
+func dotted(l *plotter.Line) {
+	l.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2)}
+	l.Width = vg.Points(1.75)
 }
 
 // panelGrid is the layout of a figure of n panels: at most three columns,
 // as many rows as needed, and whether the shared legend has a cell of its
 // own, the first one left empty after the last panel. When the panels fill
-// their rows (one panel, two, three, six…) there is no such cell and each
-// panel carries its own legend, so that the canvas is never wider or
-// taller than its panels.
+// their rows (one panel, two, three, six…) there is no such cell: the
+// legend takes a column of its own at the right, as wide as its entries,
+// rather than a row or a cell as large as a panel.
 func panelGrid(n int) (rows, cols int, legendCell bool) {
 	cols = min(n, 3)
 	rows = (n + cols - 1) / cols
@@ -543,16 +555,26 @@ const legendMargin = 10
 
 // modelLegend is the legend of lines: one entry per distinct label, the
 // kinds in the order of the kinds table, then one for each label of
-// reference curves, with text of the given size.
+// reference curves, with text of the given size. A kind drawn only by
+// reference curves has an entry of its own, dotted, "(<label> only)", so
+// that every colour is named.
 func modelLegend(lines []series, size vg.Length) (*plot.Legend, error) {
 	var entries, refs []series
 	for _, s := range lines {
-		list := &entries
 		if s.reference {
-			list = &refs
+			if !slices.ContainsFunc(refs, func(e series) bool { return e.legendLabel() == s.legendLabel() }) {
+				refs = append(refs, s)
+			}
+			continue
 		}
-		if !slices.ContainsFunc(*list, func(e series) bool { return e.legendLabel() == s.legendLabel() }) {
-			*list = append(*list, s)
+		if !slices.ContainsFunc(entries, func(e series) bool { return e.legendLabel() == s.legendLabel() }) {
+			entries = append(entries, s)
+		}
+	}
+	for _, s := range lines {
+		if s.reference && !slices.ContainsFunc(entries, func(e series) bool { return e.kind == s.kind }) {
+			// Named by its kind, dotted: the reference's own.
+			entries = append(entries, series{kind: s.kind, reference: true, label: modelLabel(s.kind) + " (" + s.legendLabel() + " only)"})
 		}
 	}
 	kindIndex := func(kind string) int {
@@ -568,6 +590,9 @@ func modelLegend(lines []series, size vg.Length) (*plot.Legend, error) {
 		if err != nil {
 			return nil, err
 		}
+		if e.reference {
+			dotted(l)
+		}
 		legend.Add(e.legendLabel(), l)
 	}
 	// Reference curves are named once, by a grey dotted line.
@@ -576,8 +601,8 @@ func modelLegend(lines []series, size vg.Length) (*plot.Legend, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.Color, l.Width = color.Gray{Y: 0x60}, vg.Points(1.75)
-		l.Dashes = []vg.Length{vg.Points(1.5), vg.Points(2)}
+		l.Color = color.Gray{Y: 0x60}
+		dotted(l)
 		legend.Add("dotted: "+r.legendLabel(), l)
 	}
 	return &legend, nil

@@ -636,8 +636,14 @@ func TestPlotReference(t *testing.T) {
 	}
 	ref := write("ref.csv", "figure,task,model,x,y\nfig2,marked-reversal,rns,5,0.25\nfig2,marked-reversal,rns,7,0.125\nfig2,marked-reversal,rns,9,0.375\nfig1,dyck,lstm,1,0.5\n")
 	figs := t.TempDir()
+	stderr.Reset()
 	if err := runPlot([]string{"--sweep", root, "--out", figs, "--reference", ref, "--reference-label", "the paper"}, &bytes.Buffer{}, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	// The selection has no Dyck panel: that curve is not drawn, and the
+	// plot says so.
+	if !strings.Contains(stderr.String(), "fig1 dyck") {
+		t.Errorf("no warning for the reference's Dyck curve, which no panel draws:\n%s", stderr.String())
 	}
 	svg, err := os.ReadFile(filepath.Join(figs, fig2Name(mr)+".svg"))
 	if err != nil {
@@ -654,6 +660,11 @@ func TestPlotReference(t *testing.T) {
 	}
 	if n := strings.Count(string(svg), ">dotted: the paper<"); n != 1 {
 		t.Errorf("%s.svg names the reference %d times in its legend, want once", fig2Name(mr), n)
+	}
+	// RNS has no run in the selection: the legend names its colour as
+	// the reference's.
+	if !strings.Contains(string(svg), ">NS+S+U (RNS) (the paper only)<") || !strings.Contains(string(svg), ">LSTM<") {
+		t.Errorf("%s.svg does not name both colours, LSTM and the reference's RNS", fig2Name(mr))
 	}
 	csvText, err := os.ReadFile(filepath.Join(figs, fig2AllName+".csv"))
 	if err != nil {
@@ -675,6 +686,7 @@ func TestPlotReference(t *testing.T) {
 		{[]string{"--reference", filepath.Join(dir, "absent.csv")}, "absent.csv"},
 		{[]string{"--reference", ref, "--time"}, "--time"},
 		{[]string{"--reference-label", "x"}, "--reference"},
+		{[]string{"--reference", ref, "--reference-label", " "}, "--reference-label"},
 	} {
 		err := runPlot(append([]string{"--sweep", root, "--out", t.TempDir()}, c.args...), &bytes.Buffer{}, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -86,9 +86,26 @@ func readReference(path string) (map[referenceKey][]series, error) {
 }
 
 // addReference adds to each panel of figure fig the reference curves of
-// its task, after its own lines.
-func addReference(panels []panel, fig string, ref map[referenceKey][]series) {
+// its task, after its own lines, and marks their key in used.
+func addReference(panels []panel, fig string, ref map[referenceKey][]series, used map[referenceKey]bool) {
 	for i := range panels {
-		panels[i].lines = append(panels[i].lines, ref[referenceKey{fig, panels[i].task}]...)
+		k := referenceKey{fig, panels[i].task}
+		if ss, ok := ref[k]; ok {
+			panels[i].lines = append(panels[i].lines, ss...)
+			used[k] = true
+		}
 	}
+}
+
+// unusedReference lists, sorted, the reference curves' figures and tasks
+// that no panel drew, as "fig2 dyck".
+func unusedReference(ref map[referenceKey][]series, used map[referenceKey]bool) []string {
+	var out []string
+	for k := range ref {
+		if !used[k] {
+			out = append(out, k.figure+" "+k.task)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

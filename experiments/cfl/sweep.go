@@ -597,16 +597,12 @@ func settingKey(args []string) string {
 func printDryRun(w io.Writer, runs []sweepRun) error {
 	count := map[string]int{}
 	for _, r := range runs {
-		st, err := cli.RunState(r.Dir)
+		st, progress, err := cli.RunStatus(r.Dir)
 		if err != nil {
 			return err
 		}
 		count[st]++
 		fmt.Fprintf(w, "%-8s %s\n", st, cli.ShellJoin(r.job().CommandArgs(st)))
-		progress, err := cli.RunProgress(r.Dir)
-		if err != nil {
-			progress = err.Error()
-		}
 		if progress != "" {
 			fmt.Fprintf(w, "%-8s %s\n", "", progress)
 		}

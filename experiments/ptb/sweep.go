@@ -312,13 +312,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		// Each run with its state and, once it has trained, how far it
 		// has come.
 		for _, r := range runs {
-			st, err := cli.RunState(r.Dir)
+			st, progress, err := cli.RunStatus(r.Dir)
 			if err != nil {
 				return err
-			}
-			progress, err := cli.RunProgress(r.Dir)
-			if err != nil {
-				progress = err.Error()
 			}
 			if progress != "" {
 				st += ": " + progress

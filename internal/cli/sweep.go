@@ -96,10 +96,25 @@ func RunProgress(dir string) (string, error) {
 		score = fmt.Sprintf("best validation perplexity %.4g", math.Exp(best.ValidCrossEntropy))
 	}
 	epochs := "epochs"
-	if len(recs) == 1 {
+	if last.Epoch == 1 {
 		epochs = "epoch"
 	}
 	return fmt.Sprintf("%d %s, %s at epoch %d, last epoch %.0f s", last.Epoch, epochs, score, best.Epoch, last.EpochSeconds), nil
+}
+
+// RunStatus is a run's state (RunState) and how far it has come
+// (RunProgress), for the programs' dry runs: a log that cannot be read
+// is described by its error in place of the progress, so that one damaged
+// run does not hide the others.
+func RunStatus(dir string) (state, progress string, err error) {
+	if state, err = RunState(dir); err != nil {
+		return "", "", err
+	}
+	progress, err = RunProgress(dir)
+	if err != nil {
+		progress = err.Error()
+	}
+	return state, progress, nil
 }
 
 // CommandArgs are the arguments that execute the run in the given state:

@@ -448,6 +448,7 @@ func TestRunProgress(t *testing.T) {
 		{bounded, "4 epochs, best validation difference 0.1000 at epoch 2, last epoch 98 s", ""},
 		{perplexity, "2 epochs, best validation perplexity 100 at epoch 2, last epoch 3500 s", ""},
 		{write("one", `{"epoch":1,"valid_cross_entropy":0.9,"valid_cross_entropy_diff":0.4,"epoch_seconds":5}`), "1 epoch, best validation difference 0.4000 at epoch 1, last epoch 5 s", ""},
+		{write("third", `{"epoch":3,"valid_cross_entropy":0.9,"valid_cross_entropy_diff":0.4,"epoch_seconds":5}`), "3 epochs, best validation difference 0.4000 at epoch 3, last epoch 5 s", ""},
 		{empty, "", ""},
 		{filepath.Join(dir, "absent"), "", ""},
 		{damaged, "", experiment.LogFile + ":2"},
@@ -462,5 +463,13 @@ func TestRunProgress(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("RunProgress(%s) = %q, %v; want %q", c.dir, got, err, c.want)
 		}
+	}
+	// RunStatus gives the state, and a damaged log's error as its
+	// progress.
+	if st, progress, err := RunStatus(damaged); err != nil || st != RunResume || !strings.Contains(progress, experiment.LogFile+":2") {
+		t.Errorf("RunStatus(damaged) = %q, %q, %v; want resume and the log's error", st, progress, err)
+	}
+	if st, progress, err := RunStatus(filepath.Join(dir, "absent")); err != nil || st != RunNew || progress != "" {
+		t.Errorf("RunStatus(absent) = %q, %q, %v; want new and no progress", st, progress, err)
 	}
 }

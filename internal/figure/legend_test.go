@@ -25,15 +25,17 @@ func (colouredArea) Plot(c draw.Canvas, _ *plot.Plot) {
 	c.Fill(c.Rectangle.Path())
 }
 
-// legendImage draws a plot whose data area is coloured, with a two-entry
-// legend in the given corner added by LegendAdd (boxed) or Legend.Add,
-// at 72 dpi (one pixel per point), and returns the image and the
-// legend's size.
-func legendImage(t *testing.T, left, top, boxed bool) (image.Image, vg.Point) {
+// legendImage draws a plot whose data area is coloured (or left white),
+// with a two-entry legend in the given corner added by LegendAdd (boxed)
+// or Legend.Add, at 72 dpi (one pixel per point), and returns the image
+// and the legend's size.
+func legendImage(t *testing.T, left, top, boxed, coloured bool) (image.Image, vg.Point) {
 	t.Helper()
 	p := plot.New()
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
-	p.Add(colouredArea{})
+	if coloured {
+		p.Add(colouredArea{})
+	}
 	p.Legend.Left, p.Legend.Top = left, top
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), vg.Points(-8)
 	if !top {
@@ -71,8 +73,9 @@ func TestLegendAdd(t *testing.T) {
 		name      string
 		left, top bool
 	}{{"bottom left", true, false}, {"top left", true, true}, {"bottom right", false, false}, {"top right", false, true}} {
-		boxed, size := legendImage(t, c.left, c.top, true)
-		plain, _ := legendImage(t, c.left, c.top, false)
+		boxed, size := legendImage(t, c.left, c.top, true, true)
+		plain, _ := legendImage(t, c.left, c.top, false, true)
+		white, _ := legendImage(t, c.left, c.top, false, false)
 		b := plain.Bounds()
 		diff, dark, area := image.Rectangle{}, image.Rectangle{}, image.Rectangle{}
 		grow := func(r *image.Rectangle, x, y int) {
@@ -96,14 +99,32 @@ func TestLegendAdd(t *testing.T) {
 			}
 		}
 		// The legend's dark pixels, within the data area (the axes'
-		// lines and labels lie outside it).
+		// lines and labels lie outside it). The box lies beneath the
+		// entries: within it, the boxed legend's pixels are those of
+		// the same legend drawn on a white data area.
 		area = area.Inset(1)
+		isDark := func(c color.Color) bool { r, g, b, _ := c.RGBA(); return r < 0x4000 && g < 0x4000 && b < 0x4000 }
 		for y := area.Min.Y; y < area.Max.Y; y++ {
 			for x := area.Min.X; x < area.Max.X; x++ {
-				if r, g, b, _ := plain.At(x, y).RGBA(); r < 0x4000 && g < 0x4000 && b < 0x4000 {
+				if isDark(plain.At(x, y)) {
 					grow(&dark, x, y)
 				}
 			}
+		}
+		entries, differ := 0, 0
+		in := diff.Inset(2) // clear of the box's outline
+		for y := in.Min.Y; y < in.Max.Y; y++ {
+			for x := in.Min.X; x < in.Max.X; x++ {
+				if isDark(white.At(x, y)) {
+					entries++
+				}
+				if boxed.At(x, y) != white.At(x, y) {
+					differ++
+				}
+			}
+		}
+		if entries == 0 || differ > 0 {
+			t.Errorf("%s: within the box, %d pixels differ from the legend drawn on white (%d dark pixels of its entries)", c.name, differ, entries)
 		}
 		// The box is drawn with an outline of half a point, so its
 		// pixels reach about a pixel beyond the exact rectangle.

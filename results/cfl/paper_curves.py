@@ -48,7 +48,7 @@ PLOT = re.compile(r"\\addplot \[[^\]]*\]\s*table \{%\n(.*?)\};\s*\\addlegendentr
 
 
 def extract(tex):
-    rows = []
+    rows, seen = [], set()
     for opts, body in AXIS.findall(tex):
         title = re.search(r"title=\{([^}]*)\}", opts)
         xmin = re.search(r"xmin=([-0-9.]+)", opts)
@@ -56,19 +56,34 @@ def extract(tex):
             continue  # the legend-only axis, or a figure of another section
         task = TITLES[title.group(1)]
         fig = "fig1" if float(xmin.group(1)) < 30 else "fig2"
-        for table, label in PLOT.findall(body):
+        plots = PLOT.findall(body)
+        if len(plots) != body.count("\\addplot"):
+            raise SystemExit(f"{fig} {task}: {body.count(chr(92) + 'addplot')} plots, {len(plots)} of them "
+                             "as a table followed by its legend entry: another form, not read")
+        for table, label in plots:
             if label not in LABELS:
-                raise SystemExit(f"{task}: unknown legend entry {label!r}")
+                raise SystemExit(f"{fig} {task}: unknown legend entry {label!r}")
+            if (fig, task, label) in seen:
+                raise SystemExit(f"{fig} {task}: a second curve of {label}")
+            seen.add((fig, task, label))
             for line in table.strip().splitlines():
-                x, y = line.split()
-                rows.append((fig, task, LABELS[label], float(x), float(y)))
+                fields = line.split()
+                try:
+                    x, y = (float(v) for v in fields)
+                except ValueError:
+                    raise SystemExit(f"{fig} {task} {label}: not a point: {line!r}")
+                rows.append((fig, task, LABELS[label], x, y))
     return rows
 
 
 def read_ours(path, x, y):
     out = {}
-    with open(path) as f:
-        for r in csv.DictReader(f):
+    with open(path, encoding="utf-8") as f:
+        rows = csv.DictReader(f)
+        if y not in (rows.fieldnames or []):
+            raise SystemExit(f"{path}: no column {y!r} (columns {rows.fieldnames}); "
+                             "compare with a directory of `cfl plot` without --length-conditioned")
+        for r in rows:
             if r["in_progress"] == "true":
                 continue
             out.setdefault((r["task"], r["model"]), {})[float(r[x])] = float(r[y])
@@ -77,7 +92,7 @@ def read_ours(path, x, y):
 
 def compare(paper_csv, figdir):
     paper = {}
-    with open(paper_csv) as f:
+    with open(paper_csv, encoding="utf-8") as f:
         for r in csv.DictReader(f):
             paper.setdefault((r["figure"], r["task"], r["model"]), {})[float(r["x"])] = float(r["y"])
     test = read_ours(f"{figdir}/fig2-test.csv", "length", "test_difference")
@@ -122,11 +137,11 @@ def main():
         return
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
-    with open(sys.argv[1]) as f:
+    with open(sys.argv[1], encoding="utf-8") as f:
         rows = extract(f.read())
     if not rows:
         raise SystemExit(f"{sys.argv[1]}: no figure tables found")
-    with open(sys.argv[2], "w", newline="") as f:
+    with open(sys.argv[2], "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["figure", "task", "model", "x", "y"])
         for fig, task, model, x, y in rows:

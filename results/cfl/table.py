@@ -8,7 +8,8 @@ Each run is DIR/<task>/<model>/lr<LR>/seed<K> with run.json, log.jsonl and,
 once finished, summary.json, where <model> is the kind (lstm, rns, ns, ...)
 or, for Gref and JM, the kind and the stack-vector size (gref-e20), or
 jm-hidden for JM pushing the hidden state. The paper's five tasks come
-first, then any other task (the 2023 ones) in the order of its name. The test
+first, then the 2023 tasks in the order of TASKS_2023, then any other task
+by name. The test
 difference comes from SWEEP/selected.json (cfl select --sweep SWEEP --also
 ALSO ...) when the run was selected and evaluated, else from the
 selected.json of the run's own directory, matched by the run's directory
@@ -20,7 +21,7 @@ import os
 import sys
 
 TASKS = ["marked-reversal", "unmarked-reversal", "padded-reversal", "dyck", "hardest-cfl"]
-# The 2023 tasks, in the order of their issue.
+# The 2023 tasks: the three of the evidence runs first, then the rest.
 TASKS_2023 = ["count-3", "marked-copy", "unmarked-copy-different-alphabets", "unmarked-copy",
               "marked-reverse-and-copy", "unmarked-reverse-and-copy", "count-and-copy"]
 # The paper's order of the models.
