@@ -409,14 +409,9 @@ func TestPlotOneTaskCanvas(t *testing.T) {
 			t.Errorf("panelGrid(%d) = %d, %d, %v; want %d rows, %d columns, legend cell %v", tc.n, rows, cols, cell, tc.rows, tc.cols, tc.n%3 != 0 && tc.n > 3)
 		}
 	}
-	root := t.TempDir()
 	mr := data.MarkedReversal
-	fakeRun(t, filepath.Join(root, mr, "lstm"), mr, "lstm", 0.01, 1, 0.2, true, true)
-	fakeRun(t, filepath.Join(root, mr, "rns"), mr, "rns", 0.01, 1, 0.1, true, true)
+	root := selectedSweep(t, "lstm", "rns")
 	var stderr bytes.Buffer
-	if err := runSelect([]string{"--sweep", root, "--test-lengths", "4:9", "--per-length", "1"}, &bytes.Buffer{}, &stderr); err != nil {
-		t.Fatalf("%v\n%s", err, stderr.String())
-	}
 	figs := t.TempDir()
 	if err := runPlot([]string{"--sweep", root, "--out", figs}, &bytes.Buffer{}, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
@@ -553,25 +548,12 @@ func TestPlotActionsSeeds(t *testing.T) {
 // log K/(n+1), K the number of test lengths (5, 7 and 9 of marked reversal
 // in 4–9), and the figure says so; the flag needs --sweep.
 func TestPlotLengthConditioned(t *testing.T) {
-	root := t.TempDir()
 	mr := data.MarkedReversal
-	fakeRun(t, filepath.Join(root, mr, "lstm"), mr, "lstm", 0.01, 1, 0.2, true, true)
-	fakeRun(t, filepath.Join(root, mr, "rns"), mr, "rns", 0.01, 1, 0.1, true, true)
+	root := selectedSweep(t, "lstm", "rns")
 	var stderr bytes.Buffer
-	if err := runSelect([]string{"--sweep", root, "--test-lengths", "4:9", "--per-length", "1"}, &bytes.Buffer{}, &stderr); err != nil {
-		t.Fatalf("%v\n%s", err, stderr.String())
-	}
 	read := func(dir, col string) map[[2]string]float64 {
 		t.Helper()
-		f, err := os.Open(filepath.Join(dir, fig2AllName+".csv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		rows, err := csv.NewReader(f).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rows := readCSVFile(t, filepath.Join(dir, fig2AllName+".csv"))
 		if got := rows[0][len(rows[0])-1]; got != col {
 			t.Fatalf("%s: last column %q, want %q", dir, got, col)
 		}
@@ -619,13 +601,9 @@ func TestPlotLengthConditioned(t *testing.T) {
 // and task, named once in the legend, and left out of the figures' CSV
 // files; bad files and flags are refused naming the file, line or flag.
 func TestPlotReference(t *testing.T) {
-	root := t.TempDir()
 	mr := data.MarkedReversal
-	fakeRun(t, filepath.Join(root, mr, "lstm"), mr, "lstm", 0.01, 1, 0.2, true, true)
+	root := selectedSweep(t, "lstm")
 	var stderr bytes.Buffer
-	if err := runSelect([]string{"--sweep", root, "--test-lengths", "4:9", "--per-length", "1"}, &bytes.Buffer{}, &stderr); err != nil {
-		t.Fatalf("%v\n%s", err, stderr.String())
-	}
 	dir := t.TempDir()
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
@@ -696,4 +674,21 @@ func TestPlotReference(t *testing.T) {
 	if err := runPlot([]string{"--out", t.TempDir(), "--reference", ref, filepath.Join(root, mr, "lstm")}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "--sweep") {
 		t.Errorf("--reference with run directories: error %v, want one naming --sweep", err)
 	}
+}
+
+// selectedSweep makes a sweep of finished marked-reversal runs of the
+// given kinds, with a model each, selects and tests them (lengths 4–9,
+// one string per length), and returns its directory.
+func selectedSweep(t *testing.T, kinds ...string) string {
+	t.Helper()
+	root := t.TempDir()
+	mr := data.MarkedReversal
+	for i, kind := range kinds {
+		fakeRun(t, filepath.Join(root, mr, kind), mr, kind, 0.01, 1, 0.2-0.1*float64(i)/float64(len(kinds)), true, true)
+	}
+	var stderr bytes.Buffer
+	if err := runSelect([]string{"--sweep", root, "--test-lengths", "4:9", "--per-length", "1"}, &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	return root
 }
