@@ -96,7 +96,7 @@ func protocolFlags(fs *pflag.FlagSet, s *experiment.Settings, lr float64, epochs
 	fs.IntVar(&s.BatchSize, "batch-size", 10, "strings per batch (one length per batch)")
 	lengths := fs.String("lengths", "40:80", "MIN:MAX lengths of training and validation strings")
 	fs.Float64Var(&s.Clip, "clip", 5, "gradient-norm clipping threshold")
-	fs.IntVar(&s.Patience, "patience", 5, "epochs without improvement before the learning rate decays")
+	fs.IntVar(&s.Patience, "patience", 5, "epochs without improvement before the learning rate decays: it decays at the end of the patience-th such epoch, and again every patience such epochs (the authors' released code, PyTorch's ReduceLROnPlateau with patience 5, decays at the sixth: --patience 6)")
 	fs.Float64Var(&s.Decay, "decay", 0.9, "learning-rate decay factor")
 	esHelp := "epochs without improvement before training stops"
 	if earlyStop == 0 {
