@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,24 +25,33 @@ var referenceHeader = []string{"figure", "task", "model", "x", "y"}
 // (fig1 or fig2) and the task.
 type referenceKey struct{ figure, task string }
 
+// maxReferenceBytes bounds a file of reference curves (a figure's points:
+// the paper's are 42 KB).
+const maxReferenceBytes = 64 << 20
+
 // readReference reads a file of reference curves: CSV with the header
 // figure,task,model,x,y and one point per row, figure fig1 (x an epoch,
 // y a validation difference) or fig2 (x a length, y a test difference),
 // task as the selection names it (the task's --task name), model a kind
-// name, the points of a curve in order. It returns the curves by panel, one series per model, each
-// marked as a reference. Errors name the file and line.
+// name, the points of a curve in order. It returns the curves by panel,
+// one series per model, each marked as a reference. Errors name the file
+// and line; a file over maxReferenceBytes is refused.
 func readReference(path string) (map[referenceKey][]series, error) {
-	b, err := readlimit.File(path, readlimit.Text, false)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--reference: %w", err)
 	}
-	r := csv.NewReader(bytes.NewReader(b))
+	defer f.Close()
+	r := csv.NewReader(readlimit.Reader(f, path, maxReferenceBytes))
 	r.FieldsPerRecord = -1 // counted below, naming the line
 	out := map[referenceKey][]series{}
 	for first := true; ; first = false {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if errors.Is(err, readlimit.ErrTooLarge) {
+			return nil, fmt.Errorf("--reference: %w", err) // it names the file
 		}
 		if err != nil {
 			return nil, fmt.Errorf("--reference: %s: %w", path, err)
