@@ -662,6 +662,7 @@ func TestPlotReference(t *testing.T) {
 		{[]string{"--reference", write("nan.csv", "figure,task,model,x,y\nfig2,dyck,lstm,5,NaN\n")}, "nan.csv:2"},
 		{[]string{"--reference", write("empty.csv", "figure,task,model,x,y\n")}, "no curves"},
 		{[]string{"--reference", filepath.Join(dir, "absent.csv")}, "absent.csv"},
+		{[]string{"--reference", os.DevNull}, "no curves"},
 		{[]string{"--reference", ref, "--time"}, "--time"},
 		{[]string{"--reference-label", "x"}, "--reference"},
 		{[]string{"--reference", ref, "--reference-label", " "}, "--reference-label"},
