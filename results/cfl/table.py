@@ -3,6 +3,13 @@
 
 usage: python3 results/cfl/table.py [SWEEP [ALSO ...]]
        (default: results/cfl results/cfl-compare results/cfl-ur-rns results/cfl-plateau, those that exist)
+       python3 results/cfl/table.py --selected SWEEP
+
+The second form prints the selection of SWEEP/selected.json (cfl select)
+as one row per task and one column per model: the selected run's best
+validation difference and, in parentheses, its test difference, in bold
+where the validation difference is within 0.05 nats of the bound; "–"
+where the model has no finished run on the task.
 
 Each run is DIR/<task>/<model>/lr<LR>/seed<K> with run.json, log.jsonl and,
 once finished, summary.json, where <model> is the kind (lstm, rns, ns, ...)
@@ -63,14 +70,46 @@ def model_dirs(root, task, model):
 def runs_of(mdir):
     runs = []
     for lr in sorted(os.listdir(mdir)):
+        if not lr.startswith("lr") or not os.path.isdir(os.path.join(mdir, lr)):
+            continue  # not a run's learning rate (results/cfl/actions holds Figure 3's data)
         for seed in sorted(os.listdir(os.path.join(mdir, lr))):
             d = os.path.join(mdir, lr, seed)
-            if os.path.isdir(d):
+            if os.path.isfile(os.path.join(d, "run.json")):
                 runs.append(d)
     return runs
 
 
+def selected_table(root):
+    sel = json.load(open(os.path.join(root, "selected.json")))["selected"]
+    cells = {(s["task"], s["model"]): s for s in sel}
+    order = TASKS + TASKS_2023
+    tasks = sorted({t for t, _ in cells}, key=lambda t: (order.index(t) if t in order else len(order), t))
+    models = [m for m in MODELS if any(m == k for _, k in cells)]
+    names = {"lstm": "LSTM", "gref": "Gref", "jm": "JM", "ns": "NS", "ns+s": "NS+S", "ns+u": "NS+U", "rns": "NS+S+U (RNS)"}
+    print("| task | " + " | ".join(names[m] for m in models) + " |")
+    print("|---|" + "---|" * len(models))
+    for task in tasks:
+        row = []
+        for model in models:
+            s = cells.get((task, model))
+            if s is None:
+                row.append("–")
+                continue
+            v = s["valid_cross_entropy_diff"]
+            cell = f"{v:.4f}"
+            if v <= 0.05:
+                cell = f"**{cell}**"
+            t = s.get("test_cross_entropy_diff")
+            row.append(cell + ("" if t is None else f" ({t:.4f})"))
+        print(f"| {task} | " + " | ".join(row) + " |")
+
+
 def main():
+    if sys.argv[1:2] == ["--selected"]:
+        if len(sys.argv) != 3:
+            sys.exit("usage: table.py --selected SWEEP")
+        selected_table(sys.argv[2])
+        return
     roots = sys.argv[1:] or [d for d in ["results/cfl", "results/cfl-compare", "results/cfl-ur-rns", "results/cfl-plateau"] if os.path.isdir(d)]
     # Test differences from each directory's selected.json, by run
     # directory; a selection made elsewhere (its runs copied here since) is
@@ -90,8 +129,9 @@ def main():
     found = sorted({t for r in roots for t in os.listdir(r) if os.path.isdir(os.path.join(r, t))})
     order = TASKS + TASKS_2023
     found.sort(key=lambda t: (order.index(t) if t in order else len(order), t))
-    present = [m for m in MODELS if any(model_dirs(r, t, m) for r in roots for t in found)]
-    tasks = [t for t in found if any(model_dirs(r, t, m) for r in roots for m in MODELS)]
+    has_runs = lambda r, t, m: any(runs_of(d) for d in model_dirs(r, t, m))
+    present = [m for m in MODELS if any(has_runs(r, t, m) for r in roots for t in found)]
+    tasks = [t for t in found if any(has_runs(r, t, m) for r in roots for m in MODELS)]
     print("| task | model | stack | lr | seed | best epoch | validation difference | test difference | epochs run | finished | wall time | machine |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for task in tasks:
