@@ -83,8 +83,12 @@
 // −log p(w | n), whose bound is log K/(n+1) nats per symbol lower at
 // length n, so its differences are that much higher (about 0.05 at the
 // paper's lengths). LengthConditioned converts the test curves of a
-// figure to that measure (cfl plot --length-conditioned); the overall
-// and validation differences are the same under both.
+// figure to that measure (cfl plot --length-conditioned), and
+// LengthResult.DifferenceGivenLength a result (the last column of the
+// CSV of Report.WriteCSV and cfl eval --csv; in its "all" row the
+// symbol-weighted mean over the lengths). The paper's overall test
+// differences and its validation differences are measured against
+// p(w), with the 1/K, as Difference is.
 //
 // # Model selection
 //

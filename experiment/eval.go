@@ -69,10 +69,29 @@ type Report struct {
 	// selection can use the report again instead of evaluating the same
 	// run on the same test set once more (TestOptions.Reuse);
 	// EvaluateByLength leaves them nil.
-	Run      *Selected      `json:"run,omitempty"`
-	Test     *TestSpec      `json:"test,omitempty"`
-	Overall  LengthResult   `json:"overall"`
-	ByLength []LengthResult `json:"by_length"`
+	Run  *Selected `json:"run,omitempty"`
+	Test *TestSpec `json:"test,omitempty"`
+	// ValidLengths is K, the number of valid lengths of the true
+	// distribution, which gives each of them probability 1/K (see
+	// EvaluateByLength); 0 with NoLowerBound, and in the reports of
+	// versions before it was recorded.
+	ValidLengths int            `json:"valid_lengths,omitempty"`
+	Overall      LengthResult   `json:"overall"`
+	ByLength     []LengthResult `json:"by_length"`
+}
+
+// DifferenceGivenLength returns r's difference from the lower bound of
+// the true distribution given each string's length, −log p(w | |w|),
+// instead of −log p(w) = −log p(w | |w|) + log K: Difference +
+// Strings·log K/Symbols, which is Difference + log K/(n+1) for the
+// strings of one length n. This is the measure of the paper's Figure 2,
+// each length against its own distribution. validLengths is K
+// (Report.ValidLengths); it panics if validLengths < 1.
+func (r LengthResult) DifferenceGivenLength(validLengths int) float64 {
+	if validLengths < 1 {
+		panic(fmt.Sprintf("experiment: DifferenceGivenLength(%d): want at least 1 valid length", validLengths))
+	}
+	return r.Difference + float64(r.Strings)*math.Log(float64(validLengths))/float64(r.Symbols)
 }
 
 // EvaluateByLength computes the cross-entropy of model m on the strings of
@@ -127,6 +146,9 @@ func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen
 	}
 	sort.Ints(ls)
 	rep := &Report{Task: t.Name(), TaskParams: t.Params(), NoLowerBound: !bound}
+	if bound {
+		rep.ValidLengths = lb.ValidLengths
+	}
 	all := LengthResult{NoLowerBound: !bound}
 	for _, l := range ls {
 		idx := byLen[l]
@@ -170,12 +192,18 @@ func (r *LengthResult) setBound(lb float64) {
 }
 
 // WriteCSV writes the report as CSV: a header (length, strings, symbols,
-// cross_entropy, lower_bound, cross_entropy_diff; for a report with
-// NoLowerBound, length, strings, symbols, cross_entropy, perplexity), a
-// row per length, and a last row, labelled "all", for the overall result.
+// cross_entropy, lower_bound, cross_entropy_diff, and, when the report
+// has ValidLengths, cross_entropy_diff_given_length, the
+// LengthResult.DifferenceGivenLength of the paper's Figure 2; for a
+// report with NoLowerBound, length, strings, symbols, cross_entropy,
+// perplexity), a row per length, and a last row, labelled "all", for the
+// overall result.
 func (r *Report) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	header := []string{"length", "strings", "symbols", "cross_entropy", "lower_bound", "cross_entropy_diff"}
+	if r.ValidLengths > 0 {
+		header = append(header, "cross_entropy_diff_given_length")
+	}
 	if r.NoLowerBound {
 		header = []string{"length", "strings", "symbols", "cross_entropy", "perplexity"}
 	}
@@ -183,8 +211,11 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	row := func(l string, lr LengthResult) {
 		f := func(v float64) string { return strconv.FormatFloat(v, 'g', 10, 64) }
 		rec := []string{l, strconv.Itoa(lr.Strings), strconv.Itoa(lr.Symbols), f(lr.CrossEntropy), f(lr.LowerBound), f(lr.Difference)}
-		if r.NoLowerBound {
+		switch {
+		case r.NoLowerBound:
 			rec = append(rec[:4], f(lr.Perplexity))
+		case r.ValidLengths > 0:
+			rec = append(rec, f(lr.DifferenceGivenLength(r.ValidLengths)))
 		}
 		cw.Write(rec)
 	}

@@ -69,9 +69,36 @@ func TestEvaluateByLength(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(csv.String()), "\n")
-	if len(lines) != 6 || lines[0] != "length,strings,symbols,cross_entropy,lower_bound,cross_entropy_diff" ||
+	if len(lines) != 6 || lines[0] != "length,strings,symbols,cross_entropy,lower_bound,cross_entropy_diff,cross_entropy_diff_given_length" ||
 		!strings.HasPrefix(lines[1], "5,3,18,") || !strings.HasPrefix(lines[5], "all,12,"+strconv.Itoa(syms)+",") {
 		t.Errorf("CSV:\n%s", csv.String())
+	}
+
+	// The difference given the length, against its closed form: given its
+	// length n, a marked reversal string v#v^R has probability 2^−(n−1)/2,
+	// so the bound of a length is (n−1)/2·log 2 nats per string, over n+1
+	// predictions; the overall row weighs each string by its symbols.
+	if rep.ValidLengths != 4 {
+		t.Errorf("ValidLengths %d, want 4 (lengths 5, 7, 9, 11)", rep.ValidLengths)
+	}
+	var boundAll float64
+	for i, line := range lines[1:] {
+		f := strings.Split(line, ",")
+		got, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			t.Fatalf("CSV line %d: %v", i+2, err)
+		}
+		r := rep.Overall
+		want := r.CrossEntropy - boundAll/float64(r.Symbols)
+		if i < len(rep.ByLength) {
+			r = rep.ByLength[i]
+			bound := float64(r.Strings) * float64(r.Length-1) / 2 * math.Log(2)
+			boundAll += bound
+			want = r.CrossEntropy - bound/float64(r.Symbols)
+		}
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("CSV line %d (%q): difference given the length %v, want %v", i+2, line, got, want)
+		}
 	}
 }
 

@@ -34,7 +34,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	perLength := fs.Int("per-length", 100, "sampled test strings per valid length")
 	seed := fs.Uint64("seed", 7, "seed of the sampled test set")
 	batchSize := fs.Int("batch-size", 10, "strings per batch")
-	asCSV := fs.Bool("csv", false, "print CSV (length,strings,symbols,cross_entropy,lower_bound,cross_entropy_diff) instead of JSON")
+	asCSV := fs.Bool("csv", false, "print CSV (length,strings,symbols,cross_entropy,lower_bound,cross_entropy_diff,cross_entropy_diff_given_length, the last the paper's Figure 2 measure; for the user's strings length,strings,symbols,cross_entropy,perplexity) instead of JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -109,7 +109,10 @@ func TestEvalCommandCSV(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v:\n%s", err, stdout)
 	}
-	header := "length,strings,symbols,cross_entropy,lower_bound,cross_entropy_diff"
+	header := "length,strings,symbols,cross_entropy,lower_bound,cross_entropy_diff,cross_entropy_diff_given_length"
+	if rep.ValidLengths != 3 { // lengths 5, 7 and 9
+		t.Errorf("JSON report: valid_lengths %d, want 3", rep.ValidLengths)
+	}
 	if len(rows) != len(rep.ByLength)+2 || strings.Join(rows[0], ",") != header {
 		t.Fatalf("CSV:\n%s", stdout)
 	}
@@ -130,7 +133,7 @@ func TestEvalCommandCSV(t *testing.T) {
 		if row[0] != label || row[1] != strconv.Itoa(w.Strings) || row[2] != strconv.Itoa(w.Symbols) {
 			t.Errorf("row %v, want %s, %d strings, %d symbols", row, label, w.Strings, w.Symbols)
 		}
-		for j, v := range []float64{w.CrossEntropy, w.LowerBound, w.Difference} {
+		for j, v := range []float64{w.CrossEntropy, w.LowerBound, w.Difference, w.DifferenceGivenLength(3)} {
 			if math.Abs(num(3+j)-v) > 1e-9*math.Max(1, math.Abs(v)) {
 				t.Errorf("row %v column %d: want %v", row, 3+j, v)
 			}
