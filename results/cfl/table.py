@@ -2,7 +2,8 @@
 """Print the README's table from the run directories of the §4 runs.
 
 usage: python3 results/cfl/table.py [SWEEP [ALSO ...]]
-       (default: results/cfl results/cfl-compare results/cfl-ur-rns results/cfl-plateau, those that exist)
+       (default: results/cfl results/cfl-compare results/cfl-ur-rns results/cfl-plateau
+       results/cfl-plateau-lr01, those that exist)
        python3 results/cfl/table.py --selected SWEEP
 
 The second form prints the selection of SWEEP/selected.json (cfl select)
@@ -39,6 +40,7 @@ MACHINES = {
     "cfl-compare": "2-core VM, shared (AMD EPYC; Intel Xeon from Nov 24, 19:21 UTC)",
     "cfl-ur-rns": "2-core AMD EPYC VM, shared",
     "cfl-plateau": "2-core AMD EPYC VM, shared",
+    "cfl-plateau-lr01": "2-core Intel Xeon VM, shared",
     "cfl-2023": "2-core Intel Xeon VM, shared",
 }
 
@@ -110,7 +112,7 @@ def main():
             sys.exit("usage: table.py --selected SWEEP")
         selected_table(sys.argv[2])
         return
-    roots = sys.argv[1:] or [d for d in ["results/cfl", "results/cfl-compare", "results/cfl-ur-rns", "results/cfl-plateau"] if os.path.isdir(d)]
+    roots = sys.argv[1:] or [d for d in ["results/cfl", "results/cfl-compare", "results/cfl-ur-rns", "results/cfl-plateau", "results/cfl-plateau-lr01"] if os.path.isdir(d)]
     # Test differences from each directory's selected.json, by run
     # directory; a selection made elsewhere (its runs copied here since) is
     # matched by <task>/<model>/lr<LR>/seed<K> among its own directory's
