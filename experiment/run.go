@@ -31,6 +31,19 @@ const (
 	SummaryFile = "summary.json"
 )
 
+// MissingModel returns the error for a run directory dir without its
+// ModelFile: a run that has not finished yet, or, when dir has a
+// SummaryFile, a finished run whose model is not there, such as a copy of
+// a run's small files (as a results directory keeps them) or a run
+// restored from one. The error names dir and where to look instead.
+func MissingModel(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, SummaryFile)); err == nil {
+		return fmt.Errorf("%s: the run has finished, but its model file is missing (no %s): a copy of a run without its model, such as a results directory keeps, cannot be evaluated; use the directory where it trained", dir, ModelFile)
+	}
+	return fmt.Errorf("%s: the run has not finished: no model yet (no %s; its progress is in %s, its best model so far in %s)",
+		dir, ModelFile, filepath.Join(dir, LogFile), filepath.Join(dir, CheckpointFile))
+}
+
 // ErrNotEmpty is returned (wrapped) by PrepareRun when a new run's directory
 // exists and holds files.
 var ErrNotEmpty = errors.New("directory exists and is not empty")

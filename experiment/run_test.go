@@ -174,3 +174,22 @@ func TestSeedsAndTrainConfig(t *testing.T) {
 		t.Errorf("zero settings: %+v, want nsrnn's defaults", tc)
 	}
 }
+
+func TestMissingModel(t *testing.T) {
+	dir := t.TempDir()
+	err := MissingModel(dir)
+	for _, want := range []string{dir, "has not finished", filepath.Join(dir, CheckpointFile)} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a run without its summary: error %v, want it to say %q", err, want)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, SummaryFile), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = MissingModel(dir)
+	for _, want := range []string{dir, "has finished, but its model file is missing"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a finished run: error %v, want it to say %q", err, want)
+		}
+	}
+}

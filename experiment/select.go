@@ -415,6 +415,9 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 // its graphs whatever happens; nothing it returns refers to the model.
 func testOne(s *Selected, t *data.Task, strs [][]int, spec TestSpec, opt TestOptions) (*Report, error) {
 	m, err := loadModel(filepath.Join(s.Dir, ModelFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, MissingModel(s.Dir)
+	}
 	if err != nil {
 		if !strings.Contains(err.Error(), s.Dir) {
 			err = fmt.Errorf("%s: %w", filepath.Join(s.Dir, ModelFile), err)

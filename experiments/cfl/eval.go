@@ -198,8 +198,7 @@ func openEvalRun(path string) (evalRun, error) {
 // or with last the model at the checkpoint) and checks it against t.
 func (r evalRun) load(t *data.Task, last bool) (*nsrnn.Model, error) {
 	if _, err := os.Stat(r.file); errors.Is(err, os.ErrNotExist) && r.hasRun {
-		return nil, fmt.Errorf("--model %s: the run has not finished: no model yet (no %s; its progress is in %s, its best model so far in %s)",
-			r.path, experiment.ModelFile, filepath.Join(r.dir, experiment.LogFile), filepath.Join(r.dir, experiment.CheckpointFile))
+		return nil, fmt.Errorf("--model: %w", experiment.MissingModel(r.dir))
 	}
 	m, err := loadModelFile(r.file, last)
 	if err != nil {

@@ -251,6 +251,14 @@ func TestEvalCommandFromRun(t *testing.T) {
 	if status == 0 || stdout != "" || !strings.Contains(stderr, "the run has not finished: no model yet") || !strings.Contains(stderr, unfinished) {
 		t.Errorf("unfinished run: status %d, stderr %q", status, stderr)
 	}
+	// A finished run copied without its model (as results directories
+	// keep runs): run.json and summary.json, no model.
+	b, _ = os.ReadFile(filepath.Join(dir, experiment.SummaryFile))
+	os.WriteFile(filepath.Join(unfinished, experiment.SummaryFile), b, 0o644)
+	status, stdout, stderr = run("eval", "--model", unfinished)
+	if status == 0 || stdout != "" || !strings.Contains(stderr, "the run has finished, but its model file is missing") || !strings.Contains(stderr, unfinished) {
+		t.Errorf("finished run without its model: status %d, stderr %q", status, stderr)
+	}
 
 	empty := filepath.Join(t.TempDir(), "empty.txt")
 	os.WriteFile(empty, nil, 0o644)

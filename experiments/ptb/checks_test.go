@@ -127,6 +127,28 @@ func TestEvalHugeBatch(t *testing.T) {
 			t.Errorf("eval %v: code %d, stdout %q, stderr %q; want a refusal with %q", c.args, code, stdout, e, c.want)
 		}
 	}
+	// The run copied without its model (as results directories keep
+	// runs), then without its summary too (a run that has not finished).
+	cp := filepath.Join(t.TempDir(), "copy")
+	for _, name := range []string{experiment.RunFile, experiment.SummaryFile, VocabFile} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(cp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cp, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"the run has finished, but its model file is missing", "the run has not finished: no model yet"} {
+		stdout, e, code := runCmd("eval", "--model", cp, "--data", data)
+		if code == 0 || !strings.Contains(e, want) || !strings.Contains(e, cp) || stdout != "" {
+			t.Errorf("eval of a run without its model: code %d, stdout %q, stderr %q; want a refusal with %q", code, stdout, e, want)
+		}
+		os.Remove(filepath.Join(cp, experiment.SummaryFile))
+	}
 }
 
 // TestTrainRefusesHugeChunks checks that a chunk length, window or depth

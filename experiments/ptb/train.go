@@ -968,7 +968,7 @@ func loadRun(dir string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
 	}
 	mp := filepath.Join(dir, experiment.ModelFile)
 	if _, err := os.Stat(mp); errors.Is(err, os.ErrNotExist) {
-		return nil, nil, s, fmt.Errorf("--model %s: the run has not finished: no model yet", dir)
+		return nil, nil, s, fmt.Errorf("--model: %w", experiment.MissingModel(dir))
 	}
 	m, err := nsrnn.Load(mp)
 	if err != nil {
