@@ -45,6 +45,12 @@ MACHINES = {
 }
 
 
+def task_key(t):
+    """Sorts the paper's tasks first, then the 2023 tasks, then any other by name."""
+    order = TASKS + TASKS_2023
+    return (order.index(t) if t in order else len(order), t)
+
+
 def minutes(s):
     return f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h"
 
@@ -84,9 +90,8 @@ def runs_of(mdir):
 def selected_table(root):
     sel = json.load(open(os.path.join(root, "selected.json")))["selected"]
     cells = {(s["task"], s["model"]): s for s in sel}
-    order = TASKS + TASKS_2023
-    tasks = sorted({t for t, _ in cells}, key=lambda t: (order.index(t) if t in order else len(order), t))
-    models = [m for m in MODELS if any(m == k for _, k in cells)]
+    tasks = sorted({t for t, _ in cells}, key=task_key)
+    models = [m for m in MODELS if m in {k for _, k in cells}]
     names = {"lstm": "LSTM", "gref": "Gref", "jm": "JM", "ns": "NS", "ns+s": "NS+S", "ns+u": "NS+U", "rns": "NS+S+U (RNS)"}
     print("| task | " + " | ".join(names[m] for m in models) + " |")
     print("|---|" + "---|" * len(models))
@@ -129,8 +134,7 @@ def main():
     # Models and tasks without a run are left out; a model with runs on
     # some tasks shows "not started" on the others.
     found = sorted({t for r in roots for t in os.listdir(r) if os.path.isdir(os.path.join(r, t))})
-    order = TASKS + TASKS_2023
-    found.sort(key=lambda t: (order.index(t) if t in order else len(order), t))
+    found.sort(key=task_key)
     has_runs = lambda r, t, m: any(runs_of(d) for d in model_dirs(r, t, m))
     present = [m for m in MODELS if any(has_runs(r, t, m) for r in roots for t in found)]
     tasks = [t for t in found if any(has_runs(r, t, m) for r in roots for m in MODELS)]
