@@ -3,7 +3,7 @@
 
 usage: python3 results/cfl/table.py [SWEEP [ALSO ...]]
        (default: results/cfl results/cfl-compare results/cfl-ur-rns results/cfl-plateau
-       results/cfl-plateau-lr01, those that exist)
+       results/cfl-plateau-lr01 results/cfl-plateau-nss, those that exist)
        python3 results/cfl/table.py --selected SWEEP
 
 The second form prints the selection of SWEEP/selected.json (cfl select)
@@ -41,6 +41,7 @@ MACHINES = {
     "cfl-ur-rns": "2-core AMD EPYC VM, shared",
     "cfl-plateau": "2-core AMD EPYC VM, shared",
     "cfl-plateau-lr01": "2-core Intel Xeon VM, shared",
+    "cfl-plateau-nss": "2-core Intel Xeon VM, shared",
     "cfl-2023": "2-core Intel Xeon VM, shared",
 }
 
@@ -117,7 +118,7 @@ def main():
             sys.exit("usage: table.py --selected SWEEP")
         selected_table(sys.argv[2])
         return
-    roots = sys.argv[1:] or [d for d in ["results/cfl", "results/cfl-compare", "results/cfl-ur-rns", "results/cfl-plateau", "results/cfl-plateau-lr01"] if os.path.isdir(d)]
+    roots = sys.argv[1:] or [d for d in ["results/cfl", "results/cfl-compare", "results/cfl-ur-rns", "results/cfl-plateau", "results/cfl-plateau-lr01", "results/cfl-plateau-nss"] if os.path.isdir(d)]
     # Test differences from each directory's selected.json, by run
     # directory; a selection made elsewhere (its runs copied here since) is
     # matched by <task>/<model>/lr<LR>/seed<K> among its own directory's
