@@ -452,8 +452,14 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 				fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs%s: %v\n", res.Done, res.Total, name, secs, res.RetryNote(), err)
 				return
 			}
-			fmt.Fprintf(stderr, "[%d/%d] done %s in %.0fs%s: best validation difference %.4f nats per symbol at epoch %d of %d\n",
-				res.Done, res.Total, name, secs, res.RetryNote(), s.BestValidCrossEntropyDiff, s.BestEpoch, s.Epochs)
+			// A resumed run's own time is that of its last part; the
+			// summary has the training time over every part.
+			took := fmt.Sprintf("in %.0fs", secs)
+			if res.State == cli.RunResume || res.Retries > 0 {
+				took = fmt.Sprintf("in %.0fs (resumed; %.0fs of training in all)", secs, s.ElapsedSeconds)
+			}
+			fmt.Fprintf(stderr, "[%d/%d] done %s %s%s: best validation difference %.4f nats per symbol at epoch %d of %d\n",
+				res.Done, res.Total, name, took, res.RetryNote(), s.BestValidCrossEntropyDiff, s.BestEpoch, s.Epochs)
 		},
 	})
 	if err != nil {

@@ -98,7 +98,7 @@ func (f *fakeRunner) run(args []string, logPath string, threads int, _ <-chan os
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return experiment.WriteJSON(filepath.Join(dir, experiment.SummaryFile), experiment.Summary{BestValidCrossEntropyDiff: 0.5, BestEpoch: 1, Epochs: 1})
+	return experiment.WriteJSON(filepath.Join(dir, experiment.SummaryFile), experiment.Summary{BestValidCrossEntropyDiff: 0.5, BestEpoch: 1, Epochs: 1, ElapsedSeconds: 1234})
 }
 
 func TestSweepSkipAndResume(t *testing.T) {
@@ -159,6 +159,17 @@ func TestSweepSkipAndResume(t *testing.T) {
 	}
 	if n := strings.Count(stderr.String(), "] done "); n != 3 {
 		t.Errorf("%d progress lines, want 3:\n%s", n, stderr.String())
+	}
+	// The resumed run's line gives its training time over both parts,
+	// from its summary; the new runs' lines do not.
+	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if !strings.Contains(line, "] done ") {
+			continue
+		}
+		got := strings.Contains(line, "(resumed; 1234s of training in all)")
+		if want := strings.Contains(line, "rns/lr0.01/seed2"); got != want {
+			t.Errorf("progress line %q: total training time given %v, want %v", line, got, want)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(out, sweepManifestFile)); err != nil {
 		t.Error(err)
