@@ -113,6 +113,14 @@ def selected_table(root):
 
 
 def main():
+    if sys.argv[1:2] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return
+    for a in sys.argv[1:]:
+        if a.startswith("-") and a != "--selected":
+            sys.exit(f"table.py: unknown flag {a} (see --help)")
+        if not a.startswith("-") and not os.path.isdir(a):
+            sys.exit(f"table.py: {a}: no such directory")
     if sys.argv[1:2] == ["--selected"]:
         if len(sys.argv) != 3:
             sys.exit("usage: table.py --selected SWEEP")
