@@ -395,6 +395,21 @@ func prepareSweep(dir string, s sweepSettings) error {
 	return experiment.WriteJSON(path, s)
 }
 
+// tookLine is the time of a finished run for its progress line: a resumed
+// run's own time is that of its last part, so the training time over
+// every part, from its summary, is given beside it.
+func tookLine(r cli.SweepResult) string {
+	took := fmt.Sprintf("%.0fs", r.Elapsed.Seconds())
+	if r.State != cli.RunResume && r.Retries == 0 {
+		return took
+	}
+	var sum summary
+	if ok, err := readOptionalJSON(filepath.Join(r.Run.Dir, experiment.SummaryFile), &sum); err != nil || !ok {
+		return took + " (resumed)"
+	}
+	return fmt.Sprintf("%s (resumed; %.0fs of training in all)", took, sum.ElapsedSeconds)
+}
+
 // execute trains the unfinished runs, jobs at a time, with run (each in a
 // subprocess of this program).
 func execute(runs []cli.SweepRun, jobs, retries int, run cli.Runner, stderr io.Writer) error {
@@ -415,7 +430,7 @@ func execute(runs []cli.SweepRun, jobs, retries int, run cli.Runner, stderr io.W
 				failed = append(failed, fmt.Sprintf("%s: %v", r.Run.Dir, r.Err))
 				fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs%s: %v\n", r.Done, r.Total, r.Run.Dir, r.Elapsed.Seconds(), r.RetryNote(), r.Err)
 			default:
-				fmt.Fprintf(stderr, "[%d/%d] finished %s in %.0fs%s\n", r.Done, r.Total, r.Run.Dir, r.Elapsed.Seconds(), r.RetryNote())
+				fmt.Fprintf(stderr, "[%d/%d] finished %s in %s%s\n", r.Done, r.Total, r.Run.Dir, tookLine(r), r.RetryNote())
 			}
 		},
 	})

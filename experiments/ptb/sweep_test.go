@@ -362,6 +362,44 @@ func TestSweepInterrupt(t *testing.T) {
 	}
 }
 
+// TestSweepResumedTime: a resumed run's progress line gives its training
+// time over every part, from its summary; a new run's gives its own.
+func TestSweepResumedTime(t *testing.T) {
+	dir := t.TempDir()
+	runs := []cli.SweepRun{{Dir: filepath.Join(dir, "new")}, {Dir: filepath.Join(dir, "resumed")}}
+	if err := os.MkdirAll(runs[1].Dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runs[1].Dir, experiment.RunFile), []byte("{}"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args []string, logPath string, threads int, sigs <-chan os.Signal) error {
+		d := strings.TrimSuffix(logPath, ".log")
+		if err := os.MkdirAll(d, 0o777); err != nil {
+			return err
+		}
+		return experiment.WriteJSON(filepath.Join(d, experiment.SummaryFile), summary{ElapsedSeconds: 4321})
+	}
+	var stderr bytes.Buffer
+	if err := execute(runs, 1, 0, run, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var lines int
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if !strings.Contains(line, "] finished ") {
+			continue
+		}
+		lines++
+		got := strings.Contains(line, "(resumed; 4321s of training in all)")
+		if want := strings.Contains(line, runs[1].Dir); got != want {
+			t.Errorf("progress line %q: total training time given %v, want %v", line, got, want)
+		}
+	}
+	if lines != 2 {
+		t.Errorf("%d progress lines, want 2:\n%s", lines, stderr.String())
+	}
+}
+
 // TestSweepDryRunProgress: the dry run tells each run's state, and how far
 // a run that has trained has come.
 func TestSweepDryRunProgress(t *testing.T) {
