@@ -455,7 +455,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 			// A resumed run's own time is that of its last part; the
 			// summary has the training time over every part.
 			took := fmt.Sprintf("in %.0fs", secs)
-			if res.State == cli.RunResume || res.Retries > 0 {
+			if res.Resumed() {
 				took = fmt.Sprintf("in %.0fs (resumed; %.0fs of training in all)", secs, s.ElapsedSeconds)
 			}
 			fmt.Fprintf(stderr, "[%d/%d] done %s %s%s: best validation difference %.4f nats per symbol at epoch %d of %d\n",

@@ -400,7 +400,7 @@ func prepareSweep(dir string, s sweepSettings) error {
 // every part, from its summary, is given beside it.
 func tookLine(r cli.SweepResult) string {
 	took := fmt.Sprintf("%.0fs", r.Elapsed.Seconds())
-	if r.State != cli.RunResume && r.Retries == 0 {
+	if !r.Resumed() {
 		return took
 	}
 	var sum summary

@@ -188,6 +188,11 @@ func Subprocess(exe string) Runner {
 	}
 }
 
+// Resumed reports whether the run was trained in more than one part: it
+// was interrupted before this sweep (State RunResume) or resumed after a
+// failure. Its Elapsed is then the time of its last part only.
+func (r SweepResult) Resumed() bool { return r.State == RunResume || r.Retries > 0 }
+
 // RetryNote is what a report line says of the retries a run took: empty
 // for none.
 func (r SweepResult) RetryNote() string {

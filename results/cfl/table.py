@@ -32,6 +32,9 @@ TASKS = ["marked-reversal", "unmarked-reversal", "padded-reversal", "dyck", "har
 # The 2023 tasks: the three of the evidence runs first, then the rest.
 TASKS_2023 = ["count-3", "marked-copy", "unmarked-copy-different-alphabets", "unmarked-copy",
               "marked-reverse-and-copy", "unmarked-reverse-and-copy", "count-and-copy"]
+# The directories of the §4 runs, read when none is given.
+DEFAULT_ROOTS = ["results/cfl", "results/cfl-compare", "results/cfl-ur-rns", "results/cfl-plateau",
+                 "results/cfl-plateau-lr01", "results/cfl-plateau-nss"]
 # The paper's order of the models.
 MODELS = ["lstm", "gref", "jm", "ns", "ns+s", "ns+u", "rns"]
 # Where the runs of each directory ran.
@@ -126,7 +129,7 @@ def main():
             sys.exit("usage: table.py --selected SWEEP")
         selected_table(sys.argv[2])
         return
-    roots = sys.argv[1:] or [d for d in ["results/cfl", "results/cfl-compare", "results/cfl-ur-rns", "results/cfl-plateau", "results/cfl-plateau-lr01", "results/cfl-plateau-nss"] if os.path.isdir(d)]
+    roots = sys.argv[1:] or [d for d in DEFAULT_ROOTS if os.path.isdir(d)]
     # Test differences from each directory's selected.json, by run
     # directory; a selection made elsewhere (its runs copied here since) is
     # matched by <task>/<model>/lr<LR>/seed<K> among its own directory's
