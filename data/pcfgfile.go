@@ -34,11 +34,10 @@ func ReadPCFG(r io.Reader, name string) (*PCFG, error) {
 		first int // line of the first rule
 	}
 	var (
-		rules     []Rule
-		ruleLines []int
-		quoted    = map[string]int{} // symbols written quoted somewhere, with a line
-		byLHS     = map[string]*lhsInfo{}
-		order     []string
+		rules  []Rule
+		quoted = map[string]int{} // symbols written quoted somewhere, with a line
+		byLHS  = map[string]*lhsInfo{}
+		order  []string
 	)
 	for line := 1; sc.Scan(); line++ {
 		r, q, ok, err := parseRuleLine(sc.Text())
@@ -61,7 +60,6 @@ func ReadPCFG(r io.Reader, name string) (*PCFG, error) {
 		}
 		info.sum += r.Prob
 		rules = append(rules, r)
-		ruleLines = append(ruleLines, line)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

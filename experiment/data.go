@@ -68,9 +68,7 @@ func SampleRun(t *data.Task, s Settings) (*RunData, error) {
 // to nsrnn batches.
 func Batches(bs [][][]int) []nsrnn.Batch {
 	out := make([]nsrnn.Batch, len(bs))
-	for i, b := range bs {
-		out[i] = b
-	}
+	copy(out, bs)
 	return out
 }
 

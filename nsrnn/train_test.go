@@ -39,12 +39,8 @@ func tinyTask(t *testing.T, trainStrings, validStrings int) (train, valid []Batc
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range tr {
-		train = append(train, b)
-	}
-	for _, b := range va {
-		valid = append(valid, b)
-	}
+	train = append(train, tr...)
+	valid = append(valid, va...)
 	return train, valid, bound.Entropy, len(task.Terminals()), len(task.Vocabulary())
 }
 

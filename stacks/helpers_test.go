@@ -96,16 +96,6 @@ func gradNet(t testing.TB, n *stackstest.Net) (readings, grads [][]float64) {
 	return n.Readings(), append(ps, xs...)
 }
 
-// runGraph runs a graph forward once.
-func runGraph(t testing.TB, g *G.ExprGraph) {
-	t.Helper()
-	m := G.NewTapeMachine(g)
-	defer m.Close()
-	if err := m.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func input(g *G.ExprGraph, name string, v *tensor.Dense) *G.Node {
 	return G.NewMatrix(g, tensor.Float64, G.WithShape(v.Shape()...), G.WithName(name), G.WithValue(v))
 }

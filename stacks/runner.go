@@ -47,11 +47,11 @@ func checkRunner(batch, maxSteps int) error {
 
 // nsRunner runs an NS stack forward on its own tape.
 type nsRunner struct {
-	s              *NS
-	batch, max     int
-	tape           *nskernel.Tape
-	logits, logw   []float64
-	steps, hiddenN int
+	s            *NS
+	batch, max   int
+	tape         *nskernel.Tape
+	logits, logw []float64
+	steps        int
 }
 
 // NewRunner implements Runners. The runner's tape keeps every column, as

@@ -459,8 +459,9 @@ func input(g *G.ExprGraph, name string, rows, cols int) *G.Node {
 // Errors checks that Bind refuses a batch size below 1 and negative
 // steps; that Step refuses steps out of 1 … steps and hidden states of
 // the wrong shape; that an instance binds every parameter, reads (batch,
-// ReadingSize) readings and Initial; and that SetState and State of an
-// instance bound without carry are errors, before and after a run.
+// ReadingSize) readings, finite after a run, and Initial; and that
+// SetState and State of an instance bound without carry are errors,
+// before and after a run.
 func Errors(t *testing.T, newLayer Factory) {
 	layer := newInit(t, newLayer, param.Scheme{Uniform: 1}, 50)
 	carries := []bool{false}
@@ -541,6 +542,19 @@ func Errors(t *testing.T, newLayer Factory) {
 	defer m.Close()
 	if err := m.RunAll(); err != nil {
 		t.Fatal(err)
+	}
+	for k, r := range rs {
+		v, ok := r.Value().Data().([]float64)
+		if !ok || len(v) != batch*layer.ReadingSize() {
+			t.Errorf("reading %d after refused steps: value %v, want %d float64s", k+1, r.Value(), batch*layer.ReadingSize())
+			continue
+		}
+		for _, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				t.Errorf("reading %d after refused steps is not finite: %v", k+1, v)
+				break
+			}
+		}
 	}
 	notCarrying("after a run")
 

@@ -146,10 +146,8 @@ func (j *JM) Forward(t int, a, v, r []float64) {
 			for k := range cell {
 				cell[k] = 0
 			}
-			if up != nil {
-				for k, x := range up {
-					cell[k] = p * x
-				}
+			for k, x := range up {
+				cell[k] = p * x
 			}
 			if i <= lo {
 				for k, x := range old[(i-1)*m : i*m] {
