@@ -5,12 +5,38 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
+
+// screenBuffer is what a terminal shows, written by the training and by
+// the goroutine that catches the interrupt while the test reads it.
+type screenBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *screenBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *screenBuffer) WriteString(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.WriteString(s)
+}
+
+func (b *screenBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
 
 // interruptedTraining feeds a progress recorder with its bar on, as on a
 // terminal, and the interrupts' recorder, the events of an epoch of 4
@@ -22,7 +48,7 @@ func interruptedTraining(t *testing.T, signalAt int) (shown []string, stoppedAt 
 	sigs := make(chan chan<- os.Signal, 1)
 	defer func(f func(chan<- os.Signal)) { notifySignals = f }(notifySignals)
 	notifySignals = func(ch chan<- os.Signal) { sigs <- ch }
-	var out bytes.Buffer
+	var out screenBuffer
 	in := catchInterrupts(&out, true)
 	defer in.Stop()
 	ch := <-sigs
