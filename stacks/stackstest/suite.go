@@ -544,6 +544,10 @@ func Errors(t *testing.T, newLayer Factory) {
 		t.Fatal(err)
 	}
 	for k, r := range rs {
+		if r.Value() == nil {
+			t.Errorf("reading %d after refused steps has no value after a run", k+1)
+			continue
+		}
 		v, ok := r.Value().Data().([]float64)
 		if !ok || len(v) != batch*layer.ReadingSize() {
 			t.Errorf("reading %d after refused steps: value %v, want %d float64s", k+1, r.Value(), batch*layer.ReadingSize())
