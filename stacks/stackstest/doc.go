@@ -28,7 +28,8 @@
 //     stacks.ErrNoCarry, without panicking.
 //   - Errors: Bind with a batch below 1 or negative steps, steps out of
 //     range, hidden states of the wrong shape, and SetState or State on an
-//     instance bound without carry are errors.
+//     instance bound without carry are errors; the steps taken after the
+//     refused ones read finite readings.
 //   - Runner (only for a layer that implements stacks.Runners): a runner
 //     fed with the hidden states of a graph's run reads what the graph
 //     read.
