@@ -22,7 +22,8 @@ const (
 	// LogFile is the training log, one nsrnn.EpochRecord per line (see
 	// ReadLog).
 	LogFile = "log.jsonl"
-	// CheckpointFile is the training state, rewritten after every epoch.
+	// CheckpointFile is the training state, rewritten after every epoch
+	// and, where the trainer asks for it, within one.
 	CheckpointFile = "checkpoint"
 	// ModelFile is the trained model with its best parameters (nsrnn.Load).
 	ModelFile = "model"

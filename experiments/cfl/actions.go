@@ -94,7 +94,7 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	hidden := fs.Int("hidden", 20, "LSTM hidden units")
 	length := fs.Int("length", 41, "length of the fixed string whose actions are recorded")
 	stringSeed := fs.Uint64("string-seed", 3, "seed of the fixed string")
-	resume := fs.Bool("resume", false, "continue the interrupted runs in --out from their last finished epoch")
+	resume := fs.Bool("resume", false, "continue the interrupted runs in --out from their checkpoints")
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -146,7 +146,8 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 }
 
 // recordActions trains a model as train does (same data, seeds and
-// protocol, checkpointed after every epoch into dir, resumed with resume)
+// protocol, checkpointed after every epoch and at an interrupt into dir,
+// resumed with resume)
 // and writes the action-type weights on w after every epoch to
 // dir/actions.jsonl. The weights of an epoch are recorded after its last
 // batch, before its checkpoint, so that the file always holds every
@@ -211,11 +212,13 @@ func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume
 	stderr = intr.Console() // shared with the message of an interrupt
 	tc := s.TrainConfig(d.LowerBound.Entropy)
 	tc.Checkpoint = filepath.Join(dir, experiment.CheckpointFile)
+	var at stopPoint
 	tc.Recorder = nsrnn.Recorders{
 		record,
 		nsrnn.JSONLog(filepath.Join(dir, experiment.LogFile)),
 		cli.Progress(stderr, "actions "+s.Model.Kind, bar),
-		intr.Recorder(),
+		at.recorder(),
+		intr.CheckpointRecorder(),
 	}
 	fmt.Fprintf(stderr, "actions: training %s on %s (%d strings, lr %g, %d epochs) and recording its actions on %q after every epoch in %s\n",
 		s.Model.Kind, taskLabel(t.Name(), t.Definition()), s.TrainSize, s.LR, s.Epochs, as.String, path)
@@ -224,7 +227,7 @@ func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume
 		return fmt.Errorf("%s: %w", s.Model.Kind, err)
 	}
 	if !res.Finished {
-		return resumeError(intr, "actions", args, res.Epochs, dir)
+		return resumeError(intr, "actions", args, res.Epochs, at, dir)
 	}
 	ok = true
 	fmt.Fprintf(stderr, "actions %s: %d epochs recorded in %s\n", s.Model.Kind, res.Epochs, path)

@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
 // interruptAtCheckpoint runs the cfl program with args in this process and
@@ -132,6 +137,69 @@ func TestTrainWorkersRecorded(t *testing.T) {
 	}
 }
 
+// TestTrainInterruptWithinEpoch interrupts a run before its first batch:
+// it stops after that batch (or the few the signal takes to arrive) with a
+// checkpoint of it, says so, and exits with status 130; resumed with
+// checkpoints every batch (--checkpoint-every 1ns), it continues at the
+// next batch and ends bit for bit where an uninterrupted run that
+// checkpoints only after every epoch ends.
+func TestTrainInterruptWithinEpoch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two training runs")
+	}
+	dir := t.TempDir()
+	args := func(out string, extra ...string) []string {
+		a := []string{"train", "--task", "marked-reversal", "--model", "rns", "--hidden", "8",
+			"--lr", "0.01", "--train-size", "120", "--valid-size", "20", "--batch-size", "2",
+			"--lengths", "9:15", "--epochs", "2", "--seed", "2", "--workers", "1", "--quiet", "--out", out}
+		return append(a, extra...)
+	}
+	whole, part := filepath.Join(dir, "whole"), filepath.Join(dir, "part")
+	if status, _, stderr := run(args(whole, "--checkpoint-every", "0")...); status != 0 {
+		t.Fatalf("uninterrupted run: status %d: %s", status, stderr)
+	}
+
+	defer func(f func(chan<- os.Signal)) { notifySignals = f }(notifySignals)
+	notifySignals = func(ch chan<- os.Signal) { ch <- os.Interrupt } // buffered
+	status, _, stderr := run(args(part)...)
+	notifySignals = func(chan<- os.Signal) {}
+	m := regexp.MustCompile(`epoch 1 up to batch (\d+) of (\d+) checkpointed in (\S+)\ninterrupted; resume with: `).FindStringSubmatch(stderr)
+	if status != 130 || m == nil || m[3] != part {
+		t.Fatalf("status %d, stderr %q; want 130 and \"epoch 1 up to batch S of T checkpointed in %s\"", status, stderr, part)
+	}
+	step, _ := strconv.Atoi(m[1])
+	steps, _ := strconv.Atoi(m[2])
+	if step < 1 || step >= steps || steps != 60 {
+		t.Fatalf("stopped after batch %d of %d, want one within the 60 of epoch 1", step, steps)
+	}
+	if _, err := os.Stat(filepath.Join(part, experiment.CheckpointFile)); err != nil {
+		t.Fatalf("no checkpoint: %v", err)
+	}
+
+	status, _, stderr = run(args(part, "--checkpoint-every", "1ns", "--resume")...)
+	if status != 0 {
+		t.Fatalf("resuming: status %d: %s", status, stderr)
+	}
+	if want := fmt.Sprintf("rns: resuming at epoch 1 of at most 2, batch %d of 60", step+1); !strings.Contains(stderr, want) {
+		t.Errorf("the resumed run does not say %q:\n%s", want, stderr)
+	}
+	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("the resumed run's model differs from the uninterrupted run's")
+	}
+	untimed := func(path string) []nsrnn.EpochRecord {
+		recs := readLogFile(t, path)
+		for i := range recs {
+			recs[i].ElapsedSeconds, recs[i].EpochSeconds = 0, 0
+		}
+		return recs
+	}
+	if a, b := untimed(filepath.Join(whole, experiment.LogFile)), untimed(filepath.Join(part, experiment.LogFile)); len(a) != 2 || !reflect.DeepEqual(a, b) {
+		t.Errorf("logs without their times: resumed %+v, uninterrupted %+v", b, a)
+	}
+}
+
 // TestTrainRefusesCheckpointOfOtherRun checks that a checkpoint copied from
 // a run with other settings (other lengths, so the same number of batches,
 // or another seed) is refused naming the file and the setting, even though
@@ -172,9 +240,8 @@ func TestTrainRefusesCheckpointOfOtherRun(t *testing.T) {
 	}
 }
 
-// TestTrainBadCheckpointEvery: cfl train has no --checkpoint-every (it
-// checkpoints after every epoch), so -1s is refused as an unknown flag,
-// and nothing is created.
+// TestTrainBadCheckpointEvery: a negative --checkpoint-every is refused,
+// naming the flag, and nothing is created.
 func TestTrainBadCheckpointEvery(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	status, _, stderr := run(tinyTrainArgs(out, "--checkpoint-every", "-1s")...)

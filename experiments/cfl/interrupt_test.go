@@ -52,7 +52,7 @@ func interruptedTraining(t *testing.T, signalAt int) (shown []string, stoppedAt 
 	in := catchInterrupts(&out, true)
 	defer in.Stop()
 	ch := <-sigs
-	rec := nsrnn.Recorders{cli.Progress(in.Console(), "rns", true), in.Recorder()}
+	rec := nsrnn.Recorders{cli.Progress(in.Console(), "rns", true), in.CheckpointRecorder()}
 	step := func(k nsrnn.EventKind, s int) error {
 		e := nsrnn.Event{Kind: k, Epoch: 2, Step: s, Steps: 4, MaxEpochs: 6, Loss: 0.5}
 		if k == nsrnn.EpochDone {

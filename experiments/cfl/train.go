@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -211,6 +212,7 @@ type trainPlan struct {
 	out           string
 	resume, quiet bool
 	workers       int
+	every         time.Duration // --checkpoint-every
 }
 
 // prepareTrain parses and checks the arguments of a train command (the
@@ -222,7 +224,8 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	var s experiment.Settings
 	lengths := protocolFlags(fs, &s, 0, 200, 10)
 	out := fs.String("out", "", "output directory (required): run.json, log.jsonl, checkpoint, then model and summary.json")
-	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its last finished epoch")
+	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its checkpoint")
+	every := fs.Duration("checkpoint-every", 5*time.Minute, "checkpoint within an epoch this often (0: only after every epoch); an interrupt writes a checkpoint of the batch it stops after all the same")
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
 	workers := trainWorkersFlag(fs)
 	src := dataSourceFlags(fs)
@@ -260,10 +263,12 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 		return nil, fmt.Errorf("--workers %d must be in [1, %d]", *workers, maxWorkers)
 	case s.EarlyStop < 1:
 		return nil, fmt.Errorf("--early-stop %d must be at least 1", s.EarlyStop)
+	case *every < 0:
+		return nil, fmt.Errorf("--checkpoint-every %v must not be negative (0: only after every epoch)", *every)
 	case *out == "":
 		return nil, fmt.Errorf("--out is required")
 	}
-	return &trainPlan{fs: fs, t: t, td: td, cfg: cfg, s: s, out: *out, resume: *resume, quiet: *quiet, workers: *workers}, nil
+	return &trainPlan{fs: fs, t: t, td: td, cfg: cfg, s: s, out: *out, resume: *resume, quiet: *quiet, workers: *workers, every: *every}, nil
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) error {
@@ -276,9 +281,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if *workers, s.Workers, err = resumeWorkers(*out, *resume, *workers, fs.Changed("workers"), stderr); err != nil {
 		return err
 	}
-	// The directory is locked until the end; a new run that fails or is
-	// interrupted before its first epoch leaves nothing behind, so that
-	// the same --out can be used again.
+	// The directory is locked until the end; a new run that fails before
+	// its first checkpoint leaves nothing behind, so that the same --out
+	// can be used again.
 	rd, err := cli.OpenRunDir(*out, experiment.RunFile, s, *resume, stderr)
 	if err != nil {
 		return err
@@ -302,14 +307,17 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	m.Workers = *workers
 	tc := d.TrainConfig(s)
 	tc.Checkpoint = filepath.Join(*out, experiment.CheckpointFile)
+	tc.CheckpointEvery = p.every
 	bar := !*quiet && cli.IsTerminal(stderr)
 	intr := catchInterrupts(stderr, cli.IsTerminal(stderr))
 	defer intr.Stop()
 	stderr = intr.Console() // shared with the message of an interrupt
+	var at stopPoint
 	tc.Recorder = nsrnn.Recorders{
 		nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile)),
 		cli.Progress(stderr, cfg.Kind, bar),
-		intr.Recorder(),
+		at.recorder(),
+		intr.CheckpointRecorder(),
 	}
 	bound := fmt.Sprintf("lower bound %.4f nats per symbol", d.LowerBound.Entropy)
 	if d.NoLowerBound {
@@ -322,7 +330,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !res.Finished {
-		return resumeError(intr, "train", args, res.Epochs, *out)
+		return resumeError(intr, "train", args, res.Epochs, at, *out)
 	}
 	if err := m.Save(filepath.Join(*out, experiment.ModelFile)); err != nil {
 		return err
@@ -345,23 +353,41 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 // it.
 var notifySignals = cli.NotifySignals
 
-// catchInterrupts catches SIGINT and SIGTERM during training: the first
-// one stops training after the current batch (the checkpoint of the last
-// finished epoch stays valid), or, on an epoch's last batch, once the
-// epoch is validated, checkpointed and its line printed, so that its work
-// is kept; a second one kills the program. Training's progress is to be
-// written to the result's Console; terminal says whether stderr is a
-// terminal.
+// catchInterrupts catches SIGINT and SIGTERM during training: with the
+// result's CheckpointRecorder among the training's recorders, the first
+// one stops training after the current batch with a checkpoint of it, or,
+// on an epoch's last batch, once the epoch is validated, checkpointed and
+// its line printed, so that nothing is lost; a second one kills the
+// program. Training's progress is to be written to the result's Console;
+// terminal says whether stderr is a terminal.
 func catchInterrupts(stderr io.Writer, terminal bool) *cli.Interrupts {
 	return cli.CatchInterrupts(stderr, terminal, notifySignals,
-		"stopping after the current batch (after the last batch of an epoch, once the epoch is validated and checkpointed)")
+		"stopping after the current batch, with a checkpoint (after the last batch of an epoch, once the epoch is validated and checkpointed)")
+}
+
+// stopPoint is where training stopped: the epoch in progress and the
+// batches of it done, when it stopped within an epoch (step < steps).
+type stopPoint struct{ epoch, step, steps int }
+
+// recorder keeps the stop point up to date; it returns no error.
+func (p *stopPoint) recorder() nsrnn.Recorder {
+	return nsrnn.RecorderFunc(func(e nsrnn.Event) error {
+		switch e.Kind {
+		case nsrnn.StepDone:
+			p.epoch, p.step, p.steps = e.Epoch, e.Step, e.Steps
+		case nsrnn.EpochDone:
+			*p = stopPoint{}
+		}
+		return nil
+	})
 }
 
 // resumeError is the error of a command (cmd with args) that a signal
-// interrupted after epochs finished epochs: it says how to resume, and
-// exits with 128 + the signal's number, as a shell reports a process
-// killed by it.
-func resumeError(in *cli.Interrupts, cmd string, args []string, epochs int, out string) error {
+// interrupted after epochs finished epochs and, when at is within an
+// epoch, the batches of the next one that at counts (checkpointed with
+// them): it says what was kept and how to resume, and exits with 128 +
+// the signal's number, as a shell reports a process killed by it.
+func resumeError(in *cli.Interrupts, cmd string, args []string, epochs int, at stopPoint, out string) error {
 	var again []string
 	for _, a := range args {
 		if a == "--resume" || strings.HasPrefix(a, "--resume=") {
@@ -371,9 +397,18 @@ func resumeError(in *cli.Interrupts, cmd string, args []string, epochs int, out 
 	}
 	again = append(append([]string{cmd}, again...), "--resume")
 	code := in.ExitCode()
+	finished := "epoch 1"
+	if epochs > 1 {
+		finished = fmt.Sprintf("epochs 1–%d", epochs)
+	}
 	done := "no epoch finished yet"
-	if epochs > 0 {
-		done = fmt.Sprintf("epochs 1–%d finished and checkpointed in %s", epochs, out)
+	switch within := at.step > 0 && at.step < at.steps; {
+	case within && epochs > 0:
+		done = fmt.Sprintf("%s finished, and epoch %d up to batch %d of %d, checkpointed in %s", finished, at.epoch, at.step, at.steps, out)
+	case within:
+		done = fmt.Sprintf("epoch %d up to batch %d of %d checkpointed in %s", at.epoch, at.step, at.steps, out)
+	case epochs > 0:
+		done = fmt.Sprintf("%s finished and checkpointed in %s", finished, out)
 	}
 	return &cli.ExitError{Code: code, Err: fmt.Errorf("%s\ninterrupted; resume with: %s", done, prog.CommandLine(again))}
 }
