@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -124,5 +125,43 @@ func TestInterruptOnLastBatch(t *testing.T) {
 	if len(shown) != 4 || !strings.HasPrefix(shown[0], "interrupt: stopping") ||
 		!strings.HasPrefix(shown[1], "rns epoch 2 of at most 6: ") || !strings.HasPrefix(shown[2], "cfl: epochs 1–2") {
 		t.Errorf("screen:\n%s", strings.Join(shown, "\n"))
+	}
+}
+
+// TestResumeErrorSaysWhatWasKept: the message of an interrupted run names
+// the finished epochs and the batches of the epoch under way that its
+// checkpoint holds, and the command that resumes it (the same one with
+// --resume, given once).
+func TestResumeErrorSaysWhatWasKept(t *testing.T) {
+	defer func(f func(chan<- os.Signal)) { notifySignals = f }(notifySignals)
+	notifySignals = func(chan<- os.Signal) {}
+	in := catchInterrupts(io.Discard, false)
+	defer in.Stop()
+	args := []string{"--task", "dyck", "--out", "runs/x", "--resume"}
+	for _, c := range []struct {
+		epochs int
+		at     stopPoint
+		want   string
+	}{
+		{0, stopPoint{1, 3, 10}, "epoch 1 up to batch 3 of 10 checkpointed in runs/x"},
+		{1, stopPoint{2, 9, 10}, "epoch 1 finished, and epoch 2 up to batch 9 of 10, checkpointed in runs/x"},
+		{4, stopPoint{5, 1, 10}, "epochs 1–4 finished, and epoch 5 up to batch 1 of 10, checkpointed in runs/x"},
+		{4, stopPoint{}, "epochs 1–4 finished and checkpointed in runs/x"},
+		{2, stopPoint{3, 10, 10}, "epochs 1–2 finished and checkpointed in runs/x"}, // an epoch's last batch: not within it
+		{1, stopPoint{}, "epoch 1 finished and checkpointed in runs/x"},
+		{0, stopPoint{}, "no epoch finished yet"},
+	} {
+		err := resumeError(in, "train", args, c.epochs, c.at, "runs/x")
+		var ee *cli.ExitError
+		if !errors.As(err, &ee) || ee.Code != 130 {
+			t.Fatalf("%+v: %v, want an exit error with status 130", c, err)
+		}
+		msg := err.Error()
+		if want := c.want + "\ninterrupted; resume with: "; !strings.HasPrefix(msg, want) {
+			t.Errorf("%d epochs, %+v: %q, want it to begin %q", c.epochs, c.at, msg, want)
+		}
+		if !strings.HasSuffix(msg, " train --task dyck --out runs/x --resume") || strings.Count(msg, "--resume") != 1 {
+			t.Errorf("%d epochs, %+v: resume command in %q", c.epochs, c.at, msg)
+		}
 	}
 }
