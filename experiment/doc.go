@@ -19,8 +19,9 @@
 // A training run lives in a directory holding RunFile (run.json, its
 // settings), LogFile (log.jsonl, one nsrnn.EpochRecord per epoch),
 // CheckpointFile (the training state after every epoch, and within one
-// where the trainer asks for it, from which a killed run resumes exactly), ModelFile (the model with its best parameters) and,
-// once finished, SummaryFile (summary.json, a Summary). PrepareRun creates
+// where the trainer asks for it, from which a killed run resumes exactly),
+// ModelFile (the model with its best parameters) and, once finished,
+// SummaryFile (summary.json, a Summary). PrepareRun creates
 // a run directory, or checks that the run being resumed there was made with
 // the same settings, listing the ones that differ (SettingsError), and that
 // the directory is writable (CheckWritable), so that a run cannot fail for

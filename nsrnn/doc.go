@@ -184,9 +184,9 @@
 // OPENBLAS_CORETYPE=SkylakeX trained the Penn Treebank models 1.5–1.6×
 // faster than with its Haswell kernels. On a CPU without AVX-512 that
 // setting stops the program with an illegal instruction (SIGILL): leave
-// it unset there. The stack's dynamic program has
-// AVX2 and AVX-512 kernels of its own for the common block sizes, chosen
-// at run time (the build tag purego leaves them out).
+// it unset there. The stack's dynamic program has AVX2 and AVX-512
+// kernels of its own for the common block sizes, chosen at run time (the
+// build tag purego leaves them out).
 //
 // # Precision
 //
