@@ -148,9 +148,9 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 // recordActions trains a model as train does (same data, seeds and
 // protocol, checkpointed after every epoch and at an interrupt into dir,
 // resumed with resume) and writes the action-type weights on w after every
-// epoch to dir/actions.jsonl. The weights of an epoch are recorded after its last
-// batch, before its checkpoint, so that the file always holds every
-// checkpointed epoch; a resumed run drops the records of later ones.
+// epoch to dir/actions.jsonl. The weights of an epoch are recorded after
+// its last batch, before its checkpoint, so that the file always holds
+// every checkpointed epoch; a resumed run drops the records of later ones.
 func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume bool, args []string, bar bool, stderr io.Writer) error {
 	s := as.Run
 	rd, err := cli.OpenRunDir(dir, actionsSettingsFile, as, resume, stderr)

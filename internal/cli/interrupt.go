@@ -16,11 +16,10 @@ import (
 )
 
 // Interrupts catches SIGINT and SIGTERM during training: the first one
-// asks training to stop (see Recorder and CheckpointRecorder); a second
-// one kills the program. Its message goes through Console, which the
-// training's progress is to be written to as well: the progress bar is
-// cleared first and never drawn again, so that the message is not glued
-// to a stale bar.
+// asks training to stop (see CheckpointRecorder); a second one kills the
+// program. Its message goes through Console, which the training's progress
+// is to be written to as well: the progress bar is cleared first and never
+// drawn again, so that the message is not glued to a stale bar.
 type Interrupts struct {
 	ch      chan os.Signal
 	done    chan struct{}
@@ -90,20 +89,6 @@ func (in *Interrupts) ExitCode() int {
 		return 128 + int(sig)
 	}
 	return 130
-}
-
-// Recorder stops training (nsrnn.ErrStop) at the first event after a
-// signal, except the last step of an epoch: the epoch goes on to its
-// validation and checkpoint, and stops at its EpochDone event, after the
-// recorders before this one have logged and printed it. What an epoch
-// stopped in its middle did since its last checkpoint is lost.
-func (in *Interrupts) Recorder() nsrnn.Recorder {
-	return nsrnn.RecorderFunc(func(e nsrnn.Event) error {
-		if in.Signal() == nil || (e.Kind == nsrnn.StepDone && e.Step == e.Steps) {
-			return nil
-		}
-		return nsrnn.ErrStop
-	})
 }
 
 // CheckpointRecorder stops training after a signal with nothing lost:
