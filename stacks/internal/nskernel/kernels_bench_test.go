@@ -35,7 +35,8 @@ func BenchmarkPopKernels(b *testing.B) {
 }
 
 // BenchmarkVecPopKernels: the vector pop kernels (amd64 assembly, AVX2 and
-// FMA; fwdZ9x3 and bwdZ9x3 AVX-512).
+// FMA; fwdZ9x3 and bwdZ9x3 AVX-512) at nk = 30 split points, and those of
+// m = 9 also at nk = 100.
 func BenchmarkVecPopKernels(b *testing.B) {
 	if !useVec {
 		b.Skip("no vector kernels in this build or on this CPU")
@@ -74,6 +75,25 @@ func BenchmarkVecPopKernels(b *testing.B) {
 			popSumBackVec9x3(C9, CP9, B9, E9, xt9, w)
 		}
 		b.ReportMetric(float64(2*nk*mm9*Q9)/1e6, "MFMA/op")
+	})
+	// At nk = 100 the blocks (170 KiB) no longer fit the L1 cache: the
+	// kernels' chunks of split points keep them there over the three
+	// passes over y.
+	const nkL = 100
+	EL, XL, wL := randSlice(rng, nkL*mm9), randSlice(rng, nkL*mq9), randSlice(rng, nkL)
+	CL, CPL, xtL := make([]float64, nkL*mm9), make([]float64, nkL*mq9), make([]float64, nkL*mq9)
+	b.Run("fwd9x3-nk100", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			popSumWVec9x3(acc9, EL, XL, wL)
+		}
+		b.ReportMetric(float64(nkL*mm9*Q9)/1e6, "MFMA/op")
+	})
+	b.Run("bwd9x3-nk100", func(b *testing.B) {
+		permXT9x3(xtL, XL, nkL)
+		for i := 0; i < b.N; i++ {
+			popSumBackVec9x3(CL, CPL, B9, EL, xtL, wL)
+		}
+		b.ReportMetric(float64(2*nkL*mm9*Q9)/1e6, "MFMA/op")
 	})
 	if useZ {
 		b.Run("fwdZ9x3", func(b *testing.B) {

@@ -48,7 +48,7 @@ func popSumWVec9x3(acc, E, X, w []float64) {
 		return
 	}
 	_, _, _ = acc[80], E[nk*81-1], X[nk*27-1]
-	var out [108]float64
+	var out [108]float64 // zero: the kernel adds to it
 	popSumWVec9x3Asm(&out[0], &E[0], &X[0], &w[0], nk)
 	for iy := 0; iy < 27; iy++ {
 		a, o := (*[3]float64)(acc[3*iy:]), (*[4]float64)(out[4*iy:])

@@ -49,14 +49,15 @@ func TestVecKernels(t *testing.T) {
 
 // TestVecKernels9x3 checks the vector pop kernels of m = 9, |Q| = 3 against
 // the reference loops, with the slices cut exactly to size so that a read
-// or write past a block's last entry would show.
+// or write past a block's last entry would show, for counts of split points
+// below, at and past the kernels' chunks (16 forward, 8 backward).
 func TestVecKernels9x3(t *testing.T) {
 	if !useVec {
 		t.Skip("no vector kernels in this build or on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(29, 30))
 	const m, Q, mm, mq = 9, 3, 81, 27
-	for _, nk := range []int{1, 2, 3, 8} {
+	for _, nk := range []int{1, 2, 3, 8, 9, 16, 17, 41} {
 		name := fmt.Sprintf("nk=%d", nk)
 		E, X, w := randSlice(rng, nk*mm), randSlice(rng, nk*mq), randSlice(rng, nk)
 		w[nk/2] = 0
