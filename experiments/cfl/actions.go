@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
@@ -96,6 +97,7 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	stringSeed := fs.Uint64("string-seed", 3, "seed of the fixed string")
 	resume := fs.Bool("resume", false, "continue the interrupted runs in --out from their checkpoints")
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
+	every := checkpointEveryFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -103,6 +105,9 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if err := checkProtocol(&s, *lengths); err != nil {
+		return err
+	}
+	if err := checkCheckpointEvery(*every); err != nil {
 		return err
 	}
 	switch {
@@ -138,7 +143,7 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 		}
 		as := actionsSettings{Run: s, Length: *length, StringSeed: *stringSeed, String: data.FormatString(w[0], t.Terminals())}
 		as.Run.Task, as.Run.Grammar, as.Run.TaskParams, as.Run.Model, as.Run.GrammarFile = t.Name(), t.Definition(), t.Params(), cfg, gf
-		if err := recordActions(as, t, w[0], filepath.Join(*out, kind), *resume, args, !*quiet && cli.IsTerminal(stderr), stderr); err != nil {
+		if err := recordActions(as, t, w[0], filepath.Join(*out, kind), *resume, *every, args, !*quiet && cli.IsTerminal(stderr), stderr); err != nil {
 			return err
 		}
 	}
@@ -146,12 +151,12 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 }
 
 // recordActions trains a model as train does (same data, seeds and
-// protocol, checkpointed after every epoch and at an interrupt into dir,
-// resumed with resume) and writes the action-type weights on w after every
+// protocol, checkpointed into dir after every epoch, every "every" within
+// an epoch (0: never) and at an interrupt, resumed with resume) and writes the action-type weights on w after every
 // epoch to dir/actions.jsonl. The weights of an epoch are recorded after
 // its last batch, before its checkpoint, so that the file always holds
 // every checkpointed epoch; a resumed run drops the records of later ones.
-func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume bool, args []string, bar bool, stderr io.Writer) error {
+func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume bool, every time.Duration, args []string, bar bool, stderr io.Writer) error {
 	s := as.Run
 	rd, err := cli.OpenRunDir(dir, actionsSettingsFile, as, resume, stderr)
 	if err != nil {
@@ -211,6 +216,7 @@ func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume
 	stderr = intr.Console() // shared with the message of an interrupt
 	tc := s.TrainConfig(d.LowerBound.Entropy)
 	tc.Checkpoint = filepath.Join(dir, experiment.CheckpointFile)
+	tc.CheckpointEvery = every
 	var at stopPoint
 	tc.Recorder = nsrnn.Recorders{
 		record,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,45 @@ func TestActionsResume(t *testing.T) {
 	got, _ = readActions(filepath.Join(out, "rns", actionsFile))
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("resumed records differ from an uninterrupted run's:\n%v\n%v", got, want)
+	}
+
+	// Interrupted before its first batch, a run stops within epoch 1 with a
+	// checkpoint of the batches done; resumed with checkpoints every batch
+	// (--checkpoint-every 1ns), it records what the uninterrupted run did.
+	within := filepath.Join(dir, "within")
+	notifySignals = func(ch chan<- os.Signal) { ch <- os.Interrupt } // buffered
+	stderr.Reset()
+	err = runActions(args(within), &bytes.Buffer{}, &stderr)
+	notifySignals = func(chan<- os.Signal) {}
+	if ee, ok := errors.AsType[*cli.ExitError](err); !ok || ee.Code != 130 ||
+		!regexp.MustCompile(`epoch 1 up to batch \d+ of 100 checkpointed in `).MatchString(err.Error()) {
+		t.Fatalf("interrupted within epoch 1: %v", err)
+	}
+	if got, err := readActions(filepath.Join(within, "rns", actionsFile)); len(got) != 0 || err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("interrupted within epoch 1: records %v (%v), want none", got, err)
+	}
+	stderr.Reset()
+	if err := runActions(args(within, "--checkpoint-every", "1ns", "--resume"), &bytes.Buffer{}, &stderr); err != nil {
+		t.Fatalf("--resume within epoch 1: %v\n%s", err, stderr.String())
+	}
+	if !regexp.MustCompile(`resuming at epoch 1 of at most 4, batch \d+ of 100`).MatchString(stderr.String()) {
+		t.Errorf("the resumed run does not say where in epoch 1 it resumes:\n%s", stderr.String())
+	}
+	got, _ = readActions(filepath.Join(within, "rns", actionsFile))
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("records resumed within an epoch differ from an uninterrupted run's:\n%v\n%v", got, want)
+	}
+}
+
+// TestActionsBadCheckpointEvery: a negative --checkpoint-every is refused,
+// naming the flag, before anything is written.
+func TestActionsBadCheckpointEvery(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	err := runActions([]string{"--out", out, "--checkpoint-every", "-1s"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--checkpoint-every -1s") {
+		t.Errorf("error %v, want one naming --checkpoint-every", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the output directory was created")
 	}
 }

@@ -107,6 +107,21 @@ func protocolFlags(fs *pflag.FlagSet, s *experiment.Settings, lr float64, epochs
 	return lengths
 }
 
+// checkpointEveryFlag registers --checkpoint-every, how often a training
+// run checkpoints within an epoch (nsrnn.TrainConfig.CheckpointEvery);
+// checkCheckpointEvery refuses a negative value.
+func checkpointEveryFlag(fs *pflag.FlagSet) *time.Duration {
+	return fs.Duration("checkpoint-every", 5*time.Minute, "checkpoint within an epoch this often (0: only after every epoch); an interrupt writes a checkpoint of the batch it stops after all the same")
+}
+
+// checkCheckpointEvery refuses a negative --checkpoint-every.
+func checkCheckpointEvery(every time.Duration) error {
+	if every < 0 {
+		return fmt.Errorf("--checkpoint-every %v must not be negative (0: only after every epoch)", every)
+	}
+	return nil
+}
+
 // maxWorkers is the most parts a batch may be split into (--workers):
 // far more than any batch of the protocol has sequences.
 const maxWorkers = 1024
@@ -225,7 +240,7 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	lengths := protocolFlags(fs, &s, 0, 200, 10)
 	out := fs.String("out", "", "output directory (required): run.json, log.jsonl, checkpoint, then model and summary.json")
 	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its checkpoint")
-	every := fs.Duration("checkpoint-every", 5*time.Minute, "checkpoint within an epoch this often (0: only after every epoch); an interrupt writes a checkpoint of the batch it stops after all the same")
+	every := checkpointEveryFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
 	workers := trainWorkersFlag(fs)
 	src := dataSourceFlags(fs)
@@ -263,10 +278,11 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 		return nil, fmt.Errorf("--workers %d must be in [1, %d]", *workers, maxWorkers)
 	case s.EarlyStop < 1:
 		return nil, fmt.Errorf("--early-stop %d must be at least 1", s.EarlyStop)
-	case *every < 0:
-		return nil, fmt.Errorf("--checkpoint-every %v must not be negative (0: only after every epoch)", *every)
 	case *out == "":
 		return nil, fmt.Errorf("--out is required")
+	}
+	if err := checkCheckpointEvery(*every); err != nil {
+		return nil, err
 	}
 	return &trainPlan{fs: fs, t: t, td: td, cfg: cfg, s: s, out: *out, resume: *resume, quiet: *quiet, workers: *workers, every: *every}, nil
 }
