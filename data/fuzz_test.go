@@ -160,3 +160,57 @@ func describeRules(g *PCFG) string {
 	WritePCFG(&sb, g, "")
 	return sb.String()
 }
+
+// FuzzTextFile reads arbitrary files of the user's strings. A file is
+// either refused with an error naming it, or its vocabulary
+// (ReadVocabularyFile: sorted, distinct, without EOS) reads every line of
+// it (ReadStringsFile), uses every symbol, and the strings written in text
+// form (WriteStrings) read back into the same strings.
+func FuzzTextFile(f *testing.F) {
+	for _, s := range []string{
+		"a b\nb a\n", "\ufeffx y\r\nz\r\rz", "", "\n\n", " \t\n",
+		"a\u00a0b\u0085c\u2028d\n", "EOS\n", "x EOS y\n", "\xff\xfe a\n", "( ( ) )\n[ ]\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 1<<12 {
+			return
+		}
+		path := filepath.Join(t.TempDir(), "train.txt")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		vocab, err := ReadVocabularyFile(path)
+		if err != nil {
+			if !strings.Contains(err.Error(), path) {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if !slices.IsSorted(vocab) || len(slices.Compact(slices.Clone(vocab))) != len(vocab) || slices.Contains(vocab, EOS) {
+			t.Fatalf("vocabulary %q: want sorted, distinct symbols without %s", vocab, EOS)
+		}
+		ws, err := ReadStringsFile(path, vocab)
+		if err != nil {
+			t.Fatalf("the file's own vocabulary %q does not read it: %v", vocab, err)
+		}
+		used := make([]bool, len(vocab))
+		for _, w := range ws {
+			for _, x := range w {
+				used[x] = true
+			}
+		}
+		if i := slices.Index(used, false); i >= 0 {
+			t.Fatalf("symbol %q of the vocabulary is in no string", vocab[i])
+		}
+		var buf bytes.Buffer
+		if err := WriteStrings(&buf, ws, vocab); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadStrings(&buf, "written", vocab)
+		if err != nil || !slices.EqualFunc(back, ws, slices.Equal[[]int]) {
+			t.Fatalf("written and read back: %v (%v), want %v", back, err, ws)
+		}
+	})
+}
