@@ -513,7 +513,10 @@ func (s *seq) exactPopBack(a, b, k, i, j int, A, L float64) {
 	bk, pk := s.blk(a, k), s.gp(k, b)
 	for u := 0; u < Q; u++ {
 		uy := y*Q + u
-		w := math.Exp(s.lat(bk, i*m+uy) + s.latP(pk, uy*Q+r) - L)
+		w := 0.0 // exp(−∞): no logs for a factor 0, as in exactGamma
+		if !s.latZero(bk, i*m+uy) && !s.latPZero(pk, uy*Q+r) {
+			w = math.Exp(s.lat(bk, i*m+uy) + s.latP(pk, uy*Q+r) - L)
+		}
 		s.AX[bk*m*m+i*m+uy] += A * w
 		s.AXP[pk*m*Q+uy*Q+r] += A * w
 	}

@@ -47,9 +47,13 @@ func macs(c Config, n int) (fwd, bwd float64) {
 	return fwd, 2 * fwd
 }
 
-func benchFB(b *testing.B, c Config, B, n int) {
+func benchFB(b *testing.B, c Config, B, n int) { benchFBScale(b, c, B, n, 1) }
+
+// benchFBScale is benchFB with action log-weights drawn at the given
+// scale (randLD).
+func benchFBScale(b *testing.B, c Config, B, n int, scale float64) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	ld := randLD(rng, c, B, n, 1)
+	ld := randLD(rng, c, B, n, scale)
 	tp := NewTape(c, B, n)
 	r := make([]float64, B*c.ReadingSize())
 	g := make([]float64, B*c.NumActions())
@@ -80,6 +84,19 @@ func BenchmarkForwardBackward(b *testing.B) {
 	for _, qn := range [][2]int{{2, 60}, {2, 80}, {3, 80}} {
 		c := Config{States: qn[0], Symbols: 3, StateReading: true}
 		b.Run(fmt.Sprintf("Q%dG3n%dB10", qn[0], qn[1]), func(b *testing.B) { benchFB(b, c, 10, qn[1]) })
+	}
+}
+
+// BenchmarkForwardBackwardFixed is BenchmarkForwardBackward at the shape
+// of the RNS-RNN of the 2023 tasks: |Q| = 3, |Γ| = 3, n = 60 and the fixed
+// bottom, with which entries of γ are 0 whatever the weights, so that the
+// fast path leaves them to the exact recomputation at every column; with
+// action log-weights drawn at scale 1 (an untrained model's) and 10
+// (peaked, as a trained model's are).
+func BenchmarkForwardBackwardFixed(b *testing.B) {
+	c := Config{States: 3, Symbols: 3, Fixed: true, StateReading: true}
+	for _, scale := range []float64{1, 10} {
+		b.Run(fmt.Sprintf("scale%g", scale), func(b *testing.B) { benchFBScale(b, c, 10, 60, scale) })
 	}
 }
 

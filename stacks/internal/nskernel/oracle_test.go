@@ -148,6 +148,14 @@ func readingFromLogAlpha(c Config, al []float64) []float64 {
 // equations of the dynamic program, in positions (see the package comment),
 // with the pop term summed over (k,u,s,z) directly.
 func naiveDP(c Config, ld [][]float64) [][]float64 {
+	out, _ := naiveDPGamma(c, ld)
+	return out
+}
+
+// naiveDPGamma is naiveDP that also returns the log weights of the γ
+// blocks: gam[a][b][i·m+j], with the index i = q·|Γ|+x of state q and
+// symbol x (nil for a block outside the window or not computed).
+func naiveDPGamma(c Config, ld [][]float64) ([][]float64, [][][]float64) {
 	Q, G := c.States, c.Symbols
 	m := Q * G
 	W := 2*m + Q
@@ -243,5 +251,5 @@ func naiveDP(c Config, ld [][]float64) [][]float64 {
 		alpha[b] = al
 		out = append(out, al)
 	}
-	return out
+	return out, gam
 }
