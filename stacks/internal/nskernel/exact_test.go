@@ -171,3 +171,67 @@ func TestExactPopBackDeep(t *testing.T) {
 		t.Fatal("no large weight has a factor below the fast path's range: the test does not reach the exact logs")
 	}
 }
+
+// TestRowLive checks the invariant that lets finalize skip the exact
+// recomputation of entries that are 0: after every step, from the initial
+// stack and from carried states, in a tape's first run and in its next,
+// rowLive[a·m+i] holds exactly when a stored block γ(a,b) has a nonzero
+// entry in row i; and the fixed bottom's dead rows are met.
+func TestRowLive(t *testing.T) {
+	for i, c := range []Config{
+		{States: 3, Symbols: 3, Fixed: true, StateReading: true},
+		{States: 3, Symbols: 3, Fixed: true, StateReading: true, Window: 5},
+		{States: 2, Symbols: 3, Window: 4},
+	} {
+		rng := rand.New(rand.NewPCG(uint64(i), 67))
+		const n = 16
+		chunks := []int{3, 1, 4}
+		if c.Window == 0 {
+			chunks = []int{n} // a carried state is for the memory-limited variant
+		}
+		tp := NewTape(c, 1, n)
+		r := make([]float64, c.ReadingSize())
+		m := c.States * c.Symbols
+		dead := 0
+		// Two runs on the same tape: the second must not see the first's.
+		for run := 0; run < 2; run++ {
+			ld := extremeLD(rng, c, n, 300, 90)
+			var st *State
+			for s, ci := 0, 0; s < n; ci++ {
+				if err := tp.Begin(st); err != nil {
+					t.Fatal(err)
+				}
+				for k := 0; k < chunks[ci%len(chunks)] && s < n; k++ {
+					tp.Step(ld[s], r)
+					s++
+					sq := &tp.seqs[0]
+					for a := 0; a < sq.np; a++ {
+						for row := 0; row < m; row++ {
+							want := false
+							for b := a + 1; b < sq.np; b++ {
+								if sq.lo(b) > a {
+									continue // outside the window: not stored
+								}
+								for j := 0; j < m; j++ {
+									want = want || !sq.latZero(sq.blk(a, b), row*m+j)
+								}
+							}
+							if got := sq.rowLive[a*m+row]; got != want {
+								t.Fatalf("%+v step %d: rowLive of position %d row %d is %v, the stored blocks say %v", c, s, a, row, got, want)
+							}
+							if !want && a+1 < sq.np {
+								dead++
+							}
+						}
+					}
+				}
+				if c.Window > 0 {
+					st = tp.State()
+				}
+			}
+		}
+		if c.Fixed && dead == 0 {
+			t.Errorf("%+v: no dead row met", c)
+		}
+	}
+}

@@ -34,6 +34,15 @@ type seq struct {
 
 	E, Lx, C, AX []float64
 	axNZ         []bool // AX of the block may be nonzero
+	// rowLive[a·m+i]: a stored block γ(a,·) has a nonzero entry in row i.
+	// An entry (i,j) of γ(a,b) is a sum of terms with a factor from row i
+	// of a block γ(a,c), c < b, so it is 0 if that row is not live, and a
+	// row is live once the first block of its position, γ(a,a+1) (the
+	// push block, or the initial one), is nonzero in it: with the fixed
+	// bottom, γ(0,1) holds the bottom alone (state 0, symbol ⊥), and only
+	// row 0 of the blocks γ(0,·) is live, whose other entries finalize
+	// would otherwise recompute term by term at every column.
+	rowLive []bool
 	beta         []float64
 	hb           []float64 // hfac(beta − (psi[b] − psi[a])) per block
 
@@ -113,6 +122,7 @@ func (s *seq) init(c Config, capPos int) {
 	s.tau = make([]float64, ng)
 	s.hp = make([]float64, ng)
 	s.la = make([]float64, capPos*m)
+	s.rowLive = make([]bool, capPos*m)
 	s.aE = make([]float64, capPos*m)
 	s.Ca = make([]float64, capPos*m)
 	s.AXa = make([]float64, capPos*m)
@@ -195,6 +205,23 @@ func (s *seq) latZero(bi, e int) bool {
 func (s *seq) latPZero(pi, e int) bool {
 	mq := s.m * s.nq
 	return s.X[pi*mq+e] < deepE && s.LxP[pi*mq+e] == negInf
+}
+
+// markRows records in rowLive the nonzero rows of block bi, γ(a,·).
+func (s *seq) markRows(a, bi int) {
+	m := s.m
+	live := s.rowLive[a*m : (a+1)*m]
+	for i := range live {
+		if live[i] {
+			continue
+		}
+		for j := 0; j < m; j++ {
+			if !s.latZero(bi, i*m+j) {
+				live[i] = true
+				break
+			}
+		}
+	}
 }
 
 func (s *seq) clearAdj(bi int) {
@@ -317,6 +344,7 @@ func (s *seq) begin(bottom []float64) {
 	oh[0] = 0
 	s.psi[0], s.psi[1] = 0, 0
 	s.setAlpha(0, oh[:m])
+	clear(s.rowLive)
 	if s.fixed {
 		s.setAlpha(1, oh[:m])
 		for i := range oh {
@@ -324,6 +352,7 @@ func (s *seq) begin(bottom []float64) {
 		}
 		oh[0] = 0
 		s.setBlockLog(s.blk(0, 1), oh)
+		s.markRows(0, s.blk(0, 1))
 		s.setH(0, 1)
 		if s.M > 0 {
 			copy(s.V[s.M:2*s.M], bottom)
@@ -385,12 +414,14 @@ func (s *seq) beginState(np int, st *seqState) {
 	}
 	clear(s.Ca[:np*m])
 	clear(s.AXa[:np*m])
+	clear(s.rowLive)
 	j := 0
 	for a := 0; a < np; a++ {
 		for b := a + 1; b < np; b++ {
 			bi := s.blk(a, b)
 			copy(s.E[bi*mm:(bi+1)*mm], st.E[j*mm:(j+1)*mm])
 			copy(s.Lx[bi*mm:(bi+1)*mm], st.Lx[j*mm:(j+1)*mm])
+			s.markRows(a, bi)
 			s.beta[bi] = st.beta[j]
 			if st.hb != nil {
 				s.hb[bi] = st.hb[j]
@@ -537,7 +568,10 @@ func (s *seq) finalize(R []float64, S float64, E, Lx []float64, kind, a, b int) 
 		}
 		var l float64
 		if kind == kindGamma {
-			l = s.exactGamma(a, b, e/cols, e%cols)
+			l = negInf // every term has a factor 0 (see rowLive)
+			if s.rowLive[a*s.m+e/cols] {
+				l = s.exactGamma(a, b, e/cols, e%cols)
+			}
 		} else {
 			l = s.exactGp(a, b, e/cols, e%cols)
 		}
@@ -638,6 +672,7 @@ func (s *seq) step(ld, v, out []float64) {
 		s.clearAdj(bi)
 		if a == b-1 {
 			s.setBlockLog(bi, push)
+			s.markRows(a, bi)
 			s.setH(a, b)
 			continue
 		}
