@@ -26,6 +26,18 @@ func extremeLD(rng *rand.Rand, c Config, n int, offset, spread float64) [][]floa
 	return ld
 }
 
+// extremeForward runs a forward pass of n steps over one sequence of
+// extremeLD weights (offsets ±300, spread ±90, drawn with seed) and returns
+// the weights, the naive program's γ blocks (naiveDPGamma) and the
+// sequence's state after the pass.
+func extremeForward(c Config, seed uint64, n int) ([][]float64, [][][]float64, *seq) {
+	ld := extremeLD(rand.New(rand.NewPCG(seed, 61)), c, n, 300, 90)
+	tp := NewTape(c, 1, n)
+	tp.Run(ld)
+	_, gam := naiveDPGamma(c, ld)
+	return ld, gam, &tp.seqs[0]
+}
+
 // logClose reports whether two log weights agree: both −∞, or within tol
 // relative to the larger of 1 and |want|.
 func logClose(got, want, tol float64) bool {
@@ -52,13 +64,7 @@ func TestExactGammaDeep(t *testing.T) {
 		{States: 3, Symbols: 2, Fixed: true, Window: 5},
 	} {
 		t.Run(fmt.Sprintf("Q%dG%dfixed%vD%d", c.States, c.Symbols, c.Fixed, c.Window), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(uint64(i), 61))
-			const n = 14
-			ld := extremeLD(rng, c, n, 300, 90)
-			tp := NewTape(c, 1, n)
-			tp.Run(ld)
-			_, gam := naiveDPGamma(c, ld)
-			sq := &tp.seqs[0]
+			_, gam, sq := extremeForward(c, uint64(i), 14)
 			Q, G, m := c.States, c.Symbols, c.States*c.Symbols
 			deep, checked := 0, 0
 			for a := range gam {
@@ -105,13 +111,7 @@ func TestExactGammaDeep(t *testing.T) {
 // be large.
 func TestExactPopBackDeep(t *testing.T) {
 	c := Config{States: 3, Symbols: 3, Fixed: true, StateReading: true}
-	rng := rand.New(rand.NewPCG(3, 61))
-	const n = 12
-	ld := extremeLD(rng, c, n, 300, 90)
-	tp := NewTape(c, 1, n)
-	tp.Run(ld)
-	_, gam := naiveDPGamma(c, ld)
-	sq := &tp.seqs[0]
+	ld, gam, sq := extremeForward(c, 3, 12)
 	Q, G, m := c.States, c.Symbols, c.States*c.Symbols
 	W := 2*m + Q
 	base := 1 // the fixed bottom's column

@@ -63,38 +63,30 @@ func BenchmarkVecPopKernels(b *testing.B) {
 	const m9, Q9, mm9, mq9 = 9, 3, 81, 27
 	E9, X9, B9 := randSlice(rng, nk*mm9), randSlice(rng, nk*mq9), randSlice(rng, mm9)
 	acc9, C9, CP9, xt9 := make([]float64, mm9), make([]float64, nk*mm9), make([]float64, nk*mq9), make([]float64, nk*mq9)
-	b.Run("fwd9x3", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			popSumWVec9x3(acc9, E9, X9, w)
-		}
-		b.ReportMetric(float64(nk*mm9*Q9)/1e6, "MFMA/op")
-	})
-	b.Run("bwd9x3", func(b *testing.B) {
-		permXT9x3(xt9, X9, nk)
-		for i := 0; i < b.N; i++ {
-			popSumBackVec9x3(C9, CP9, B9, E9, xt9, w)
-		}
-		b.ReportMetric(float64(2*nk*mm9*Q9)/1e6, "MFMA/op")
-	})
 	// At nk = 100 the blocks (170 KiB) no longer fit the L1 cache: the
 	// kernels' chunks of split points keep them there over the three
 	// passes over y.
-	const nkL = 100
-	EL, XL, wL := randSlice(rng, nkL*mm9), randSlice(rng, nkL*mq9), randSlice(rng, nkL)
-	CL, CPL, xtL := make([]float64, nkL*mm9), make([]float64, nkL*mq9), make([]float64, nkL*mq9)
-	b.Run("fwd9x3-nk100", func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			popSumWVec9x3(acc9, EL, XL, wL)
+	for _, nkv := range []int{nk, 100} {
+		name, Ev, Xv, wv := "", E9, X9, w
+		if nkv != nk {
+			name = fmt.Sprintf("-nk%d", nkv)
+			Ev, Xv, wv = randSlice(rng, nkv*mm9), randSlice(rng, nkv*mq9), randSlice(rng, nkv)
 		}
-		b.ReportMetric(float64(nkL*mm9*Q9)/1e6, "MFMA/op")
-	})
-	b.Run("bwd9x3-nk100", func(b *testing.B) {
-		permXT9x3(xtL, XL, nkL)
-		for i := 0; i < b.N; i++ {
-			popSumBackVec9x3(CL, CPL, B9, EL, xtL, wL)
-		}
-		b.ReportMetric(float64(2*nkL*mm9*Q9)/1e6, "MFMA/op")
-	})
+		Cv, CPv, xtv := make([]float64, nkv*mm9), make([]float64, nkv*mq9), make([]float64, nkv*mq9)
+		b.Run("fwd9x3"+name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				popSumWVec9x3(acc9, Ev, Xv, wv)
+			}
+			b.ReportMetric(float64(nkv*mm9*Q9)/1e6, "MFMA/op")
+		})
+		b.Run("bwd9x3"+name, func(b *testing.B) {
+			permXT9x3(xtv, Xv, nkv)
+			for i := 0; i < b.N; i++ {
+				popSumBackVec9x3(Cv, CPv, B9, Ev, xtv, wv)
+			}
+			b.ReportMetric(float64(2*nkv*mm9*Q9)/1e6, "MFMA/op")
+		})
+	}
 	if useZ {
 		b.Run("fwdZ9x3", func(b *testing.B) {
 			permXE9x3(xt9, X9, nk)

@@ -34,6 +34,9 @@ type seq struct {
 
 	E, Lx, C, AX []float64
 	axNZ         []bool // AX of the block may be nonzero
+	beta         []float64
+	hb           []float64 // hfac(beta − (psi[b] − psi[a])) per block
+
 	// rowLive[a·m+i]: a stored block γ(a,·) has a nonzero entry in row i.
 	// An entry (i,j) of γ(a,b) is a sum of terms with a factor from row i
 	// of a block γ(a,c), c < b, so it is 0 if that row is not live, and a
@@ -43,8 +46,6 @@ type seq struct {
 	// row 0 of the blocks γ(0,·) is live, whose other entries finalize
 	// would otherwise recompute term by term at every column.
 	rowLive []bool
-	beta         []float64
-	hb           []float64 // hfac(beta − (psi[b] − psi[a])) per block
 
 	// psi is a potential over positions (cumulative maximal push weight);
 	// block and G' shifts are also kept relative to it (hb, hp) so that the
