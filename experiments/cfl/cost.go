@@ -16,6 +16,7 @@ import (
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/stacks"
 	"github.com/spf13/pflag"
 )
 
@@ -35,20 +36,24 @@ type costSettings struct {
 	// EpochTrainSize and EpochValidSize those of the epoch it is scaled
 	// to: the paper's protocol for a task or a grammar file, the files'
 	// strings for the user's strings.
-	TrainSize      int    `json:"train_size"`
-	ValidSize      int    `json:"valid_size"`
-	EpochTrainSize int    `json:"epoch_train_size"`
-	EpochValidSize int    `json:"epoch_valid_size"`
-	MinLength      int    `json:"min_length"`
-	MaxLength      int    `json:"max_length"`
-	BatchSize      int    `json:"batch_size"`
-	Hidden         int    `json:"hidden"`
-	States         int    `json:"states"`
-	Symbols        int    `json:"symbols"`
-	StackEmbedding int    `json:"stack_embedding"`
-	Epochs         int    `json:"epochs"`
-	Seed           uint64 `json:"seed"`
-	Workers        int    `json:"workers"`
+	TrainSize      int `json:"train_size"`
+	ValidSize      int `json:"valid_size"`
+	EpochTrainSize int `json:"epoch_train_size"`
+	EpochValidSize int `json:"epoch_valid_size"`
+	MinLength      int `json:"min_length"`
+	MaxLength      int `json:"max_length"`
+	BatchSize      int `json:"batch_size"`
+	Hidden         int `json:"hidden"`
+	States         int `json:"states"`
+	Symbols        int `json:"symbols"`
+	StackEmbedding int `json:"stack_embedding"`
+	// Bottom and PushHiddenState are the 2023 release's variants of the
+	// models that have them (--bottom fixed, --push-hidden-state).
+	Bottom          stacks.Bottom `json:"bottom,omitempty"`
+	PushHiddenState bool          `json:"push_hidden_state,omitempty"`
+	Epochs          int           `json:"epochs"`
+	Seed            uint64        `json:"seed"`
+	Workers         int           `json:"workers"`
 }
 
 // costMeasure is one model's measurement.
@@ -102,6 +107,8 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&s.States, "states", 2, "|Q| of "+joinNames(cli.KindsUsing("states")))
 	fs.IntVar(&s.Symbols, "symbols", 3, "|Γ| of "+joinNames(cli.KindsUsing("symbols")))
 	fs.IntVar(&s.StackEmbedding, "stack-embedding", 20, "stack vector size of "+joinNames(cli.KindsUsing("stack-embedding")))
+	fs.Var(&s.Bottom, "bottom", "bottom-symbol behaviour of "+joinNames(cli.KindsUsing("bottom"))+": original (ICLR 2022) or fixed (ICLR 2023, the 2023 release's models)")
+	fs.BoolVar(&s.PushHiddenState, "push-hidden-state", false, joinNames(cli.KindsUsing("push-hidden-state"))+" push the hidden state instead of a learned vector (the 2023 release's JM; --stack-embedding then is not theirs)")
 	fs.IntVar(&s.Epochs, "epochs", 2, "epochs run per model; the last is timed (the first builds the cached graphs)")
 	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the data and the initial parameters")
 	workers := workersFlag(fs)
@@ -244,10 +251,9 @@ func costData(fs *pflag.FlagSet, task string, p data.Params, g data.Grammar, src
 	return td.Task, td, nil
 }
 
-// measureCost trains one model for s.Epochs epochs on a subset of task t's
-// strings (sampled, or the first of the user's strings td) and times the
-// last epoch's training and validation passes.
-func measureCost(kind string, s costSettings, t *data.Task, td *experiment.TextData) (*costMeasure, error) {
+// costConfig is the model of kind measured on task t: the settings' sizes
+// and variants, for the kinds that have them.
+func costConfig(kind string, s costSettings, t *data.Task) (nsrnn.Config, error) {
 	mf := &cli.ModelFlags{Model: nsrnn.Config{Kind: kind, Hidden: s.Hidden, Layers: 1}}
 	if cli.KindUses(kind, "states") {
 		mf.Model.States = s.States
@@ -258,7 +264,20 @@ func measureCost(kind string, s costSettings, t *data.Task, td *experiment.TextD
 	if cli.KindUses(kind, "stack-embedding") {
 		mf.Model.StackEmbedding = s.StackEmbedding
 	}
-	cfg, err := taskConfig(t, mf)
+	if cli.KindUses(kind, "bottom") {
+		mf.Model.Bottom = s.Bottom
+	}
+	if cli.KindUses(kind, "push-hidden-state") && s.PushHiddenState {
+		mf.Model.PushHiddenState, mf.Model.StackEmbedding = true, 0
+	}
+	return taskConfig(t, mf)
+}
+
+// measureCost trains one model for s.Epochs epochs on a subset of task t's
+// strings (sampled, or the first of the user's strings td) and times the
+// last epoch's training and validation passes.
+func measureCost(kind string, s costSettings, t *data.Task, td *experiment.TextData) (*costMeasure, error) {
+	cfg, err := costConfig(kind, s, t)
 	if err != nil {
 		return nil, err
 	}

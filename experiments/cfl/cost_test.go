@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/stacks"
 )
 
 func TestCostAllModels(t *testing.T) {
@@ -60,6 +62,65 @@ func TestCostAllModels(t *testing.T) {
 		if want := m.EpochSeconds / lstm.EpochSeconds; math.Abs(m.TimeRatio-want) > 1e-12*want {
 			t.Errorf("%s: time ratio %g, want %g", m.Model, m.TimeRatio, want)
 		}
+	}
+}
+
+// TestCostReleaseModels checks cost's --bottom and --push-hidden-state, the
+// 2023 release's models: they reach the models that have them (the
+// RNS-RNN's bottom, JM's pushed vector, which then has the hidden state's
+// size and no parameters of its own) and no others, the report records
+// them, and a bad --bottom is refused naming the flag.
+func TestCostReleaseModels(t *testing.T) {
+	task, err := data.NewTask(data.MarkedCopy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := costSettings{Hidden: 4, States: 3, Symbols: 3, StackEmbedding: 20, Bottom: stacks.Fixed, PushHiddenState: true}
+	for _, c := range []struct {
+		kind   string
+		bottom stacks.Bottom
+		push   bool
+		embed  int
+	}{
+		{nsrnn.RNS, stacks.Fixed, false, 0},
+		{nsrnn.NSS, stacks.Fixed, false, 0},
+		{nsrnn.JM, stacks.Original, true, 0},
+		{nsrnn.Gref, stacks.Original, false, 20},
+		{nsrnn.LSTM, stacks.Original, false, 0},
+	} {
+		cfg, err := costConfig(c.kind, s, task)
+		if err != nil {
+			t.Fatalf("%s: %v", c.kind, err)
+		}
+		if cfg.Bottom != c.bottom || cfg.PushHiddenState != c.push || cfg.StackEmbedding != c.embed {
+			t.Errorf("%s: bottom %v, push hidden state %v, stack embedding %d; want %v, %v, %d",
+				c.kind, cfg.Bottom, cfg.PushHiddenState, cfg.StackEmbedding, c.bottom, c.push, c.embed)
+		}
+	}
+
+	args := []string{"--in-process", "--json", "--task", data.MarkedCopy, "--models", "jm,rns", "--train-size", "4", "--valid-size", "2",
+		"--batch-size", "2", "--lengths", "5:7", "--epochs", "1", "--hidden", "4", "--states", "3", "--symbols", "3"}
+	var stdout, stderr bytes.Buffer
+	if err := runCost(append(args, "--bottom", "fixed", "--push-hidden-state"), &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var rep costReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Settings.Bottom != stacks.Fixed || !rep.Settings.PushHiddenState {
+		t.Errorf("settings %+v: want bottom fixed and push_hidden_state", rep.Settings)
+	}
+	jm, err := nsrnn.CountParams(nsrnn.Config{Kind: nsrnn.JM, InputVocab: 3, OutputVocab: 4, Hidden: 4, PushHiddenState: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Models) != 2 || rep.Models[0].Parameters != jm {
+		t.Errorf("models %+v: want jm first with %d parameters", rep.Models, jm)
+	}
+	err = runCost(append(args, "--bottom", "floating"), &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "--bottom") {
+		t.Errorf("--bottom floating: %v, want an error naming the flag", err)
 	}
 }
 
