@@ -8,14 +8,16 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/stacks"
 )
 
 // BenchmarkTrainStep times one training step, forward and backward through
 // Model.Gradient, of each model kind at the size of the paper's CFL
 // experiments: batch 10, length 60, 20 hidden units, |Q| = 2, |Γ| = 3,
 // stack vectors of size 20 for Gref and JM; and the RNS-RNN with a window
-// D = 35 and with |Q| = 3 (padded reversal and the hardest CFL), each
-// also with the batch split in two parts run concurrently (Workers = 2).
+// D = 35 and with |Q| = 3 (padded reversal and the hardest CFL; also with
+// the fixed bottom, the 2023 release's model), each also with the batch
+// split in two parts run concurrently (Workers = 2).
 // The graph is built and run once before timing.
 func BenchmarkTrainStep(b *testing.B) {
 	const batch, length = 10, 60
@@ -45,7 +47,9 @@ func BenchmarkTrainStep(b *testing.B) {
 	q3 := benches[slices.IndexFunc(benches, func(b bench) bool { return b.name == nsrnn.RNS })].cfg
 	q3.States = 3
 	rns := benches[slices.IndexFunc(benches, func(b bench) bool { return b.name == nsrnn.RNS })].cfg
-	benches = append(benches, bench{"rns-D35", limited, 0}, bench{"rns-Q3", q3, 0},
+	q3fixed := q3
+	q3fixed.Bottom = stacks.Fixed
+	benches = append(benches, bench{"rns-D35", limited, 0}, bench{"rns-Q3", q3, 0}, bench{"rns-Q3-fixed", q3fixed, 0},
 		bench{"rns-workers2", rns, 2}, bench{"rns-Q3-workers2", q3, 2})
 
 	rng := rand.New(rand.NewPCG(1, 2))
