@@ -47,6 +47,11 @@ MACHINES = {
     "cfl-plateau-nss": "2-core Intel Xeon VM, shared",
     "cfl-2023": "2-core Intel Xeon VM, shared",
 }
+# Runs of a directory that ran elsewhere: (directory, task, model) → machine.
+RUN_MACHINES = {
+    ("cfl-2023", "marked-copy", "rns"): "2-core AMD EPYC (Zen 5) VM, alone",
+    ("cfl-2023", "unmarked-copy-different-alphabets", "rns"): "2-core AMD EPYC (Zen 5) VM",
+}
 
 
 def task_key(t):
@@ -156,7 +161,8 @@ def main():
         for model in present:
             runs = []
             for root in roots:
-                machine = MACHINES.get(os.path.basename(os.path.normpath(root)), "–")
+                base = os.path.basename(os.path.normpath(root))
+                machine = RUN_MACHINES.get((base, task, model), MACHINES.get(base, "–"))
                 for mdir in model_dirs(root, task, model):
                     runs += [(d, machine, root) for d in runs_of(mdir)]
             if not runs:
