@@ -49,8 +49,8 @@ MACHINES = {
 }
 # Runs of a directory that ran elsewhere: (directory, task, model) → machine.
 RUN_MACHINES = {
-    ("cfl-2023", "marked-copy", "rns"): "2-core AMD EPYC (Zen 5) VM, alone",
-    ("cfl-2023", "unmarked-copy-different-alphabets", "rns"): "2-core AMD EPYC (Zen 5) VM",
+    ("cfl-2023", "marked-copy", "rns"): "2-core AMD EPYC (Zen 5) VM, alone from epoch 3",
+    ("cfl-2023", "unmarked-copy-different-alphabets", "rns"): "2-core AMD EPYC (Zen 5) VM, alone from epoch 3",
 }
 
 
