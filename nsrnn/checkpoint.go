@@ -220,6 +220,7 @@ func loadCheckpoint(path string, m *Model, settings map[string]string, c *TrainC
 	for i, p := range m.params {
 		copy(p.Data(), saved.params[i].Data())
 	}
+	m.paramsChanged()
 	st.Settings = settings
 	return st, nil
 }

@@ -83,6 +83,8 @@ type Model struct {
 	replicas []stacks.Layer
 	// partGrads holds the combined gradients of a split batch.
 	partGrads [][]float64
+	// eng computes the model's passes; nil is the CPU (see SetDevice).
+	eng engine
 }
 
 // New builds a model from a validated configuration and initializes its
@@ -155,8 +157,18 @@ func (m *Model) Init(seed uint64) {
 func (m *Model) Config() Config { return m.cfg }
 
 // Params returns the model's parameters in a fixed order. The tensors are
-// the model's own: changing them changes the model.
-func (m *Model) Params() []*Param { return m.params }
+// the model's own: changing them changes the model. On a GPU (SetDevice)
+// Params first copies the device's parameters to these tensors and takes
+// them back to the device at the next run, so that changes made to them
+// count; it panics if the copy fails (the device is gone), as any use of
+// the model would fail.
+func (m *Model) Params() []*Param {
+	if err := m.syncHost(); err != nil {
+		panic(err)
+	}
+	m.paramsChanged()
+	return m.params
+}
 
 // NumParams is the number of scalar parameters.
 func (m *Model) NumParams() int { return param.Count(m.params) }

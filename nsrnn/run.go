@@ -178,15 +178,22 @@ func (m *Model) grads(gr *graph) [][]float64 {
 // the sum over the n+1 predictions w_1 … w_n, EOS of −log p, averaged over
 // the batch (nats per sequence).
 func (m *Model) Loss(batch [][]int) (float64, error) {
-	loss, _, err := m.runParts(batch, false)
-	return loss, err
+	if err := m.check(batch); err != nil {
+		return 0, err
+	}
+	r, err := m.engine().sentence(batch, pass{})
+	return r.loss, err
 }
 
 // Gradient returns the loss of a batch (as Loss) and its gradient with
 // respect to each parameter, in the order of Params. The gradient slices
 // are owned by the model and valid until its next call.
 func (m *Model) Gradient(batch [][]int) (float64, [][]float64, error) {
-	return m.runParts(batch, true)
+	if err := m.check(batch); err != nil {
+		return 0, nil, err
+	}
+	r, err := m.engine().sentence(batch, pass{grad: true, hostGrads: true})
+	return r.loss, r.grads, err
 }
 
 // LogProbs returns, for each sequence of a batch of one length n, the
@@ -194,14 +201,11 @@ func (m *Model) Gradient(batch [][]int) (float64, [][]float64, error) {
 // positions: out[b][t][v] = log p(w_{t+1} = v | w_1 … w_t), where position n
 // predicts EOS.
 func (m *Model) LogProbs(batch [][]int) ([][][]float64, error) {
-	gr, err := m.load(batch, false)
-	if err != nil {
+	if err := m.check(batch); err != nil {
 		return nil, err
 	}
-	if _, err := gr.run(); err != nil {
-		return nil, err
-	}
-	return gr.logProbs(), nil
+	r, err := m.engine().sentence(batch, pass{logProbs: true})
+	return r.lp, err
 }
 
 // logProbs copies the output log-probabilities of the latest run,

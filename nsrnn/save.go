@@ -32,6 +32,9 @@ var ErrBadModelFile = errors.New("not a valid nsrnn model file")
 
 // MarshalBinary encodes the model's configuration and parameters.
 func (m *Model) MarshalBinary() ([]byte, error) {
+	if err := m.syncHost(); err != nil {
+		return nil, err
+	}
 	cfg, err := json.Marshal(m.cfg)
 	if err != nil {
 		return nil, err

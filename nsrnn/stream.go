@@ -126,37 +126,45 @@ func (s *Stream) CheckChunk(n int) error {
 	return s.m.checkSize(s.batch, n, n, n, true)
 }
 
-// load checks a chunk and writes it into the graph's inputs and state.
-func (s *Stream) load(inputs, targets [][]int, grad bool) (*graph, error) {
+// check reports a chunk that does not fit the stream: rows of another
+// count or length, no tokens, symbols outside the vocabularies.
+func (s *Stream) check(inputs, targets [][]int) error {
 	m := s.m
 	if len(inputs) != s.batch {
-		return nil, fmt.Errorf("nsrnn: chunk has %d rows of inputs, the stream has %d", len(inputs), s.batch)
+		return fmt.Errorf("nsrnn: chunk has %d rows of inputs, the stream has %d", len(inputs), s.batch)
 	}
 	if targets != nil && len(targets) != s.batch {
-		return nil, fmt.Errorf("nsrnn: chunk has %d rows of targets, the stream has %d", len(targets), s.batch)
+		return fmt.Errorf("nsrnn: chunk has %d rows of targets, the stream has %d", len(targets), s.batch)
 	}
 	T := len(inputs[0])
 	if T < 1 {
-		return nil, errors.New("nsrnn: empty chunk")
+		return errors.New("nsrnn: empty chunk")
 	}
 	for b, row := range inputs {
 		if len(row) != T {
-			return nil, fmt.Errorf("nsrnn: chunk rows must have one length: row 0 has %d tokens, row %d has %d", T, b, len(row))
+			return fmt.Errorf("nsrnn: chunk rows must have one length: row 0 has %d tokens, row %d has %d", T, b, len(row))
 		}
 		if err := m.checkSymbols(row, "input row", b, false); err != nil {
-			return nil, err
+			return err
 		}
 		if targets != nil {
 			if len(targets[b]) != T {
-				return nil, fmt.Errorf("nsrnn: target row %d has %d tokens, its input row %d", b, len(targets[b]), T)
+				return fmt.Errorf("nsrnn: target row %d has %d tokens, its input row %d", b, len(targets[b]), T)
 			}
 			for j, y := range targets[b] {
 				if y != NoTarget && (y < 0 || y >= m.cfg.OutputVocab) {
-					return nil, fmt.Errorf("nsrnn: target row %d has symbol %d at position %d, outside the output vocabulary", b, y, j)
+					return fmt.Errorf("nsrnn: target row %d has symbol %d at position %d, outside the output vocabulary", b, y, j)
 				}
 			}
 		}
 	}
+	return nil
+}
+
+// load writes a checked chunk into its graph's inputs and state.
+func (s *Stream) load(inputs, targets [][]int, grad bool) (*graph, error) {
+	m := s.m
+	T := len(inputs[0])
 	gr, err := m.graphFor(graphKey{mode: streamMode, n: T, batch: s.batch, grad: grad})
 	if err != nil {
 		return nil, err
@@ -212,7 +220,8 @@ func (s *Stream) advance(gr *graph) error {
 	return nil
 }
 
-func (s *Stream) run(inputs, targets [][]int, grad bool) (*graph, float64, error) {
+// runCPU runs a chunk on the CPU's graphs (cpuEngine.chunk).
+func (s *Stream) runCPU(inputs, targets [][]int, grad bool) (*graph, float64, error) {
 	gr, err := s.load(inputs, targets, grad)
 	if err != nil {
 		return nil, 0, err
@@ -232,8 +241,16 @@ func (s *Stream) run(inputs, targets [][]int, grad bool) (*graph, float64, error
 // and returns the mean cross-entropy over the chunk's targets in nats per
 // token (0 if it has none). It advances the state to the end of the chunk.
 func (s *Stream) Loss(inputs, targets [][]int) (float64, error) {
-	_, loss, err := s.run(inputs, targets, false)
-	return loss, err
+	r, err := s.run(inputs, targets, pass{})
+	return r.loss, err
+}
+
+// run checks a chunk and runs it on the model's engine.
+func (s *Stream) run(inputs, targets [][]int, p pass) (outcome, error) {
+	if err := s.check(inputs, targets); err != nil {
+		return outcome{}, err
+	}
+	return s.m.engine().chunk(s, inputs, targets, p)
 }
 
 // Gradient is Loss with the gradient of the chunk's loss with respect to
@@ -241,22 +258,16 @@ func (s *Stream) Loss(inputs, targets [][]int) (float64, error) {
 // carried state is a constant). The gradient slices are owned by the model
 // and valid until its next call.
 func (s *Stream) Gradient(inputs, targets [][]int) (float64, [][]float64, error) {
-	gr, loss, err := s.run(inputs, targets, true)
-	if err != nil {
-		return 0, nil, err
-	}
-	return loss, s.m.grads(gr), nil
+	r, err := s.run(inputs, targets, pass{grad: true, hostGrads: true})
+	return r.loss, r.grads, err
 }
 
 // LogProbs runs one chunk of inputs and returns the log-probabilities of
 // every output symbol after each input: out[b][t][v] = log p(x_{t+1} = v |
 // the stream up to x_t). It advances the state.
 func (s *Stream) LogProbs(inputs [][]int) ([][][]float64, error) {
-	gr, _, err := s.run(inputs, nil, false)
-	if err != nil {
-		return nil, err
-	}
-	return gr.logProbs(), nil
+	r, err := s.run(inputs, nil, pass{logProbs: true})
+	return r.lp, err
 }
 
 // Next feeds one token to each stream and returns each stream's
@@ -433,6 +444,34 @@ func (o *streamObjective) Gradient(e, i int) (float64, float64, [][]float64, err
 		}
 	}
 	return loss, float64(n), grads, nil
+}
+
+func (o *streamObjective) deviceGradient(e, i int) (float64, float64, error) {
+	if i == 0 {
+		o.s.Reset()
+	}
+	in, tgt, err := o.chunk(i)
+	if err != nil {
+		return 0, 0, err
+	}
+	r, err := o.s.run(in, tgt, pass{grad: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	return r.loss, float64(countTargets(tgt)), nil
+}
+
+// countTargets is the number of positions of a chunk that have a target.
+func countTargets(tgt [][]int) int {
+	n := 0
+	for _, row := range tgt {
+		for _, y := range row {
+			if y != NoTarget {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func (o *streamObjective) Validate() (float64, error)    { return o.validate() }

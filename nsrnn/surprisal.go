@@ -103,16 +103,11 @@ func (m *Model) Surprisals(sents [][]int, opt SurprisalOptions) ([][]float64, er
 			for b := range in {
 				chunk[b] = in[b][c0:c1]
 			}
-			gr, _, err := s.run(chunk, nil, false)
+			r, err := s.run(chunk, nil, pass{logProbs: !opt.RawLogit, logits: opt.RawLogit})
 			if err != nil {
 				return nil, err
 			}
-			var sc [][][]float64
-			if opt.RawLogit {
-				sc = gr.logits()
-			} else {
-				sc = gr.logProbs()
-			}
+			sc := r.lp
 			for b := range scores {
 				scores[b] = append(scores[b], sc[b]...)
 			}

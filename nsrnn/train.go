@@ -444,11 +444,7 @@ type sentences struct {
 func (s *sentences) Steps() int { return len(s.train) }
 
 func (s *sentences) Gradient(e, i int) (float64, float64, [][]float64, error) {
-	if e != s.epoch || s.order == nil {
-		s.order = rand.New(rand.NewPCG(s.seed, uint64(e))).Perm(len(s.train))
-		s.epoch = e
-	}
-	b := s.train[s.order[i]]
+	b := s.batch(e, i)
 	loss, grads, err := s.m.Gradient(b)
 	if err != nil {
 		return 0, 0, nil, err
@@ -457,6 +453,28 @@ func (s *sentences) Gradient(e, i int) (float64, float64, [][]float64, error) {
 	// reported loss is per symbol, the unit of the validation score.
 	symbols := float64(len(b[0]) + 1)
 	return loss / symbols, float64(len(b)) * symbols, grads, nil
+}
+
+func (s *sentences) deviceGradient(e, i int) (float64, float64, error) {
+	b := s.batch(e, i)
+	if err := s.m.check(b); err != nil {
+		return 0, 0, err
+	}
+	r, err := s.m.engine().sentence(b, pass{grad: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	symbols := float64(len(b[0]) + 1)
+	return r.loss / symbols, float64(len(b)) * symbols, nil
+}
+
+// batch returns step i's batch of epoch e.
+func (s *sentences) batch(e, i int) Batch {
+	if e != s.epoch || s.order == nil {
+		s.order = rand.New(rand.NewPCG(s.seed, uint64(e))).Perm(len(s.train))
+		s.epoch = e
+	}
+	return s.train[s.order[i]]
 }
 
 func (s *sentences) Validate() (float64, error) { return s.m.CrossEntropy(s.valid) }
@@ -596,18 +614,10 @@ func (t *trainer) trainEpoch() error {
 	st, epoch := t.st, t.st.Epoch+1
 	t.start = time.Now()
 	for st.Step < t.steps {
-		loss, weight, grads, err := t.obj.Gradient(epoch, st.Step)
+		loss, weight, err := t.step(epoch)
 		if err != nil {
-			return fmt.Errorf("nsrnn: epoch %d step %d: %w", epoch, st.Step+1, err)
+			return err
 		}
-		if math.IsNaN(loss) || math.IsInf(loss, 0) {
-			return fmt.Errorf("nsrnn: epoch %d step %d of %d: the loss is %g (training diverged; try a smaller learning rate)", epoch, st.Step+1, t.steps, loss)
-		}
-		if err := checkGradSizes(grads, t.m.params); err != nil {
-			return fmt.Errorf("nsrnn: epoch %d step %d: the objective's gradient: %w", epoch, st.Step+1, err)
-		}
-		ClipGradNorm(grads, t.cfg.Clip)
-		t.cfg.Optimizer.Update(t.m.params, grads)
 		st.LossSum += loss * weight
 		st.WeightSum += weight
 		st.Step++
@@ -632,6 +642,59 @@ func (t *trainer) trainEpoch() error {
 		}
 	}
 	return nil
+}
+
+// step takes one gradient step: the objective's gradient, clipped and
+// applied by the optimizer. On a device the gradient of the library's own
+// objectives stays there and the update runs there too.
+func (t *trainer) step(epoch int) (loss, weight float64, err error) {
+	st := t.st
+	de, onDevice := t.m.eng.(deviceEngine)
+	ds, deviceObj := t.obj.(deviceObjective)
+	var grads [][]float64
+	if onDevice && deviceObj {
+		loss, weight, err = ds.deviceGradient(epoch, st.Step)
+	} else {
+		loss, weight, grads, err = t.obj.Gradient(epoch, st.Step)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d: %w", epoch, st.Step+1, err)
+	}
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d of %d: the loss is %g (training diverged; try a smaller learning rate)", epoch, st.Step+1, t.steps, loss)
+	}
+	if onDevice && deviceObj {
+		ok, err := de.update(t.cfg.Optimizer, t.cfg.Clip)
+		if err != nil {
+			return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d: %w", epoch, st.Step+1, err)
+		}
+		if ok {
+			return loss, weight, nil
+		}
+		// An optimizer without a device implementation: the gradients
+		// come to the host.
+		if grads, err = de.hostGrads(); err != nil {
+			return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d: %w", epoch, st.Step+1, err)
+		}
+	}
+	if err := checkGradSizes(grads, t.m.params); err != nil {
+		return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d: the objective's gradient: %w", epoch, st.Step+1, err)
+	}
+	if onDevice {
+		if err := t.m.syncHost(); err != nil {
+			return 0, 0, err
+		}
+	}
+	ClipGradNorm(grads, t.cfg.Clip)
+	t.cfg.Optimizer.Update(t.m.params, grads)
+	t.m.paramsChanged()
+	return loss, weight, nil
+}
+
+// deviceObjective is an objective whose gradient can stay on the model's
+// device (the library's sentence and stream objectives).
+type deviceObjective interface {
+	deviceGradient(e, i int) (loss, weight float64, err error)
 }
 
 // checkpoint writes the checkpoint file.
@@ -696,9 +759,13 @@ func (t *trainer) finish() (*TrainResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := t.m.syncHost(); err != nil {
+		return nil, err
+	}
 	for i, p := range t.m.params {
 		copy(p.Data(), best.params[i].Data())
 	}
+	t.m.paramsChanged()
 	e := t.event(Finished)
 	e.Epoch = t.st.Epoch
 	if err := t.rec.Record(e); err != nil && !errors.Is(err, ErrStop) {

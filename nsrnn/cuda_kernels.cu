@@ -1,0 +1,246 @@
+// CUDA kernels of the GPU engine (engine_cuda.go), compiled at run time by
+// NVRTC, once per process and precision: REAL is double for Float64 and
+// float for Float32. The layouts are the CPU's: row-major matrices, rows of
+// the gathered positions indexed t·B + b, the LSTM's gates in PyTorch's
+// order i, f, g, o. Reductions run in a fixed order (no atomics), so that a
+// pass gives the same bits every time.
+
+typedef REAL real;
+
+#define BLOCK 256
+
+__device__ __forceinline__ real sigm(real x) { return (real)1 / ((real)1 + exp(-x)); }
+
+// Block-wide sum of double values, in a fixed order; every thread gets it.
+__device__ double block_sum(double v, double* sh) {
+	int t = threadIdx.x;
+	sh[t] = v;
+	__syncthreads();
+	for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+		if (t < s) sh[t] += sh[t + s];
+		__syncthreads();
+	}
+	double r = sh[0];
+	__syncthreads();
+	return r;
+}
+
+// Block-wide maximum.
+__device__ double block_max(double v, double* sh) {
+	int t = threadIdx.x;
+	sh[t] = v;
+	__syncthreads();
+	for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+		if (t < s) sh[t] = fmax(sh[t], sh[t + s]);
+		__syncthreads();
+	}
+	double r = sh[0];
+	__syncthreads();
+	return r;
+}
+
+extern "C" {
+
+// embed_gather: X[r, :] = W[tok[r], :] for rows r of E columns.
+__global__ void embed_gather(real* X, const real* W, const int* tok, int rows, int E) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= (long)rows * E) return;
+	int r = i / E, j = i % E;
+	X[i] = W[(long)tok[r] * E + j];
+}
+
+// bias_rows: Z[r, j] = b1[j] + b2[j] for rows r of n columns.
+__global__ void bias_rows(real* Z, const real* b1, const real* b2, int rows, int n) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= (long)rows * n) return;
+	int j = i % n;
+	Z[i] = b1[j] + b2[j];
+}
+
+// onehot_add: Z[r, j] += W[j, tok[r]] for rows r of n columns, W of shape
+// (n, in): the product of W with one-hot inputs.
+__global__ void onehot_add(real* Z, const real* W, const int* tok, int rows, int n, int in) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= (long)rows * n) return;
+	int r = i / n, j = i % n;
+	Z[i] += W[(long)j * in + tok[r]];
+}
+
+// lstm_cell: one step of B rows. Z (B, 4H) holds the pre-activations and
+// receives the activations i, f, g, o; cprev (B, H) is c_{t−1}; c, tc and
+// h (B, H) receive c_t, tanh(c_t) and h_t.
+__global__ void lstm_cell(real* Z, const real* cprev, real* c, real* tc, real* h, int B, int H) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * H) return;
+	int b = idx / H, j = idx % H;
+	real* z = Z + (long)b * 4 * H;
+	real i = sigm(z[j]);
+	real f = sigm(z[H + j]);
+	real g = tanh(z[2 * H + j]);
+	real o = sigm(z[3 * H + j]);
+	real cn = f * cprev[idx] + i * g;
+	real t = tanh(cn);
+	z[j] = i;
+	z[H + j] = f;
+	z[2 * H + j] = g;
+	z[3 * H + j] = o;
+	c[idx] = cn;
+	tc[idx] = t;
+	h[idx] = o * t;
+}
+
+// lstm_cell_back: the step's backward pass. A (B, 4H) are its activations,
+// cprev c_{t−1}, tc tanh(c_t), dh the whole gradient of h_t; dc holds the
+// gradient of c_t and receives that of c_{t−1}; dZ (B, 4H) receives the
+// gradient of the pre-activations.
+__global__ void lstm_cell_back(const real* A, const real* cprev, const real* tc, const real* dh, real* dc, real* dZ, int B, int H) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * H) return;
+	int b = idx / H, j = idx % H;
+	const real* a = A + (long)b * 4 * H;
+	real* d = dZ + (long)b * 4 * H;
+	real i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j], t = tc[idx];
+	real dct = dc[idx] + dh[idx] * o * (1 - t * t);
+	d[j] = dct * g * i * (1 - i);
+	d[H + j] = dct * cprev[idx] * f * (1 - f);
+	d[2 * H + j] = dct * i * (1 - g * g);
+	d[3 * H + j] = dh[idx] * t * o * (1 - o);
+	dc[idx] = dct * f;
+}
+
+// softmax_rows: one block per row r of S (rows, V), the scores without
+// their bias. It adds the bias, then takes the row's log-normalizer
+// logz[r] and, where tgt[r] ≥ 0, its cross-entropy rowloss[r] (0 without
+// a target). mode 0 leaves the biased scores; mode 1 replaces them by the
+// gradient of the loss, scale·(softmax − onehot) (0 for rows without a
+// target); mode 2 by the log-probabilities.
+__global__ void softmax_rows(real* S, const real* bias, const int* tgt, double* logz, double* rowloss, int V, int mode, double scale) {
+	__shared__ double sh[BLOCK];
+	int r = blockIdx.x;
+	real* row = S + (long)r * V;
+	double m = __longlong_as_double(0xfff0000000000000ULL); // −∞
+	for (int v = threadIdx.x; v < V; v += blockDim.x) {
+		real x = row[v] + bias[v];
+		row[v] = x;
+		m = fmax(m, (double)x);
+	}
+	m = block_max(m, sh);
+	double s = 0;
+	for (int v = threadIdx.x; v < V; v += blockDim.x) s += exp((double)row[v] - m);
+	s = block_sum(s, sh);
+	double z = m + log(s);
+	int y = tgt[r];
+	if (threadIdx.x == 0) {
+		logz[r] = z;
+		rowloss[r] = y >= 0 ? z - (double)row[y] : 0.0;
+	}
+	__syncthreads();
+	if (mode == 1) {
+		for (int v = threadIdx.x; v < V; v += blockDim.x) {
+			double p = y >= 0 ? scale * exp((double)row[v] - z) : 0.0;
+			if (v == y) p -= scale;
+			row[v] = (real)p;
+		}
+	} else if (mode == 2) {
+		for (int v = threadIdx.x; v < V; v += blockDim.x) row[v] = (real)((double)row[v] - z);
+	}
+}
+
+// sum_scaled: out[0] = scale · Σ x[0 … n), summed by one block in a fixed
+// order.
+__global__ void sum_scaled(const double* x, int n, double scale, double* out) {
+	__shared__ double sh[BLOCK];
+	double s = 0;
+	for (int i = threadIdx.x; i < n; i += blockDim.x) s += x[i];
+	s = block_sum(s, sh);
+	if (threadIdx.x == 0) out[0] = s * scale;
+}
+
+// scatter_rows: G[u, :] = Σ dX[k, :] over the rows k of each distinct
+// token u (CSR: uniq[b] is block b's token, rows[ptr[b] … ptr[b+1]) its
+// rows in order). G's other rows are left as they are (zero).
+__global__ void scatter_rows(real* G, const real* dX, const int* uniq, const int* ptr, const int* rows, int E) {
+	int b = blockIdx.x;
+	long u = uniq[b];
+	for (int j = threadIdx.x; j < E; j += blockDim.x) {
+		real s = 0;
+		for (int k = ptr[b]; k < ptr[b + 1]; k++) s += dX[(long)rows[k] * E + j];
+		G[u * E + j] = s;
+	}
+}
+
+// scatter_cols: G[j, u] = Σ dZ[k, j] over the rows k of each distinct
+// token u, G of shape (n, in): the gradient of a weight applied to one-hot
+// inputs.
+__global__ void scatter_cols(real* G, const real* dZ, const int* uniq, const int* ptr, const int* rows, int n, int in) {
+	int b = blockIdx.x;
+	long u = uniq[b];
+	for (int j = threadIdx.x; j < n; j += blockDim.x) {
+		real s = 0;
+		for (int k = ptr[b]; k < ptr[b + 1]; k++) s += dZ[(long)rows[k] * n + j];
+		G[(long)j * in + u] = s;
+	}
+}
+
+// sumsq_partial: partial[blockIdx.x] is the sum of squares of the block's
+// grid-strided share of g[0 … n); a fixed grid gives a fixed order.
+__global__ void sumsq_partial(const real* g, long n, double* partial) {
+	__shared__ double sh[BLOCK];
+	double s = 0;
+	for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x) {
+		double x = g[i];
+		s += x * x;
+	}
+	s = block_sum(s, sh);
+	if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+
+// clip_scale is PyTorch's clip_grad_norm_ factor for the global norm
+// √sumsq: maxnorm/(norm + 1e-6) when the norm is above maxnorm > 0, else 1.
+__device__ double clip_scale(const double* sumsq, double maxnorm) {
+	double norm = sqrt(sumsq[0]);
+	if (maxnorm > 0 && norm > maxnorm) return maxnorm / (norm + 1e-6);
+	return 1.0;
+}
+
+// sgd_update: p −= lr·(scale·g), and w = p in REAL where w is given.
+__global__ void sgd_update(double* p, const real* g, real* w, long n, double lr, const double* sumsq, double maxnorm) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n) return;
+	double scale = clip_scale(sumsq, maxnorm);
+	double gi = (double)g[i];
+	if (scale != 1.0) gi *= scale;
+	double x = p[i] - lr * gi;
+	p[i] = x;
+	if (w) w[i] = (real)x;
+}
+
+// adam_update: Adam with bias corrections c1 = 1 − β1^k, c2 = 1 − β2^k.
+__global__ void adam_update(double* p, const real* g, double* m, double* v, real* w, long n, double lr, double b1, double b2, double eps, double c1, double c2, const double* sumsq, double maxnorm) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n) return;
+	double scale = clip_scale(sumsq, maxnorm);
+	double gi = (double)g[i];
+	if (scale != 1.0) gi *= scale;
+	double mi = b1 * m[i] + (1 - b1) * gi;
+	double vi = b2 * v[i] + (1 - b2) * gi * gi;
+	m[i] = mi;
+	v[i] = vi;
+	double x = p[i] - lr * (mi / c1) / (sqrt(vi / c2) + eps);
+	p[i] = x;
+	if (w) w[i] = (real)x;
+}
+
+// to_real: w = (REAL) p, n values.
+__global__ void to_real(real* w, const double* p, long n) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) w[i] = (real)p[i];
+}
+
+// to_double: p = (double) w, n values.
+__global__ void to_double(double* p, const real* w, long n) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) p[i] = (double)w[i];
+}
+
+} // extern "C"

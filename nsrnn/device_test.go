@@ -1,0 +1,448 @@
+package nsrnn
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/nsrnn/nsrnn/internal/cuda"
+)
+
+func TestParseDevice(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Device
+		ok   bool
+	}{
+		{"cpu", CPU, true},
+		{"", CPU, true},
+		{"cuda", CUDA(0), true},
+		{"cuda:0", CUDA(0), true},
+		{"cuda:3", CUDA(3), true},
+		{"cuda:-1", CPU, false},
+		{"cuda:x", CPU, false},
+		{"gpu", CPU, false},
+		{"CUDA", CPU, false},
+	} {
+		d, err := ParseDevice(c.in)
+		if (err == nil) != c.ok || d != c.want {
+			t.Errorf("ParseDevice(%q) = %v, %v; want %v, ok %v", c.in, d, err, c.want, c.ok)
+			continue
+		}
+		if c.ok && c.in != "" && c.in != "cuda" && d.String() != c.in {
+			t.Errorf("ParseDevice(%q).String() = %q", c.in, d.String())
+		}
+	}
+}
+
+// A kind without a GPU implementation is refused, whether or not a GPU is
+// there, and the model keeps working on the CPU.
+func TestSetDeviceRefusesKindWithoutKernels(t *testing.T) {
+	m, err := New(Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 2, Symbols: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.SetDevice(CUDA(0))
+	if !errors.Is(err, ErrNoDeviceKernel) || !strings.Contains(err.Error(), "rns") {
+		t.Fatalf("SetDevice(cuda:0) on rns: %v, want ErrNoDeviceKernel naming the kind", err)
+	}
+	if m.Device() != CPU {
+		t.Fatalf("the model moved to %v", m.Device())
+	}
+	if _, err := m.Loss([][]int{{0, 1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Without the CUDA libraries, asking for a GPU fails at once, naming what
+// is missing; the model stays on the CPU.
+func TestSetDeviceWithoutCUDA(t *testing.T) {
+	if err := cuda.Load(); err == nil {
+		t.Skip("the CUDA libraries are present on this machine")
+	}
+	m, err := New(Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 5}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.SetDevice(CUDA(0))
+	if !errors.Is(err, cuda.ErrNoLibrary) || !strings.Contains(err.Error(), cuda.EnvLibs) {
+		t.Fatalf("SetDevice(cuda:0) without CUDA: %v, want an error wrapping cuda.ErrNoLibrary that names %s", err, cuda.EnvLibs)
+	}
+	if m.Device() != CPU {
+		t.Fatalf("the model moved to %v", m.Device())
+	}
+	if _, err := Devices(); !errors.Is(err, cuda.ErrNoLibrary) {
+		t.Fatalf("Devices() without CUDA: %v", err)
+	}
+}
+
+// Every kernel compiles, in both precisions, with NVRTC alone (no GPU):
+// Debian's NVRTC 11.8 where NSRNN_TEST_NVRTC_DIR points at it.
+func TestCUDAKernelsCompile(t *testing.T) {
+	dir := os.Getenv("NSRNN_TEST_NVRTC_DIR")
+	if dir == "" {
+		if err := cuda.Load(); err != nil {
+			t.Skip("no NVRTC: set NSRNN_TEST_NVRTC_DIR to a folder holding libnvrtc.so.* (Debian non-free's libnvrtc11.2 and libnvrtc-builtins11.8, unpacked with dpkg -x) to compile the kernels without a GPU")
+		}
+	} else if err := cuda.LoadNVRTCFrom(dir); err != nil {
+		t.Fatalf("NSRNN_TEST_NVRTC_DIR=%s: %v", dir, err)
+	}
+	src, opts := cudaKernelSource()
+	for _, p := range []Precision{Float64, Float32} {
+		ptx, err := cuda.CompilePTX(src, "nsrnn_kernels.cu", "compute_80", opts[p]...)
+		if err != nil {
+			t.Fatalf("%v: %v", p, err)
+		}
+		for _, k := range []string{"embed_gather", "bias_rows", "onehot_add", "lstm_cell", "lstm_cell_back", "softmax_rows", "sum_scaled", "scatter_rows", "scatter_cols", "sumsq_partial", "sgd_update", "adam_update", "to_real", "to_double"} {
+			if !strings.Contains(string(ptx), ".entry "+k+"(") {
+				t.Errorf("%v: the PTX has no kernel %s", p, k)
+			}
+		}
+	}
+}
+
+// gpu returns the first usable GPU, or skips the test saying why there is
+// none (fails it where NSRNN_TEST_REQUIRE_GPU=1, as on the GPU machine's
+// device check).
+func gpu(t *testing.T) Device {
+	t.Helper()
+	skip := t.Skipf
+	if os.Getenv("NSRNN_TEST_REQUIRE_GPU") == "1" {
+		skip = t.Fatalf
+	}
+	ds, err := Devices()
+	if err != nil {
+		skip("no GPU: %v", err)
+		return CPU
+	}
+	for _, d := range ds {
+		if d.Usable {
+			return d.Device
+		}
+	}
+	skip("no usable GPU among %d devices (%+v)", len(ds), ds)
+	return CPU
+}
+
+// gpuConfigs are the configurations that the GPU runs, in the two modes.
+func gpuConfigs() map[string]Config {
+	return map[string]Config{
+		"onehot":     {Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 7, InitRange: 0.5},
+		"embed":      {Kind: LSTM, InputVocab: 9, OutputVocab: 9, Embedding: 5, Hidden: 6, InitRange: 0.5},
+		"embed-2":    {Kind: LSTM, InputVocab: 9, OutputVocab: 9, Embedding: 5, Hidden: 6, Layers: 2, InitRange: 0.5},
+		"onehot-3":   {Kind: LSTM, InputVocab: 5, OutputVocab: 6, Hidden: 4, Layers: 3, InitRange: 0.5},
+		"wide-vocab": {Kind: LSTM, InputVocab: 600, OutputVocab: 700, Embedding: 8, Hidden: 33, InitRange: 0.1},
+	}
+}
+
+// twins returns a model on the CPU and the same model on the GPU.
+func twins(t *testing.T, d Device, c Config, p Precision) (cpu, gpu *Model) {
+	t.Helper()
+	a, err := New(c, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(c, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Precision = p
+	if err := b.SetDevice(d); err != nil {
+		t.Fatal(err)
+	}
+	if b.Device() != d {
+		t.Fatalf("Device() = %v after SetDevice(%v)", b.Device(), d)
+	}
+	return a, b
+}
+
+// relErr is |a−b|/max(|a|, |b|, tiny).
+func relErr(a, b float64) float64 {
+	s := max(math.Abs(a), math.Abs(b), 1e-300)
+	return math.Abs(a-b) / s
+}
+
+// gradErr is the largest, over tensors, of ‖a−b‖/‖b‖ (‖a−b‖ where b is 0).
+func gradErr(a, b [][]float64) float64 {
+	worst := 0.0
+	for i := range b {
+		var d, n float64
+		for j := range b[i] {
+			d += (a[i][j] - b[i][j]) * (a[i][j] - b[i][j])
+			n += b[i][j] * b[i][j]
+		}
+		e := math.Sqrt(d)
+		if n > 0 {
+			e /= math.Sqrt(n)
+		}
+		worst = max(worst, e)
+	}
+	return worst
+}
+
+// tolerance is the GPU's agreement with the CPU in float64: the CPU's own
+// rounding times the products' lengths; in float32 the GPU computes every
+// product, state and score in float32.
+func tolerance(p Precision) float64 {
+	if p == Float32 {
+		return 1e-5
+	}
+	return 1e-9
+}
+
+// The GPU's loss, every gradient and the log-probabilities equal the CPU's
+// from the same parameters and batch, in sentence mode.
+func TestGPUSentenceMatchesCPU(t *testing.T) {
+	d := gpu(t)
+	for name, c := range gpuConfigs() {
+		for _, p := range []Precision{Float64, Float32} {
+			cpu, g := twins(t, d, c, p)
+			rng := rand.New(rand.NewPCG(1, 2))
+			for _, n := range []int{0, 1, 9, 40} {
+				batch := randomBatch(rng, 5, n, min(c.InputVocab, c.OutputVocab-1))
+				l1, g1, err := cpu.Gradient(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g1 = cloneGrads(g1)
+				l2, g2, err := g.Gradient(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tol := tolerance(p)
+				if e := relErr(l2, l1); e > tol {
+					t.Errorf("%s %v n=%d: loss %v on the GPU, %v on the CPU (relative %.2g)", name, p, n, l2, l1, e)
+				}
+				if e := gradErr(g2, g1); e > tol {
+					t.Errorf("%s %v n=%d: gradients differ by %.2g relative", name, p, n, e)
+				}
+				lp1, err := cpu.LogProbs(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lp2, err := g.LogProbs(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e := maxAbsDiff3(lp1, lp2); e > 100*tol {
+					t.Errorf("%s %v n=%d: log-probabilities differ by %.2g", name, p, n, e)
+				}
+				loss, err := g.Loss(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if loss != l2 {
+					t.Errorf("%s %v n=%d: Loss %v, Gradient's loss %v", name, p, n, loss, l2)
+				}
+			}
+		}
+	}
+}
+
+func maxAbsDiff3(a, b [][][]float64) float64 {
+	worst := 0.0
+	for i := range a {
+		for j := range a[i] {
+			for k := range a[i][j] {
+				worst = max(worst, math.Abs(a[i][j][k]-b[i][j][k]))
+			}
+		}
+	}
+	return worst
+}
+
+// In stream mode, chunk after chunk with the state carried (on the device)
+// and positions without targets, the GPU's losses, gradients and final
+// states equal the CPU's; a state handed from the CPU continues on the GPU.
+func TestGPUStreamMatchesCPU(t *testing.T) {
+	d := gpu(t)
+	for name, c := range gpuConfigs() {
+		for _, p := range []Precision{Float64, Float32} {
+			cpu, g := twins(t, d, c, p)
+			s1, s2 := mustStream(t, cpu, 4), mustStream(t, g, 4)
+			rng := rand.New(rand.NewPCG(3, 4))
+			tol := tolerance(p)
+			for k, T := range []int{5, 1, 12, 7} {
+				in, tgt := randomStream(rng, 4, T, min(c.InputVocab, c.OutputVocab))
+				tgt[1][0] = NoTarget
+				l1, g1, err := s1.Gradient(in, tgt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g1 = cloneGrads(g1)
+				l2, g2, err := s2.Gradient(in, tgt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e := relErr(l2, l1); e > tol {
+					t.Errorf("%s %v chunk %d: loss %v on the GPU, %v on the CPU", name, p, k, l2, l1)
+				}
+				if e := gradErr(g2, g1); e > tol {
+					t.Errorf("%s %v chunk %d: gradients differ by %.2g relative", name, p, k, e)
+				}
+				c1, c2 := s1.State().lstm, s2.State().lstm
+				if e := gradErr(c2, c1); e > tol {
+					t.Errorf("%s %v chunk %d: final states differ by %.2g relative", name, p, k, e)
+				}
+				if k == 1 {
+					// The GPU continues from the CPU's state.
+					if err := s2.SetState(s1.State()); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			in := randomBatch(rng, 4, 3, min(c.InputVocab, c.OutputVocab))
+			lp1, err := s1.LogProbs(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lp2, err := s2.LogProbs(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := maxAbsDiff3(lp1, lp2); e > 100*tol {
+				t.Errorf("%s %v: stream log-probabilities differ by %.2g", name, p, e)
+			}
+		}
+	}
+}
+
+// On the GPU a stream's loss computed in chunks equals its loss as one
+// chunk (the forward pass is exact across chunk boundaries).
+func TestGPUStreamChunkedEqualsWhole(t *testing.T) {
+	d := gpu(t)
+	c := gpuConfigs()["embed-2"]
+	_, g := twins(t, d, c, Float64)
+	rng := rand.New(rand.NewPCG(5, 6))
+	in, tgt := randomStream(rng, 3, 30, c.InputVocab)
+	s := mustStream(t, g, 3)
+	whole, err := s.Loss(in, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Reset()
+	total := 0.0
+	for _, cut := range [][2]int{{0, 7}, {7, 8}, {8, 30}} {
+		l, err := s.Loss(cols(in, cut[0], cut[1]), cols(tgt, cut[0], cut[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += l * float64(3*(cut[1]-cut[0]))
+	}
+	if e := relErr(total/90, whole); e > 1e-12 {
+		t.Fatalf("chunked loss %v, whole %v (relative %.2g)", total/90, whole, e)
+	}
+}
+
+// 200 training steps on the GPU (SGD with clipping on a stream, Adam on
+// sentences, the update made on the device) track the CPU's losses, and
+// the trained parameters come back to the host.
+func TestGPUTrainingTracksCPU(t *testing.T) {
+	d := gpu(t)
+	type trace []float64
+	train := func(m *Model, adam bool) (trace, *Model) {
+		var losses trace
+		rec := RecorderFunc(func(e Event) error {
+			if e.Kind == StepDone {
+				losses = append(losses, e.Loss)
+			}
+			return nil
+		})
+		rng := rand.New(rand.NewPCG(9, 9))
+		if adam {
+			var train, valid []Batch
+			for i := 0; i < 50; i++ {
+				train = append(train, randomBatch(rng, 4, 6+i%5, 3))
+			}
+			valid = append(valid, randomBatch(rng, 4, 8, 3))
+			cfg := TrainConfig{Optimizer: NewAdam(0.01, m.paramSizes()), Clip: 1, MaxEpochs: 4, EarlyStop: 10, Recorder: rec, NoLowerBound: true}
+			if _, err := Train(m, train, valid, cfg); err != nil {
+				t.Fatal(err)
+			}
+			return losses, m
+		}
+		s := mustStream(t, m, 4)
+		in, tgt := randomStream(rng, 4, 50*5, m.cfg.InputVocab)
+		obj, err := StreamObjective(s, 50, func(i int) ([][]int, [][]int, error) {
+			return cols(in, 5*i, 5*i+5), cols(tgt, 5*i, 5*i+5), nil
+		}, func() (float64, error) { return 1, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := TrainConfig{Optimizer: NewSGD(0.5), Clip: 0.5, MaxEpochs: 4, EarlyStop: 10, Recorder: rec, NoLowerBound: true}
+		if _, err := Fit(m, obj, cfg); err != nil {
+			t.Fatal(err)
+		}
+		return losses, m
+	}
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		adam bool
+	}{
+		{"sgd-stream", gpuConfigs()["embed"], false},
+		{"adam-sentences", gpuConfigs()["onehot"], true},
+	} {
+		cpu, g := twins(t, d, c.cfg, Float64)
+		l1, m1 := train(cpu, c.adam)
+		l2, m2 := train(g, c.adam)
+		if len(l1) != 200 || len(l2) != 200 {
+			t.Fatalf("%s: %d and %d steps, want 200", c.name, len(l1), len(l2))
+		}
+		for i := range l1 {
+			if e := relErr(l2[i], l1[i]); e > 1e-6 {
+				t.Fatalf("%s: step %d: mean loss %v on the GPU, %v on the CPU (relative %.2g)", c.name, i+1, l2[i], l1[i], e)
+			}
+		}
+		p1, p2 := m1.Params(), m2.Params()
+		for i := range p1 {
+			a, b := p1[i].Data(), p2[i].Data()
+			for j := range a {
+				if relErr(a[j], b[j]) > 1e-6 && math.Abs(a[j]-b[j]) > 1e-9 {
+					t.Fatalf("%s: parameter %s[%d] is %v after GPU training, %v after CPU training", c.name, p1[i].Name, j, b[j], a[j])
+				}
+			}
+		}
+		// Back on the CPU, the GPU-trained model scores as it did there.
+		batch := randomBatch(rand.New(rand.NewPCG(1, 1)), 3, 5, 3)
+		lg, err := m2.Loss(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m2.SetDevice(CPU); err != nil {
+			t.Fatal(err)
+		}
+		lc, err := m2.Loss(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := relErr(lg, lc); e > 1e-12 {
+			t.Fatalf("%s: loss %v on the GPU, %v after moving to the CPU", c.name, lg, lc)
+		}
+	}
+}
+
+// The GPU gives the same bits on the same inputs (its reductions have a
+// fixed order).
+func TestGPUDeterministic(t *testing.T) {
+	d := gpu(t)
+	for _, p := range []Precision{Float64, Float32} {
+		_, g := twins(t, d, gpuConfigs()["wide-vocab"], p)
+		batch := randomBatch(rand.New(rand.NewPCG(2, 2)), 8, 20, 600)
+		l1, g1, err := g.Gradient(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g1 = cloneGrads(g1)
+		l2, g2, err := g.Gradient(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l1 != l2 || gradErr(g1, g2) != 0 {
+			t.Fatalf("%v: two runs differ: loss %v and %v, gradients by %g", p, l1, l2, gradErr(g1, g2))
+		}
+	}
+}

@@ -1,0 +1,1008 @@
+package nsrnn
+
+import (
+	"cmp"
+	_ "embed"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/nsrnn/nsrnn/controller"
+	"github.com/nsrnn/nsrnn/internal/cuda"
+)
+
+// cudaKernels is the CUDA C source of the GPU engine's kernels.
+//
+//go:embed cuda_kernels.cu
+var cudaKernels string
+
+// cudaKernelSource returns the CUDA C source of the GPU kernels and the
+// compiler options of each precision, for tests that compile it with
+// NVRTC on a machine without a GPU.
+func cudaKernelSource() (src string, opts map[Precision][]string) {
+	return cudaKernels, map[Precision][]string{
+		Float64: {"-DREAL=double"},
+		Float32: {"-DREAL=float"},
+	}
+}
+
+// deviceKinds are the kinds with a GPU implementation.
+var deviceKinds = []string{LSTM}
+
+// cudaEngine computes a model on one GPU. It keeps the parameters there
+// in float64 (the master copy the optimizer updates; with Float32 a
+// float32 copy besides, which the passes read), the gradients of the
+// latest run in the pass's precision, the optimizer's moments during
+// training, and one workspace of buffers that grows to the largest batch
+// and length seen.
+//
+// The passes follow the CPU's graphs: per layer one product for the
+// inputs of all positions, then per step one recurrent product and one
+// cell kernel; the output layer as one product over all positions, a
+// softmax kernel per row, and the loss summed in a fixed order. The
+// backward pass mirrors it, with the weight gradients as one product per
+// weight over all steps and the embedding's (or one-hot weight's) as
+// sums over each token's positions in a fixed order: no atomics, so that
+// a pass gives the same bits every time.
+type cudaEngine struct {
+	m   *Model
+	dev Device
+	ctx *cuda.Context
+	// mods holds the compiled kernels per precision.
+	mods map[Precision]*cudaModule
+
+	// The flat parameter layout: param i at offs[i] (elements), aligned.
+	offs  []int
+	total int
+	// master holds the parameters in float64; work32 a float32 copy
+	// (Float32 passes); grad the gradients of the latest run in the
+	// precision gradPrec; adamM and adamV Adam's moments.
+	master, work32, grad cuda.Ptr
+	gradPrec             Precision
+	adamM, adamV         cuda.Ptr
+	// hostStale: the device's parameters are newer than the host's;
+	// devStale: the host's are newer (upload before the next run);
+	// work32Stale: work32 does not hold the master's values.
+	hostStale, devStale, work32Stale bool
+	// adam is the optimizer whose moments the device holds (nil: none);
+	// adamStale says the host's are older.
+	adam      *Adam
+	adamStale bool
+	// hostG holds the host copies of the gradients (hostGrads).
+	hostG [][]float64
+	// ws holds the workspace buffers by name.
+	ws map[string]*cudaBuf
+	// carried is the stream state whose values stH and stC hold (nil:
+	// none); stB its batch.
+	carried     *State
+	carriedPrec Precision
+	// scratch for the packed integer inputs.
+	ints []int32
+}
+
+// cudaBuf is a device buffer of bytes capacity.
+type cudaBuf struct {
+	p     cuda.Ptr
+	bytes int
+}
+
+// cudaModule is the kernels compiled for one precision.
+type cudaModule struct {
+	mod *cuda.Module
+	fns map[string]cuda.Func
+}
+
+func (e *cudaEngine) device() Device { return e.dev }
+
+// newCUDAEngine opens device d for m, compiles its kernels and copies the
+// parameters there.
+func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
+	if !slices.Contains(deviceKinds, m.cfg.Kind) {
+		return nil, fmt.Errorf("nsrnn: model kind %s on %v: %w (the kinds with one: %v); it runs on the CPU", m.cfg.Kind, d, ErrNoDeviceKernel, deviceKinds)
+	}
+	ctx, err := cuda.Open(d.index)
+	if err != nil {
+		return nil, fmt.Errorf("nsrnn: device %v: %w", d, err)
+	}
+	e := &cudaEngine{m: m, dev: d, ctx: ctx, mods: map[Precision]*cudaModule{}, ws: map[string]*cudaBuf{}}
+	const align = 64 // elements: 512 bytes in float64, 256 in float32
+	for _, p := range m.params {
+		e.offs = append(e.offs, e.total)
+		e.total += (p.Size() + align - 1) / align * align
+	}
+	if e.master, err = ctx.Alloc(8 * e.total); err != nil {
+		e.close()
+		return nil, fmt.Errorf("nsrnn: device %v: the parameters: %w", d, err)
+	}
+	e.devStale = true
+	if _, err := e.module(m.Precision); err != nil {
+		e.close()
+		return nil, err
+	}
+	if err := e.upload(); err != nil {
+		e.close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *cudaEngine) close() {
+	for _, b := range e.ws {
+		e.ctx.Free(b.p)
+	}
+	for _, p := range []cuda.Ptr{e.master, e.work32, e.grad, e.adamM, e.adamV} {
+		if p != 0 {
+			e.ctx.Free(p)
+		}
+	}
+	e.ws = map[string]*cudaBuf{}
+	e.master, e.work32, e.grad, e.adamM, e.adamV = 0, 0, 0, 0, 0
+	e.ctx.Close()
+}
+
+// module returns the kernels of precision p, compiling them at first use.
+func (e *cudaEngine) module(p Precision) (*cudaModule, error) {
+	if md, ok := e.mods[p]; ok {
+		return md, nil
+	}
+	if p != Float64 && p != Float32 {
+		return nil, fmt.Errorf("nsrnn: Model.Precision is %v, neither Float64 nor Float32", p)
+	}
+	src, opts := cudaKernelSource()
+	mod, err := e.ctx.Module(src, "nsrnn_kernels.cu", opts[p]...)
+	if err != nil {
+		return nil, fmt.Errorf("nsrnn: compiling the CUDA kernels (%v): %w", p, err)
+	}
+	md := &cudaModule{mod: mod, fns: map[string]cuda.Func{}}
+	e.mods[p] = md
+	return md, nil
+}
+
+// elem is the size of a value of precision p.
+func elem(p Precision) int {
+	if p == Float32 {
+		return 4
+	}
+	return 8
+}
+
+// buf returns the workspace buffer name with at least bytes, reallocated
+// (its contents lost) when it is smaller.
+func (e *cudaEngine) buf(name string, bytes int) (cuda.Ptr, error) {
+	bytes = max(bytes, 8)
+	b, ok := e.ws[name]
+	if ok && b.bytes >= bytes {
+		return b.p, nil
+	}
+	if ok {
+		if err := e.ctx.Free(b.p); err != nil {
+			return 0, err
+		}
+		delete(e.ws, name)
+	}
+	p, err := e.ctx.Alloc(bytes)
+	if err != nil {
+		return 0, fmt.Errorf("nsrnn: device %v: %d bytes for %s: %w", e.dev, bytes, name, err)
+	}
+	e.ws[name] = &cudaBuf{p: p, bytes: bytes}
+	return p, nil
+}
+
+// upload copies the host's parameters to the device when they are newer.
+func (e *cudaEngine) upload() error {
+	if !e.devStale {
+		return nil
+	}
+	flat := make([]float64, e.total)
+	for i, p := range e.m.params {
+		copy(flat[e.offs[i]:], p.Data())
+	}
+	if err := e.ctx.UploadFloat64(e.master, flat); err != nil {
+		return fmt.Errorf("nsrnn: device %v: copying the parameters: %w", e.dev, err)
+	}
+	e.devStale, e.hostStale, e.work32Stale = false, false, true
+	return nil
+}
+
+// syncHost implements deviceEngine.
+func (e *cudaEngine) syncHost() error {
+	if e.hostStale {
+		flat := make([]float64, e.total)
+		if err := e.ctx.DownloadFloat64(flat, e.master); err != nil {
+			return fmt.Errorf("nsrnn: device %v: copying the parameters back: %w", e.dev, err)
+		}
+		for i, p := range e.m.params {
+			copy(p.Data(), flat[e.offs[i]:e.offs[i]+p.Size()])
+		}
+		e.hostStale = false
+	}
+	if e.adam != nil && e.adamStale {
+		flat := make([]float64, e.total)
+		for _, pair := range []struct {
+			src cuda.Ptr
+			dst [][]float64
+		}{{e.adamM, e.adam.M}, {e.adamV, e.adam.V}} {
+			if err := e.ctx.DownloadFloat64(flat, pair.src); err != nil {
+				return fmt.Errorf("nsrnn: device %v: copying Adam's moments back: %w", e.dev, err)
+			}
+			for i, p := range e.m.params {
+				copy(pair.dst[i], flat[e.offs[i]:e.offs[i]+p.Size()])
+			}
+		}
+		e.adamStale = false
+	}
+	return nil
+}
+
+// invalidate implements deviceEngine.
+func (e *cudaEngine) invalidate() {
+	e.devStale = true
+	e.adam = nil
+}
+
+// weights returns the parameters as the passes of precision p read them,
+// making the float32 copy when it is out of date.
+func (e *cudaEngine) weights(p Precision) (cuda.Ptr, error) {
+	if err := e.upload(); err != nil {
+		return 0, err
+	}
+	if p == Float64 {
+		return e.master, nil
+	}
+	if e.work32 == 0 {
+		var err error
+		if e.work32, err = e.ctx.Alloc(4 * e.total); err != nil {
+			return 0, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
+		}
+		e.work32Stale = true
+	}
+	if e.work32Stale {
+		if err := e.launch(p, "to_real", e.total, e.work32, e.master, int64(e.total)); err != nil {
+			return 0, err
+		}
+		e.work32Stale = false
+	}
+	return e.work32, nil
+}
+
+// launch runs kernel name of precision p over n threads in blocks of 256.
+func (e *cudaEngine) launch(p Precision, name string, n int, args ...any) error {
+	if n <= 0 {
+		return nil
+	}
+	return e.launchGrid(p, name, uint32((n+255)/256), args...)
+}
+
+// launchGrid runs kernel name of precision p on grid blocks of 256 threads.
+func (e *cudaEngine) launchGrid(p Precision, name string, grid uint32, args ...any) error {
+	md, err := e.module(p)
+	if err != nil {
+		return err
+	}
+	f, ok := md.fns[name]
+	if !ok {
+		if f, err = md.mod.Function(name); err != nil {
+			return fmt.Errorf("nsrnn: CUDA kernel %s: %w", name, err)
+		}
+		md.fns[name] = f
+	}
+	if err := e.ctx.Launch(f, [3]uint32{grid, 1, 1}, [3]uint32{256, 1, 1}, 0, args...); err != nil {
+		return fmt.Errorf("nsrnn: CUDA kernel %s: %w", name, err)
+	}
+	return nil
+}
+
+// gemm computes, in precision p, the row-major product C = op(A)·op(B) +
+// beta·C of M×N, op(A) M×K and op(B) K×N, with leading dimensions (row
+// lengths as stored) lda, ldb and ldc. cuBLAS is column-major: a
+// row-major matrix is the transpose of the column-major one on the same
+// memory, so C is computed as Cᵀ = op(B)ᵀ·op(A)ᵀ.
+func (e *cudaEngine) gemm(p Precision, tA, tB bool, M, N, K int, a cuda.Ptr, lda int, b cuda.Ptr, ldb int, beta float64, c cuda.Ptr, ldc int) error {
+	if M == 0 || N == 0 {
+		return nil
+	}
+	var err error
+	if p == Float64 {
+		err = e.ctx.Dgemm(tB, tA, N, M, K, 1, b, ldb, a, lda, beta, c, ldc)
+	} else {
+		err = e.ctx.Sgemm(tB, tA, N, M, K, 1, b, ldb, a, lda, float32(beta), c, ldc)
+	}
+	if err != nil {
+		return fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
+	}
+	return nil
+}
+
+// lstmRun describes one pass: T steps of B sequences, P output positions
+// reading the last layer's h from row block first (0 in sentence mode,
+// h_0 … h_n; 1 in stream mode, h_1 … h_T).
+type lstmRun struct {
+	prec         Precision
+	T, B, P      int
+	first        int
+	tok, tgt     []int32 // tok[t·B+b], tgt[t·B+b] (−1: none)
+	divisor      float64
+	grad, logits bool
+	lp           bool
+}
+
+// ptrs are the workspace buffers of a pass.
+type lstmBufs struct {
+	ints                   cuda.Ptr // tok | tgt | uniq | ptr | rows
+	tok, tgt, uniq, uptr   cuda.Ptr
+	rows                   cuda.Ptr
+	nuniq                  int
+	x0, dx0                cuda.Ptr // layer 0's embedded inputs and their gradient
+	z, hs, cs, tc, dhs, dz []cuda.Ptr
+	dc                     []cuda.Ptr
+	s, logz, rowloss, loss cuda.Ptr
+	partial, sumsq, ones   cuda.Ptr
+}
+
+// sumsqBlocks is the fixed grid of the gradient norm's partial sums.
+const sumsqBlocks = 256
+
+// pack lays out the integer inputs of a run (tokens, targets and, with
+// gradients, each distinct token's positions in order) in e.ints.
+func (e *cudaEngine) pack(r *lstmRun) (nuniq int) {
+	n := len(r.tok)
+	ints := append(e.ints[:0], r.tok...)
+	ints = append(ints, r.tgt...)
+	if r.grad {
+		order := make([]int32, n)
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(r.tok[a], r.tok[b]) })
+		var uniq, ptr []int32
+		for k, i := range order {
+			if k == 0 || r.tok[i] != r.tok[order[k-1]] {
+				uniq = append(uniq, r.tok[i])
+				ptr = append(ptr, int32(k))
+			}
+		}
+		ptr = append(ptr, int32(n))
+		nuniq = len(uniq)
+		ints = append(ints, uniq...)
+		ints = append(ints, ptr...)
+		ints = append(ints, order...)
+	}
+	e.ints = ints
+	return nuniq
+}
+
+// run makes one pass of the LSTM model: the loss, and with r.grad the
+// gradients into e.grad; with r.lp the log-probabilities (or scores) are
+// left in the score buffer. The initial state is in row block 0 of hs and
+// cs (set by the caller).
+func (e *cudaEngine) run(r *lstmRun, bf *lstmBufs) (float64, error) {
+	cfg := e.m.cfg
+	p, T, B, P := r.prec, r.T, r.B, r.P
+	H, V, L := cfg.Hidden, cfg.OutputVocab, cfg.layers()
+	es := elem(p)
+	w, err := e.weights(p)
+	if err != nil {
+		return 0, err
+	}
+	// W returns parameter i's working values.
+	W := func(i int) cuda.Ptr { return w.Offset(es * e.offs[i]) }
+	pi := 0 // the index of the next parameter, in the order of Params
+	embedIdx := -1
+	if e.m.embed != nil {
+		embedIdx, pi = 0, 1
+	}
+	layerIdx := func(l int) (wih, whh, bih, bhh int) { i := pi + 4*l; return i, i + 1, i + 2, i + 3 }
+	whyIdx := pi + 4*L
+	bhyIdx := whyIdx + 1
+	TB := T * B
+	tok := bf.tok
+
+	// The inputs of layer 0.
+	in0 := cfg.inputSize()
+	var x cuda.Ptr
+	if embedIdx >= 0 {
+		if err := e.launch(p, "embed_gather", TB*in0, bf.x0, W(embedIdx), tok, TB, in0); err != nil {
+			return 0, err
+		}
+		x = bf.x0
+	}
+	in := in0
+	for l := 0; l < L && T > 0; l++ {
+		wih, whh, bih, bhh := layerIdx(l)
+		z := bf.z[l]
+		if err := e.launch(p, "bias_rows", TB*4*H, z, W(bih), W(bhh), TB, 4*H); err != nil {
+			return 0, err
+		}
+		if l == 0 && embedIdx < 0 {
+			if err := e.launch(p, "onehot_add", TB*4*H, z, W(wih), tok, TB, 4*H, in0); err != nil {
+				return 0, err
+			}
+		} else if err := e.gemm(p, false, true, TB, 4*H, in, x, in, W(wih), in, 1, z, 4*H); err != nil {
+			return 0, err
+		}
+		hs, cs, tc := bf.hs[l], bf.cs[l], bf.tc[l]
+		blk := B * H * es
+		for t := 1; t <= T; t++ {
+			zt := z.Offset((t - 1) * B * 4 * H * es)
+			if err := e.gemm(p, false, true, B, 4*H, H, hs.Offset((t-1)*blk), H, W(whh), H, 1, zt, 4*H); err != nil {
+				return 0, err
+			}
+			if err := e.launch(p, "lstm_cell", B*H, zt, cs.Offset((t-1)*blk), cs.Offset(t*blk), tc.Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
+				return 0, err
+			}
+		}
+		x, in = hs.Offset(blk), H
+	}
+
+	// The output layer.
+	R := P * B
+	hout := bf.hs[L-1].Offset(r.first * B * H * es)
+	if err := e.gemm(p, false, true, R, V, H, hout, H, W(whyIdx), H, 0, bf.s, V); err != nil {
+		return 0, err
+	}
+	mode := 0
+	switch {
+	case r.grad:
+		mode = 1
+	case r.lp && !r.logits:
+		mode = 2
+	}
+	if err := e.launchGrid(p, "softmax_rows", uint32(R), bf.s, W(bhyIdx), bf.tgt, bf.logz, bf.rowloss, V, mode, 1/r.divisor); err != nil {
+		return 0, err
+	}
+	if err := e.launchGrid(p, "sum_scaled", 1, bf.rowloss, R, 1/r.divisor, bf.loss); err != nil {
+		return 0, err
+	}
+	if r.grad {
+		if err := e.backward(r, bf, W, layerIdx, whyIdx, bhyIdx, embedIdx); err != nil {
+			return 0, err
+		}
+	}
+	loss := make([]float64, 1)
+	if err := e.ctx.DownloadFloat64(loss, bf.loss); err != nil {
+		return 0, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
+	}
+	return loss[0], nil
+}
+
+// backward computes the gradients of a pass into e.grad, from the
+// gradient of the scores left in bf.s.
+func (e *cudaEngine) backward(r *lstmRun, bf *lstmBufs, W func(int) cuda.Ptr, layerIdx func(int) (int, int, int, int), whyIdx, bhyIdx, embedIdx int) error {
+	cfg := e.m.cfg
+	p, T, B, P := r.prec, r.T, r.B, r.P
+	H, V, L := cfg.Hidden, cfg.OutputVocab, cfg.layers()
+	es := elem(p)
+	TB, R := T*B, P*B
+	if err := e.gradBuffer(p); err != nil {
+		return err
+	}
+	G := func(i int) cuda.Ptr { return e.grad.Offset(es * e.offs[i]) }
+	if err := e.ctx.Zero(e.grad, es*e.total); err != nil {
+		return err
+	}
+	hout := bf.hs[L-1].Offset(r.first * B * H * es)
+	// dW_hy = dSᵀ·h, db_hy = 1ᵀ·dS, dh = dS·W_hy.
+	if err := e.gemm(p, true, false, V, H, R, bf.s, V, hout, H, 0, G(whyIdx), H); err != nil {
+		return err
+	}
+	if err := e.gemm(p, false, false, 1, V, R, bf.ones, R, bf.s, V, 0, G(bhyIdx), V); err != nil {
+		return err
+	}
+	if T == 0 {
+		return nil
+	}
+	blk := B * H * es
+	for l := 0; l < L; l++ {
+		if err := e.ctx.Zero(bf.dhs[l], (T+1)*blk); err != nil {
+			return err
+		}
+	}
+	if err := e.gemm(p, false, false, R, H, V, bf.s, V, W(whyIdx), H, 0, bf.dhs[L-1].Offset(r.first*blk), H); err != nil {
+		return err
+	}
+	in0 := cfg.inputSize()
+	for l := L - 1; l >= 0; l-- {
+		wih, whh, bih, bhh := layerIdx(l)
+		z, dz, cs, tc, dhs, hs := bf.z[l], bf.dz[l], bf.cs[l], bf.tc[l], bf.dhs[l], bf.hs[l]
+		if err := e.ctx.Zero(bf.dc[l], blk); err != nil {
+			return err
+		}
+		for t := T; t >= 1; t-- {
+			off := (t - 1) * B * 4 * H * es
+			if err := e.launch(p, "lstm_cell_back", B*H, z.Offset(off), cs.Offset((t-1)*blk), tc.Offset((t-1)*blk), dhs.Offset(t*blk), bf.dc[l], dz.Offset(off), B, H); err != nil {
+				return err
+			}
+			if t > 1 {
+				if err := e.gemm(p, false, false, B, H, 4*H, dz.Offset(off), 4*H, W(whh), H, 1, dhs.Offset((t-1)*blk), H); err != nil {
+					return err
+				}
+			}
+		}
+		// dW_hh = dZᵀ·h_{0…T−1}; db = 1ᵀ·dZ for both biases.
+		if err := e.gemm(p, true, false, 4*H, H, TB, dz, 4*H, hs, H, 0, G(whh), H); err != nil {
+			return err
+		}
+		if err := e.gemm(p, false, false, 1, 4*H, TB, bf.ones, TB, dz, 4*H, 0, G(bih), 4*H); err != nil {
+			return err
+		}
+		if err := e.ctx.Copy(G(bhh), G(bih), 4*H*es); err != nil {
+			return err
+		}
+		switch {
+		case l > 0:
+			// Layer l reads h_1 … h_T of layer l−1.
+			if err := e.gemm(p, true, false, 4*H, H, TB, dz, 4*H, bf.hs[l-1].Offset(blk), H, 0, G(wih), H); err != nil {
+				return err
+			}
+			if err := e.gemm(p, false, false, TB, H, 4*H, dz, 4*H, W(wih), H, 1, bf.dhs[l-1].Offset(blk), H); err != nil {
+				return err
+			}
+		case embedIdx >= 0:
+			if err := e.gemm(p, true, false, 4*H, in0, TB, dz, 4*H, bf.x0, in0, 0, G(wih), in0); err != nil {
+				return err
+			}
+			if err := e.gemm(p, false, false, TB, in0, 4*H, dz, 4*H, W(wih), in0, 0, bf.dx0, in0); err != nil {
+				return err
+			}
+			if err := e.launchGrid(p, "scatter_rows", uint32(bf.nuniq), G(embedIdx), bf.dx0, bf.uniq, bf.uptr, bf.rows, in0); err != nil {
+				return err
+			}
+		default:
+			if err := e.launchGrid(p, "scatter_cols", uint32(bf.nuniq), G(wih), dz, bf.uniq, bf.uptr, bf.rows, 4*H, in0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// gradBuffer makes e.grad hold gradients of precision p.
+func (e *cudaEngine) gradBuffer(p Precision) error {
+	if e.grad != 0 && e.gradPrec == p {
+		return nil
+	}
+	if e.grad != 0 {
+		if err := e.ctx.Free(e.grad); err != nil {
+			return err
+		}
+		e.grad = 0
+	}
+	var err error
+	if e.grad, err = e.ctx.Alloc(elem(p) * e.total); err != nil {
+		return fmt.Errorf("nsrnn: device %v: the gradients: %w", e.dev, err)
+	}
+	e.gradPrec = p
+	return nil
+}
+
+// buffers sizes the workspace for a run and uploads its integer inputs.
+func (e *cudaEngine) buffers(r *lstmRun) (*lstmBufs, error) {
+	cfg := e.m.cfg
+	H, V, L := cfg.Hidden, cfg.OutputVocab, cfg.layers()
+	es := elem(r.prec)
+	T, B, P := r.T, r.B, r.P
+	TB, R := T*B, P*B
+	bf := &lstmBufs{}
+	nuniq := e.pack(r)
+	bf.nuniq = nuniq
+	var err error
+	get := func(name string, bytes int) cuda.Ptr {
+		if err != nil {
+			return 0
+		}
+		var ptr cuda.Ptr
+		ptr, err = e.buf(name, bytes)
+		return ptr
+	}
+	bf.ints = get("ints", 4*len(e.ints))
+	if cfg.Embedding > 0 {
+		bf.x0 = get("x0", es*TB*cfg.Embedding)
+		if r.grad {
+			bf.dx0 = get("dx0", es*TB*cfg.Embedding)
+		}
+	}
+	for l := 0; l < L; l++ {
+		bf.z = append(bf.z, get(fmt.Sprint("z", l), es*TB*4*H))
+		bf.hs = append(bf.hs, get(fmt.Sprint("hs", l), es*(T+1)*B*H))
+		bf.cs = append(bf.cs, get(fmt.Sprint("cs", l), es*(T+1)*B*H))
+		bf.tc = append(bf.tc, get(fmt.Sprint("tc", l), es*TB*H))
+		if r.grad {
+			bf.dz = append(bf.dz, get(fmt.Sprint("dz", l), es*TB*4*H))
+			bf.dhs = append(bf.dhs, get(fmt.Sprint("dhs", l), es*(T+1)*B*H))
+			bf.dc = append(bf.dc, get(fmt.Sprint("dc", l), es*B*H))
+		}
+	}
+	bf.s = get("scores", es*R*V)
+	bf.logz = get("logz", 8*R)
+	bf.rowloss = get("rowloss", 8*R)
+	bf.loss = get("loss", 8)
+	if r.grad {
+		n := max(R, TB)
+		key := fmt.Sprint("ones", es)
+		old := e.ws[key]
+		bf.ones = get(key, es*n)
+		if err == nil && (old == nil || old.p != bf.ones || old.bytes < es*n) {
+			if err = e.fillOnes(r.prec, bf.ones, e.ws[key].bytes/es); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := e.ctx.UploadInt32(bf.ints, e.ints); err != nil {
+		return nil, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
+	}
+	n := len(r.tok)
+	bf.tok = bf.ints
+	bf.tgt = bf.ints.Offset(4 * n)
+	if r.grad {
+		bf.uniq = bf.tgt.Offset(4 * len(r.tgt))
+		bf.uptr = bf.uniq.Offset(4 * nuniq)
+		bf.rows = bf.uptr.Offset(4 * (nuniq + 1))
+	}
+	return bf, nil
+}
+
+// fillOnes writes n ones of precision p at ptr.
+func (e *cudaEngine) fillOnes(p Precision, ptr cuda.Ptr, n int) error {
+	if p == Float32 {
+		ones := make([]float32, n)
+		for i := range ones {
+			ones[i] = 1
+		}
+		return e.ctx.UploadFloat32(ptr, ones)
+	}
+	ones := make([]float64, n)
+	for i := range ones {
+		ones[i] = 1
+	}
+	return e.ctx.UploadFloat64(ptr, ones)
+}
+
+// sentence implements engine.
+func (e *cudaEngine) sentence(batch [][]int, p pass) (outcome, error) {
+	m := e.m
+	n, B := len(batch[0]), len(batch)
+	if err := m.checkSize(B, n, n+1, max(n-1, 0), false); err != nil {
+		return outcome{}, err
+	}
+	r := &lstmRun{prec: m.Precision, T: n, B: B, P: n + 1, first: 0, grad: p.grad, lp: p.logProbs || p.logits, logits: p.logits, divisor: float64(B)}
+	r.tok = make([]int32, n*B)
+	r.tgt = make([]int32, (n+1)*B)
+	for b, w := range batch {
+		for t, s := range w {
+			r.tok[t*B+b] = int32(s)
+			r.tgt[t*B+b] = int32(s)
+		}
+		r.tgt[n*B+b] = int32(m.EOS())
+	}
+	if _, err := e.module(r.prec); err != nil {
+		return outcome{}, err
+	}
+	bf, err := e.buffers(r)
+	if err != nil {
+		return outcome{}, err
+	}
+	es := elem(r.prec)
+	for l := range bf.hs {
+		if err := e.ctx.Zero(bf.hs[l], es*B*m.cfg.Hidden); err != nil {
+			return outcome{}, err
+		}
+		if err := e.ctx.Zero(bf.cs[l], es*B*m.cfg.Hidden); err != nil {
+			return outcome{}, err
+		}
+	}
+	return e.finish(r, bf, p)
+}
+
+// finish runs a pass and collects what p asks for.
+func (e *cudaEngine) finish(r *lstmRun, bf *lstmBufs, p pass) (outcome, error) {
+	loss, err := e.run(r, bf)
+	if err != nil {
+		return outcome{}, err
+	}
+	res := outcome{loss: loss}
+	if r.lp {
+		if res.lp, err = e.scores(r, bf); err != nil {
+			return outcome{}, err
+		}
+	}
+	if p.grad && p.hostGrads {
+		if res.grads, err = e.hostGrads(); err != nil {
+			return outcome{}, err
+		}
+	}
+	return res, nil
+}
+
+// scores downloads the log-probabilities (or raw scores) of a pass,
+// out[b][t][v].
+func (e *cudaEngine) scores(r *lstmRun, bf *lstmBufs) ([][][]float64, error) {
+	V := e.m.cfg.OutputVocab
+	R := r.P * r.B
+	flat, err := e.download(r.prec, bf.s, R*V)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][][]float64, r.B)
+	for b := range out {
+		out[b] = make([][]float64, r.P)
+		for t := range out[b] {
+			row := (t*r.B + b) * V
+			out[b][t] = flat[row : row+V : row+V]
+		}
+	}
+	return out, nil
+}
+
+// download copies n values of precision p from the device as float64.
+func (e *cudaEngine) download(p Precision, src cuda.Ptr, n int) ([]float64, error) {
+	out := make([]float64, n)
+	if p == Float64 {
+		if err := e.ctx.DownloadFloat64(out, src); err != nil {
+			return nil, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
+		}
+		return out, nil
+	}
+	f := make([]float32, n)
+	if err := e.ctx.DownloadFloat32(f, src); err != nil {
+		return nil, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
+	}
+	for i, v := range f {
+		out[i] = float64(v)
+	}
+	return out, nil
+}
+
+// uploadReal copies float64 values to the device in precision p.
+func (e *cudaEngine) uploadReal(p Precision, dst cuda.Ptr, src []float64) error {
+	if p == Float64 {
+		return e.ctx.UploadFloat64(dst, src)
+	}
+	f := make([]float32, len(src))
+	for i, v := range src {
+		f[i] = float32(v)
+	}
+	return e.ctx.UploadFloat32(dst, f)
+}
+
+// hostGrads implements deviceEngine.
+func (e *cudaEngine) hostGrads() ([][]float64, error) {
+	if e.grad == 0 {
+		return nil, errors.New("nsrnn: no gradients on the device")
+	}
+	flat, err := e.download(e.gradPrec, e.grad, e.total)
+	if err != nil {
+		return nil, err
+	}
+	if e.hostG == nil {
+		e.hostG = make([][]float64, len(e.m.params))
+		for i, p := range e.m.params {
+			e.hostG[i] = make([]float64, p.Size())
+		}
+	}
+	for i := range e.hostG {
+		copy(e.hostG[i], flat[e.offs[i]:])
+	}
+	return e.hostG, nil
+}
+
+// chunk implements engine.
+func (e *cudaEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome, error) {
+	m := e.m
+	B, T := s.batch, len(inputs[0])
+	if err := m.checkSize(B, T, T, T, true); err != nil {
+		return outcome{}, err
+	}
+	r := &lstmRun{prec: m.Precision, T: T, B: B, P: T, first: 1, grad: p.grad, lp: p.logProbs || p.logits, logits: p.logits}
+	r.tok = make([]int32, T*B)
+	r.tgt = make([]int32, T*B)
+	count := 0
+	for b, row := range inputs {
+		for t, x := range row {
+			r.tok[t*B+b] = int32(x)
+			y := NoTarget
+			if targets != nil {
+				y = targets[b][t]
+			}
+			if y != NoTarget {
+				count++
+			}
+			r.tgt[t*B+b] = int32(y)
+		}
+	}
+	r.divisor = float64(max(count, 1))
+	if _, err := e.module(r.prec); err != nil {
+		return outcome{}, err
+	}
+	bf, err := e.buffers(r)
+	if err != nil {
+		return outcome{}, err
+	}
+	if err := e.loadState(r, bf, s.state); err != nil {
+		return outcome{}, err
+	}
+	res, err := e.finish(r, bf, p)
+	if err != nil {
+		return outcome{}, err
+	}
+	st, err := e.saveState(r, bf)
+	if err != nil {
+		return outcome{}, err
+	}
+	s.state = st
+	return res, nil
+}
+
+// loadState writes a stream's state into row block 0 of hs and cs: from
+// the device's copy when it is the state the latest chunk ended in, else
+// from the host's values.
+func (e *cudaEngine) loadState(r *lstmRun, bf *lstmBufs, st *State) error {
+	H, L := e.m.cfg.Hidden, e.m.cfg.layers()
+	B, es := r.B, elem(r.prec)
+	blk := B * H * es
+	saved := e.ws["state"]
+	onDevice := st != nil && st == e.carried && saved != nil && saved.bytes >= 2*L*blk && e.carriedPrec == r.prec
+	for l := 0; l < L; l++ {
+		switch {
+		case st == nil:
+			if err := e.ctx.Zero(bf.hs[l], blk); err != nil {
+				return err
+			}
+			if err := e.ctx.Zero(bf.cs[l], blk); err != nil {
+				return err
+			}
+		case onDevice:
+			if err := e.ctx.Copy(bf.hs[l], saved.p.Offset(2*l*blk), blk); err != nil {
+				return err
+			}
+			if err := e.ctx.Copy(bf.cs[l], saved.p.Offset((2*l+1)*blk), blk); err != nil {
+				return err
+			}
+		default:
+			layer := st.lstm[l]
+			h, c := make([]float64, B*H), make([]float64, B*H)
+			for b := 0; b < B; b++ {
+				copy(h[b*H:(b+1)*H], layer[b*2*H:b*2*H+H])
+				copy(c[b*H:(b+1)*H], layer[b*2*H+H:(b+1)*2*H])
+			}
+			if err := e.uploadReal(r.prec, bf.hs[l], h); err != nil {
+				return err
+			}
+			if err := e.uploadReal(r.prec, bf.cs[l], c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// saveState keeps the final (h, c) of every layer on the device, in the
+// buffer "state" (per layer h then c), and returns it as the stream's new
+// State (one download).
+func (e *cudaEngine) saveState(r *lstmRun, bf *lstmBufs) (*State, error) {
+	H, L := e.m.cfg.Hidden, e.m.cfg.layers()
+	B, T, es := r.B, r.T, elem(r.prec)
+	blk := B * H * es
+	saved, err := e.buf("state", 2*L*blk)
+	if err != nil {
+		return nil, err
+	}
+	for l := 0; l < L; l++ {
+		if err := e.ctx.Copy(saved.Offset(2*l*blk), bf.hs[l].Offset(T*blk), blk); err != nil {
+			return nil, err
+		}
+		if err := e.ctx.Copy(saved.Offset((2*l+1)*blk), bf.cs[l].Offset(T*blk), blk); err != nil {
+			return nil, err
+		}
+	}
+	vals, err := e.download(r.prec, saved, 2*L*B*H)
+	if err != nil {
+		return nil, err
+	}
+	carry := make(controller.Carry, L)
+	for l := 0; l < L; l++ {
+		h, c := vals[2*l*B*H:(2*l+1)*B*H], vals[(2*l+1)*B*H:(2*l+2)*B*H]
+		layer := make([]float64, B*2*H)
+		for b := 0; b < B; b++ {
+			copy(layer[b*2*H:b*2*H+H], h[b*H:(b+1)*H])
+			copy(layer[b*2*H+H:(b+1)*2*H], c[b*H:(b+1)*H])
+		}
+		carry[l] = layer
+	}
+	st := &State{batch: B, shape: e.m.cfg.shape(), lstm: carry}
+	e.carried, e.carriedPrec = st, r.prec
+	return st, nil
+}
+
+// update implements deviceEngine: the global norm of the gradients (a
+// fixed grid of partial sums, then their sum), then one kernel that clips
+// and applies SGD or Adam to every parameter, writing the float32 copy.
+func (e *cudaEngine) update(opt Optimizer, clip float64) (bool, error) {
+	var adam *Adam
+	switch o := opt.(type) {
+	case *SGD:
+	case *Adam:
+		adam = o
+	default:
+		return false, nil
+	}
+	if e.grad == 0 {
+		return false, errors.New("nsrnn: an update without gradients on the device")
+	}
+	p := e.gradPrec
+	if err := e.upload(); err != nil {
+		return false, err
+	}
+	partial, err := e.buf("sumsq_partial", 8*sumsqBlocks)
+	if err != nil {
+		return false, err
+	}
+	sumsq, err := e.buf("sumsq", 8)
+	if err != nil {
+		return false, err
+	}
+	if err := e.launchGrid(p, "sumsq_partial", sumsqBlocks, e.grad, int64(e.total), partial); err != nil {
+		return false, err
+	}
+	if err := e.launchGrid(p, "sum_scaled", 1, partial, sumsqBlocks, 1.0, sumsq); err != nil {
+		return false, err
+	}
+	var w cuda.Ptr // the float32 copy, kept up to date where there is one
+	if p == Float32 && e.work32 != 0 {
+		w = e.work32
+	}
+	if adam == nil {
+		err = e.launch(p, "sgd_update", e.total, e.master, e.grad, w, int64(e.total), opt.LearningRate(), sumsq, clip)
+	} else {
+		if err := e.adamState(adam); err != nil {
+			return false, err
+		}
+		adam.Step++
+		c1 := 1 - math.Pow(adam.Beta1, float64(adam.Step))
+		c2 := 1 - math.Pow(adam.Beta2, float64(adam.Step))
+		err = e.launch(p, "adam_update", e.total, e.master, e.grad, e.adamM, e.adamV, w, int64(e.total), adam.LR, adam.Beta1, adam.Beta2, adam.Eps, c1, c2, sumsq, clip)
+		e.adamStale = true
+	}
+	if err != nil {
+		return false, err
+	}
+	e.hostStale = true
+	if w == 0 {
+		e.work32Stale = true
+	}
+	return true, nil
+}
+
+// adamState makes the device hold a's moments.
+func (e *cudaEngine) adamState(a *Adam) error {
+	if e.adam == a {
+		return nil
+	}
+	if e.adamM == 0 {
+		var err error
+		if e.adamM, err = e.ctx.Alloc(8 * e.total); err != nil {
+			return fmt.Errorf("nsrnn: device %v: Adam's moments: %w", e.dev, err)
+		}
+		if e.adamV, err = e.ctx.Alloc(8 * e.total); err != nil {
+			return fmt.Errorf("nsrnn: device %v: Adam's moments: %w", e.dev, err)
+		}
+	}
+	flat := make([]float64, e.total)
+	for _, pair := range []struct {
+		dst cuda.Ptr
+		src [][]float64
+	}{{e.adamM, a.M}, {e.adamV, a.V}} {
+		clear(flat)
+		for i := range e.m.params {
+			copy(flat[e.offs[i]:], pair.src[i])
+		}
+		if err := e.ctx.UploadFloat64(pair.dst, flat); err != nil {
+			return fmt.Errorf("nsrnn: device %v: Adam's moments: %w", e.dev, err)
+		}
+	}
+	e.adam, e.adamStale = a, false
+	return nil
+}

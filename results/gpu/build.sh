@@ -1,0 +1,37 @@
+#!/bin/sh
+# Builds the GPU device check on a development machine (no GPU, no CUDA
+# toolkit needed): the test binaries and the two programs, pure Go
+# (CGO_ENABLED=0), compressed, with the Penn Treebank files and the PyTorch
+# reference, into one folder that travels to the GPU machine.
+#
+#   DATA=DIR TORCH_LM=FILE sh results/gpu/build.sh [OUTDIR]
+#
+# DIR holds the PTB corpus (DIR/ptb/ptb.train.txt); FILE is the PyTorch
+# reference script (torch_lm.py). OUTDIR defaults to .gpucheck in the
+# repository root (ignored by git). Then, on the GPU machine, in the
+# repository root:
+#
+#   sh .gpucheck/check.sh OUT
+#
+# runs every GPU test and benchmark (under 8 minutes) and writes its logs
+# and summary.json into OUT.
+set -e
+repo=$(git rev-parse --show-toplevel)
+out=${1:-$repo/.gpucheck}
+data=${DATA:?set DATA to the directory holding ptb/}
+torch_lm=${TORCH_LM:?set TORCH_LM to the PyTorch reference script}
+rm -rf "$out"
+mkdir -p "$out/ptb"
+cd "$repo"
+export CGO_ENABLED=0
+go test -c -trimpath -ldflags='-s -w' -o "$out/nsrnn.test" ./nsrnn
+go test -c -trimpath -ldflags='-s -w' -o "$out/cuda.test" ./internal/cuda
+go build -trimpath -ldflags='-s -w' -o "$out/ptb" ./experiments/ptb
+go build -trimpath -ldflags='-s -w' -o "$out/cfl" ./experiments/cfl
+cp "$data"/ptb/ptb.train.txt "$data"/ptb/ptb.valid.txt "$data"/ptb/ptb.test.txt "$out/ptb/"
+cp "$torch_lm" "$out/torch_lm.py"
+cp results/gpu/check.sh results/gpu/summarize.py "$out/"
+git rev-parse HEAD > "$out/commit"
+git status --porcelain | grep -q . && echo "(with uncommitted changes)" >> "$out/commit"
+gzip -9 "$out/nsrnn.test" "$out/cuda.test" "$out/ptb" "$out/cfl" "$out"/ptb/*.txt
+du -sh "$out"

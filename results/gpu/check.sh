@@ -1,0 +1,84 @@
+#!/bin/sh
+# The GPU device check: runs on the GPU machine, from the folder that
+# results/gpu/build.sh made (no Go toolchain, no network needed there):
+#
+#   sh .gpucheck/check.sh OUT
+#
+# 1. every GPU correctness test (internal/cuda's, and nsrnn's GPU against
+#    CPU suite: loss and every gradient, log-probabilities, streams,
+#    200 training steps, determinism);
+# 2. the speed of LSTM-256 Penn Treebank training and evaluation
+#    (BenchmarkGPUTrainPTB, BenchmarkGPUEvalPTB; B = 32 and 256, T = 35)
+#    beside PyTorch's fused nn.LSTM on the same card (torch_lm.py,
+#    DEVICE=cuda), interleaved;
+# 3. the programs end to end: one PTB epoch of ptb train --device cuda,
+#    ptb eval of it on the GPU, two CFL epochs of cfl train --device cuda;
+# 4. summary.json (summarize.py): the card and driver, every check passed
+#    or failed, each speed figure and its PyTorch reference.
+#
+# It takes about 3 minutes on an H100; every step has a time limit so that
+# the whole stays under 8. Logs: env.txt, tests.log, bench.log, torch.log,
+# e2e.log, summary.json.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: sh check.sh OUTDIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+work=$(mktemp -d)
+cd "$work"
+for f in "$here"/*.gz; do gunzip -c "$f" > "$(basename "$f" .gz)"; done
+chmod +x nsrnn.test cuda.test ptb cfl
+mkdir -p ptb-data
+for f in "$here"/ptb/*.gz; do gunzip -c "$f" > "ptb-data/$(basename "$f" .gz)"; done
+{
+	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "commit: $(cat "$here/commit" | tr '\n' ' ')"
+	echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
+	echo "cuda: $(nvidia-smi 2>/dev/null | grep -o 'CUDA Version: [0-9.]*' | head -1)"
+	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs"
+	echo "python: $(python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1 | tail -1)"
+	./ptb devices 2>&1 | sed 's/^/devices: /'
+} > "$out/env.txt" 2>&1
+cat "$out/env.txt"
+
+echo "== correctness" >&2
+NSRNN_TEST_REQUIRE_GPU=1 timeout 120 ./cuda.test -test.v -test.count 1 > "$out/tests.log" 2>&1
+NSRNN_TEST_REQUIRE_GPU=1 timeout 300 ./nsrnn.test -test.v -test.count 1 -test.run 'GPU|CUDA|Device' >> "$out/tests.log" 2>&1
+grep -E '^(--- |ok|FAIL|PASS)' "$out/tests.log" | grep -v -- '--- PASS' | head -40 >&2
+
+echo "== speed" >&2
+: > "$out/bench.log"
+: > "$out/torch.log"
+for round in 1 2; do
+	echo "round $round" >> "$out/bench.log"
+	timeout 120 ./nsrnn.test -test.run XXX -test.benchtime 200x \
+		-test.bench 'GPU(Train|Eval)PTB/lstm-256' >> "$out/bench.log" 2>&1
+	for kind in train eval; do
+		for b in 32 256; do
+			echo "round $round $kind B$b: $(DEVICE=cuda BATCH=$b timeout 120 python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
+		done
+	done
+done
+cat "$out/bench.log" "$out/torch.log" | grep -E 'tokens/s|Benchmark' >&2
+
+echo "== programs" >&2
+{
+	echo "\$ ptb train --device cuda (lstm-256, one epoch, float32)"
+	timeout 150 ./ptb train --data ptb-data --model lstm --hidden 256 --lr 20 --clip 0.25 --epochs 1 \
+		--precision float32 --device cuda --out runs/ptb-lstm 2>&1 | tail -5
+	echo "exit $?"
+	echo "\$ run.json"; cat runs/ptb-lstm/run.json
+	echo "\$ ptb eval --device cuda"
+	timeout 60 ./ptb eval --model runs/ptb-lstm --split test --device cuda 2>&1 | tail -3
+	echo "\$ ptb eval --device cpu (the same run on the CPU)"
+	timeout 120 ./ptb eval --model runs/ptb-lstm --split test --device cpu 2>&1 | tail -3
+	echo "\$ cfl train --device cuda (lstm, marked reversal, two epochs of 200 + 50 strings)"
+	timeout 60 ./cfl train --task marked-reversal --model lstm --hidden 20 --lr 0.005 --train-size 200 --valid-size 50 \
+		--epochs 2 --device cuda --out runs/cfl-lstm 2>&1 | tail -4
+	echo "exit $?"
+	grep -o '"epoch_seconds":[0-9.]*' runs/cfl-lstm/log.jsonl
+} > "$out/e2e.log" 2>&1
+cat "$out/e2e.log" >&2
+
+python3 "$here/summarize.py" "$out" >&2
+rm -rf "$work"
