@@ -244,3 +244,107 @@ __global__ void to_double(double* p, const real* w, long n) {
 }
 
 } // extern "C"
+
+// The superposition (JM) stack. A run keeps its stacks s_0 … s_S as
+// (S+1, B, K, m) with K cells of size m each, cell 0 the top; the cells
+// beyond a stack's height are zero, so every step updates all K cells (the
+// zero cells stay zero, and the CPU's variable heights give the same
+// values).
+extern "C" {
+
+// jm_act: the actions and pushed vector of step t. logits (B, 3) hold
+// h_t·W_aᵀ, v (B, m) h_t·W_vᵀ (learned vectors only); a (B, 3) receives
+// softmax(logits + b_a) and v becomes σ(v + b_v).
+__global__ void jm_act(real* a, const real* logits, const real* ba, real* v, const real* bv, int B, int m, int learned) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx < B) {
+		real x0 = logits[3 * idx] + ba[0], x1 = logits[3 * idx + 1] + ba[1], x2 = logits[3 * idx + 2] + ba[2];
+		real mx = fmax(x0, fmax(x1, x2));
+		real e0 = exp(x0 - mx), e1 = exp(x1 - mx), e2 = exp(x2 - mx);
+		real s = e0 + e1 + e2;
+		a[3 * idx] = e0 / s;
+		a[3 * idx + 1] = e1 / s;
+		a[3 * idx + 2] = e2 / s;
+	}
+	if (learned && idx < B * m) v[idx] = (real)1 / ((real)1 + exp(-(v[idx] + bv[idx % m])));
+}
+
+// jm_step: s_t from s_{t−1} (old, new: (B, K, m)), the actions a (B, 3:
+// push, no-op, pop) and the pushed vectors v (B rows of m, row stride ldv).
+__global__ void jm_step(real* nw, const real* old, const real* a, const real* v, int ldv, int B, int K, int m) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * K * m) return;
+	int k = idx % m, c = (idx / m) % K, b = idx / (K * m);
+	const real* o = old + (long)b * K * m;
+	real p = a[3 * b], n = a[3 * b + 1], q = a[3 * b + 2];
+	real up = c == 0 ? v[(long)b * ldv + k] : o[(c - 1) * m + k];
+	real x = p * up;
+	x += n * o[c * m + k];
+	if (c + 1 < K) x += q * o[(c + 1) * m + k];
+	nw[idx] = x;
+}
+
+// jm_back_cells: step t backward for the cells. dnew (B, K, m) is ∂L/∂s_t
+// without the reading's share, dr (B, m) ∂L/∂r_t (null: none); dold
+// receives ∂L/∂s_{t−1} and dv (B, m) ∂L/∂v_t.
+__global__ void jm_back_cells(real* dold, const real* dnew, const real* dr, const real* a, real* dv, int B, int K, int m) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * K * m) return;
+	int k = idx % m, c = (idx / m) % K, b = idx / (K * m);
+	const real* d = dnew + (long)b * K * m;
+	real p = a[3 * b], n = a[3 * b + 1], q = a[3 * b + 2];
+	real top = d[k] + (dr ? dr[(long)b * m + k] : (real)0);
+	real dc = c == 0 ? top : d[c * m + k];
+	real x = 0;
+	if (c >= 1) x += q * (c - 1 == 0 ? top : d[(c - 1) * m + k]);
+	x += n * dc;
+	if (c + 1 < K) x += p * d[(c + 1) * m + k];
+	dold[idx] = x;
+	if (c == 0) dv[(long)b * m + k] = p * top;
+}
+
+// jm_back_actions: one block per stack b: ∂L/∂a_t from the step's cells,
+// then the softmax's backward pass into dlogits (B, 3); dv (B, m) becomes
+// ∂L/∂(v's pre-activation) for learned vectors (learned), else is left.
+__global__ void jm_back_actions(real* dlogits, const real* dnew, const real* dr, const real* old, const real* a, const real* v, int ldv, real* dv, int K, int m, int learned) {
+	__shared__ double sh[BLOCK];
+	int b = blockIdx.x;
+	const real* d = dnew + (long)b * K * m;
+	const real* o = old + (long)b * K * m;
+	double sp = 0, sn = 0, sq = 0;
+	for (int i = threadIdx.x; i < K * m; i += blockDim.x) {
+		int c = i / m, k = i % m;
+		double dc = d[i] + (c == 0 && dr ? dr[(long)b * m + k] : (real)0);
+		double up = c == 0 ? (double)v[(long)b * ldv + k] : (double)o[(c - 1) * m + k];
+		sp += dc * up;
+		sn += dc * (double)o[i];
+		if (c + 1 < K) sq += dc * (double)o[i + m];
+	}
+	sp = block_sum(sp, sh);
+	sn = block_sum(sn, sh);
+	sq = block_sum(sq, sh);
+	if (threadIdx.x == 0) {
+		double p = a[3 * b], n = a[3 * b + 1], q = a[3 * b + 2];
+		double dot = p * sp + n * sn + q * sq;
+		dlogits[3 * b] = (real)(p * (sp - dot));
+		dlogits[3 * b + 1] = (real)(n * (sn - dot));
+		dlogits[3 * b + 2] = (real)(q * (sq - dot));
+	}
+	if (learned) {
+		for (int k = threadIdx.x; k < m; k += blockDim.x) {
+			real x = v[(long)b * ldv + k];
+			dv[(long)b * m + k] *= x * ((real)1 - x);
+		}
+	}
+}
+
+// add_rows: y[r, j] += x[r, j] for rows of n values with row strides ldy
+// and ldx.
+__global__ void add_rows(real* y, int ldy, const real* x, int ldx, int rows, int n) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= (long)rows * n) return;
+	int r = i / n, j = i % n;
+	y[(long)r * ldy + j] += x[(long)r * ldx + j];
+}
+
+} // extern "C"

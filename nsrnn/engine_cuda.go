@@ -10,6 +10,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/controller"
 	"github.com/nsrnn/nsrnn/internal/cuda"
+	"github.com/nsrnn/nsrnn/stacks"
 )
 
 // cudaKernels is the CUDA C source of the GPU engine's kernels.
@@ -27,8 +28,18 @@ func cudaKernelSource() (src string, opts map[Precision][]string) {
 	}
 }
 
-// deviceKinds are the kinds with a GPU implementation.
-var deviceKinds = []string{LSTM}
+// deviceKinds are the library's kinds with a GPU implementation (a kind
+// without a stack runs as the LSTM).
+var deviceKinds = []string{LSTM, JM}
+
+// cudaStackSupported reports whether a stack has a GPU implementation.
+func cudaStackSupported(l stacks.Layer) bool {
+	switch l.(type) {
+	case *stacks.JM:
+		return true
+	}
+	return false
+}
 
 // cudaEngine computes a model on one GPU. It keeps the parameters there
 // in float64 (the master copy the optimizer updates; with Float32 a
@@ -79,6 +90,12 @@ type cudaEngine struct {
 	carriedPrec Precision
 	// scratch for the packed integer inputs.
 	ints []int32
+	// w and wes are the parameters as the current pass reads them and
+	// the size of their values.
+	w   cuda.Ptr
+	wes int
+	// stack is the stack's implementation (nil for the LSTM).
+	stack cudaStack
 }
 
 // cudaBuf is a device buffer of bytes capacity.
@@ -98,7 +115,7 @@ func (e *cudaEngine) device() Device { return e.dev }
 // newCUDAEngine opens device d for m, compiles its kernels and copies the
 // parameters there.
 func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
-	if !slices.Contains(deviceKinds, m.cfg.Kind) {
+	if m.stack != nil && !cudaStackSupported(m.stack) {
 		return nil, fmt.Errorf("nsrnn: model kind %s on %v: %w (the kinds with one: %v); it runs on the CPU", m.cfg.Kind, d, ErrNoDeviceKernel, deviceKinds)
 	}
 	ctx, err := cuda.Open(d.index)
@@ -106,6 +123,12 @@ func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
 		return nil, fmt.Errorf("nsrnn: device %v: %w", d, err)
 	}
 	e := &cudaEngine{m: m, dev: d, ctx: ctx, mods: map[Precision]*cudaModule{}, ws: map[string]*cudaBuf{}}
+	if m.stack != nil {
+		if e.stack, err = e.newCUDAStack(); err != nil {
+			ctx.Close()
+			return nil, err
+		}
+	}
 	const align = 64 // elements: 512 bytes in float64, 256 in float32
 	for _, p := range m.params {
 		e.offs = append(e.offs, e.total)
@@ -337,7 +360,6 @@ type lstmBufs struct {
 	z, hs, cs, tc, dhs, dz []cuda.Ptr
 	dc                     []cuda.Ptr
 	s, logz, rowloss, loss cuda.Ptr
-	partial, sumsq, ones   cuda.Ptr
 }
 
 // sumsqBlocks is the fixed grid of the gradient norm's partial sums.
@@ -372,21 +394,22 @@ func (e *cudaEngine) pack(r *lstmRun) (nuniq int) {
 	return nuniq
 }
 
-// run makes one pass of the LSTM model: the loss, and with r.grad the
+// run makes one pass of the model: the loss, and with r.grad the
 // gradients into e.grad; with r.lp the log-probabilities (or scores) are
 // left in the score buffer. The initial state is in row block 0 of hs and
-// cs (set by the caller).
-func (e *cudaEngine) run(r *lstmRun, bf *lstmBufs) (float64, error) {
-	cfg := e.m.cfg
-	p, T, B, P := r.prec, r.T, r.B, r.P
-	H, V, L := cfg.Hidden, cfg.OutputVocab, cfg.layers()
-	es := elem(p)
-	w, err := e.weights(p)
-	if err != nil {
+// cs (set by the caller), and a stack's in st (S stack steps).
+func (e *cudaEngine) run(r *lstmRun, bf *lstmBufs, st cudaStack, S int) (float64, error) {
+	if err := e.setWeights(r.prec); err != nil {
 		return 0, err
 	}
-	// W returns parameter i's working values.
-	W := func(i int) cuda.Ptr { return w.Offset(es * e.offs[i]) }
+	if st != nil {
+		return e.runStack(r, bf, st, S)
+	}
+	cfg := e.m.cfg
+	p, T, B := r.prec, r.T, r.B
+	H, L := cfg.Hidden, cfg.layers()
+	es := elem(p)
+	W := e.working
 	pi := 0 // the index of the next parameter, in the order of Params
 	embedIdx := -1
 	if e.m.embed != nil {
@@ -434,12 +457,41 @@ func (e *cudaEngine) run(r *lstmRun, bf *lstmBufs) (float64, error) {
 		}
 		x, in = hs.Offset(blk), H
 	}
-
-	// The output layer.
-	R := P * B
-	hout := bf.hs[L-1].Offset(r.first * B * H * es)
-	if err := e.gemm(p, false, true, R, V, H, hout, H, W(whyIdx), H, 0, bf.s, V); err != nil {
+	if err := e.output(r, bf, whyIdx, bhyIdx); err != nil {
 		return 0, err
+	}
+	if r.grad {
+		if err := e.backward(r, bf, layerIdx, whyIdx, bhyIdx, embedIdx); err != nil {
+			return 0, err
+		}
+	}
+	return e.lossValue(bf)
+}
+
+// setWeights points working at the parameters as the passes of precision
+// p read them.
+func (e *cudaEngine) setWeights(p Precision) error {
+	w, err := e.weights(p)
+	if err != nil {
+		return err
+	}
+	e.w, e.wes = w, elem(p)
+	return nil
+}
+
+// working returns parameter i's values as the current pass reads them.
+func (e *cudaEngine) working(i int) cuda.Ptr { return e.w.Offset(e.wes * e.offs[i]) }
+
+// output runs the output layer: the scores of the P·B positions, the
+// softmax of each row (replaced by the gradient of the scores with
+// r.grad, by the log-probabilities with r.lp), and the loss.
+func (e *cudaEngine) output(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int) error {
+	cfg := e.m.cfg
+	p, B, H, V := r.prec, r.B, cfg.Hidden, cfg.OutputVocab
+	R := r.P * B
+	hout := bf.hs[cfg.layers()-1].Offset(r.first * B * H * elem(p))
+	if err := e.gemm(p, false, true, R, V, H, hout, H, e.working(whyIdx), H, 0, bf.s, V); err != nil {
+		return err
 	}
 	mode := 0
 	switch {
@@ -448,17 +500,14 @@ func (e *cudaEngine) run(r *lstmRun, bf *lstmBufs) (float64, error) {
 	case r.lp && !r.logits:
 		mode = 2
 	}
-	if err := e.launchGrid(p, "softmax_rows", uint32(R), bf.s, W(bhyIdx), bf.tgt, bf.logz, bf.rowloss, V, mode, 1/r.divisor); err != nil {
-		return 0, err
+	if err := e.launchGrid(p, "softmax_rows", uint32(R), bf.s, e.working(bhyIdx), bf.tgt, bf.logz, bf.rowloss, V, mode, 1/r.divisor); err != nil {
+		return err
 	}
-	if err := e.launchGrid(p, "sum_scaled", 1, bf.rowloss, R, 1/r.divisor, bf.loss); err != nil {
-		return 0, err
-	}
-	if r.grad {
-		if err := e.backward(r, bf, W, layerIdx, whyIdx, bhyIdx, embedIdx); err != nil {
-			return 0, err
-		}
-	}
+	return e.launchGrid(p, "sum_scaled", 1, bf.rowloss, R, 1/r.divisor, bf.loss)
+}
+
+// lossValue waits for the pass and returns its loss.
+func (e *cudaEngine) lossValue(bf *lstmBufs) (float64, error) {
 	loss := make([]float64, 1)
 	if err := e.ctx.DownloadFloat64(loss, bf.loss); err != nil {
 		return 0, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
@@ -466,41 +515,85 @@ func (e *cudaEngine) run(r *lstmRun, bf *lstmBufs) (float64, error) {
 	return loss[0], nil
 }
 
-// backward computes the gradients of a pass into e.grad, from the
-// gradient of the scores left in bf.s.
-func (e *cudaEngine) backward(r *lstmRun, bf *lstmBufs, W func(int) cuda.Ptr, layerIdx func(int) (int, int, int, int), whyIdx, bhyIdx, embedIdx int) error {
+// outputBackward zeroes the gradients, writes the output layer's and the
+// gradient of the top layer's h at the output positions (the other
+// layers' and positions' zero), and returns the gradient of parameter i.
+func (e *cudaEngine) outputBackward(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int) (func(int) cuda.Ptr, error) {
 	cfg := e.m.cfg
-	p, T, B, P := r.prec, r.T, r.B, r.P
+	p, T, B := r.prec, r.T, r.B
 	H, V, L := cfg.Hidden, cfg.OutputVocab, cfg.layers()
 	es := elem(p)
-	TB, R := T*B, P*B
+	R := r.P * B
 	if err := e.gradBuffer(p); err != nil {
-		return err
+		return nil, err
 	}
 	G := func(i int) cuda.Ptr { return e.grad.Offset(es * e.offs[i]) }
 	if err := e.ctx.Zero(e.grad, es*e.total); err != nil {
-		return err
+		return nil, err
 	}
 	hout := bf.hs[L-1].Offset(r.first * B * H * es)
 	// dW_hy = dSᵀ·h, db_hy = 1ᵀ·dS, dh = dS·W_hy.
 	if err := e.gemm(p, true, false, V, H, R, bf.s, V, hout, H, 0, G(whyIdx), H); err != nil {
-		return err
+		return nil, err
 	}
-	if err := e.gemm(p, false, false, 1, V, R, bf.ones, R, bf.s, V, 0, G(bhyIdx), V); err != nil {
-		return err
+	ones, err := e.ones(p, R)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.gemm(p, false, false, 1, V, R, ones, R, bf.s, V, 0, G(bhyIdx), V); err != nil {
+		return nil, err
 	}
 	if T == 0 {
-		return nil
+		return G, nil
 	}
 	blk := B * H * es
 	for l := 0; l < L; l++ {
 		if err := e.ctx.Zero(bf.dhs[l], (T+1)*blk); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if err := e.gemm(p, false, false, R, H, V, bf.s, V, W(whyIdx), H, 0, bf.dhs[L-1].Offset(r.first*blk), H); err != nil {
+	if err := e.gemm(p, false, false, R, H, V, bf.s, V, e.working(whyIdx), H, 0, bf.dhs[L-1].Offset(r.first*blk), H); err != nil {
+		return nil, err
+	}
+	return G, nil
+}
+
+// ones returns at least n ones of precision p.
+func (e *cudaEngine) ones(p Precision, n int) (cuda.Ptr, error) {
+	es := elem(p)
+	key := fmt.Sprint("ones", es)
+	if b, ok := e.ws[key]; ok && b.bytes >= es*n {
+		return b.p, nil
+	}
+	n = max(n, 1024)
+	ptr, err := e.buf(key, es*n)
+	if err != nil {
+		return 0, err
+	}
+	if err := e.fillOnes(p, ptr, n); err != nil {
+		return 0, err
+	}
+	return ptr, nil
+}
+
+// backward computes the gradients of a pass of the plain LSTM into
+// e.grad, from the gradient of the scores left in bf.s.
+func (e *cudaEngine) backward(r *lstmRun, bf *lstmBufs, layerIdx func(int) (int, int, int, int), whyIdx, bhyIdx, embedIdx int) error {
+	cfg := e.m.cfg
+	p, T, B := r.prec, r.T, r.B
+	H, L := cfg.Hidden, cfg.layers()
+	es := elem(p)
+	TB := T * B
+	W := e.working
+	G, err := e.outputBackward(r, bf, whyIdx, bhyIdx)
+	if err != nil || T == 0 {
 		return err
 	}
+	ones, err := e.ones(p, TB)
+	if err != nil {
+		return err
+	}
+	blk := B * H * es
 	in0 := cfg.inputSize()
 	for l := L - 1; l >= 0; l-- {
 		wih, whh, bih, bhh := layerIdx(l)
@@ -523,7 +616,7 @@ func (e *cudaEngine) backward(r *lstmRun, bf *lstmBufs, W func(int) cuda.Ptr, la
 		if err := e.gemm(p, true, false, 4*H, H, TB, dz, 4*H, hs, H, 0, G(whh), H); err != nil {
 			return err
 		}
-		if err := e.gemm(p, false, false, 1, 4*H, TB, bf.ones, TB, dz, 4*H, 0, G(bih), 4*H); err != nil {
+		if err := e.gemm(p, false, false, 1, 4*H, TB, ones, TB, dz, 4*H, 0, G(bih), 4*H); err != nil {
 			return err
 		}
 		if err := e.ctx.Copy(G(bhh), G(bih), 4*H*es); err != nil {
@@ -617,17 +710,6 @@ func (e *cudaEngine) buffers(r *lstmRun) (*lstmBufs, error) {
 	bf.logz = get("logz", 8*R)
 	bf.rowloss = get("rowloss", 8*R)
 	bf.loss = get("loss", 8)
-	if r.grad {
-		n := max(R, TB)
-		key := fmt.Sprint("ones", es)
-		old := e.ws[key]
-		bf.ones = get(key, es*n)
-		if err == nil && (old == nil || old.p != bf.ones || old.bytes < es*n) {
-			if err = e.fillOnes(r.prec, bf.ones, e.ws[key].bytes/es); err != nil {
-				return nil, err
-			}
-		}
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -694,12 +776,21 @@ func (e *cudaEngine) sentence(batch [][]int, p pass) (outcome, error) {
 			return outcome{}, err
 		}
 	}
-	return e.finish(r, bf, p)
+	S := max(n-1, 0)
+	if e.stack != nil {
+		if err := e.stack.prepare(r, S); err != nil {
+			return outcome{}, err
+		}
+		if err := e.stack.load(r, nil, false); err != nil {
+			return outcome{}, err
+		}
+	}
+	return e.finish(r, bf, p, S)
 }
 
-// finish runs a pass and collects what p asks for.
-func (e *cudaEngine) finish(r *lstmRun, bf *lstmBufs, p pass) (outcome, error) {
-	loss, err := e.run(r, bf)
+// finish runs a pass of S stack steps and collects what p asks for.
+func (e *cudaEngine) finish(r *lstmRun, bf *lstmBufs, p pass, S int) (outcome, error) {
+	loss, err := e.run(r, bf, e.stack, S)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -821,16 +912,34 @@ func (e *cudaEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
+	onDevice := s.state != nil && s.state == e.carried && e.carriedPrec == r.prec
 	if err := e.loadState(r, bf, s.state); err != nil {
 		return outcome{}, err
 	}
-	res, err := e.finish(r, bf, p)
+	if e.stack != nil {
+		if err := e.stack.prepare(r, T); err != nil {
+			return outcome{}, err
+		}
+		var st stacks.State
+		if s.state != nil {
+			st = s.state.stack
+		}
+		if err := e.stack.load(r, st, onDevice); err != nil {
+			return outcome{}, err
+		}
+	}
+	res, err := e.finish(r, bf, p, T)
 	if err != nil {
 		return outcome{}, err
 	}
 	st, err := e.saveState(r, bf)
 	if err != nil {
 		return outcome{}, err
+	}
+	if e.stack != nil {
+		if st.stack, err = e.stack.save(r); err != nil {
+			return outcome{}, err
+		}
 	}
 	s.state = st
 	return res, nil

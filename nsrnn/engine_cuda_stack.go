@@ -1,0 +1,449 @@
+package nsrnn
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/nsrnn/nsrnn/internal/cuda"
+	"github.com/nsrnn/nsrnn/stacks"
+)
+
+// cudaStack is a stack's implementation on the GPU, inside the engine's
+// step-by-step pass: the controller's layer 0 reads r_{t−1} at step t, and
+// the stack is updated from the top layer's h_t after steps 1 … S.
+type cudaStack interface {
+	// params is the number of the stack's parameters (in the order of
+	// Params, after the LSTM's).
+	params() int
+	// prepare sizes the stack's buffers for a pass of S stack steps.
+	prepare(r *lstmRun, S int) error
+	// load sets s_0 from a carried state (nil: the empty stack); with
+	// onDevice from the device's copy of it, which the latest save kept.
+	load(r *lstmRun, st stacks.State, onDevice bool) error
+	// reading returns r_t (B rows of m values) and its row stride.
+	reading(t int) (cuda.Ptr, int)
+	// readings returns r_0 … r_{n−1} as one matrix of n·B rows of m
+	// values and its row stride (rows t·B + b).
+	readings() (cuda.Ptr, int)
+	// forward runs step t from h_t (B rows of H values).
+	forward(r *lstmRun, t int, h cuda.Ptr) error
+	// zeroAdjoint starts a backward pass.
+	zeroAdjoint(r *lstmRun) error
+	// backward runs step t backward: dr is ∂L/∂r_t (0: none), h the
+	// step's h_t; ∂L/∂h_t is added into dh.
+	backward(r *lstmRun, t int, dr, h, dh cuda.Ptr) error
+	// weightGrads writes the gradients of the stack's parameters, from
+	// h_1 … h_S (S·B rows of H values).
+	weightGrads(r *lstmRun, hs cuda.Ptr, G func(int) cuda.Ptr, first int) error
+	// save returns s_S as a carried state.
+	save(r *lstmRun) (stacks.State, error)
+}
+
+// newCUDAStack returns the GPU implementation of the model's stack.
+func (e *cudaEngine) newCUDAStack() (cudaStack, error) {
+	switch s := e.m.stack.(type) {
+	case *stacks.JM:
+		return &cudaJM{e: e, s: s}, nil
+	}
+	return nil, fmt.Errorf("nsrnn: model kind %s: %w", e.m.cfg.Kind, ErrNoDeviceKernel)
+}
+
+// cudaJM is the superposition stack on the GPU.
+type cudaJM struct {
+	e *cudaEngine
+	s *stacks.JM
+	// K is the number of cells of the pass, m their size, S its steps,
+	// B its batch.
+	K, m, S, B int
+	// cells (S+1, B, K, m); act (S, B, 3) the actions; logits (B, 3);
+	// v (S, B, m) the learned pushed vectors; adj two (B, K, m) adjoints;
+	// dlog (S, B, 3) and dv (S, B, m) the gradients of the actions'
+	// and vectors' pre-activations.
+	cells, act, logits, v, dlog, dv cuda.Ptr
+	adj                             [2]cuda.Ptr
+	prec                            Precision
+}
+
+func (j *cudaJM) params() int { return len(j.s.Params()) }
+
+func (j *cudaJM) prepare(r *lstmRun, S int) error {
+	e, B := j.e, r.B
+	j.m, j.S, j.B, j.prec = j.s.ReadingSize(), S, B, r.prec
+	j.K = j.s.DepthLimit()
+	if j.K == 0 {
+		// Without a depth limit a stack is at most S cells high after S
+		// steps from the empty stack.
+		j.K = max(S, 1)
+	}
+	es := elem(r.prec)
+	cell := B * j.K * j.m * es
+	var err error
+	get := func(name string, bytes int) cuda.Ptr {
+		if err != nil {
+			return 0
+		}
+		var p cuda.Ptr
+		p, err = e.buf("jm."+name, bytes)
+		return p
+	}
+	j.cells = get("cells", (S+1)*cell)
+	j.act = get("act", S*B*3*es)
+	j.logits = get("logits", B*3*es)
+	if !j.s.PushHidden() {
+		j.v = get("v", S*B*j.m*es)
+	}
+	if r.grad {
+		j.adj[0] = get("adj0", cell)
+		j.adj[1] = get("adj1", cell)
+		j.dlog = get("dlog", S*B*3*es)
+		j.dv = get("dv", S*B*j.m*es)
+	}
+	return err
+}
+
+func (j *cudaJM) load(r *lstmRun, st stacks.State, onDevice bool) error {
+	e := j.e
+	cell := r.B * j.K * j.m
+	if st == nil {
+		return e.ctx.Zero(j.cells, cell*elem(r.prec))
+	}
+	if saved, ok := e.ws["jm.saved"]; onDevice && ok && saved.bytes >= cell*elem(r.prec) {
+		return e.ctx.Copy(j.cells, saved.p, cell*elem(r.prec))
+	}
+	data, err := st.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if len(data) != 8+8*cell || binary.LittleEndian.Uint64(data) != uint64(r.B) {
+		return fmt.Errorf("nsrnn: a JM state of %d bytes for a stream of %d stacks of %d cells of %d", len(data), r.B, j.K, j.m)
+	}
+	vals := make([]float64, cell)
+	for i := range vals {
+		vals[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8+8*i:]))
+	}
+	return e.uploadReal(r.prec, j.cells, vals)
+}
+
+func (j *cudaJM) save(r *lstmRun) (stacks.State, error) {
+	e := j.e
+	cell := r.B * j.K * j.m
+	es := elem(r.prec)
+	saved, err := e.buf("jm.saved", cell*es)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.ctx.Copy(saved, j.cells.Offset(j.S*cell*es), cell*es); err != nil {
+		return nil, err
+	}
+	vals, err := e.download(r.prec, saved, cell)
+	if err != nil {
+		return nil, err
+	}
+	data := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+8*cell), uint64(r.B))
+	for _, v := range vals {
+		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
+	}
+	return j.s.UnmarshalState(data)
+}
+
+func (j *cudaJM) reading(t int) (cuda.Ptr, int) {
+	return j.cells.Offset(t * j.cellBytes()), j.K * j.m
+}
+
+func (j *cudaJM) readings() (cuda.Ptr, int) { return j.cells, j.K * j.m }
+
+// cellBytes is the size of one s_t.
+func (j *cudaJM) cellBytes() int { return j.B * j.K * j.m * elem(j.prec) }
+
+// stackParams returns the indices of W_a, b_a, W_v and b_v (−1 for
+// pushed hidden states).
+func (j *cudaJM) stackParams(first int) (wa, ba, wv, bv int) {
+	if j.s.PushHidden() {
+		return first, first + 1, -1, -1
+	}
+	return first, first + 1, first + 2, first + 3
+}
+
+func (j *cudaJM) forward(r *lstmRun, t int, h cuda.Ptr) error {
+	e, p, B, H := j.e, r.prec, r.B, j.e.m.cfg.Hidden
+	es := elem(p)
+	wa, ba, wv, bv := j.stackParams(e.stackFirst())
+	W := e.working
+	act := j.act.Offset((t - 1) * B * 3 * es)
+	if err := e.gemm(p, false, true, B, 3, H, h, H, W(wa), H, 0, j.logits, 3); err != nil {
+		return err
+	}
+	v, ldv, learned := h, H, 0
+	var bias cuda.Ptr
+	if wv >= 0 {
+		v, ldv, learned, bias = j.v.Offset((t-1)*B*j.m*es), j.m, 1, W(bv)
+		if err := e.gemm(p, false, true, B, j.m, H, h, H, W(wv), H, 0, v, j.m); err != nil {
+			return err
+		}
+	}
+	if err := e.launch(p, "jm_act", B*max(j.m, 3), act, j.logits, W(ba), v, bias, B, j.m, learned); err != nil {
+		return err
+	}
+	old, _ := j.reading(t - 1)
+	nw, _ := j.reading(t)
+	return e.launch(p, "jm_step", B*j.K*j.m, nw, old, act, v, ldv, B, j.K, j.m)
+}
+
+func (j *cudaJM) zeroAdjoint(r *lstmRun) error {
+	return j.e.ctx.Zero(j.adj[j.S%2], r.B*j.K*j.m*elem(r.prec))
+}
+
+func (j *cudaJM) backward(r *lstmRun, t int, dr, h, dh cuda.Ptr) error {
+	e, p, B, H := j.e, r.prec, r.B, j.e.m.cfg.Hidden
+	es := elem(p)
+	wa, _, wv, _ := j.stackParams(e.stackFirst())
+	W := e.working
+	act := j.act.Offset((t - 1) * B * 3 * es)
+	dnew, dold := j.adj[t%2], j.adj[(t-1)%2]
+	dv := j.dv.Offset((t - 1) * B * j.m * es)
+	dlog := j.dlog.Offset((t - 1) * B * 3 * es)
+	v, ldv, learned := h, H, 0
+	if wv >= 0 {
+		v, ldv, learned = j.v.Offset((t-1)*B*j.m*es), j.m, 1
+	}
+	old, _ := j.reading(t - 1)
+	if err := e.launch(p, "jm_back_cells", B*j.K*j.m, dold, dnew, dr, act, dv, B, j.K, j.m); err != nil {
+		return err
+	}
+	if err := e.launchGrid(p, "jm_back_actions", uint32(B), dlog, dnew, dr, old, act, v, ldv, dv, j.K, j.m, learned); err != nil {
+		return err
+	}
+	// ∂L/∂h_t: through the actions' layer, and the pushed vector's.
+	if err := e.gemm(p, false, false, B, H, 3, dlog, 3, W(wa), H, 1, dh, H); err != nil {
+		return err
+	}
+	if wv >= 0 {
+		return e.gemm(p, false, false, B, H, j.m, dv, j.m, W(wv), H, 1, dh, H)
+	}
+	return e.launch(p, "add_rows", B*H, dh, H, dv, j.m, B, H)
+}
+
+func (j *cudaJM) weightGrads(r *lstmRun, hs cuda.Ptr, G func(int) cuda.Ptr, first int) error {
+	e, p, H := j.e, r.prec, j.e.m.cfg.Hidden
+	SB := j.S * r.B
+	if SB == 0 {
+		return nil
+	}
+	wa, ba, wv, bv := j.stackParams(first)
+	if err := e.gemm(p, true, false, 3, H, SB, j.dlog, 3, hs, H, 0, G(wa), H); err != nil {
+		return err
+	}
+	ones, err := e.ones(p, SB)
+	if err != nil {
+		return err
+	}
+	if err := e.gemm(p, false, false, 1, 3, SB, ones, SB, j.dlog, 3, 0, G(ba), 3); err != nil {
+		return err
+	}
+	if wv < 0 {
+		return nil
+	}
+	if err := e.gemm(p, true, false, j.m, H, SB, j.dv, j.m, hs, H, 0, G(wv), H); err != nil {
+		return err
+	}
+	return e.gemm(p, false, false, 1, j.m, SB, ones, SB, j.dv, j.m, 0, G(bv), j.m)
+}
+
+// stackFirst is the index of the stack's first parameter.
+func (e *cudaEngine) stackFirst() int {
+	i := 4 * e.m.cfg.layers()
+	if e.m.embed != nil {
+		i++
+	}
+	return i
+}
+
+// runStack is the step-by-step pass of a model with a stack: at each step
+// every layer in turn, layer 0 reading the stack's r_{t−1}, then the stack
+// updated from the top layer's h_t. It returns the loss; with r.grad the
+// gradients are in e.grad.
+func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) (float64, error) {
+	cfg := e.m.cfg
+	p, T, B := r.prec, r.T, r.B
+	H, L := cfg.Hidden, cfg.layers()
+	es := elem(p)
+	W := e.working
+	embedIdx, pi := -1, 0
+	if e.m.embed != nil {
+		embedIdx, pi = 0, 1
+	}
+	layerIdx := func(l int) (wih, whh, bih, bhh int) { i := pi + 4*l; return i, i + 1, i + 2, i + 3 }
+	sf := e.stackFirst()
+	whyIdx := sf + st.params()
+	bhyIdx := whyIdx + 1
+	TB := T * B
+	in0 := cfg.inputSize()
+	mR := e.m.stack.ReadingSize()
+	ld0 := in0 + mR // row length of layer 0's W_ih
+	blk := B * H * es
+	zblk := B * 4 * H * es
+
+	// Every layer's biases and layer 0's input products for all steps.
+	for l := 0; l < L && T > 0; l++ {
+		_, _, bih, bhh := layerIdx(l)
+		if err := e.launch(p, "bias_rows", TB*4*H, bf.z[l], W(bih), W(bhh), TB, 4*H); err != nil {
+			return 0, err
+		}
+	}
+	if T > 0 {
+		wih, _, _, _ := layerIdx(0)
+		if embedIdx >= 0 {
+			if err := e.launch(p, "embed_gather", TB*in0, bf.x0, W(embedIdx), bf.tok, TB, in0); err != nil {
+				return 0, err
+			}
+			if err := e.gemm(p, false, true, TB, 4*H, in0, bf.x0, in0, W(wih), ld0, 1, bf.z[0], 4*H); err != nil {
+				return 0, err
+			}
+		} else if err := e.launch(p, "onehot_add", TB*4*H, bf.z[0], W(wih), bf.tok, TB, 4*H, ld0); err != nil {
+			return 0, err
+		}
+	}
+	for t := 1; t <= T; t++ {
+		for l := 0; l < L; l++ {
+			wih, whh, _, _ := layerIdx(l)
+			zt := bf.z[l].Offset((t - 1) * zblk)
+			if l == 0 {
+				rd, ldr := st.reading(t - 1)
+				if err := e.gemm(p, false, true, B, 4*H, mR, rd, ldr, W(wih).Offset(in0*es), ld0, 1, zt, 4*H); err != nil {
+					return 0, err
+				}
+			} else if err := e.gemm(p, false, true, B, 4*H, H, bf.hs[l-1].Offset(t*blk), H, W(wih), H, 1, zt, 4*H); err != nil {
+				return 0, err
+			}
+			hs, cs := bf.hs[l], bf.cs[l]
+			if err := e.gemm(p, false, true, B, 4*H, H, hs.Offset((t-1)*blk), H, W(whh), H, 1, zt, 4*H); err != nil {
+				return 0, err
+			}
+			if err := e.launch(p, "lstm_cell", B*H, zt, cs.Offset((t-1)*blk), cs.Offset(t*blk), bf.tc[l].Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
+				return 0, err
+			}
+		}
+		if t <= S {
+			if err := st.forward(r, t, bf.hs[L-1].Offset(t*blk)); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if err := e.output(r, bf, whyIdx, bhyIdx); err != nil {
+		return 0, err
+	}
+	if r.grad {
+		if err := e.backwardStack(r, bf, st, S, layerIdx, whyIdx, bhyIdx, embedIdx); err != nil {
+			return 0, err
+		}
+	}
+	return e.lossValue(bf)
+}
+
+// backwardStack is runStack's backward pass.
+func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int, layerIdx func(int) (int, int, int, int), whyIdx, bhyIdx, embedIdx int) error {
+	cfg := e.m.cfg
+	p, T, B := r.prec, r.T, r.B
+	H, L := cfg.Hidden, cfg.layers()
+	es := elem(p)
+	W := e.working
+	TB := T * B
+	in0 := cfg.inputSize()
+	mR := e.m.stack.ReadingSize()
+	ld0 := in0 + mR
+	blk := B * H * es
+	zblk := B * 4 * H * es
+	G, err := e.outputBackward(r, bf, whyIdx, bhyIdx)
+	if err != nil || T == 0 {
+		return err
+	}
+	if err := st.zeroAdjoint(r); err != nil {
+		return err
+	}
+	dr, err := e.buf("dr", B*mR*es)
+	if err != nil {
+		return err
+	}
+	for l := 0; l < L; l++ {
+		if err := e.ctx.Zero(bf.dc[l], blk); err != nil {
+			return err
+		}
+	}
+	for t := T; t >= 1; t-- {
+		if t <= S {
+			var drt cuda.Ptr
+			if t < T {
+				// r_t fed layer 0 at step t+1.
+				wih, _, _, _ := layerIdx(0)
+				drt = dr
+				if err := e.gemm(p, false, false, B, mR, 4*H, bf.dz[0].Offset(t*zblk), 4*H, W(wih).Offset(in0*es), ld0, 0, dr, mR); err != nil {
+					return err
+				}
+			}
+			h := bf.hs[L-1].Offset(t * blk)
+			if err := st.backward(r, t, drt, h, bf.dhs[L-1].Offset(t*blk)); err != nil {
+				return err
+			}
+		}
+		for l := L - 1; l >= 0; l-- {
+			wih, whh, _, _ := layerIdx(l)
+			off := (t - 1) * zblk
+			if err := e.launch(p, "lstm_cell_back", B*H, bf.z[l].Offset(off), bf.cs[l].Offset((t-1)*blk), bf.tc[l].Offset((t-1)*blk), bf.dhs[l].Offset(t*blk), bf.dc[l], bf.dz[l].Offset(off), B, H); err != nil {
+				return err
+			}
+			if t > 1 {
+				if err := e.gemm(p, false, false, B, H, 4*H, bf.dz[l].Offset(off), 4*H, W(whh), H, 1, bf.dhs[l].Offset((t-1)*blk), H); err != nil {
+					return err
+				}
+			}
+			if l > 0 {
+				if err := e.gemm(p, false, false, B, H, 4*H, bf.dz[l].Offset(off), 4*H, W(wih), H, 1, bf.dhs[l-1].Offset(t*blk), H); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	ones, err := e.ones(p, TB)
+	if err != nil {
+		return err
+	}
+	for l := 0; l < L; l++ {
+		wih, whh, bih, bhh := layerIdx(l)
+		dz := bf.dz[l]
+		if err := e.gemm(p, true, false, 4*H, H, TB, dz, 4*H, bf.hs[l], H, 0, G(whh), H); err != nil {
+			return err
+		}
+		if err := e.gemm(p, false, false, 1, 4*H, TB, ones, TB, dz, 4*H, 0, G(bih), 4*H); err != nil {
+			return err
+		}
+		if err := e.ctx.Copy(G(bhh), G(bih), 4*H*es); err != nil {
+			return err
+		}
+		if l > 0 {
+			if err := e.gemm(p, true, false, 4*H, H, TB, dz, 4*H, bf.hs[l-1].Offset(blk), H, 0, G(wih), H); err != nil {
+				return err
+			}
+			continue
+		}
+		// Layer 0: the stack's readings r_0 … r_{T−1}, then the inputs.
+		rd, ldr := st.readings()
+		if err := e.gemm(p, true, false, 4*H, mR, TB, dz, 4*H, rd, ldr, 0, G(wih).Offset(in0*es), ld0); err != nil {
+			return err
+		}
+		if embedIdx >= 0 {
+			if err := e.gemm(p, true, false, 4*H, in0, TB, dz, 4*H, bf.x0, in0, 0, G(wih), ld0); err != nil {
+				return err
+			}
+			if err := e.gemm(p, false, false, TB, in0, 4*H, dz, 4*H, W(wih), ld0, 0, bf.dx0, in0); err != nil {
+				return err
+			}
+			if err := e.launchGrid(p, "scatter_rows", uint32(bf.nuniq), G(embedIdx), bf.dx0, bf.uniq, bf.uptr, bf.rows, in0); err != nil {
+				return err
+			}
+		} else if err := e.launchGrid(p, "scatter_cols", uint32(bf.nuniq), G(wih), dz, bf.uniq, bf.uptr, bf.rows, 4*H, ld0); err != nil {
+			return err
+		}
+	}
+	return st.weightGrads(r, bf.hs[L-1].Offset(blk), G, e.stackFirst())
+}
