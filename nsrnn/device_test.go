@@ -3,6 +3,7 @@ package nsrnn
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/internal/cuda"
+	"github.com/nsrnn/nsrnn/internal/gpuemu"
 )
 
 func TestParseDevice(t *testing.T) {
@@ -105,27 +107,38 @@ func TestCUDAKernelsCompile(t *testing.T) {
 	}
 }
 
-// gpu returns the first usable GPU, or skips the test saying why there is
-// none (fails it where NSRNN_TEST_REQUIRE_GPU=1, as on the GPU machine's
-// device check).
+// gpu returns the first usable GPU; on a machine without one, the GPU
+// emulator of package gpuemu (the same kernels compiled for the CPU by the
+// system's C++ compiler) for the rest of the test; without either it
+// skips the test saying why, or fails it where NSRNN_TEST_REQUIRE_GPU=1
+// (the GPU machine's device check).
 func gpu(t *testing.T) Device {
 	t.Helper()
-	skip := t.Skipf
-	if os.Getenv("NSRNN_TEST_REQUIRE_GPU") == "1" {
-		skip = t.Fatalf
-	}
 	ds, err := Devices()
-	if err != nil {
-		skip("no GPU: %v", err)
-		return CPU
-	}
 	for _, d := range ds {
 		if d.Usable {
 			return d.Device
 		}
 	}
-	skip("no usable GPU among %d devices (%+v)", len(ds), ds)
-	return CPU
+	if err == nil {
+		err = fmt.Errorf("no usable GPU among %d devices (%+v)", len(ds), ds)
+	}
+	if os.Getenv("NSRNN_TEST_REQUIRE_GPU") == "1" {
+		t.Fatalf("NSRNN_TEST_REQUIRE_GPU=1 and no GPU: %v", err)
+	}
+	if _, emuErr := gpuemu.New(); emuErr != nil {
+		t.Skipf("no GPU (%v) and no GPU emulator (%v)", err, emuErr)
+	}
+	old := openGPU
+	openGPU = func(int) (gpuDevice, error) {
+		d, err := gpuemu.New()
+		if err != nil {
+			return nil, err
+		}
+		return emuDevice{d}, nil
+	}
+	t.Cleanup(func() { openGPU = old })
+	return CUDA(0)
 }
 
 // gpuConfigs are the configurations that the GPU runs in sentence mode;

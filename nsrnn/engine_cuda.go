@@ -59,9 +59,9 @@ func cudaStackSupported(l stacks.Layer) bool {
 type cudaEngine struct {
 	m   *Model
 	dev Device
-	ctx *cuda.Context
+	ctx gpuDevice
 	// mods holds the compiled kernels per precision.
-	mods map[Precision]*cudaModule
+	mods map[Precision]gpuKernels
 
 	// The flat parameter layout: param i at offs[i] (elements), aligned.
 	offs  []int
@@ -104,10 +104,83 @@ type cudaBuf struct {
 	bytes int
 }
 
-// cudaModule is the kernels compiled for one precision.
+// gpuDevice is what the engine needs of a GPU: internal/cuda's Context
+// (through cudaDevice), or in tests an emulator running the same kernels
+// on the CPU.
+type gpuDevice interface {
+	Alloc(bytes int) (cuda.Ptr, error)
+	Free(p cuda.Ptr) error
+	Zero(p cuda.Ptr, bytes int) error
+	Copy(dst, src cuda.Ptr, bytes int) error
+	UploadFloat64(dst cuda.Ptr, src []float64) error
+	UploadFloat32(dst cuda.Ptr, src []float32) error
+	UploadInt32(dst cuda.Ptr, src []int32) error
+	DownloadFloat64(dst []float64, src cuda.Ptr) error
+	DownloadFloat32(dst []float32, src cuda.Ptr) error
+	Dgemm(transA, transB bool, m, n, k int, alpha float64, a cuda.Ptr, lda int, b cuda.Ptr, ldb int, beta float64, c cuda.Ptr, ldc int) error
+	Sgemm(transA, transB bool, m, n, k int, alpha float32, a cuda.Ptr, lda int, b cuda.Ptr, ldb int, beta float32, c cuda.Ptr, ldc int) error
+	// compile returns the kernels of a CUDA C source.
+	compile(src, name string, opts ...string) (gpuKernels, error)
+	Close() error
+}
+
+// gpuKernels launches the kernels of one compiled source: over n
+// independent threads, or over a grid of blocks whose kernels are correct
+// for any block size (256 threads on a GPU).
+type gpuKernels interface {
+	LaunchThreads(name string, n int, args ...any) error
+	LaunchBlocks(name string, grid int, args ...any) error
+}
+
+// openGPU opens GPU index; tests replace it by an emulator.
+var openGPU = func(index int) (gpuDevice, error) {
+	ctx, err := cuda.Open(index)
+	if err != nil {
+		return nil, err
+	}
+	return cudaDevice{ctx}, nil
+}
+
+// cudaDevice is a CUDA context as a gpuDevice.
+type cudaDevice struct{ *cuda.Context }
+
+func (d cudaDevice) compile(src, name string, opts ...string) (gpuKernels, error) {
+	mod, err := d.Module(src, name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return cudaModule{d.Context, mod}, nil
+}
+
+// cudaModule is a loaded module's kernels.
 type cudaModule struct {
+	ctx *cuda.Context
 	mod *cuda.Module
-	fns map[string]cuda.Func
+}
+
+// cudaBlock is the engine's block size on a GPU.
+const cudaBlock = 256
+
+func (k cudaModule) LaunchThreads(name string, n int, args ...any) error {
+	if n <= 0 {
+		return nil
+	}
+	return k.launch(name, (n+cudaBlock-1)/cudaBlock, args)
+}
+
+func (k cudaModule) LaunchBlocks(name string, grid int, args ...any) error {
+	if grid <= 0 {
+		return nil
+	}
+	return k.launch(name, grid, args)
+}
+
+func (k cudaModule) launch(name string, grid int, args []any) error {
+	f, err := k.mod.Function(name)
+	if err != nil {
+		return err
+	}
+	return k.ctx.Launch(f, [3]uint32{uint32(grid), 1, 1}, [3]uint32{cudaBlock, 1, 1}, 0, args...)
 }
 
 func (e *cudaEngine) device() Device { return e.dev }
@@ -118,11 +191,11 @@ func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
 	if m.stack != nil && !cudaStackSupported(m.stack) {
 		return nil, fmt.Errorf("nsrnn: model kind %s on %v: %w (the kinds with one: %v); it runs on the CPU", m.cfg.Kind, d, ErrNoDeviceKernel, deviceKinds)
 	}
-	ctx, err := cuda.Open(d.index)
+	ctx, err := openGPU(d.index)
 	if err != nil {
 		return nil, fmt.Errorf("nsrnn: device %v: %w", d, err)
 	}
-	e := &cudaEngine{m: m, dev: d, ctx: ctx, mods: map[Precision]*cudaModule{}, ws: map[string]*cudaBuf{}}
+	e := &cudaEngine{m: m, dev: d, ctx: ctx, mods: map[Precision]gpuKernels{}, ws: map[string]*cudaBuf{}}
 	if m.stack != nil {
 		if e.stack, err = e.newCUDAStack(); err != nil {
 			ctx.Close()
@@ -165,7 +238,7 @@ func (e *cudaEngine) close() {
 }
 
 // module returns the kernels of precision p, compiling them at first use.
-func (e *cudaEngine) module(p Precision) (*cudaModule, error) {
+func (e *cudaEngine) module(p Precision) (gpuKernels, error) {
 	if md, ok := e.mods[p]; ok {
 		return md, nil
 	}
@@ -173,11 +246,10 @@ func (e *cudaEngine) module(p Precision) (*cudaModule, error) {
 		return nil, fmt.Errorf("nsrnn: Model.Precision is %v, neither Float64 nor Float32", p)
 	}
 	src, opts := cudaKernelSource()
-	mod, err := e.ctx.Module(src, "nsrnn_kernels.cu", opts[p]...)
+	md, err := e.ctx.compile(src, "nsrnn_kernels.cu", opts[p]...)
 	if err != nil {
 		return nil, fmt.Errorf("nsrnn: compiling the CUDA kernels (%v): %w", p, err)
 	}
-	md := &cudaModule{mod: mod, fns: map[string]cuda.Func{}}
 	e.mods[p] = md
 	return md, nil
 }
@@ -289,28 +361,26 @@ func (e *cudaEngine) weights(p Precision) (cuda.Ptr, error) {
 	return e.work32, nil
 }
 
-// launch runs kernel name of precision p over n threads in blocks of 256.
+// launch runs kernel name of precision p over n independent threads.
 func (e *cudaEngine) launch(p Precision, name string, n int, args ...any) error {
-	if n <= 0 {
-		return nil
+	md, err := e.module(p)
+	if err != nil {
+		return err
 	}
-	return e.launchGrid(p, name, uint32((n+255)/256), args...)
+	if err := md.LaunchThreads(name, n, args...); err != nil {
+		return fmt.Errorf("nsrnn: CUDA kernel %s: %w", name, err)
+	}
+	return nil
 }
 
-// launchGrid runs kernel name of precision p on grid blocks of 256 threads.
+// launchGrid runs kernel name of precision p on grid blocks; the kernel
+// is correct for any block size.
 func (e *cudaEngine) launchGrid(p Precision, name string, grid uint32, args ...any) error {
 	md, err := e.module(p)
 	if err != nil {
 		return err
 	}
-	f, ok := md.fns[name]
-	if !ok {
-		if f, err = md.mod.Function(name); err != nil {
-			return fmt.Errorf("nsrnn: CUDA kernel %s: %w", name, err)
-		}
-		md.fns[name] = f
-	}
-	if err := e.ctx.Launch(f, [3]uint32{grid, 1, 1}, [3]uint32{256, 1, 1}, 0, args...); err != nil {
+	if err := md.LaunchBlocks(name, int(grid), args...); err != nil {
 		return fmt.Errorf("nsrnn: CUDA kernel %s: %w", name, err)
 	}
 	return nil

@@ -1,0 +1,479 @@
+// Package gpuemu runs CUDA C kernels on the CPU, for testing code that
+// drives a GPU on machines without one.
+//
+// # What it emulates
+//
+// A Device has the memory operations, kernel launches and matrix products
+// of internal/cuda's Context, on the CPU: device memory is Go memory (a
+// device pointer is its address), the kernels are the same CUDA C source,
+// compiled by the system's C++ compiler (c++, g++ or clang++) with a
+// header that maps CUDA's built-ins to plain C++, and the products are
+// gonum's. A program written against both (a small interface of its own)
+// can so run its whole GPU path here and be compared with its CPU path.
+//
+// # Launches
+//
+// The CUDA threads of a launch run one after another, so __syncthreads
+// does nothing. Two kinds of launch keep that sound: LaunchThreads runs n
+// independent threads (blocks of 256 on a GPU), and LaunchBlocks runs a
+// grid of blocks whose kernel is correct for any block size, cooperative
+// kernels included (block reductions with strided loops over
+// threadIdx.x), each block as a single thread. Kernels that need a
+// particular block size cannot be emulated.
+//
+// # Requirements
+//
+// A C++ compiler on PATH (New reports its absence, for tests to skip) and
+// Linux or another platform where purego can load a shared library.
+package gpuemu
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/nsrnn/nsrnn/internal/cuda"
+)
+
+// Device is an emulated GPU. It is not safe for concurrent use.
+type Device struct {
+	cxx string
+	// allocs maps each allocation's address to its memory, kept alive
+	// here; starts lists the addresses in order.
+	allocs map[uintptr][]uint64
+	starts []uintptr
+}
+
+// New returns an emulated device, or an error when no C++ compiler is
+// found.
+func New() (*Device, error) {
+	cxx, err := compiler()
+	if err != nil {
+		return nil, err
+	}
+	return &Device{cxx: cxx, allocs: map[uintptr][]uint64{}}, nil
+}
+
+func compiler() (string, error) {
+	for _, c := range []string{os.Getenv("CXX"), "c++", "g++", "clang++"} {
+		if c == "" {
+			continue
+		}
+		if p, err := exec.LookPath(c); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("gpuemu: no C++ compiler (c++, g++ or clang++) on PATH")
+}
+
+// Alloc returns bytes of zeroed memory, aligned to 8 bytes.
+func (d *Device) Alloc(bytes int) (cuda.Ptr, error) {
+	if bytes < 0 {
+		return 0, fmt.Errorf("gpuemu: Alloc(%d)", bytes)
+	}
+	if bytes == 0 {
+		return 0, nil
+	}
+	mem := make([]uint64, (bytes+7)/8)
+	p := uintptr(unsafe.Pointer(&mem[0]))
+	d.allocs[p] = mem
+	i := sort.Search(len(d.starts), func(i int) bool { return d.starts[i] > p })
+	d.starts = append(d.starts, 0)
+	copy(d.starts[i+1:], d.starts[i:])
+	d.starts[i] = p
+	return cuda.Ptr(p), nil
+}
+
+// Free releases memory from Alloc; Free(0) does nothing.
+func (d *Device) Free(p cuda.Ptr) error {
+	if p == 0 {
+		return nil
+	}
+	if _, ok := d.allocs[uintptr(p)]; !ok {
+		return fmt.Errorf("gpuemu: Free(%#x) of memory not allocated", uintptr(p))
+	}
+	delete(d.allocs, uintptr(p))
+	i := sort.Search(len(d.starts), func(i int) bool { return d.starts[i] >= uintptr(p) })
+	d.starts = append(d.starts[:i], d.starts[i+1:]...)
+	return nil
+}
+
+// bytesAt returns the memory from p to the end of its allocation; an
+// error if p is in none or fewer than n bytes remain.
+func (d *Device) bytesAt(p cuda.Ptr, n int) ([]byte, error) {
+	a := uintptr(p)
+	i := sort.Search(len(d.starts), func(i int) bool { return d.starts[i] > a }) - 1
+	if i < 0 {
+		return nil, fmt.Errorf("gpuemu: address %#x is in no allocation", a)
+	}
+	start := d.starts[i]
+	mem := d.allocs[start]
+	size := 8 * len(mem)
+	off := int(a - start)
+	if off >= size || off+n > size {
+		return nil, fmt.Errorf("gpuemu: %d bytes at %#x run past the end of an allocation of %d bytes at %#x", n, a, size, start)
+	}
+	all := unsafe.Slice((*byte)(unsafe.Pointer(&mem[0])), size)
+	return all[off:], nil
+}
+
+// Zero sets bytes bytes at p to zero.
+func (d *Device) Zero(p cuda.Ptr, bytes int) error {
+	if bytes == 0 {
+		return nil
+	}
+	b, err := d.bytesAt(p, bytes)
+	if err != nil {
+		return err
+	}
+	clear(b[:bytes])
+	return nil
+}
+
+// Copy copies bytes bytes from src to dst.
+func (d *Device) Copy(dst, src cuda.Ptr, bytes int) error {
+	if bytes == 0 {
+		return nil
+	}
+	s, err := d.bytesAt(src, bytes)
+	if err != nil {
+		return err
+	}
+	t, err := d.bytesAt(dst, bytes)
+	if err != nil {
+		return err
+	}
+	copy(t[:bytes], s[:bytes])
+	return nil
+}
+
+func upload[T any](d *Device, dst cuda.Ptr, src []T) error {
+	if len(src) == 0 {
+		return nil
+	}
+	n := len(src) * int(unsafe.Sizeof(src[0]))
+	t, err := d.bytesAt(dst, n)
+	if err != nil {
+		return err
+	}
+	copy(t[:n], unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), n))
+	return nil
+}
+
+func download[T any](d *Device, dst []T, src cuda.Ptr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	n := len(dst) * int(unsafe.Sizeof(dst[0]))
+	s, err := d.bytesAt(src, n)
+	if err != nil {
+		return err
+	}
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), n), s[:n])
+	return nil
+}
+
+// UploadFloat64 copies src to dst.
+func (d *Device) UploadFloat64(dst cuda.Ptr, src []float64) error { return upload(d, dst, src) }
+
+// UploadFloat32 copies src to dst.
+func (d *Device) UploadFloat32(dst cuda.Ptr, src []float32) error { return upload(d, dst, src) }
+
+// UploadInt32 copies src to dst.
+func (d *Device) UploadInt32(dst cuda.Ptr, src []int32) error { return upload(d, dst, src) }
+
+// DownloadFloat64 copies len(dst) values from src.
+func (d *Device) DownloadFloat64(dst []float64, src cuda.Ptr) error { return download(d, dst, src) }
+
+// DownloadFloat32 copies len(dst) values from src.
+func (d *Device) DownloadFloat32(dst []float32, src cuda.Ptr) error { return download(d, dst, src) }
+
+// Close releases all the device's memory.
+func (d *Device) Close() error {
+	d.allocs = map[uintptr][]uint64{}
+	d.starts = nil
+	return nil
+}
+
+// float64s returns the float64 values from p to the end of its allocation.
+func (d *Device) float64s(p cuda.Ptr) ([]float64, error) {
+	b, err := d.bytesAt(p, 8)
+	if err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), len(b)/8), nil
+}
+
+// float32s returns the float32 values from p to the end of its allocation.
+func (d *Device) float32s(p cuda.Ptr) ([]float32, error) {
+	b, err := d.bytesAt(p, 4)
+	if err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4), nil
+}
+
+func trans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+// Dgemm is cuBLAS's column-major C = alpha·op(A)·op(B) + beta·C, by
+// gonum's row-major product of the transposes.
+func (d *Device) Dgemm(transA, transB bool, m, n, k int, alpha float64, a cuda.Ptr, lda int, b cuda.Ptr, ldb int, beta float64, c cuda.Ptr, ldc int) error {
+	if m == 0 || n == 0 {
+		return nil
+	}
+	av, err := d.float64s(a)
+	if err != nil {
+		return err
+	}
+	bv, err := d.float64s(b)
+	if err != nil {
+		return err
+	}
+	cv, err := d.float64s(c)
+	if err != nil {
+		return err
+	}
+	if err := gemmCheck(transA, transB, m, n, k, len(av), lda, len(bv), ldb, len(cv), ldc); err != nil {
+		return err
+	}
+	blas64.Implementation().Dgemm(trans(transB), trans(transA), n, m, k, alpha, bv, ldb, av, lda, beta, cv, ldc)
+	return nil
+}
+
+// Sgemm is Dgemm in float32.
+func (d *Device) Sgemm(transA, transB bool, m, n, k int, alpha float32, a cuda.Ptr, lda int, b cuda.Ptr, ldb int, beta float32, c cuda.Ptr, ldc int) error {
+	if m == 0 || n == 0 {
+		return nil
+	}
+	av, err := d.float32s(a)
+	if err != nil {
+		return err
+	}
+	bv, err := d.float32s(b)
+	if err != nil {
+		return err
+	}
+	cv, err := d.float32s(c)
+	if err != nil {
+		return err
+	}
+	if err := gemmCheck(transA, transB, m, n, k, len(av), lda, len(bv), ldb, len(cv), ldc); err != nil {
+		return err
+	}
+	blas32.Implementation().Sgemm(trans(transB), trans(transA), n, m, k, alpha, bv, ldb, av, lda, beta, cv, ldc)
+	return nil
+}
+
+// gemmCheck reports column-major operands that do not fit their memory,
+// as cuBLAS would fault.
+func gemmCheck(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) error {
+	need := func(rows, cols, ld, have int, name string) error {
+		if ld < max(rows, 1) {
+			return fmt.Errorf("gpuemu: gemm: %s has leading dimension %d < %d rows", name, ld, rows)
+		}
+		if cols > 0 && ld*(cols-1)+rows > have {
+			return fmt.Errorf("gpuemu: gemm: %s of %d×%d (ld %d) needs %d values, its memory has %d", name, rows, cols, ld, ld*(cols-1)+rows, have)
+		}
+		return nil
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	return errors.Join(need(ar, ac, lda, la, "A"), need(br, bc, ldb, lb, "B"), need(m, n, ldc, lc, "C"))
+}
+
+// Kernels is one compiled source's kernels.
+type Kernels struct {
+	run   uintptr
+	funcs map[string]uintptr
+	// args and ptrs are the launch's argument slots and their addresses.
+	args []uint64
+	ptrs []uintptr
+}
+
+var compiled struct {
+	sync.Mutex
+	m map[string]*Kernels
+}
+
+// kernelSig matches a kernel's declaration.
+var kernelSig = regexp.MustCompile(`__global__\s+void\s+(\w+)\s*\(([^)]*)\)`)
+
+// shim maps CUDA's built-ins to C++ for sequential emulation.
+const shim = `#include <cmath>
+#include <cstring>
+#include <cstdint>
+using std::exp; using std::log; using std::tanh; using std::sqrt; using std::fmax; using std::fmin; using std::fabs;
+struct emu_uint3 { unsigned x, y, z; };
+static emu_uint3 threadIdx, blockIdx, blockDim, gridDim;
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+#define __syncthreads() ((void)0)
+static inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
+static inline long long __double_as_longlong(double x) { long long i; std::memcpy(&i, &x, 8); return i; }
+`
+
+// Kernels compiles src with opts (-D definitions) for the CPU, once per
+// process for each (src, opts).
+func (d *Device) Kernels(src, name string, opts ...string) (*Kernels, error) {
+	h := sha256.New()
+	h.Write([]byte(src))
+	for _, o := range opts {
+		h.Write([]byte{0})
+		h.Write([]byte(o))
+	}
+	key := hex.EncodeToString(h.Sum(nil))[:16]
+	compiled.Lock()
+	defer compiled.Unlock()
+	if k, ok := compiled.m[key]; ok {
+		return &Kernels{run: k.run, funcs: k.funcs}, nil
+	}
+	var wrap strings.Builder
+	var names []string
+	for _, m := range kernelSig.FindAllStringSubmatch(src, -1) {
+		kname, params := m[1], strings.TrimSpace(m[2])
+		var args []string
+		if params != "" {
+			for i, p := range strings.Split(params, ",") {
+				p = strings.TrimSpace(p)
+				j := strings.LastIndexFunc(p, func(r rune) bool {
+					return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+				})
+				if j < 0 {
+					return nil, fmt.Errorf("gpuemu: %s: kernel %s: cannot read parameter %q", name, kname, p)
+				}
+				typ := strings.TrimSpace(p[:j+1])
+				args = append(args, fmt.Sprintf("*(%s*)a[%d]", typ, i))
+			}
+		}
+		fmt.Fprintf(&wrap, "extern \"C\" void emu_k_%s(void** a) { %s(%s); }\n", kname, kname, strings.Join(args, ", "))
+		names = append(names, kname)
+	}
+	wrap.WriteString(`extern "C" void emu_run(void (*k)(void**), unsigned grid, unsigned block, void** a) {
+	gridDim.x = grid; gridDim.y = gridDim.z = 1; blockDim.x = block; blockDim.y = blockDim.z = 1;
+	for (unsigned b = 0; b < grid; b++) { blockIdx.x = b; blockIdx.y = blockIdx.z = 0;
+		for (unsigned t = 0; t < block; t++) { threadIdx.x = t; threadIdx.y = threadIdx.z = 0; k(a); } }
+}
+`)
+	dir, err := os.MkdirTemp("", "gpuemu-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "k.cpp")
+	if err := os.WriteFile(file, []byte(shim+src+"\n"+wrap.String()), 0o644); err != nil {
+		return nil, err
+	}
+	lib := filepath.Join(dir, "k.so")
+	args := append([]string{"-O1", "-std=c++17", "-shared", "-fPIC", "-fno-fast-math", "-ffp-contract=off", "-o", lib, file}, opts...)
+	if out, err := exec.Command(d.cxx, args...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("gpuemu: compiling %s: %v\n%s", name, err, out)
+	}
+	h2, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return nil, fmt.Errorf("gpuemu: loading %s: %w", name, err)
+	}
+	k := &Kernels{funcs: map[string]uintptr{}}
+	if k.run, err = purego.Dlsym(h2, "emu_run"); err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if k.funcs[n], err = purego.Dlsym(h2, "emu_k_"+n); err != nil {
+			return nil, err
+		}
+	}
+	if compiled.m == nil {
+		compiled.m = map[string]*Kernels{}
+	}
+	compiled.m[key] = k
+	return &Kernels{run: k.run, funcs: k.funcs}, nil
+}
+
+// LaunchThreads runs kernel name over n independent threads (blocks of
+// 256, as on a GPU), one after another.
+func (k *Kernels) LaunchThreads(name string, n int, args ...any) error {
+	if n <= 0 {
+		return nil
+	}
+	return k.launch(name, uint32((n+255)/256), 256, args)
+}
+
+// LaunchBlocks runs kernel name over grid blocks, each as one thread (the
+// kernel must be correct for any block size).
+func (k *Kernels) LaunchBlocks(name string, grid int, args ...any) error {
+	if grid <= 0 {
+		return nil
+	}
+	return k.launch(name, uint32(grid), 1, args)
+}
+
+func (k *Kernels) launch(name string, grid, block uint32, args []any) error {
+	f, ok := k.funcs[name]
+	if !ok {
+		return fmt.Errorf("gpuemu: no kernel %s", name)
+	}
+	k.args = k.args[:0]
+	for i, a := range args {
+		var v uint64
+		switch x := a.(type) {
+		case cuda.Ptr:
+			v = uint64(x)
+		case int:
+			if x < math.MinInt32 || x > math.MaxInt32 {
+				return fmt.Errorf("gpuemu: kernel %s: argument %d (%d) overflows a C int", name, i, x)
+			}
+			v = uint64(uint32(int32(x)))
+		case int32:
+			v = uint64(uint32(x))
+		case uint32:
+			v = uint64(x)
+		case int64:
+			v = uint64(x)
+		case float32:
+			v = uint64(math.Float32bits(x))
+		case float64:
+			v = math.Float64bits(x)
+		default:
+			return fmt.Errorf("gpuemu: kernel %s: argument %d of type %T", name, i, a)
+		}
+		k.args = append(k.args, v)
+	}
+	k.ptrs = k.ptrs[:0]
+	for i := range k.args {
+		k.ptrs = append(k.ptrs, uintptr(unsafe.Pointer(&k.args[i])))
+	}
+	var p uintptr
+	if len(k.ptrs) > 0 {
+		p = uintptr(unsafe.Pointer(&k.ptrs[0]))
+	}
+	purego.SyscallN(k.run, f, uintptr(grid), uintptr(block), p)
+	return nil
+}
