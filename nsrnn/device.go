@@ -81,6 +81,9 @@ type DeviceInfo struct {
 // where it was looked for (see "GPU" in the package documentation); the CPU
 // is always usable and is not listed.
 func Devices() ([]DeviceInfo, error) {
+	if emulating() {
+		return []DeviceInfo{{Device: CUDA(0), Name: "GPU emulator (" + EnvGPUEmulator + "=1: the CUDA kernels on the CPU)", Usable: true}}, nil
+	}
 	ds, err := cuda.Devices()
 	if err != nil {
 		return nil, fmt.Errorf("nsrnn: %w", err)

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 
 	"github.com/nsrnn/nsrnn/controller"
 	"github.com/nsrnn/nsrnn/internal/cuda"
+	"github.com/nsrnn/nsrnn/internal/gpuemu"
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
@@ -132,8 +134,19 @@ type gpuKernels interface {
 	LaunchBlocks(name string, grid int, args ...any) error
 }
 
-// openGPU opens GPU index; tests replace it by an emulator.
+// openGPU opens GPU index (the emulator where EnvGPUEmulator is 1); tests
+// replace it by an emulator.
 var openGPU = func(index int) (gpuDevice, error) {
+	if emulating() {
+		if index != 0 {
+			return nil, fmt.Errorf("the GPU emulator (%s=1) has one device, cuda:0", EnvGPUEmulator)
+		}
+		d, err := gpuemu.New()
+		if err != nil {
+			return nil, err
+		}
+		return emuDevice{d}, nil
+	}
 	ctx, err := cuda.Open(index)
 	if err != nil {
 		return nil, err
@@ -150,6 +163,22 @@ func (d cudaDevice) compile(src, name string, opts ...string) (gpuKernels, error
 		return nil, err
 	}
 	return cudaModule{d.Context, mod}, nil
+}
+
+// EnvGPUEmulator is the environment variable "NSRNN_GPU_EMULATOR": set to
+// 1, the GPU is an emulator that runs the same CUDA kernels on the CPU,
+// compiled by the system's C++ compiler (package internal/gpuemu), much
+// more slowly than the CPU's own path: for testing the GPU path of a
+// program on a machine without a GPU.
+const EnvGPUEmulator = "NSRNN_GPU_EMULATOR"
+
+func emulating() bool { return os.Getenv(EnvGPUEmulator) == "1" }
+
+// emuDevice is the emulated GPU of package gpuemu as a gpuDevice.
+type emuDevice struct{ *gpuemu.Device }
+
+func (d emuDevice) compile(src, name string, opts ...string) (gpuKernels, error) {
+	return d.Kernels(src, name, opts...)
 }
 
 // cudaModule is a loaded module's kernels.
