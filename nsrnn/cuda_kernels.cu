@@ -348,3 +348,133 @@ __global__ void add_rows(real* y, int ldy, const real* x, int ldx, int rows, int
 }
 
 } // extern "C"
+
+// The stratification (Gref) stack, one thread per stack for the
+// sequential scans over its depth, in the CPU's order of operations. A
+// run keeps the strengths of step t at S + B·t(t−1)/2 (B rows of t), the
+// pushed vectors v (T, B, m), the signals u and d (T, B), each step's
+// reading weights W (B, T) and the vectors' adjoints adjV (T, B, m).
+extern "C" {
+
+// gref_act: u = σ(u + b_u), d = σ(d + b_d) (B values each), v = tanh(v +
+// b_v) (B, m).
+__global__ void gref_act(real* u, const real* bu, real* d, const real* bd, real* v, const real* bv, int B, int m) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx < B) {
+		u[idx] = (real)1 / ((real)1 + exp(-(u[idx] + bu[0])));
+		d[idx] = (real)1 / ((real)1 + exp(-(d[idx] + bd[0])));
+	}
+	if (idx < B * m) v[idx] = tanh(v[idx] + bv[idx % m]);
+}
+
+// gref_step: the strengths of step t and its reading weights W.
+__global__ void gref_step(real* S, const real* u, const real* d, real* W, int t, int B, int T) {
+	int b = blockIdx.x * blockDim.x + threadIdx.x;
+	if (b >= B) return;
+	real* sn = S + (long)B * t * (t - 1) / 2 + (long)b * t;
+	if (t > 1) {
+		const real* sp = S + (long)B * (t - 1) * (t - 2) / 2 + (long)b * (t - 1);
+		real above = 0;
+		for (int i = t - 1; i >= 1; i--) {
+			real a = fmax((real)0, u[b] - above);
+			sn[i - 1] = fmax((real)0, sp[i - 1] - a);
+			above += sp[i - 1];
+		}
+	}
+	sn[t - 1] = d[b];
+	real c = 0;
+	for (int i = t; i >= 1; i--) {
+		W[(long)b * T + i - 1] = fmin(sn[i - 1], fmax((real)0, (real)1 - c));
+		c += sn[i - 1];
+	}
+}
+
+// gref_read: r (B, m) = Σ_{i=t…1} W[b, i]·v_i.
+__global__ void gref_read(real* r, const real* W, const real* v, int t, int B, int T, int m) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * m) return;
+	int b = idx / m, k = idx % m;
+	real x = 0;
+	for (int i = t; i >= 1; i--) {
+		real w = W[(long)b * T + i - 1];
+		if (w != 0) x += w * v[((long)(i - 1) * B + b) * m + k];
+	}
+	r[idx] = x;
+}
+
+// gref_back: step t backward, one thread per stack, as the CPU's tape:
+// dr (B, m) is ∂L/∂r_t (null: none); dsNew (B, T) ∂L/∂s_t (zero for the
+// last step), dsOld receives ∂L/∂s_{t−1}; adjV accumulates the vectors'
+// adjoints; du, dd (B) and dv (B, m) receive the gradients of the step's
+// signals' and vector's pre-activations. scratch holds 2T values per
+// stack.
+__global__ void gref_back(const real* dr, real* dsNew, real* dsOld, const real* S, const real* u, const real* d, const real* v, real* adjV, real* du, real* dd, real* dv, real* scratch, int t, int B, int T, int m) {
+	int b = blockIdx.x * blockDim.x + threadIdx.x;
+	if (b >= B) return;
+	const real* sn = S + (long)B * t * (t - 1) / 2 + (long)b * t;
+	real* ds = scratch + (long)b * 2 * T;
+	real* dc = ds + T;
+	for (int i = 0; i < t; i++) ds[i] = dsNew[(long)b * T + i];
+	real* dvb = dv + (long)b * m;
+	for (int k = 0; k < m; k++) dvb[k] = adjV[((long)(t - 1) * B + b) * m + k];
+	real c = 0;
+	for (int i = t; i >= 1; i--) {
+		real lim = fmax((real)0, (real)1 - c);
+		real w = fmin(sn[i - 1], lim);
+		real* dvi = i == t ? dvb : adjV + ((long)(i - 1) * B + b) * m;
+		const real* vi = v + ((long)(i - 1) * B + b) * m;
+		real dw = 0;
+		if (dr) {
+			for (int k = 0; k < m; k++) {
+				real g = dr[(long)b * m + k];
+				dw += g * vi[k];
+				dvi[k] += w * g;
+			}
+		}
+		dc[i - 1] = 0;
+		if (sn[i - 1] <= lim) ds[i - 1] += dw;
+		else if ((real)1 - c > 0) dc[i - 1] = -dw;
+		c += sn[i - 1];
+	}
+	real acc = 0;
+	for (int j = 1; j <= t; j++) {
+		ds[j - 1] += acc;
+		acc += dc[j - 1];
+	}
+	real ddb = ds[t - 1];
+	real dub = 0;
+	if (t > 1) {
+		const real* sp = S + (long)B * (t - 1) * (t - 2) / 2 + (long)b * (t - 1);
+		real* dsp = dsOld + (long)b * T;
+		for (int i = 0; i < t - 1; i++) dsp[i] = 0;
+		real* dab = dc;
+		real ub = u[b];
+		real above = 0;
+		for (int i = t - 1; i >= 1; i--) {
+			real a = fmax((real)0, ub - above);
+			dab[i - 1] = 0;
+			if (sp[i - 1] - a > 0) {
+				dsp[i - 1] += ds[i - 1];
+				if (ub - above > 0) {
+					dub -= ds[i - 1];
+					dab[i - 1] = ds[i - 1];
+				}
+			}
+			above += sp[i - 1];
+		}
+		acc = 0;
+		for (int j = 1; j <= t - 1; j++) {
+			dsp[j - 1] += acc;
+			acc += dab[j - 1];
+		}
+	}
+	real ub = u[b], db = d[b];
+	du[b] = dub * (ub * ((real)1 - ub));
+	dd[b] = ddb * (db * ((real)1 - db));
+	for (int k = 0; k < m; k++) {
+		real x = v[((long)(t - 1) * B + b) * m + k];
+		dvb[k] *= (real)1 - x * x;
+	}
+}
+
+} // extern "C"

@@ -99,7 +99,7 @@ func TestCUDAKernelsCompile(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", p, err)
 		}
-		for _, k := range []string{"embed_gather", "bias_rows", "onehot_add", "lstm_cell", "lstm_cell_back", "softmax_rows", "sum_scaled", "scatter_rows", "scatter_cols", "sumsq_partial", "sgd_update", "adam_update", "to_real", "to_double", "jm_act", "jm_step", "jm_back_cells", "jm_back_actions", "add_rows"} {
+		for _, k := range []string{"embed_gather", "bias_rows", "onehot_add", "lstm_cell", "lstm_cell_back", "softmax_rows", "sum_scaled", "scatter_rows", "scatter_cols", "sumsq_partial", "sgd_update", "adam_update", "to_real", "to_double", "jm_act", "jm_step", "jm_back_cells", "jm_back_actions", "add_rows", "gref_act", "gref_step", "gref_read", "gref_back"} {
 			if !strings.Contains(string(ptx), ".entry "+k+"(") {
 				t.Errorf("%v: the PTX has no kernel %s", p, k)
 			}
@@ -155,6 +155,8 @@ func gpuConfigs() map[string]Config {
 		"jm-hidden-d3":   {Kind: JM, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 6, PushHiddenState: true, DepthLimit: 3, InitRange: 0.5},
 		"jm-vec-d4-2":    {Kind: JM, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 6, StackEmbedding: 2, DepthLimit: 4, Layers: 2, InitRange: 0.5},
 		"jm-onehot-d2":   {Kind: JM, InputVocab: 5, OutputVocab: 6, Hidden: 4, StackEmbedding: 3, DepthLimit: 2, InitRange: 0.5},
+		"gref":           {Kind: Gref, InputVocab: 3, OutputVocab: 4, Hidden: 7, StackEmbedding: 3, InitRange: 0.5},
+		"gref-embed-2":   {Kind: Gref, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, StackEmbedding: 2, Layers: 2, InitRange: 0.5},
 		"jm-wide-hidden": {Kind: JM, InputVocab: 300, OutputVocab: 300, Embedding: 16, Hidden: 40, PushHiddenState: true, DepthLimit: 10, InitRange: 0.1},
 	}
 }
@@ -451,6 +453,7 @@ func TestGPUTrainingTracksCPU(t *testing.T) {
 		{"adam-sentences", gpuConfigs()["onehot"], true},
 		{"jm-sgd-stream", gpuConfigs()["jm-hidden-d3"], false},
 		{"jm-adam-sentences", gpuConfigs()["jm-vec"], true},
+		{"gref-adam-sentences", gpuConfigs()["gref"], true},
 	} {
 		cpu, g := twins(t, d, c.cfg, Float64)
 		l1, m1 := train(cpu, c.adam)

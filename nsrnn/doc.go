@@ -261,12 +261,13 @@
 // has no effect there.
 //
 // What runs on the GPU today: the plain LSTM (kind "lstm": one-hot or
-// embedded inputs, any number of layers) and the superposition stack
-// (kind "jm": a learned pushed vector or the hidden state, with or without
-// a depth limit), in sentence and stream mode, for evaluation, training,
-// surprisals and sampling. The other stack kinds (Gref, the
-// nondeterministic stacks and VRNS) and kinds with a stack registered from
-// outside have no GPU implementation yet: SetDevice refuses them with an
+// embedded inputs, any number of layers), the superposition stack (kind
+// "jm": a learned pushed vector or the hidden state, with or without a
+// depth limit) and the stratification stack (kind "gref", which has no
+// streams), in sentence and stream mode, for evaluation, training,
+// surprisals and sampling. The nondeterministic stacks (NS, NS+S, NS+U,
+// RNS) and VRNS, and kinds with a stack registered from outside, have no
+// GPU implementation yet: SetDevice refuses them with an
 // error wrapping ErrNoDeviceKernel and they keep running on the CPU, as
 // Viterbi decoding does.
 //

@@ -32,12 +32,12 @@ func cudaKernelSource() (src string, opts map[Precision][]string) {
 
 // deviceKinds are the library's kinds with a GPU implementation (a kind
 // without a stack runs as the LSTM).
-var deviceKinds = []string{LSTM, JM}
+var deviceKinds = []string{LSTM, Gref, JM}
 
 // cudaStackSupported reports whether a stack has a GPU implementation.
 func cudaStackSupported(l stacks.Layer) bool {
 	switch l.(type) {
-	case *stacks.JM:
+	case *stacks.JM, *stacks.Gref:
 		return true
 	}
 	return false

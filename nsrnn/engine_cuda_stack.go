@@ -45,6 +45,8 @@ func (e *cudaEngine) newCUDAStack() (cudaStack, error) {
 	switch s := e.m.stack.(type) {
 	case *stacks.JM:
 		return &cudaJM{e: e, s: s}, nil
+	case *stacks.Gref:
+		return &cudaGref{e: e, s: s}, nil
 	}
 	return nil, fmt.Errorf("nsrnn: model kind %s: %w", e.m.cfg.Kind, ErrNoDeviceKernel)
 }
@@ -446,4 +448,157 @@ func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int
 		}
 	}
 	return st.weightGrads(r, bf.hs[L-1].Offset(blk), G, e.stackFirst())
+}
+
+// cudaGref is the stratification stack on the GPU (sentence mode only: its
+// state grows with every step and is not carried).
+type cudaGref struct {
+	e *cudaEngine
+	s *stacks.Gref
+	// m is the vector size, S the pass's steps, B its batch.
+	m, S, B int
+	prec    Precision
+	// str the strengths, v (S, B, m) the pushed vectors, u and d (S, B)
+	// the signals, w (B, S) the reading weights, rd (S+1, B, m) the
+	// readings r_0 … r_S; adjV, adjS (two of B·S), scratch (B·2S), du,
+	// dd (S, B) and dv (S, B, m) the backward pass's.
+	str, v, u, d, w, rd       cuda.Ptr
+	adjV, scratch, du, dd, dv cuda.Ptr
+	adjS                      [2]cuda.Ptr
+}
+
+func (g *cudaGref) params() int { return len(g.s.Params()) }
+
+func (g *cudaGref) prepare(r *lstmRun, S int) error {
+	e, B := g.e, r.B
+	g.m, g.S, g.B, g.prec = g.s.ReadingSize(), S, B, r.prec
+	es := elem(r.prec)
+	T := max(S, 1)
+	var err error
+	get := func(name string, bytes int) cuda.Ptr {
+		if err != nil {
+			return 0
+		}
+		var p cuda.Ptr
+		p, err = e.buf("gref."+name, bytes)
+		return p
+	}
+	g.str = get("str", es*B*T*(T+1)/2)
+	g.v = get("v", es*T*B*g.m)
+	g.u = get("u", es*T*B)
+	g.d = get("d", es*T*B)
+	g.w = get("w", es*B*T)
+	g.rd = get("rd", es*(S+1)*B*g.m)
+	if r.grad {
+		g.adjV = get("adjV", es*T*B*g.m)
+		g.scratch = get("scratch", es*B*2*T)
+		g.adjS[0] = get("adjS0", es*B*T)
+		g.adjS[1] = get("adjS1", es*B*T)
+		g.du = get("du", es*T*B)
+		g.dd = get("dd", es*T*B)
+		g.dv = get("dv", es*T*B*g.m)
+	}
+	return err
+}
+
+func (g *cudaGref) load(r *lstmRun, st stacks.State, onDevice bool) error {
+	if st != nil {
+		return fmt.Errorf("nsrnn: a Gref stack carries no state")
+	}
+	return g.e.ctx.Zero(g.rd, r.B*g.m*elem(r.prec))
+}
+
+func (g *cudaGref) save(*lstmRun) (stacks.State, error) {
+	return nil, fmt.Errorf("nsrnn: a Gref stack carries no state")
+}
+
+func (g *cudaGref) reading(t int) (cuda.Ptr, int) {
+	return g.rd.Offset(t * g.B * g.m * elem(g.prec)), g.m
+}
+
+func (g *cudaGref) readings() (cuda.Ptr, int) { return g.rd, g.m }
+
+// slot returns step t's row block of a (S, B, n) buffer.
+func (g *cudaGref) slot(p cuda.Ptr, t, n int) cuda.Ptr {
+	return p.Offset((t - 1) * g.B * n * elem(g.prec))
+}
+
+func (g *cudaGref) forward(r *lstmRun, t int, h cuda.Ptr) error {
+	e, p, B, H := g.e, r.prec, r.B, g.e.m.cfg.Hidden
+	f := g.e.stackFirst()
+	W := e.working
+	u, d, v := g.slot(g.u, t, 1), g.slot(g.d, t, 1), g.slot(g.v, t, g.m)
+	for _, x := range []struct {
+		w   int
+		out cuda.Ptr
+		n   int
+	}{{f, u, 1}, {f + 2, d, 1}, {f + 4, v, g.m}} {
+		if err := e.gemm(p, false, true, B, x.n, H, h, H, W(x.w), H, 0, x.out, x.n); err != nil {
+			return err
+		}
+	}
+	if err := e.launch(p, "gref_act", B*g.m, u, W(f+1), d, W(f+3), v, W(f+5), B, g.m); err != nil {
+		return err
+	}
+	T := max(g.S, 1)
+	if err := e.launch(p, "gref_step", B, g.str, u, d, g.w, t, B, T); err != nil {
+		return err
+	}
+	rt, _ := g.reading(t)
+	return e.launch(p, "gref_read", B*g.m, rt, g.w, g.v, t, B, T, g.m)
+}
+
+func (g *cudaGref) zeroAdjoint(r *lstmRun) error {
+	es := elem(r.prec)
+	T := max(g.S, 1)
+	if err := g.e.ctx.Zero(g.adjS[g.S%2], es*r.B*T); err != nil {
+		return err
+	}
+	return g.e.ctx.Zero(g.adjV, es*T*r.B*g.m)
+}
+
+func (g *cudaGref) backward(r *lstmRun, t int, dr, h, dh cuda.Ptr) error {
+	e, p, B, H := g.e, r.prec, r.B, g.e.m.cfg.Hidden
+	f := g.e.stackFirst()
+	W := e.working
+	T := max(g.S, 1)
+	du, dd, dv := g.slot(g.du, t, 1), g.slot(g.dd, t, 1), g.slot(g.dv, t, g.m)
+	if err := e.launch(p, "gref_back", B, dr, g.adjS[t%2], g.adjS[(t-1)%2], g.str, g.slot(g.u, t, 1), g.slot(g.d, t, 1), g.v, g.adjV, du, dd, dv, g.scratch, t, B, T, g.m); err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		w  int
+		dx cuda.Ptr
+		n  int
+	}{{f, du, 1}, {f + 2, dd, 1}, {f + 4, dv, g.m}} {
+		if err := e.gemm(p, false, false, B, H, x.n, x.dx, x.n, W(x.w), H, 1, dh, H); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *cudaGref) weightGrads(r *lstmRun, hs cuda.Ptr, G func(int) cuda.Ptr, first int) error {
+	e, p, H := g.e, r.prec, g.e.m.cfg.Hidden
+	SB := g.S * r.B
+	if SB == 0 {
+		return nil
+	}
+	ones, err := e.ones(p, SB)
+	if err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		w  int
+		dx cuda.Ptr
+		n  int
+	}{{first, g.du, 1}, {first + 2, g.dd, 1}, {first + 4, g.dv, g.m}} {
+		if err := e.gemm(p, true, false, x.n, H, SB, x.dx, x.n, hs, H, 0, G(x.w), H); err != nil {
+			return err
+		}
+		if err := e.gemm(p, false, false, 1, x.n, SB, ones, SB, x.dx, x.n, 0, G(x.w+1), x.n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
