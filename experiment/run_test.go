@@ -173,6 +173,16 @@ func TestSeedsAndTrainConfig(t *testing.T) {
 	if tc := (Settings{LR: 0.1}).TrainConfig(0); tc.Schedule != nil || tc.Clip != 0 || tc.EarlyStop != 0 {
 		t.Errorf("zero settings: %+v, want nsrnn's defaults", tc)
 	}
+	// The device is not one of the checkpoint's settings: a run resumes
+	// on another. A CPU run's run.json has no "device".
+	gpu := s
+	gpu.Device = "cuda:0"
+	if got := gpu.TrainConfig(1.25).Settings; !reflect.DeepEqual(got, tc.Settings) || got["seed"] != "4" {
+		t.Errorf("checkpoint settings on cuda:0 %v, on the CPU %v; want the same", got, tc.Settings)
+	}
+	if b, err := json.Marshal(s); err != nil || strings.Contains(string(b), "device") {
+		t.Errorf("the settings of a CPU run: %s (%v); want no device", b, err)
+	}
 }
 
 func TestMissingModel(t *testing.T) {

@@ -71,6 +71,13 @@ type Settings struct {
 	// file's vocabulary, Task then being the training file's base name;
 	// nil for a run on sampled strings. Such a run has no lower bound.
 	Files *TextFiles `json:"files,omitempty"`
+	// Device is the device the run trained on when it was last started
+	// or resumed (cfl train --device: "cuda:N"), empty for the CPU, as in
+	// the files written before there was a choice. It is not one of the
+	// settings a resumed run must have: a run started on a GPU resumes on
+	// the CPU and the other way round, and the checkpoint's settings
+	// (TrainConfig) leave it out.
+	Device string `json:"device,omitempty"`
 }
 
 // settingsJSON has Settings' fields without its methods.
@@ -152,9 +159,9 @@ func ShuffleSeed(seed uint64) uint64 { return seed ^ 0x5eed0002 }
 // nats per symbol) as the records' reference. Zero values select
 // nsrnn.TrainConfig's defaults (with Decay and Patience both zero,
 // nsrnn.CFLPlateau). Its Settings are CheckpointSettings(s), but for the
-// model and the epochs, so that a resumed run's checkpoint must come from
-// a run of the same settings. The checkpoint and the recorder are left for
-// the caller.
+// model, the epochs and the device, so that a resumed run's checkpoint
+// must come from a run of the same settings (on any device). The
+// checkpoint and the recorder are left for the caller.
 func (s Settings) TrainConfig(lowerBound float64) nsrnn.TrainConfig {
 	tc := nsrnn.TrainConfig{
 		LR: s.LR, Clip: s.Clip, EarlyStop: s.EarlyStop, MaxEpochs: s.Epochs,
@@ -164,7 +171,7 @@ func (s Settings) TrainConfig(lowerBound float64) nsrnn.TrainConfig {
 		tc.Schedule = &nsrnn.Plateau{Factor: s.Decay, Patience: max(s.Patience-1, 0)}
 	}
 	var err error
-	if tc.Settings, err = CheckpointSettings(s, "model", "epochs"); err != nil {
+	if tc.Settings, err = CheckpointSettings(s, "model", "epochs", "device"); err != nil {
 		tc.Settings = map[string]string{"run": fmt.Sprintf("%+v", s)}
 	}
 	return tc
@@ -176,8 +183,9 @@ func (s Settings) TrainConfig(lowerBound float64) nsrnn.TrainConfig {
 // where run.json agrees: one entry per JSON value of v, keyed by its JSON
 // name (those of nested objects joined with dots, as in "model.hidden"),
 // strings unquoted and other values as JSON. The top-level keys in omit
-// are left out: "model", which nsrnn compares itself, and "epochs", which
-// a resumed run may change as far as nsrnn is concerned.
+// are left out: "model", which nsrnn compares itself, "epochs", which
+// a resumed run may change as far as nsrnn is concerned, and "device",
+// which a resumed run may change.
 func CheckpointSettings(v any, omit ...string) (map[string]string, error) {
 	b, err := json.Marshal(v)
 	if err != nil {

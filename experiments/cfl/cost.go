@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -54,6 +55,9 @@ type costSettings struct {
 	Epochs          int           `json:"epochs"`
 	Seed            uint64        `json:"seed"`
 	Workers         int           `json:"workers"`
+	// Device is the device the models computed on (--device: "cuda:N"),
+	// empty for the CPU.
+	Device string `json:"device,omitempty"`
 }
 
 // costMeasure is one model's measurement.
@@ -114,6 +118,7 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	workers := workersFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	inProcess := fs.Bool("in-process", false, "measure in this process instead of a subprocess per model (peak memory is then the Go runtime's Sys, cumulative)")
+	devFlag := cli.DeviceFlag(fs, "cfl", "peak memory is then that of the CPU's process, not the GPU's")
 	worker := fs.String("worker", "", "measure this one model and print its JSON (used by cost itself)")
 	_ = fs.MarkHidden("worker")
 	if err := fs.Parse(args); err != nil {
@@ -122,7 +127,11 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	var err error
+	dev, err := cli.ParseDeviceFlag(*devFlag)
+	if err != nil {
+		return err
+	}
+	s.Device = cli.DeviceSetting(dev)
 	if s.MinLength, s.MaxLength, err = parseLengths(*lengths); err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	}
@@ -151,7 +160,7 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *worker != "" {
-		m, err := measureCost(*worker, s, t, td)
+		m, err := measureCost(*worker, s, dev, t, td)
 		if err != nil {
 			return err
 		}
@@ -160,6 +169,26 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	models, err := parseList(*modelList, nsrnn.KindNames(), "--models")
 	if err != nil {
 		return err
+	}
+	// Every model must be able to compute on the device, checked before
+	// any is measured (nothing for the CPU): a kind without an
+	// implementation there is said first.
+	if !dev.IsCPU() {
+		var unusable error
+		for _, kind := range models {
+			cfg, err := costConfig(kind, s, t)
+			if err != nil {
+				return fmt.Errorf("%s: %w", kind, err)
+			}
+			if err := cli.CheckDevice(dev, cfg, false); errors.Is(err, nsrnn.ErrNoDeviceKernel) {
+				return fmt.Errorf("--models %s: %w", kind, err)
+			} else if err != nil && unusable == nil {
+				unusable = err
+			}
+		}
+		if unusable != nil {
+			return unusable
+		}
 	}
 	exe := ""
 	if !*inProcess {
@@ -181,7 +210,7 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 		start := time.Now()
 		var m costMeasure
 		if *inProcess {
-			mm, err := measureCost(kind, s, t, td)
+			mm, err := measureCost(kind, s, dev, t, td)
 			if err != nil {
 				return fmt.Errorf("%s: %w", kind, err)
 			}
@@ -273,10 +302,10 @@ func costConfig(kind string, s costSettings, t *data.Task) (nsrnn.Config, error)
 	return taskConfig(t, mf)
 }
 
-// measureCost trains one model for s.Epochs epochs on a subset of task t's
-// strings (sampled, or the first of the user's strings td) and times the
-// last epoch's training and validation passes.
-func measureCost(kind string, s costSettings, t *data.Task, td *experiment.TextData) (*costMeasure, error) {
+// measureCost trains one model for s.Epochs epochs on the device dev on a
+// subset of task t's strings (sampled, or the first of the user's strings
+// td) and times the last epoch's training and validation passes.
+func measureCost(kind string, s costSettings, dev nsrnn.Device, t *data.Task, td *experiment.TextData) (*costMeasure, error) {
 	cfg, err := costConfig(kind, s, t)
 	if err != nil {
 		return nil, err
@@ -306,6 +335,9 @@ func measureCost(kind string, s costSettings, t *data.Task, td *experiment.TextD
 		return nil, err
 	}
 	m.Workers = s.Workers
+	if err := cli.UseDevice(m, dev); err != nil {
+		return nil, err
+	}
 	var last nsrnn.EpochRecord
 	tc := nsrnn.TrainConfig{
 		LR: 0.005, MaxEpochs: s.Epochs, EarlyStop: s.Epochs + 1, Schedule: &nsrnn.Plateau{Factor: 0.9, Patience: s.Epochs + 1}, Seed: experiment.ShuffleSeed(s.Seed),
@@ -337,8 +369,12 @@ func measureCost(kind string, s costSettings, t *data.Task, td *experiment.TextD
 // writeCostTable prints the report as a table like the paper's appendix C.
 func writeCostTable(w io.Writer, rep costReport) error {
 	s := rep.Settings
-	fmt.Fprintf(w, "Wall-clock cost on %s: %d hidden units, batch %d, lengths %d–%d, |Q|=%d, |Γ|=%d, stack vectors %d; GOMAXPROCS %d, %d parts per batch.\n",
-		rep.Task, s.Hidden, s.BatchSize, s.MinLength, s.MaxLength, s.States, s.Symbols, s.StackEmbedding, runtime.GOMAXPROCS(0), s.Workers)
+	device := ""
+	if s.Device != "" {
+		device = ", on " + s.Device
+	}
+	fmt.Fprintf(w, "Wall-clock cost on %s: %d hidden units, batch %d, lengths %d–%d, |Q|=%d, |Γ|=%d, stack vectors %d; GOMAXPROCS %d, %d parts per batch%s.\n",
+		rep.Task, s.Hidden, s.BatchSize, s.MinLength, s.MaxLength, s.States, s.Symbols, s.StackEmbedding, runtime.GOMAXPROCS(0), s.Workers, device)
 	fmt.Fprintf(w, "Estimated, not measured: %s.\n\n", rep.Note)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "model\tparams\tsubset train s\tsubset valid s\ts per epoch (scaled)\t× LSTM\tpeak MiB\t× LSTM\t")

@@ -35,11 +35,16 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 7, "seed of the sampled test set")
 	batchSize := fs.Int("batch-size", 10, "strings per batch")
 	asCSV := fs.Bool("csv", false, "print CSV (length,strings,symbols,cross_entropy,lower_bound,cross_entropy_diff,cross_entropy_diff_given_length, the last the paper's Figure 2 measure; for the user's strings length,strings,symbols,cross_entropy,perplexity) instead of JSON")
+	devFlag := cli.DeviceFlag(fs, "cfl", "")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	dev, err := cli.ParseDeviceFlag(*devFlag)
+	if err != nil {
+		return err
 	}
 	if *modelPath == "" {
 		return fmt.Errorf("--model is required")
@@ -60,6 +65,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	t, m, s, err := loadEvalRun(*modelPath, *last, *taskName, *grammarFile, params(), *grammar, fs.Changed("grammar"), *force)
 	if err != nil {
+		return err
+	}
+	if err := cli.UseDevice(m, dev); err != nil {
 		return err
 	}
 	var strs [][]int

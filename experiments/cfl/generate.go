@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -70,11 +71,16 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	prompt := fs.String("prompt", "", "symbols every string begins with, separated by spaces (default: none)")
 	maxLength := fs.Int("max-length", 0, "maximum string length, prompt included (default: twice the run's maximum training length)")
 	asJSON := fs.Bool("json", false, "print one JSON object per string, then a summary object")
+	devFlag := cli.DeviceFlag(fs, "cfl", "")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	dev, err := cli.ParseDeviceFlag(*devFlag)
+	if err != nil {
+		return err
 	}
 	if err := requireFlags(fs, "model"); err != nil {
 		return err
@@ -102,6 +108,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(p) > *maxLength {
 		return fmt.Errorf("--prompt has %d symbols, more than --max-length %d", len(p), *maxLength)
+	}
+	if err := cli.UseDevice(m, dev); err != nil {
+		return err
 	}
 	sum := generateSummary{Task: t.Name(), Grammar: string(t.Definition()), TaskParams: t.Params(), Count: *count, MaxLength: *maxLength}
 	enc := json.NewEncoder(stdout)

@@ -9,7 +9,7 @@ import (
 )
 
 // helpCommands are the commands whose help TestHelp checks.
-var helpCommands = []string{"actions", "cost", "entropy", "eval", "generate", "params", "plot", "sample", "select", "sweep", "train", "viterbi"}
+var helpCommands = []string{"actions", "cost", "devices", "entropy", "eval", "generate", "params", "plot", "sample", "select", "sweep", "train", "viterbi"}
 
 // TestHelp checks that help and --help exit 0 with the command's help
 // alone, on stdout, with the command's description; that every flag's

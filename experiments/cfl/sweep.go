@@ -234,9 +234,15 @@ func (g sweepGrid) taskParams(task string) (p data.Params, dir string, args []st
 }
 
 // job is the run as the shared sweep executor runs it: the train
-// command, resumed with --resume when its directory holds files.
-func (r sweepRun) job() cli.SweepRun {
-	return cli.SweepRun{Dir: r.Dir, Args: append([]string{"train"}, r.Args...), Resume: "--resume"}
+// command, on the device dev (--device, unless the CPU: not part of the
+// run's arguments in sweep.json, so that a sweep may go on on another
+// device), resumed with --resume when its directory holds files.
+func (r sweepRun) job(dev nsrnn.Device) cli.SweepRun {
+	args := append([]string{"train"}, r.Args...)
+	if !dev.IsCPU() {
+		args = append(args, "--device", dev.String())
+	}
+	return cli.SweepRun{Dir: r.Dir, Args: args, Resume: "--resume"}
 }
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
@@ -270,11 +276,16 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	validSize := fs.Int("valid-size", 0, "train --valid-size (default 0: train's, 1000)")
 	slurm := cli.AddSlurmFlags(fs, "cfl", "2-00:00:00", "4G", 1)
 	dryRun := fs.Bool("dry-run", false, "print the runs, their state and how far each has come (epochs, best validation score) without running or writing anything")
+	devFlag := cli.DeviceFlag(fs, "cfl", "given to every run, and not one of the settings of "+sweepManifestFile+": a sweep may go on on another device; with --slurm, ask for a GPU with --sbatch=--gres=gpu:1")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	dev, err := cli.ParseDeviceFlag(*devFlag)
+	if err != nil {
+		return err
 	}
 	g := sweepGrid{Grammar: *grammar, LRs: *lrs, StackEmbeddings: *embs, Restarts: *restarts, Out: *out, States: *states, Symbols: *symbols,
 		Bottom: *bottom, PushHiddenState: *pushHidden}
@@ -282,7 +293,6 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 		g.FirstSeed = *firstSeed
 	}
 	userData := *src.grammarFile != "" || src.hasStrings()
-	var err error
 	switch {
 	case *taskList == "" && !userData:
 		return fmt.Errorf("--task is required (some of %s, or all, or %s), or --grammar-file, or --train and --valid", taskNames(), data.Group2023)
@@ -383,20 +393,37 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	// Runs that differ only in their seed, learning rate and directory
 	// are checked once (the learning rates were checked above): a task is
 	// built, and a user's files read, once per setting.
-	checked := map[string]bool{}
+	// With a device other than the CPU, each model kind is checked once
+	// with a throwaway model: it must have an implementation there (said
+	// first), and, for runs that compute here (not those of a Slurm
+	// script, nor a dry run), the device must be usable.
+	checked, kinds := map[string]bool{}, map[string]bool{}
+	var unusable error // the device's, said once every kind is checked
 	for _, r := range runs {
 		key := settingKey(r.Args)
 		if checked[key] {
 			continue
 		}
-		if _, err := prepareTrain(r.Args, io.Discard); err != nil {
+		p, err := prepareTrain(r.Args, io.Discard)
+		if err != nil {
 			return fmt.Errorf("run %s: %w", r.Dir, err)
 		}
 		checked[key] = true
+		if !dev.IsCPU() && !kinds[p.cfg.Kind] {
+			kinds[p.cfg.Kind] = true
+			if err := cli.CheckDevice(dev, p.cfg, slurm.Script != "" || *dryRun); errors.Is(err, nsrnn.ErrNoDeviceKernel) {
+				return fmt.Errorf("--models %s: %w", p.cfg.Kind, err)
+			} else if err != nil && unusable == nil {
+				unusable = err
+			}
+		}
+	}
+	if unusable != nil {
+		return unusable
 	}
 
 	if *dryRun {
-		return printDryRun(stdout, runs)
+		return printDryRun(stdout, runs, dev)
 	}
 
 	if err := os.MkdirAll(*out, 0o777); err != nil {
@@ -413,7 +440,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	}
 	jobsList := make([]cli.SweepRun, len(runs))
 	for i, r := range runs {
-		jobsList[i] = r.job()
+		jobsList[i] = r.job(dev)
 	}
 	if slurm.Script != "" {
 		arrays, err := cli.SlurmScript(cli.SlurmJob{
@@ -598,9 +625,9 @@ func settingKey(args []string) string {
 }
 
 // printDryRun prints each run's state (new, resume, finished), the command
-// that runs it and, under it, how far it has come (cli.RunProgress), then
-// the count of runs in each state.
-func printDryRun(w io.Writer, runs []sweepRun) error {
+// that runs it on the device dev and, under it, how far it has come
+// (cli.RunProgress), then the count of runs in each state.
+func printDryRun(w io.Writer, runs []sweepRun, dev nsrnn.Device) error {
 	count := map[string]int{}
 	for _, r := range runs {
 		st, progress, err := cli.RunStatus(r.Dir)
@@ -608,7 +635,7 @@ func printDryRun(w io.Writer, runs []sweepRun) error {
 			return err
 		}
 		count[st]++
-		fmt.Fprintf(w, "%-8s %s\n", st, cli.ShellJoin(r.job().CommandArgs(st)))
+		fmt.Fprintf(w, "%-8s %s\n", st, cli.ShellJoin(r.job(dev).CommandArgs(st)))
 		if progress != "" {
 			fmt.Fprintf(w, "%-8s %s\n", "", progress)
 		}

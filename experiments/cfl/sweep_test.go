@@ -233,7 +233,7 @@ func TestSweepSlurm(t *testing.T) {
 	// is added.
 	runs := sweepGrid{Tasks: []string{"dyck"}, Models: []string{"lstm", "jm", "ns"}, LRs: []float64{0.01, 0.001},
 		StackEmbeddings: []int{2, 20}, Restarts: 3, Out: out}.enumerate()
-	log := runs[5].job().LogFile()
+	log := runs[5].job(nsrnn.CPU).LogFile()
 	exec5 := func() string {
 		cmd := exec.Command("bash", script, "0")
 		cmd.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID=5")
@@ -244,7 +244,7 @@ func TestSweepSlurm(t *testing.T) {
 		b, _ := os.ReadFile(log)
 		return string(o) + string(b)
 	}
-	want := "BIN " + strings.Join(runs[5].job().Args, " ")
+	want := "BIN " + strings.Join(runs[5].job(nsrnn.CPU).Args, " ")
 	if o := exec5(); !strings.Contains(o, want+"\n") {
 		t.Errorf("index 5 printed %q, want %q", o, want)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -168,6 +169,23 @@ func resumeWorkers(dir string, resume bool, workers int, changed bool, stderr io
 	return saved.Workers, saved.Workers, nil
 }
 
+// resumedDevice returns, for a resumed run (resume) in dir that has a
+// run.json, the device it records ("" for the CPU), and whether there is
+// one: a resume may give another --device, so the settings of the run are
+// compared with the run's own device.
+func resumedDevice(dir string, resume bool) (string, bool) {
+	if !resume {
+		return "", false
+	}
+	saved, err := experiment.ReadSettings(dir)
+	if err != nil {
+		// No run to resume (a new one) or an unreadable run.json, which
+		// cli.OpenRunDir reports.
+		return "", false
+	}
+	return saved.Device, true
+}
+
 // checkProtocol parses the lengths into s and checks the protocol flags
 // that protocolFlags registered, naming the flag at fault.
 func checkProtocol(s *experiment.Settings, lengths string) error {
@@ -228,6 +246,7 @@ type trainPlan struct {
 	resume, quiet bool
 	workers       int
 	every         time.Duration // --checkpoint-every
+	device        nsrnn.Device  // --device
 }
 
 // prepareTrain parses and checks the arguments of a train command (the
@@ -244,12 +263,17 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
 	workers := trainWorkersFlag(fs)
 	src := dataSourceFlags(fs)
+	devFlag := cli.DeviceFlag(fs, "cfl", "recorded in run.json; --resume may give another")
 	fs.Lookup("task").Usage = "task (required, or --grammar-file, or --train and --valid): " + taskNames()
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	dev, err := cli.ParseDeviceFlag(*devFlag)
+	if err != nil {
+		return nil, err
 	}
 	t, td, gf, err := src.resolve(fs, *task, params(), *grammar)
 	if err != nil {
@@ -284,7 +308,8 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	if err := checkCheckpointEvery(*every); err != nil {
 		return nil, err
 	}
-	return &trainPlan{fs: fs, t: t, td: td, cfg: cfg, s: s, out: *out, resume: *resume, quiet: *quiet, workers: *workers, every: *every}, nil
+	s.Device = cli.DeviceSetting(dev)
+	return &trainPlan{fs: fs, t: t, td: td, cfg: cfg, s: s, out: *out, resume: *resume, quiet: *quiet, workers: *workers, every: *every, device: dev}, nil
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) error {
@@ -297,15 +322,38 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if *workers, s.Workers, err = resumeWorkers(*out, *resume, *workers, fs.Changed("workers"), stderr); err != nil {
 		return err
 	}
+	m, err := nsrnn.New(cfg, experiment.InitSeed(s.Seed))
+	if err != nil {
+		return err
+	}
+	m.Workers = *workers
+	// On a device that cannot be used, or for a kind without an
+	// implementation there, the run stops now, before anything is
+	// written.
+	if err := cli.UseDevice(m, p.device); err != nil {
+		return err
+	}
 	// The directory is locked until the end; a new run that fails before
 	// its first checkpoint leaves nothing behind, so that the same --out
-	// can be used again.
-	rd, err := cli.OpenRunDir(*out, experiment.RunFile, s, *resume, stderr)
+	// can be used again. A resumed run may change its device: it is
+	// compared with the run's own, and recorded once the run is open.
+	open := s
+	if saved, ok := resumedDevice(*out, *resume); ok {
+		open.Device = saved
+	}
+	rd, err := cli.OpenRunDir(*out, experiment.RunFile, open, *resume, stderr)
 	if err != nil {
 		return err
 	}
 	ok := false
 	defer func() { rd.Close(ok) }()
+	if !rd.Created && open.Device != s.Device {
+		path := filepath.Join(*out, experiment.RunFile)
+		if err := experiment.WriteJSON(path, s); err != nil {
+			return fmt.Errorf("--device: %w", err)
+		}
+		fmt.Fprintf(stderr, "--device %s: the run trained on %s before; %s updated\n", p.device, cmp.Or(open.Device, "cpu"), path)
+	}
 
 	var d *experiment.RunData
 	if td != nil {
@@ -316,11 +364,6 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := nsrnn.New(cfg, experiment.InitSeed(s.Seed))
-	if err != nil {
-		return err
-	}
-	m.Workers = *workers
 	tc := d.TrainConfig(s)
 	tc.Checkpoint = filepath.Join(*out, experiment.CheckpointFile)
 	tc.CheckpointEvery = p.every
@@ -339,8 +382,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if d.NoLowerBound {
 		bound = "no lower bound (strings of no known distribution: cross-entropy and perplexity are reported)"
 	}
-	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, %s, BLAS %s; files in %s (Ctrl-C stops, --resume continues)\n",
-		cfg.Kind, t, m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, bound, nsrnn.BLAS, *out)
+	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, %s, BLAS %s, device %s; files in %s (Ctrl-C stops, --resume continues)\n",
+		cfg.Kind, t, m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, bound, nsrnn.BLAS, cli.DeviceLabel(p.device), *out)
 	res, err := nsrnn.Train(m, d.Train, d.Valid, tc)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
+	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -32,11 +33,16 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same text")
 	prompt := fs.String("prompt", "", "words every sentence begins with, separated by spaces (default: none)")
 	maxLength := fs.Int("max-length", 200, "maximum sentence length in words, prompt included; a longer sentence is cut there")
+	devFlag := cli.DeviceFlag(fs, "ptb", "")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	dev, err := cli.ParseDeviceFlag(*devFlag)
+	if err != nil {
+		return err
 	}
 	switch {
 	case *run == "":
@@ -60,6 +66,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	}
 	p, err := parsePrompt(*prompt, v)
 	if err != nil {
+		return err
+	}
+	if err := cli.UseDevice(m, dev); err != nil {
 		return err
 	}
 	if len(p) >= *maxLength {

@@ -59,9 +59,13 @@ func tsvDirSource(dir string) surprisalSource {
 // released script did. A token not in the vocabulary is read as <unk>
 // and recorded in unknown, or, with strict, is an error naming the suite
 // file, item, condition and region. progress, when set, shows progress.
-func modelSource(dir string, released bool, batch int, strict bool, unknown *unknownWords, progress io.Writer) (surprisalSource, error) {
+// The model computes on dev (a *cli.DeviceError where it cannot).
+func modelSource(dir string, dev nsrnn.Device, released bool, batch int, strict bool, unknown *unknownWords, progress io.Writer) (surprisalSource, error) {
 	m, v, _, err := loadRun(dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := cli.UseDevice(m, dev); err != nil {
 		return nil, err
 	}
 	return func(s *syntaxgym.Suite) ([][]float64, error) {
@@ -129,11 +133,16 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 	itemLevel := fs.Bool("item-level", false, "score items, as Hu et al. (2020): an item counts only when all of its predictions hold (default: (item, prediction) pairs)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	strict := fs.Bool("strict", false, "with --model: refuse tokens not in the run's vocabulary, instead of reading them as <unk>")
+	devFlag := cli.DeviceFlag(fs, "ptb", "with --model")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	dev, err := cli.ParseDeviceFlag(*devFlag)
+	if err != nil {
+		return err
 	}
 	switch {
 	case *suiteFile == "" && *suiteDir == "":
@@ -146,8 +155,8 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 		return errors.New("--surprisals and --model are mutually exclusive")
 	case *circuitsFile != "" && *suiteDir == "":
 		return errors.New("--circuits needs --suites")
-	case *model == "" && (fs.Changed("convention") || fs.Changed("batch") || *strict):
-		return errors.New("--convention, --batch and --strict go with --model")
+	case *model == "" && (fs.Changed("convention") || fs.Changed("batch") || *strict || !dev.IsCPU()):
+		return errors.New("--convention, --batch, --strict and --device go with --model")
 	}
 	level := syntaxgym.PairLevel
 	if *itemLevel {
@@ -169,7 +178,10 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 		}
 		var err error
 		unknown = newUnknownWords()
-		if src, err = modelSource(*model, *convention == "released", *batch, *strict, unknown, bar); err != nil {
+		if src, err = modelSource(*model, dev, *convention == "released", *batch, *strict, unknown, bar); err != nil {
+			if _, ok := errors.AsType[*cli.DeviceError](err); ok {
+				return err
+			}
 			return fmt.Errorf("--model: %w", err)
 		}
 	} else {

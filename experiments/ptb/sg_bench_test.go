@@ -39,7 +39,7 @@ func BenchmarkSGSuites(b *testing.B) {
 	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), settings{Model: cfg, Batch: 32, BPTT: 35}); err != nil {
 		b.Fatal(err)
 	}
-	src, err := modelSource(dir, false, 32, false, newUnknownWords(), nil)
+	src, err := modelSource(dir, nsrnn.CPU, false, 32, false, newUnknownWords(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data/syntaxgym"
+	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
 func sgRun(args ...string) (int, string, string) {
@@ -332,7 +333,7 @@ func TestSGErrors(t *testing.T) {
 // TestModelHook checks that the --model hook is separate from the TSV
 // sources: scoring goes through a surprisalSource.
 func TestModelHook(t *testing.T) {
-	if _, err := modelSource(t.TempDir(), false, 32, false, newUnknownWords(), nil); err == nil || !strings.Contains(err.Error(), "not a ptb run") {
+	if _, err := modelSource(t.TempDir(), nsrnn.CPU, false, 32, false, newUnknownWords(), nil); err == nil || !strings.Contains(err.Error(), "not a ptb run") {
 		t.Errorf("modelSource: %v", err)
 	}
 	dir := sgSetup(t)

@@ -90,7 +90,7 @@ func TestSGModelPipeline(t *testing.T) {
 		}
 	}
 	// The surprisals themselves: "dog" is unknown and scored as <unk>.
-	src, err := modelSource(run, false, 3, false, newUnknownWords(), nil)
+	src, err := modelSource(run, nsrnn.CPU, false, 3, false, newUnknownWords(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/internal/readlimit"
+	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
 func init() {
@@ -217,11 +218,16 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	retries := fs.Int("retries", 1, "times a run that fails with an error (not a signal) is resumed from its last checkpoint before it counts as failed; its results are those it would have had without the failure")
 	slurm := cli.AddSlurmFlags(fs, "ptb", "2-00:00:00", "8G", 2)
 	dry := fs.Bool("dry-run", false, "print the runs, their state and how far each has come (epochs, best validation perplexity) without training")
+	devFlag := cli.DeviceFlag(fs, "ptb", "given to every run, and not one of the settings of sweep.json: a sweep may go on on another device; with --slurm, ask for a GPU with --sbatch=--gres=gpu:1")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	dev, err := cli.ParseDeviceFlag(*devFlag)
+	if err != nil {
+		return err
 	}
 	files := *trainFile != "" || *validFile != "" || *testFile != ""
 	switch {
@@ -304,9 +310,19 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err := checkSweepModels(s); err != nil {
 		return err
 	}
+	// Runs that compute here must be able to use the device; those of a
+	// Slurm script compute elsewhere, and a dry run computes nothing.
+	if err := checkSweepDevice(s, dev, slurm.Script != "" || *dry); err != nil {
+		return err
+	}
 	runs, err := plan(s, *out)
 	if err != nil {
 		return err
+	}
+	if !dev.IsCPU() {
+		for i := range runs {
+			runs[i].Args = append(runs[i].Args, "--device", dev.String())
+		}
 	}
 	if *dry {
 		// Each run with its state and, once it has trained, how far it
@@ -524,7 +540,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 		// A run that cannot be tested (most often a test file that cannot
 		// be read) stops the selection: selected.json is written only
 		// whole.
-		res, err := evaluateRun(best.Run, test, 0, 0, "", nil)
+		res, err := evaluateRun(best.Run, test, 0, 0, "", nsrnn.CPU, nil)
 		if err != nil {
 			return fmt.Errorf("testing %s: %w (nothing written)", best.Run, err)
 		}
@@ -568,31 +584,70 @@ func paperModelsByName() map[string]modelSpec {
 // model is checked with the smallest vocabulary, <eos> and <unk>, so that
 // what it refuses every run would refuse too.
 func checkSweepModels(s sweepSettings) error {
-	specs := paperModelsByName()
 	for _, name := range s.Models {
-		spec, ok := specs[name]
-		if !ok {
-			return fmt.Errorf("--models: unknown model %q", name)
-		}
-		fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		mf := addModelFlags(fs)
-		args := slices.Clone(spec.Flags)
-		if s.Hidden > 0 {
-			args = append(args, "--hidden", strconv.Itoa(s.Hidden))
-		}
-		if err := fs.Parse(args); err != nil {
-			return fmt.Errorf("--models %s: %w", name, err)
-		}
-		cfg, err := ptbConfig(mf, 2)
-		if err == nil {
-			err = cfg.CheckTraining()
-		}
-		if err != nil && s.Hidden > 0 {
-			return fmt.Errorf("--models %s, --hidden %d: %w", name, s.Hidden, err)
-		} else if err != nil {
-			return fmt.Errorf("--models %s: %w", name, err)
+		if _, err := sweepModelConfig(s, name); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// sweepModelConfig is the configuration of the sweep's model name (with
+// its --hidden) with the smallest vocabulary, <eos> and <unk>, checked for
+// training; the errors name the flags.
+func sweepModelConfig(s sweepSettings, name string) (nsrnn.Config, error) {
+	spec, ok := paperModelsByName()[name]
+	if !ok {
+		return nsrnn.Config{}, fmt.Errorf("--models: unknown model %q", name)
+	}
+	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	mf := addModelFlags(fs)
+	args := slices.Clone(spec.Flags)
+	if s.Hidden > 0 {
+		args = append(args, "--hidden", strconv.Itoa(s.Hidden))
+	}
+	if err := fs.Parse(args); err != nil {
+		return nsrnn.Config{}, fmt.Errorf("--models %s: %w", name, err)
+	}
+	cfg, err := ptbConfig(mf, 2)
+	if err == nil {
+		err = cfg.CheckTraining()
+	}
+	if err != nil && s.Hidden > 0 {
+		return nsrnn.Config{}, fmt.Errorf("--models %s, --hidden %d: %w", name, s.Hidden, err)
+	} else if err != nil {
+		return nsrnn.Config{}, fmt.Errorf("--models %s: %w", name, err)
+	}
+	return cfg, nil
+}
+
+// checkSweepDevice refuses, before anything is written, a device dev
+// (not the CPU) that the sweep's runs could not compute on: a model kind
+// without an implementation there (said first, naming the model), or,
+// unless kindOnly (runs that are to compute on another machine), a device
+// this machine cannot use. Each kind is checked once, with a throwaway
+// model (cli.CheckDevice).
+func checkSweepDevice(s sweepSettings, dev nsrnn.Device, kindOnly bool) error {
+	if dev.IsCPU() {
+		return nil
+	}
+	checked := map[string]bool{}
+	var unusable error
+	for _, name := range s.Models {
+		cfg, err := sweepModelConfig(s, name)
+		if err != nil {
+			return err
+		}
+		if checked[cfg.Kind] {
+			continue
+		}
+		checked[cfg.Kind] = true
+		if err := cli.CheckDevice(dev, cfg, kindOnly); errors.Is(err, nsrnn.ErrNoDeviceKernel) {
+			return fmt.Errorf("--models %s: %w", name, err)
+		} else if err != nil && unusable == nil {
+			unusable = err
+		}
+	}
+	return unusable
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/nsrnn/nsrnn/data/ptb"
 	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
 // TestSweepAndSelect runs a small sweep in process and selects its best
@@ -231,7 +232,7 @@ func TestSweepFiles(t *testing.T) {
 	if err := json.Unmarshal([]byte(o), &rows); err != nil || len(rows) != 1 {
 		t.Fatalf("select: %s (%v)", o, err)
 	}
-	res, err := evaluateRun(runs[0].Dir, s.Files.Test, 0, 0, "", nil)
+	res, err := evaluateRun(runs[0].Dir, s.Files.Test, 0, 0, "", nsrnn.CPU, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

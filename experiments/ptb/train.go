@@ -65,6 +65,12 @@ type settings struct {
 	// made before these existed have neither, and resume as before.
 	Files     *corpusFiles `json:"files,omitempty"`
 	VocabSize int          `json:"vocab_size,omitempty"`
+	// Device is the device the run trained on when it was last started or
+	// resumed (--device: "cuda:N"), empty for the CPU, as in the runs made
+	// before there was a choice. It is not one of the settings a resumed
+	// run must have: --resume may give another --device, which run.json
+	// then records.
+	Device string `json:"device,omitempty"`
 }
 
 // corpusFiles are the split files of a corpus of any names.
@@ -401,8 +407,10 @@ func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) err
 	given := *s
 	given.DataSHA256, given.VocabSHA256 = saved.DataSHA256, saved.VocabSHA256
 	// --epochs may change: a run's maximum is extended (a draw of a
-	// search judged after a few epochs, continued to the end) or cut.
-	given.Epochs = saved.Epochs
+	// search judged after a few epochs, continued to the end) or cut;
+	// and --device: a run started on a GPU resumes on the CPU and the
+	// other way round.
+	given.Epochs, given.Device = saved.Epochs, saved.Device
 	if _, err := experiment.CheckSettingsFile(path, given); err != nil {
 		se, ok := errors.AsType[*experiment.SettingsError](err)
 		if !ok {
@@ -426,16 +434,37 @@ func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) err
 	return nil
 }
 
-// setEpochs records in the run's run.json the maximum number of epochs
-// of s, which a resume changed from was; a finished run's summary.json and
-// model are removed when the run can go on (its checkpoint holds what they
-// did), so that it counts as unfinished until it ends again.
-func setEpochs(dir string, s settings, was int, stderr io.Writer) error {
-	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), s); err != nil {
-		return fmt.Errorf("--epochs: %w", err)
+// checkpointSettings are the settings a run's checkpoint records
+// (nsrnn.TrainConfig.Settings): every setting of run.json, so that a
+// checkpoint copied from another run (another seed) is refused, but the
+// model, which nsrnn compares itself, and the maximum number of epochs and
+// the device, which a resume may change.
+func checkpointSettings(s settings) (map[string]string, error) {
+	return experiment.CheckpointSettings(s, "model", "epochs", "device")
+}
+
+// updateRun records in the run's run.json the settings s of a resume
+// that changed the maximum number of epochs or the device from those of
+// was, the saved settings; a finished run's summary.json and model are
+// removed when more epochs let the run go on (its checkpoint holds what
+// they did), so that it counts as unfinished until it ends again.
+func updateRun(dir string, s, was settings, stderr io.Writer) error {
+	flag := "--epochs"
+	if s.Epochs == was.Epochs {
+		flag = "--device"
 	}
-	fmt.Fprintf(stderr, "--epochs %d: the run's maximum was %d; %s updated\n", s.Epochs, was, filepath.Join(dir, experiment.RunFile))
-	if s.Epochs > was {
+	path := filepath.Join(dir, experiment.RunFile)
+	if err := experiment.WriteJSON(path, s); err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	if s.Device != was.Device {
+		fmt.Fprintf(stderr, "--device %s: the run trained on %s before; %s updated\n", cmp.Or(s.Device, "cpu"), cmp.Or(was.Device, "cpu"), path)
+	}
+	if s.Epochs == was.Epochs {
+		return nil
+	}
+	fmt.Fprintf(stderr, "--epochs %d: the run's maximum was %d; %s updated\n", s.Epochs, was.Epochs, path)
+	if s.Epochs > was.Epochs {
 		for _, f := range []string{experiment.SummaryFile, experiment.ModelFile} {
 			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("--epochs: %w", err)
@@ -516,12 +545,18 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	report := fs.Duration("report-every", time.Minute, "progress line interval when stderr is not a terminal")
 	stopAfter := fs.Int("stop-after-steps", 0, "stop cleanly after this many training steps (for testing resumption)")
 	precFlag := precisionFlag(fs, "float32", "recorded in run.json")
+	devFlag := cli.DeviceFlag(fs, "ptb", "recorded in run.json; --resume may give another")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	dev, err := cli.ParseDeviceFlag(*devFlag)
+	if err != nil {
+		return err
+	}
+	s.Device = cli.DeviceSetting(dev)
 	if *out == "" {
 		return errors.New("--out is required")
 	}
@@ -620,6 +655,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m.Precision = prec
+	// On a device that cannot be used, or for a kind without an
+	// implementation there, the run stops now, before the run directory
+	// is made.
+	if err := cli.UseDevice(m, dev); err != nil {
+		return err
+	}
 	stream, err := m.NewStream(s.Batch)
 	if err != nil {
 		return fmt.Errorf("--model: %w", err)
@@ -649,7 +690,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	// that the same --out can be used again.
 	open := s
 	if saved != nil {
-		open.Epochs = saved.Epochs
+		open.Epochs, open.Device = saved.Epochs, saved.Device
 	}
 	rd, err := cli.OpenRunDir(*out, experiment.RunFile, open, *resume, stderr)
 	if err != nil {
@@ -657,8 +698,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	ok := false
 	defer func() { rd.Close(ok, VocabFile) }()
-	if saved != nil && s.Epochs != saved.Epochs {
-		if err := setEpochs(*out, s, saved.Epochs, stderr); err != nil {
+	if saved != nil && (s.Epochs != saved.Epochs || s.Device != saved.Device) {
+		if err := updateRun(*out, s, *saved, stderr); err != nil {
 			return err
 		}
 	}
@@ -702,9 +743,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// Every setting of run.json is in the checkpoint's settings, so that
-	// a checkpoint copied from another run (another seed) is refused.
-	ckptSettings, err := experiment.CheckpointSettings(s, "model", "epochs")
+	ckptSettings, err := checkpointSettings(s)
 	if err != nil {
 		return err
 	}
@@ -730,14 +769,18 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}))
 	}
 	tc.Recorder = recs
-	fmt.Fprintf(stderr, "training %s on the Penn Treebank: %d parameters, %d training targets in %d chunks of %d×%d, BLAS %s; files in %s (Ctrl-C stops with a checkpoint)\n",
-		label, m.NumParams(), trainB.NumTargets(), trainB.NumChunks(), s.Batch, s.BPTT, nsrnn.BLAS, *out)
+	fmt.Fprintf(stderr, "training %s on the Penn Treebank: %d parameters, %d training targets in %d chunks of %d×%d, BLAS %s, device %s; files in %s (Ctrl-C stops with a checkpoint)\n",
+		label, m.NumParams(), trainB.NumTargets(), trainB.NumChunks(), s.Batch, s.BPTT, nsrnn.BLAS, cli.DeviceLabel(dev), *out)
 	res, err := nsrnn.Fit(m, obj, tc)
 	if err != nil {
 		return err
 	}
 	if !res.Finished {
-		again := prog.CommandLine([]string{"train", "--out", *out, "--resume"})
+		againArgs := []string{"train", "--out", *out, "--resume"}
+		if !dev.IsCPU() {
+			againArgs = append(againArgs, "--device", dev.String())
+		}
+		again := prog.CommandLine(againArgs)
 		if _, err := os.Stat(tc.Checkpoint); err != nil {
 			if rd.Created {
 				// Close removes the new run: there is nothing to resume.
@@ -861,11 +904,16 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	batch := fs.Int("batch", 0, "parallel streams (default: the run's)")
 	bptt := fs.Int("bptt", 0, "chunk length (default: the run's)")
 	precFlag := precisionFlag(fs, "", "default: the run's")
+	devFlag := cli.DeviceFlag(fs, "ptb", "")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	dev, err := cli.ParseDeviceFlag(*devFlag)
+	if err != nil {
+		return err
 	}
 	if *run == "" {
 		return errors.New("--model is required")
@@ -898,7 +946,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	unknown := newUnknownWords()
 	opt := &ptb.Options{Strict: *strict, Unknown: unknown.add}
-	res, err := evaluateRun(*run, file, *batch, *bptt, *precFlag, opt)
+	res, err := evaluateRun(*run, file, *batch, *bptt, *precFlag, dev, opt)
 	if err != nil {
 		return err
 	}
@@ -999,8 +1047,9 @@ func loadRun(dir string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
 
 // evaluateRun computes the perplexity of a finished run's model on a split
 // file, batched and with the output precision of the run unless batch,
-// bptt or precision ("float32", "float64") is given; opt reads the split.
-func evaluateRun(dir, file string, batch, bptt int, precision string, opt *ptb.Options) (*evalResult, error) {
+// bptt or precision ("float32", "float64") is given, on the device dev;
+// opt reads the split.
+func evaluateRun(dir, file string, batch, bptt int, precision string, dev nsrnn.Device, opt *ptb.Options) (*evalResult, error) {
 	m, v, s, err := loadRun(dir)
 	if err != nil {
 		return nil, err
@@ -1010,6 +1059,9 @@ func evaluateRun(dir, file string, batch, bptt int, precision string, opt *ptb.O
 	}
 	if m.Precision, err = nsrnn.ParsePrecision(precision); err != nil {
 		return nil, fmt.Errorf("--model %s: %w", dir, err)
+	}
+	if err := cli.UseDevice(m, dev); err != nil {
+		return nil, err
 	}
 	if batch <= 0 {
 		batch = s.Batch

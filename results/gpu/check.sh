@@ -51,8 +51,8 @@ echo "== speed" >&2
 : > "$out/torch.log"
 for round in 1 2; do
 	echo "round $round" >> "$out/bench.log"
-	timeout 120 ./nsrnn.test -test.run XXX -test.benchtime 200x \
-		-test.bench 'GPU(Train|Eval)PTB/lstm-256' >> "$out/bench.log" 2>&1
+	timeout 120 ./nsrnn.test -test.run XXX -test.benchtime 100x \
+		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)' >> "$out/bench.log" 2>&1
 	for kind in train eval; do
 		for b in 32 256; do
 			echo "round $round $kind B$b: $(DEVICE=cuda BATCH=$b timeout 120 python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
