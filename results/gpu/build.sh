@@ -21,17 +21,17 @@ out=${1:-$repo/.gpucheck}
 data=${DATA:?set DATA to the directory holding ptb/}
 torch_lm=${TORCH_LM:?set TORCH_LM to the PyTorch reference script}
 rm -rf "$out"
-mkdir -p "$out/ptb"
+mkdir -p "$out/ptb-data"
 cd "$repo"
 export CGO_ENABLED=0
 go test -c -trimpath -ldflags='-s -w' -o "$out/nsrnn.test" ./nsrnn
 go test -c -trimpath -ldflags='-s -w' -o "$out/cuda.test" ./internal/cuda
 go build -trimpath -ldflags='-s -w' -o "$out/ptb" ./experiments/ptb
 go build -trimpath -ldflags='-s -w' -o "$out/cfl" ./experiments/cfl
-cp "$data"/ptb/ptb.train.txt "$data"/ptb/ptb.valid.txt "$data"/ptb/ptb.test.txt "$out/ptb/"
+cp "$data"/ptb/ptb.train.txt "$data"/ptb/ptb.valid.txt "$data"/ptb/ptb.test.txt "$out/ptb-data/"
 cp "$torch_lm" "$out/torch_lm.py"
 cp results/gpu/check.sh results/gpu/summarize.py "$out/"
 git rev-parse HEAD > "$out/commit"
 git status --porcelain | grep -q . && echo "(with uncommitted changes)" >> "$out/commit"
-gzip -9 "$out/nsrnn.test" "$out/cuda.test" "$out/ptb" "$out/cfl" "$out"/ptb/*.txt
+gzip -9 "$out/nsrnn.test" "$out/cuda.test" "$out/ptb" "$out/cfl" "$out"/ptb-data/*.txt
 du -sh "$out"

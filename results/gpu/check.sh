@@ -29,7 +29,7 @@ cd "$work"
 for f in "$here"/*.gz; do gunzip -c "$f" > "$(basename "$f" .gz)"; done
 chmod +x nsrnn.test cuda.test ptb cfl
 mkdir -p ptb-data
-for f in "$here"/ptb/*.gz; do gunzip -c "$f" > "ptb-data/$(basename "$f" .gz)"; done
+for f in "$here"/ptb-data/*.gz; do gunzip -c "$f" > "ptb-data/$(basename "$f" .gz)"; done
 {
 	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "commit: $(cat "$here/commit" | tr '\n' ' ')"
@@ -42,24 +42,26 @@ for f in "$here"/ptb/*.gz; do gunzip -c "$f" > "ptb-data/$(basename "$f" .gz)"; 
 cat "$out/env.txt"
 
 echo "== correctness" >&2
-NSRNN_TEST_REQUIRE_GPU=1 timeout 120 ./cuda.test -test.v -test.count 1 > "$out/tests.log" 2>&1
-NSRNN_TEST_REQUIRE_GPU=1 timeout 300 ./nsrnn.test -test.v -test.count 1 -test.run 'GPU|CUDA|Device' >> "$out/tests.log" 2>&1
+NSRNN_TEST_REQUIRE_GPU=1 timeout 90 ./cuda.test -test.v -test.count 1 > "$out/tests.log" 2>&1
+NSRNN_TEST_REQUIRE_GPU=1 timeout 150 ./nsrnn.test -test.v -test.count 1 -test.run 'GPU|CUDA|Device' >> "$out/tests.log" 2>&1
 grep -E '^(--- |ok|FAIL|PASS)' "$out/tests.log" | grep -v -- '--- PASS' | head -40 >&2
+python3 "$here/summarize.py" "$out" >&2
 
 echo "== speed" >&2
 : > "$out/bench.log"
 : > "$out/torch.log"
 for round in 1 2; do
 	echo "round $round" >> "$out/bench.log"
-	timeout 120 ./nsrnn.test -test.run XXX -test.benchtime 100x \
+	timeout 100 ./nsrnn.test -test.run XXX -test.benchtime 100x \
 		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)' >> "$out/bench.log" 2>&1
 	for kind in train eval; do
 		for b in 32 256; do
-			echo "round $round $kind B$b: $(DEVICE=cuda BATCH=$b timeout 120 python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
+			echo "round $round $kind B$b: $(DEVICE=cuda BATCH=$b timeout 60 python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
 		done
 	done
 done
 cat "$out/bench.log" "$out/torch.log" | grep -E 'tokens/s|Benchmark' >&2
+python3 "$here/summarize.py" "$out" >&2
 
 echo "== programs" >&2
 {
@@ -71,7 +73,7 @@ echo "== programs" >&2
 	echo "\$ ptb eval --device cuda"
 	timeout 60 ./ptb eval --model runs/ptb-lstm --split test --device cuda 2>&1 | tail -3
 	echo "\$ ptb eval --device cpu (the same run on the CPU)"
-	timeout 120 ./ptb eval --model runs/ptb-lstm --split test --device cpu 2>&1 | tail -3
+	timeout 60 ./ptb eval --model runs/ptb-lstm --split test --device cpu 2>&1 | tail -3
 	echo "\$ cfl train --device cuda (lstm, marked reversal, two epochs of 200 + 50 strings)"
 	timeout 60 ./cfl train --task marked-reversal --model lstm --hidden 20 --lr 0.005 --train-size 200 --valid-size 50 \
 		--epochs 2 --device cuda --out runs/cfl-lstm 2>&1 | tail -4
