@@ -112,10 +112,11 @@ __global__ void lstm_cell_back(const real* A, const real* cprev, const real* tc,
 // their bias. It adds the bias, then takes the row's log-normalizer
 // logz[r] and, where tgt[r] ≥ 0, its cross-entropy rowloss[r] (0 without
 // a target). mode 0 leaves the biased scores; mode 1 replaces them by the
-// gradient of the loss, scale·(softmax − onehot) (0 for rows without a
-// target); mode 2 by the log-probabilities.
-__global__ void softmax_rows(real* S, const real* bias, const int* tgt, double* logz, double* rowloss, int V, int mode, double scale) {
+// gradient of the loss, scale·(softmax − onehot) with scale = 1/div[0]
+// (0 for rows without a target); mode 2 by the log-probabilities.
+__global__ void softmax_rows(real* S, const real* bias, const int* tgt, double* logz, double* rowloss, int V, int mode, const int* div) {
 	__shared__ double sh[BLOCK];
+	double scale = 1.0 / (double)div[0];
 	int r = blockIdx.x;
 	real* row = S + (long)r * V;
 	double m = __longlong_as_double(0xfff0000000000000ULL); // −∞
@@ -147,9 +148,10 @@ __global__ void softmax_rows(real* S, const real* bias, const int* tgt, double* 
 }
 
 // sum_scaled: out[0] = scale · Σ x[0 … n), summed by one block in a fixed
-// order.
-__global__ void sum_scaled(const double* x, int n, double scale, double* out) {
+// order; with div, scale is 1/div[0].
+__global__ void sum_scaled(const double* x, int n, double scale, const int* div, double* out) {
 	__shared__ double sh[BLOCK];
+	if (div) scale = 1.0 / (double)div[0];
 	double s = 0;
 	for (int i = threadIdx.x; i < n; i += blockDim.x) s += x[i];
 	s = block_sum(s, sh);
@@ -158,9 +160,11 @@ __global__ void sum_scaled(const double* x, int n, double scale, double* out) {
 
 // scatter_rows: G[u, :] = Σ dX[k, :] over the rows k of each distinct
 // token u (CSR: uniq[b] is block b's token, rows[ptr[b] … ptr[b+1]) its
-// rows in order). G's other rows are left as they are (zero).
-__global__ void scatter_rows(real* G, const real* dX, const int* uniq, const int* ptr, const int* rows, int E) {
+// rows in order; blocks from nuniq[0] on do nothing). G's other rows are
+// left as they are (zero).
+__global__ void scatter_rows(real* G, const real* dX, const int* uniq, const int* ptr, const int* rows, int E, const int* nuniq) {
 	int b = blockIdx.x;
+	if (b >= nuniq[0]) return;
 	long u = uniq[b];
 	for (int j = threadIdx.x; j < E; j += blockDim.x) {
 		real s = 0;
@@ -172,8 +176,9 @@ __global__ void scatter_rows(real* G, const real* dX, const int* uniq, const int
 // scatter_cols: G[j, u] = Σ dZ[k, j] over the rows k of each distinct
 // token u, G of shape (n, in): the gradient of a weight applied to one-hot
 // inputs.
-__global__ void scatter_cols(real* G, const real* dZ, const int* uniq, const int* ptr, const int* rows, int n, int in) {
+__global__ void scatter_cols(real* G, const real* dZ, const int* uniq, const int* ptr, const int* rows, int n, int in, const int* nuniq) {
 	int b = blockIdx.x;
+	if (b >= nuniq[0]) return;
 	long u = uniq[b];
 	for (int j = threadIdx.x; j < n; j += blockDim.x) {
 		real s = 0;

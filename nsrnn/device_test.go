@@ -515,3 +515,63 @@ func TestGPUDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// A pass of a shape seen before is captured as a graph and replayed, with
+// the results of the pass launched kernel by kernel, for every kind the
+// GPU runs, in both modes.
+func TestGPUGraphsReplay(t *testing.T) {
+	d := gpu(t)
+	for name, c := range gpuConfigs() {
+		_, g := twins(t, d, c, Float64)
+		e := g.eng.(*cudaEngine)
+		if e.noGraphs {
+			t.Skipf("%s=0", EnvCUDAGraphs)
+		}
+		batch := randomBatch(rand.New(rand.NewPCG(4, 4)), 3, 6, min(c.InputVocab, c.OutputVocab-1))
+		var losses []float64
+		var grads [][][]float64
+		for range 3 {
+			l, gr, err := g.Gradient(batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses, grads = append(losses, l), append(grads, cloneGrads(gr))
+		}
+		if e.noGraphs || len(e.graphs) == 0 {
+			t.Fatalf("%s: no pass was captured (noGraphs %v)", name, e.noGraphs)
+		}
+		for i := 1; i < 3; i++ {
+			if losses[i] != losses[0] || gradErr(grads[i], grads[0]) != 0 {
+				t.Fatalf("%s: pass %d (captured or replayed) gives loss %v, the first %v; gradients differ by %g", name, i+1, losses[i], losses[0], gradErr(grads[i], grads[0]))
+			}
+		}
+		if !carries(t, c) {
+			continue
+		}
+		s := mustStream(t, g, 2)
+		rng := rand.New(rand.NewPCG(5, 5))
+		var first []float64
+		for k := range 4 {
+			in, tgt := randomStream(rng, 2, 5, min(c.InputVocab, c.OutputVocab))
+			l, err := s.Loss(in, tgt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first = append(first, l)
+			_ = k
+		}
+		s.Reset()
+		e.noGraphs = true
+		rng = rand.New(rand.NewPCG(5, 5))
+		for k := range 4 {
+			in, tgt := randomStream(rng, 2, 5, min(c.InputVocab, c.OutputVocab))
+			l, err := s.Loss(in, tgt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l != first[k] {
+				t.Fatalf("%s: stream chunk %d: loss %v from graphs, %v launched kernel by kernel", name, k, first[k], l)
+			}
+		}
+	}
+}

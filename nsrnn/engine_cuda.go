@@ -98,6 +98,39 @@ type cudaEngine struct {
 	wes int
 	// stack is the stack's implementation (nil for the LSTM).
 	stack cudaStack
+	// graphs holds the captured passes by shape, seen the shapes run once
+	// since the buffers last moved; gen counts the buffers' moves;
+	// noGraphs turns capture off (EnvCUDAGraphs, or a failed capture).
+	graphs   map[passKey]gpuGraph
+	seen     map[passKey]bool
+	gen      int
+	noGraphs bool
+}
+
+// passKey is the shape of a pass, which its captured graph replays.
+type passKey struct {
+	prec              Precision
+	T, B, P, first, S int
+	grad, lp, logits  bool
+}
+
+// maxGraphs bounds the captured passes an engine keeps.
+const maxGraphs = 256
+
+// EnvCUDAGraphs is the environment variable "NSRNN_CUDA_GRAPHS": 0 turns
+// off the capture of passes as CUDA graphs (each pass then launches its
+// kernels one by one), for comparison and debugging.
+const EnvCUDAGraphs = "NSRNN_CUDA_GRAPHS"
+
+// movedBuffers forgets the captured passes, which refer to buffers that
+// moved.
+func (e *cudaEngine) movedBuffers() {
+	e.gen++
+	for _, g := range e.graphs {
+		g.Destroy()
+	}
+	clear(e.graphs)
+	clear(e.seen)
 }
 
 // cudaBuf is a device buffer of bytes capacity.
@@ -123,7 +156,17 @@ type gpuDevice interface {
 	Sgemm(transA, transB bool, m, n, k int, alpha float32, a cuda.Ptr, lda int, b cuda.Ptr, ldb int, beta float32, c cuda.Ptr, ldc int) error
 	// compile returns the kernels of a CUDA C source.
 	compile(src, name string, opts ...string) (gpuKernels, error)
+	// beginCapture and endCapture record the operations queued between
+	// them as a graph instead of running them.
+	beginCapture() error
+	endCapture() (gpuGraph, error)
 	Close() error
+}
+
+// gpuGraph is a recorded sequence of a device's operations.
+type gpuGraph interface {
+	Launch() error
+	Destroy() error
 }
 
 // gpuKernels launches the kernels of one compiled source: over n
@@ -157,6 +200,16 @@ var openGPU = func(index int) (gpuDevice, error) {
 // cudaDevice is a CUDA context as a gpuDevice.
 type cudaDevice struct{ *cuda.Context }
 
+func (d cudaDevice) beginCapture() error { return d.BeginCapture() }
+
+func (d cudaDevice) endCapture() (gpuGraph, error) {
+	g, err := d.EndCapture()
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
 func (d cudaDevice) compile(src, name string, opts ...string) (gpuKernels, error) {
 	mod, err := d.Module(src, name, opts...)
 	if err != nil {
@@ -176,6 +229,16 @@ func emulating() bool { return os.Getenv(EnvGPUEmulator) == "1" }
 
 // emuDevice is the emulated GPU of package gpuemu as a gpuDevice.
 type emuDevice struct{ *gpuemu.Device }
+
+func (d emuDevice) beginCapture() error { return d.BeginCapture() }
+
+func (d emuDevice) endCapture() (gpuGraph, error) {
+	g, err := d.EndCapture()
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
 
 func (d emuDevice) compile(src, name string, opts ...string) (gpuKernels, error) {
 	return d.Kernels(src, name, opts...)
@@ -224,7 +287,8 @@ func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nsrnn: device %v: %w", d, err)
 	}
-	e := &cudaEngine{m: m, dev: d, ctx: ctx, mods: map[Precision]gpuKernels{}, ws: map[string]*cudaBuf{}}
+	e := &cudaEngine{m: m, dev: d, ctx: ctx, mods: map[Precision]gpuKernels{}, ws: map[string]*cudaBuf{},
+		graphs: map[passKey]gpuGraph{}, seen: map[passKey]bool{}, noGraphs: os.Getenv(EnvCUDAGraphs) == "0"}
 	if m.stack != nil {
 		if e.stack, err = e.newCUDAStack(); err != nil {
 			ctx.Close()
@@ -309,6 +373,7 @@ func (e *cudaEngine) buf(name string, bytes int) (cuda.Ptr, error) {
 	if err != nil {
 		return 0, fmt.Errorf("nsrnn: device %v: %d bytes for %s: %w", e.dev, bytes, name, err)
 	}
+	e.movedBuffers()
 	e.ws[name] = &cudaBuf{p: p, bytes: bytes}
 	return p, nil
 }
@@ -379,6 +444,7 @@ func (e *cudaEngine) weights(p Precision) (cuda.Ptr, error) {
 		if e.work32, err = e.ctx.Alloc(4 * e.total); err != nil {
 			return 0, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
 		}
+		e.movedBuffers()
 		e.work32Stale = true
 	}
 	if e.work32Stale {
@@ -451,10 +517,10 @@ type lstmRun struct {
 
 // ptrs are the workspace buffers of a pass.
 type lstmBufs struct {
-	ints                   cuda.Ptr // tok | tgt | uniq | ptr | rows
+	ints                   cuda.Ptr // div | nuniq | tok | tgt | uniq | ptr | rows
+	div, nuniq             cuda.Ptr
 	tok, tgt, uniq, uptr   cuda.Ptr
 	rows                   cuda.Ptr
-	nuniq                  int
 	x0, dx0                cuda.Ptr // layer 0's embedded inputs and their gradient
 	z, hs, cs, tc, dhs, dz []cuda.Ptr
 	dc                     []cuda.Ptr
@@ -464,11 +530,15 @@ type lstmBufs struct {
 // sumsqBlocks is the fixed grid of the gradient norm's partial sums.
 const sumsqBlocks = 256
 
-// pack lays out the integer inputs of a run (tokens, targets and, with
-// gradients, each distinct token's positions in order) in e.ints.
-func (e *cudaEngine) pack(r *lstmRun) (nuniq int) {
+// pack lays out the integer inputs of a run in e.ints: the loss's
+// divisor, the number of distinct tokens, the tokens, the targets and,
+// with gradients, the distinct tokens, the start of each one's positions
+// and the positions in the order of the tokens (areas of fixed sizes, so
+// that a pass of the same shape reads them at the same places).
+func (e *cudaEngine) pack(r *lstmRun) {
 	n := len(r.tok)
-	ints := append(e.ints[:0], r.tok...)
+	ints := append(e.ints[:0], int32(r.divisor), 0)
+	ints = append(ints, r.tok...)
 	ints = append(ints, r.tgt...)
 	if r.grad {
 		order := make([]int32, n)
@@ -476,21 +546,21 @@ func (e *cudaEngine) pack(r *lstmRun) (nuniq int) {
 			order[i] = int32(i)
 		}
 		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(r.tok[a], r.tok[b]) })
-		var uniq, ptr []int32
+		uniq := make([]int32, 0, n)
+		ptr := make([]int32, 0, n+1)
 		for k, i := range order {
 			if k == 0 || r.tok[i] != r.tok[order[k-1]] {
 				uniq = append(uniq, r.tok[i])
 				ptr = append(ptr, int32(k))
 			}
 		}
+		ints[1] = int32(len(uniq))
 		ptr = append(ptr, int32(n))
-		nuniq = len(uniq)
-		ints = append(ints, uniq...)
-		ints = append(ints, ptr...)
+		ints = append(ints, uniq[:n:n]...)
+		ints = append(ints, ptr[:n+1:n+1]...)
 		ints = append(ints, order...)
 	}
 	e.ints = ints
-	return nuniq
 }
 
 // run makes one pass of the model: the loss, and with r.grad the
@@ -501,6 +571,61 @@ func (e *cudaEngine) run(r *lstmRun, bf *lstmBufs, st cudaStack, S int) (float64
 	if err := e.setWeights(r.prec); err != nil {
 		return 0, err
 	}
+	if err := e.pass(r, bf, st, S); err != nil {
+		return 0, err
+	}
+	return e.lossValue(bf)
+}
+
+// pass queues a pass's kernels. The second pass of a shape (its buffers
+// in place since the first) is captured as a graph, and later ones replay
+// it: one launch instead of hundreds. A capture that fails turns capture
+// off for the engine, and the pass runs launch by launch.
+func (e *cudaEngine) pass(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
+	key := passKey{prec: r.prec, T: r.T, B: r.B, P: r.P, first: r.first, S: S, grad: r.grad, lp: r.lp, logits: r.logits}
+	if g, ok := e.graphs[key]; ok {
+		if err := g.Launch(); err != nil {
+			return fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
+		}
+		return nil
+	}
+	if e.noGraphs || !e.seen[key] {
+		if !e.noGraphs {
+			e.seen[key] = true
+		}
+		return e.body(r, bf, st, S)
+	}
+	if len(e.graphs) >= maxGraphs {
+		e.movedBuffers()
+	}
+	gen := e.gen
+	if err := e.ctx.beginCapture(); err != nil {
+		e.noGraphs = true
+		return e.body(r, bf, st, S)
+	}
+	berr := e.body(r, bf, st, S)
+	g, err := e.ctx.endCapture()
+	if berr != nil || err != nil || e.gen != gen {
+		// Run the pass launch by launch; a pass that failed to capture
+		// turns capture off, one that moved buffers is captured later.
+		if g != nil {
+			g.Destroy()
+		}
+		if berr != nil || err != nil {
+			e.noGraphs = true
+		}
+		return e.body(r, bf, st, S)
+	}
+	e.graphs[key] = g
+	e.seen[key] = true
+	if err := g.Launch(); err != nil {
+		return fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
+	}
+	return nil
+}
+
+// body queues the kernels of a pass, one by one.
+func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 	if st != nil {
 		return e.runStack(r, bf, st, S)
 	}
@@ -525,7 +650,7 @@ func (e *cudaEngine) run(r *lstmRun, bf *lstmBufs, st cudaStack, S int) (float64
 	var x cuda.Ptr
 	if embedIdx >= 0 {
 		if err := e.launch(p, "embed_gather", TB*in0, bf.x0, W(embedIdx), tok, TB, in0); err != nil {
-			return 0, err
+			return err
 		}
 		x = bf.x0
 	}
@@ -534,37 +659,35 @@ func (e *cudaEngine) run(r *lstmRun, bf *lstmBufs, st cudaStack, S int) (float64
 		wih, whh, bih, bhh := layerIdx(l)
 		z := bf.z[l]
 		if err := e.launch(p, "bias_rows", TB*4*H, z, W(bih), W(bhh), TB, 4*H); err != nil {
-			return 0, err
+			return err
 		}
 		if l == 0 && embedIdx < 0 {
 			if err := e.launch(p, "onehot_add", TB*4*H, z, W(wih), tok, TB, 4*H, in0); err != nil {
-				return 0, err
+				return err
 			}
 		} else if err := e.gemm(p, false, true, TB, 4*H, in, x, in, W(wih), in, 1, z, 4*H); err != nil {
-			return 0, err
+			return err
 		}
 		hs, cs, tc := bf.hs[l], bf.cs[l], bf.tc[l]
 		blk := B * H * es
 		for t := 1; t <= T; t++ {
 			zt := z.Offset((t - 1) * B * 4 * H * es)
 			if err := e.gemm(p, false, true, B, 4*H, H, hs.Offset((t-1)*blk), H, W(whh), H, 1, zt, 4*H); err != nil {
-				return 0, err
+				return err
 			}
 			if err := e.launch(p, "lstm_cell", B*H, zt, cs.Offset((t-1)*blk), cs.Offset(t*blk), tc.Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		x, in = hs.Offset(blk), H
 	}
 	if err := e.output(r, bf, whyIdx, bhyIdx); err != nil {
-		return 0, err
+		return err
 	}
 	if r.grad {
-		if err := e.backward(r, bf, layerIdx, whyIdx, bhyIdx, embedIdx); err != nil {
-			return 0, err
-		}
+		return e.backward(r, bf, layerIdx, whyIdx, bhyIdx, embedIdx)
 	}
-	return e.lossValue(bf)
+	return nil
 }
 
 // setWeights points working at the parameters as the passes of precision
@@ -599,10 +722,10 @@ func (e *cudaEngine) output(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int) error 
 	case r.lp && !r.logits:
 		mode = 2
 	}
-	if err := e.launchGrid(p, "softmax_rows", uint32(R), bf.s, e.working(bhyIdx), bf.tgt, bf.logz, bf.rowloss, V, mode, 1/r.divisor); err != nil {
+	if err := e.launchGrid(p, "softmax_rows", uint32(R), bf.s, e.working(bhyIdx), bf.tgt, bf.logz, bf.rowloss, V, mode, bf.div); err != nil {
 		return err
 	}
-	return e.launchGrid(p, "sum_scaled", 1, bf.rowloss, R, 1/r.divisor, bf.loss)
+	return e.launchGrid(p, "sum_scaled", 1, bf.rowloss, R, 1.0, bf.div, bf.loss)
 }
 
 // lossValue waits for the pass and returns its loss.
@@ -737,11 +860,11 @@ func (e *cudaEngine) backward(r *lstmRun, bf *lstmBufs, layerIdx func(int) (int,
 			if err := e.gemm(p, false, false, TB, in0, 4*H, dz, 4*H, W(wih), in0, 0, bf.dx0, in0); err != nil {
 				return err
 			}
-			if err := e.launchGrid(p, "scatter_rows", uint32(bf.nuniq), G(embedIdx), bf.dx0, bf.uniq, bf.uptr, bf.rows, in0); err != nil {
+			if err := e.launchGrid(p, "scatter_rows", uint32(TB), G(embedIdx), bf.dx0, bf.uniq, bf.uptr, bf.rows, in0, bf.nuniq); err != nil {
 				return err
 			}
 		default:
-			if err := e.launchGrid(p, "scatter_cols", uint32(bf.nuniq), G(wih), dz, bf.uniq, bf.uptr, bf.rows, 4*H, in0); err != nil {
+			if err := e.launchGrid(p, "scatter_cols", uint32(TB), G(wih), dz, bf.uniq, bf.uptr, bf.rows, 4*H, in0, bf.nuniq); err != nil {
 				return err
 			}
 		}
@@ -764,6 +887,7 @@ func (e *cudaEngine) gradBuffer(p Precision) error {
 	if e.grad, err = e.ctx.Alloc(elem(p) * e.total); err != nil {
 		return fmt.Errorf("nsrnn: device %v: the gradients: %w", e.dev, err)
 	}
+	e.movedBuffers()
 	e.gradPrec = p
 	return nil
 }
@@ -776,8 +900,7 @@ func (e *cudaEngine) buffers(r *lstmRun) (*lstmBufs, error) {
 	T, B, P := r.T, r.B, r.P
 	TB, R := T*B, P*B
 	bf := &lstmBufs{}
-	nuniq := e.pack(r)
-	bf.nuniq = nuniq
+	e.pack(r)
 	var err error
 	get := func(name string, bytes int) cuda.Ptr {
 		if err != nil {
@@ -816,12 +939,13 @@ func (e *cudaEngine) buffers(r *lstmRun) (*lstmBufs, error) {
 		return nil, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
 	}
 	n := len(r.tok)
-	bf.tok = bf.ints
-	bf.tgt = bf.ints.Offset(4 * n)
+	bf.div, bf.nuniq = bf.ints, bf.ints.Offset(4)
+	bf.tok = bf.ints.Offset(8)
+	bf.tgt = bf.tok.Offset(4 * n)
 	if r.grad {
 		bf.uniq = bf.tgt.Offset(4 * len(r.tgt))
-		bf.uptr = bf.uniq.Offset(4 * nuniq)
-		bf.rows = bf.uptr.Offset(4 * (nuniq + 1))
+		bf.uptr = bf.uniq.Offset(4 * n)
+		bf.rows = bf.uptr.Offset(4 * (n + 1))
 	}
 	return bf, nil
 }
@@ -1155,7 +1279,7 @@ func (e *cudaEngine) update(opt Optimizer, clip float64) (bool, error) {
 	if err := e.launchGrid(p, "sumsq_partial", sumsqBlocks, e.grad, int64(e.total), partial); err != nil {
 		return false, err
 	}
-	if err := e.launchGrid(p, "sum_scaled", 1, partial, sumsqBlocks, 1.0, sumsq); err != nil {
+	if err := e.launchGrid(p, "sum_scaled", 1, partial, sumsqBlocks, 1.0, cuda.Ptr(0), sumsq); err != nil {
 		return false, err
 	}
 	var w cuda.Ptr // the float32 copy, kept up to date where there is one

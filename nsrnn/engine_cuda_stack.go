@@ -263,9 +263,9 @@ func (e *cudaEngine) stackFirst() int {
 
 // runStack is the step-by-step pass of a model with a stack: at each step
 // every layer in turn, layer 0 reading the stack's r_{t−1}, then the stack
-// updated from the top layer's h_t. It returns the loss; with r.grad the
-// gradients are in e.grad.
-func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) (float64, error) {
+// updated from the top layer's h_t; with r.grad the backward pass puts
+// the gradients in e.grad.
+func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 	cfg := e.m.cfg
 	p, T, B := r.prec, r.T, r.B
 	H, L := cfg.Hidden, cfg.layers()
@@ -290,20 +290,20 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) (fl
 	for l := 0; l < L && T > 0; l++ {
 		_, _, bih, bhh := layerIdx(l)
 		if err := e.launch(p, "bias_rows", TB*4*H, bf.z[l], W(bih), W(bhh), TB, 4*H); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	if T > 0 {
 		wih, _, _, _ := layerIdx(0)
 		if embedIdx >= 0 {
 			if err := e.launch(p, "embed_gather", TB*in0, bf.x0, W(embedIdx), bf.tok, TB, in0); err != nil {
-				return 0, err
+				return err
 			}
 			if err := e.gemm(p, false, true, TB, 4*H, in0, bf.x0, in0, W(wih), ld0, 1, bf.z[0], 4*H); err != nil {
-				return 0, err
+				return err
 			}
 		} else if err := e.launch(p, "onehot_add", TB*4*H, bf.z[0], W(wih), bf.tok, TB, 4*H, ld0); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	for t := 1; t <= T; t++ {
@@ -313,34 +313,32 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) (fl
 			if l == 0 {
 				rd, ldr := st.reading(t - 1)
 				if err := e.gemm(p, false, true, B, 4*H, mR, rd, ldr, W(wih).Offset(in0*es), ld0, 1, zt, 4*H); err != nil {
-					return 0, err
+					return err
 				}
 			} else if err := e.gemm(p, false, true, B, 4*H, H, bf.hs[l-1].Offset(t*blk), H, W(wih), H, 1, zt, 4*H); err != nil {
-				return 0, err
+				return err
 			}
 			hs, cs := bf.hs[l], bf.cs[l]
 			if err := e.gemm(p, false, true, B, 4*H, H, hs.Offset((t-1)*blk), H, W(whh), H, 1, zt, 4*H); err != nil {
-				return 0, err
+				return err
 			}
 			if err := e.launch(p, "lstm_cell", B*H, zt, cs.Offset((t-1)*blk), cs.Offset(t*blk), bf.tc[l].Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		if t <= S {
 			if err := st.forward(r, t, bf.hs[L-1].Offset(t*blk)); err != nil {
-				return 0, err
+				return err
 			}
 		}
 	}
 	if err := e.output(r, bf, whyIdx, bhyIdx); err != nil {
-		return 0, err
+		return err
 	}
 	if r.grad {
-		if err := e.backwardStack(r, bf, st, S, layerIdx, whyIdx, bhyIdx, embedIdx); err != nil {
-			return 0, err
-		}
+		return e.backwardStack(r, bf, st, S, layerIdx, whyIdx, bhyIdx, embedIdx)
 	}
-	return e.lossValue(bf)
+	return nil
 }
 
 // backwardStack is runStack's backward pass.
@@ -440,10 +438,10 @@ func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int
 			if err := e.gemm(p, false, false, TB, in0, 4*H, dz, 4*H, W(wih), ld0, 0, bf.dx0, in0); err != nil {
 				return err
 			}
-			if err := e.launchGrid(p, "scatter_rows", uint32(bf.nuniq), G(embedIdx), bf.dx0, bf.uniq, bf.uptr, bf.rows, in0); err != nil {
+			if err := e.launchGrid(p, "scatter_rows", uint32(TB), G(embedIdx), bf.dx0, bf.uniq, bf.uptr, bf.rows, in0, bf.nuniq); err != nil {
 				return err
 			}
-		} else if err := e.launchGrid(p, "scatter_cols", uint32(bf.nuniq), G(wih), dz, bf.uniq, bf.uptr, bf.rows, 4*H, ld0); err != nil {
+		} else if err := e.launchGrid(p, "scatter_cols", uint32(TB), G(wih), dz, bf.uniq, bf.uptr, bf.rows, 4*H, ld0, bf.nuniq); err != nil {
 			return err
 		}
 	}

@@ -53,6 +53,9 @@ import (
 // Device is an emulated GPU. It is not safe for concurrent use.
 type Device struct {
 	cxx string
+	// rec, while capturing, receives the queued operations instead of
+	// running them.
+	rec *[]func() error
 	// allocs maps each allocation's address to its memory, kept alive
 	// here; starts lists the addresses in order.
 	allocs map[uintptr][]uint64
@@ -137,6 +140,10 @@ func (d *Device) Zero(p cuda.Ptr, bytes int) error {
 	if bytes == 0 {
 		return nil
 	}
+	return d.queue(func() error { return d.zero(p, bytes) })
+}
+
+func (d *Device) zero(p cuda.Ptr, bytes int) error {
 	b, err := d.bytesAt(p, bytes)
 	if err != nil {
 		return err
@@ -150,6 +157,10 @@ func (d *Device) Copy(dst, src cuda.Ptr, bytes int) error {
 	if bytes == 0 {
 		return nil
 	}
+	return d.queue(func() error { return d.copy(dst, src, bytes) })
+}
+
+func (d *Device) copy(dst, src cuda.Ptr, bytes int) error {
 	s, err := d.bytesAt(src, bytes)
 	if err != nil {
 		return err
@@ -166,6 +177,9 @@ func upload[T any](d *Device, dst cuda.Ptr, src []T) error {
 	if len(src) == 0 {
 		return nil
 	}
+	if d.rec != nil {
+		return errCapture
+	}
 	n := len(src) * int(unsafe.Sizeof(src[0]))
 	t, err := d.bytesAt(dst, n)
 	if err != nil {
@@ -178,6 +192,9 @@ func upload[T any](d *Device, dst cuda.Ptr, src []T) error {
 func download[T any](d *Device, dst []T, src cuda.Ptr) error {
 	if len(dst) == 0 {
 		return nil
+	}
+	if d.rec != nil {
+		return errCapture
 	}
 	n := len(dst) * int(unsafe.Sizeof(dst[0]))
 	s, err := d.bytesAt(src, n)
@@ -241,6 +258,10 @@ func (d *Device) Dgemm(transA, transB bool, m, n, k int, alpha float64, a cuda.P
 	if m == 0 || n == 0 {
 		return nil
 	}
+	return d.queue(func() error { return d.dgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) })
+}
+
+func (d *Device) dgemm(transA, transB bool, m, n, k int, alpha float64, a cuda.Ptr, lda int, b cuda.Ptr, ldb int, beta float64, c cuda.Ptr, ldc int) error {
 	av, err := d.float64s(a)
 	if err != nil {
 		return err
@@ -265,6 +286,10 @@ func (d *Device) Sgemm(transA, transB bool, m, n, k int, alpha float32, a cuda.P
 	if m == 0 || n == 0 {
 		return nil
 	}
+	return d.queue(func() error { return d.sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) })
+}
+
+func (d *Device) sgemm(transA, transB bool, m, n, k int, alpha float32, a cuda.Ptr, lda int, b cuda.Ptr, ldb int, beta float32, c cuda.Ptr, ldc int) error {
 	av, err := d.float32s(a)
 	if err != nil {
 		return err
@@ -307,8 +332,60 @@ func gemmCheck(transA, transB bool, m, n, k, la, lda, lb, ldb, lc, ldc int) erro
 	return errors.Join(need(ar, ac, lda, la, "A"), need(br, bc, ldb, lb, "B"), need(m, n, ldc, lc, "C"))
 }
 
+// errCapture is the error of a copy between host and device during a
+// capture, which CUDA refuses too.
+var errCapture = errors.New("gpuemu: a copy between host and device while capturing a graph")
+
+// queue runs f, or records it while capturing.
+func (d *Device) queue(f func() error) error {
+	if d.rec != nil {
+		*d.rec = append(*d.rec, f)
+		return nil
+	}
+	return f()
+}
+
+// BeginCapture starts recording the device's operations (memory set and
+// copy on the device, kernels, products) into a graph instead of running
+// them; copies between host and device are refused until EndCapture.
+func (d *Device) BeginCapture() error {
+	if d.rec != nil {
+		return errors.New("gpuemu: BeginCapture while capturing")
+	}
+	d.rec = new([]func() error)
+	return nil
+}
+
+// EndCapture stops recording and returns the recorded operations as a
+// graph.
+func (d *Device) EndCapture() (*Graph, error) {
+	if d.rec == nil {
+		return nil, errors.New("gpuemu: EndCapture without BeginCapture")
+	}
+	g := &Graph{ops: *d.rec}
+	d.rec = nil
+	return g, nil
+}
+
+// Graph is a recorded sequence of operations.
+type Graph struct{ ops []func() error }
+
+// Launch runs the recorded operations in order.
+func (g *Graph) Launch() error {
+	for _, f := range g.ops {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Destroy does nothing.
+func (g *Graph) Destroy() error { return nil }
+
 // Kernels is one compiled source's kernels.
 type Kernels struct {
+	d     *Device
 	run   uintptr
 	funcs map[string]uintptr
 	// args and ptrs are the launch's argument slots and their addresses.
@@ -354,7 +431,7 @@ func (d *Device) Kernels(src, name string, opts ...string) (*Kernels, error) {
 	compiled.Lock()
 	defer compiled.Unlock()
 	if k, ok := compiled.m[key]; ok {
-		return &Kernels{run: k.run, funcs: k.funcs}, nil
+		return &Kernels{d: d, run: k.run, funcs: k.funcs}, nil
 	}
 	var wrap strings.Builder
 	var names []string
@@ -414,7 +491,7 @@ func (d *Device) Kernels(src, name string, opts ...string) (*Kernels, error) {
 		compiled.m = map[string]*Kernels{}
 	}
 	compiled.m[key] = k
-	return &Kernels{run: k.run, funcs: k.funcs}, nil
+	return &Kernels{d: d, run: k.run, funcs: k.funcs}, nil
 }
 
 // LaunchThreads runs kernel name over n independent threads (blocks of
@@ -436,10 +513,15 @@ func (k *Kernels) LaunchBlocks(name string, grid int, args ...any) error {
 }
 
 func (k *Kernels) launch(name string, grid, block uint32, args []any) error {
-	f, ok := k.funcs[name]
-	if !ok {
+	if _, ok := k.funcs[name]; !ok {
 		return fmt.Errorf("gpuemu: no kernel %s", name)
 	}
+	args = append([]any(nil), args...)
+	return k.d.queue(func() error { return k.call(name, grid, block, args) })
+}
+
+func (k *Kernels) call(name string, grid, block uint32, args []any) error {
+	f := k.funcs[name]
 	k.args = k.args[:0]
 	for i, a := range args {
 		var v uint64
