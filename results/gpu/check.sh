@@ -18,7 +18,7 @@
 #
 # It takes about 3 minutes on an H100; every step has a time limit so that
 # the whole stays under 8. Logs: env.txt, tests.log, bench.log, torch.log,
-# e2e.log, summary.json.
+# bench-nographs.log, e2e.log, summary.json.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: sh check.sh OUTDIR}
@@ -60,7 +60,10 @@ for round in 1 2; do
 		done
 	done
 done
-cat "$out/bench.log" "$out/torch.log" | grep -E 'tokens/s|Benchmark' >&2
+# The same passes launched kernel by kernel, without CUDA graphs.
+NSRNN_CUDA_GRAPHS=0 timeout 100 ./nsrnn.test -test.run XXX -test.benchtime 100x \
+	-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)/B32' > "$out/bench-nographs.log" 2>&1
+cat "$out/bench.log" "$out/torch.log" "$out/bench-nographs.log" | grep -E 'tokens/s|Benchmark' >&2
 python3 "$here/summarize.py" "$out" >&2
 
 echo "== programs" >&2
