@@ -1,13 +1,11 @@
 package nsrnn
 
 import (
-	"cmp"
 	_ "embed"
 	"errors"
 	"fmt"
 	"math"
 	"os"
-	"slices"
 
 	"github.com/nsrnn/nsrnn/controller"
 	"github.com/nsrnn/nsrnn/internal/cuda"
@@ -90,8 +88,10 @@ type cudaEngine struct {
 	// none); stB its batch.
 	carried     *State
 	carriedPrec Precision
-	// scratch for the packed integer inputs.
-	ints []int32
+	// scratch for the packed integer inputs, and the counts of their
+	// sort.
+	ints   []int32
+	counts []int32
 	// w and wes are the parameters as the current pass reads them and
 	// the size of their values.
 	w   cuda.Ptr
@@ -541,23 +541,37 @@ func (e *cudaEngine) pack(r *lstmRun) {
 	ints = append(ints, r.tok...)
 	ints = append(ints, r.tgt...)
 	if r.grad {
-		order := make([]int32, n)
-		for i := range order {
-			order[i] = int32(i)
+		// The positions grouped by token, in order within each: a
+		// counting sort over the vocabulary.
+		V := e.m.cfg.InputVocab
+		if cap(e.counts) < V+1 {
+			e.counts = make([]int32, V+1)
 		}
-		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(r.tok[a], r.tok[b]) })
-		uniq := make([]int32, 0, n)
-		ptr := make([]int32, 0, n+1)
-		for k, i := range order {
-			if k == 0 || r.tok[i] != r.tok[order[k-1]] {
-				uniq = append(uniq, r.tok[i])
-				ptr = append(ptr, int32(k))
+		counts := e.counts[:V+1]
+		clear(counts)
+		for _, x := range r.tok {
+			counts[x+1]++
+		}
+		uniq := make([]int32, n)
+		ptr := make([]int32, n+1)
+		nu := 0
+		for v := 0; v < V; v++ {
+			if counts[v+1] > 0 {
+				uniq[nu] = int32(v)
+				ptr[nu] = counts[v]
+				nu++
 			}
+			counts[v+1] += counts[v]
 		}
-		ints[1] = int32(len(uniq))
-		ptr = append(ptr, int32(n))
-		ints = append(ints, uniq[:n:n]...)
-		ints = append(ints, ptr[:n+1:n+1]...)
+		ptr[nu] = int32(n)
+		order := make([]int32, n)
+		for i, x := range r.tok {
+			order[counts[x]] = int32(i)
+			counts[x]++
+		}
+		ints[1] = int32(nu)
+		ints = append(ints, uniq...)
+		ints = append(ints, ptr...)
 		ints = append(ints, order...)
 	}
 	e.ints = ints
