@@ -483,3 +483,376 @@ __global__ void gref_back(const real* dr, real* dsNew, real* dsOld, const real* 
 }
 
 } // extern "C"
+
+// The nondeterministic stacks (NS, NS+S, NS+U, RNS) in sentence mode: Lang's
+// dynamic program in log space, in float64 whatever the precision (as on
+// the CPU), one thread per entry, log-sum-exp in two passes (the maximum,
+// then the sum). Positions: with the original bottom position 0 is time 0
+// (α one-hot at (0, 0)) and step t makes position t; with the fixed
+// bottom position 0 is the extra row i = −1 and position 1 time 0 (γ[0→1]
+// one-hot at (0,0)→(0,0)), and step t makes position t+1. Per sequence b:
+// lg[b][p][d−1][qx][ry] = log γ[p−d→p] for distances d = 1 … Dw, la[b][p][ry]
+// = log α[p], gp[b][p][d−1][uy][r] = log γ′[p−d→p] (d ≥ 2); row and column
+// indices q·|Γ|+x; the actions of a (q, x) row are L = 2m+|Q| log-weights:
+// push (r, y), replace (r, y), pop r.
+extern "C" {
+
+#define NEG (__longlong_as_double(0xfff0000000000000ULL))
+
+// ns_init: α at the initial positions, and γ[0→1] with the fixed bottom.
+__global__ void ns_init(double* lg, double* la, int B, int NP, int Dw, int m, int fixed) {
+	int b = blockIdx.x * blockDim.x + threadIdx.x;
+	if (b >= B) return;
+	for (int p = 0; p <= fixed; p++)
+		for (int j = 0; j < m; j++) la[((long)b * NP + p) * m + j] = j == 0 ? 0.0 : NEG;
+	if (fixed) {
+		double* g = lg + (((long)b * NP + 1) * Dw) * m * m;
+		for (int j = 0; j < m * m; j++) g[j] = j == 0 ? 0.0 : NEG;
+	}
+}
+
+// ns_act: the step's action log-weights (B, m·L) from the scores
+// logits (B, m·L, without their bias): with normalized, a log-softmax over
+// each (q, x) row.
+__global__ void ns_act(double* logw, const real* logits, const real* bias, int B, int m, int L, int normalized) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * m) return;
+	int b = idx / m, row = idx % m;
+	const real* x = logits + (long)b * m * L + row * L;
+	const real* bb = bias + row * L;
+	double* w = logw + (long)b * m * L + row * L;
+	for (int j = 0; j < L; j++) w[j] = (double)x[j] + (double)bb[j];
+	if (!normalized) return;
+	double mx = NEG;
+	for (int j = 0; j < L; j++) mx = fmax(mx, w[j]);
+	if (mx == NEG) return;
+	double z = 0;
+	for (int j = 0; j < L; j++) z += exp(w[j] - mx);
+	double lz = mx + log(z);
+	for (int j = 0; j < L; j++) w[j] -= lz;
+}
+
+// ns_gp: γ′[k→p][(u,y)→r] = ⊕_{s,z} γ[k→p−1][(u,y)→(s,z)] + Δpop[(s,z)→r]
+// for the rows k = p − d, d = 2 … Dw.
+__global__ void ns_gp(double* gp, const double* lg, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
+	int m = Q * G, L = 2 * m + Q;
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= (long)B * Dw * m * Q) return;
+	int r = idx % Q, uy = (idx / Q) % m, dd = (idx / (Q * m)) % Dw;
+	int b = idx / ((long)Q * m * Dw);
+	int d = dd + 1;
+	if (d < 2 || p - d < 0) return;
+	const double* g = lg + (((long)b * NP + (p - 1)) * Dw + (d - 2)) * m * m + uy * m;
+	const double* w = logw + (long)b * m * L + 2 * m + r;
+	double mx = NEG;
+	for (int sz = 0; sz < m; sz++) mx = fmax(mx, g[sz] + w[sz * L]);
+	double out = NEG;
+	if (mx != NEG) {
+		double s = 0;
+		for (int sz = 0; sz < m; sz++) s += exp(g[sz] + w[sz * L] - mx);
+		out = mx + log(s);
+	}
+	gp[(((long)b * NP + p) * Dw + dd) * m * Q + uy * Q + r] = out;
+}
+
+// ns_col: column p of γ: γ[p−1→p] = Δpush, and for d ≥ 2 the replace and
+// pop terms.
+__global__ void ns_col(double* lg, const double* gp, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
+	int m = Q * G, L = 2 * m + Q;
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= (long)B * Dw * m * m) return;
+	int ry = idx % m, qx = (idx / m) % m, dd = (idx / ((long)m * m)) % Dw;
+	int b = idx / ((long)m * m * Dw);
+	int d = dd + 1, i = p - d;
+	if (i < 0) return;
+	const double* w = logw + (long)b * m * L;
+	double* out = lg + (((long)b * NP + p) * Dw + dd) * m * m + qx * m + ry;
+	if (d == 1) {
+		*out = w[qx * L + ry];
+		return;
+	}
+	int r = ry / G, y = ry % G;
+	const double* rep = lg + (((long)b * NP + (p - 1)) * Dw + (d - 2)) * m * m + qx * m;
+	double mx = NEG;
+	for (int pass = 0; pass < 2; pass++) {
+		double s = 0;
+		for (int sz = 0; sz < m; sz++) {
+			double x = rep[sz] + w[sz * L + m + ry];
+			if (pass == 0) mx = fmax(mx, x);
+			else s += exp(x - mx);
+		}
+		for (int dk = 1; dk <= d - 2; dk++) {
+			int k = i + dk;
+			const double* gk = lg + (((long)b * NP + k) * Dw + (dk - 1)) * m * m + qx * m;
+			const double* gq = gp + (((long)b * NP + p) * Dw + (d - dk - 1)) * m * Q;
+			for (int u = 0; u < Q; u++) {
+				int uy = u * G + y;
+				double x = gk[uy] + gq[uy * Q + r];
+				if (pass == 0) mx = fmax(mx, x);
+				else s += exp(x - mx);
+			}
+		}
+		if (pass == 0 && mx == NEG) {
+			*out = NEG;
+			return;
+		}
+		if (pass == 1) *out = mx + log(s);
+	}
+}
+
+// ns_alpha: α[p][ry] = ⊕_{d, qx} α[p−d][qx] + γ[p−d→p][qx→ry].
+__global__ void ns_alpha(double* la, const double* lg, int p, int B, int NP, int Dw, int m) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * m) return;
+	int b = idx / m, ry = idx % m;
+	double mx = NEG;
+	for (int pass = 0; pass < 2; pass++) {
+		double s = 0;
+		for (int d = 1; d <= Dw && p - d >= 0; d++) {
+			const double* a = la + ((long)b * NP + (p - d)) * m;
+			const double* g = lg + (((long)b * NP + p) * Dw + (d - 1)) * m * m + ry;
+			for (int qx = 0; qx < m; qx++) {
+				double x = a[qx] + g[qx * m];
+				if (pass == 0) mx = fmax(mx, x);
+				else s += exp(x - mx);
+			}
+		}
+		if (pass == 0 && mx == NEG) break;
+		if (pass == 1) mx = mx + log(s);
+	}
+	la[((long)b * NP + p) * m + ry] = mx;
+}
+
+// ns_read: the reading of α[p] (B rows of R): the normalized α over (r, y)
+// with stateReading, else summed over r.
+__global__ void ns_read(real* rd, const double* la, int p, int B, int NP, int Q, int G, int stateReading) {
+	int b = blockIdx.x * blockDim.x + threadIdx.x;
+	if (b >= B) return;
+	int m = Q * G, R = stateReading ? m : G;
+	const double* a = la + ((long)b * NP + p) * m;
+	double mx = NEG;
+	for (int j = 0; j < m; j++) mx = fmax(mx, a[j]);
+	double s = 0;
+	for (int j = 0; j < m; j++) s += exp(a[j] - mx);
+	double z = mx + log(s);
+	real* out = rd + (long)b * R;
+	if (stateReading) {
+		for (int j = 0; j < m; j++) out[j] = (real)exp(a[j] - z);
+		return;
+	}
+	for (int y = 0; y < G; y++) {
+		double x = 0;
+		for (int r = 0; r < Q; r++) x += exp(a[r * G + y] - z);
+		out[y] = (real)x;
+	}
+}
+
+// ns_back_read: ∂L/∂α[p] from the reading's gradient dr (B rows of R).
+__global__ void ns_back_read(double* dla, const double* la, const real* dr, int p, int B, int NP, int Q, int G, int stateReading) {
+	int b = blockIdx.x * blockDim.x + threadIdx.x;
+	if (b >= B || !dr) return;
+	int m = Q * G, R = stateReading ? m : G;
+	const double* a = la + ((long)b * NP + p) * m;
+	const real* g = dr + (long)b * R;
+	double mx = NEG;
+	for (int j = 0; j < m; j++) mx = fmax(mx, a[j]);
+	double s = 0;
+	for (int j = 0; j < m; j++) s += exp(a[j] - mx);
+	double z = mx + log(s);
+	double dot = 0;
+	for (int j = 0; j < m; j++) dot += exp(a[j] - z) * (double)g[stateReading ? j : j % G];
+	double* da = dla + ((long)b * NP + p) * m;
+	for (int j = 0; j < m; j++) {
+		double P = exp(a[j] - z);
+		if (P != 0) da[j] += P * ((double)g[stateReading ? j : j % G] - dot);
+	}
+}
+
+// ns_back_alpha_g: ∂L/∂γ[p−d→p] from ∂L/∂α[p].
+__global__ void ns_back_alpha_g(double* dlg, const double* lg, const double* la, const double* dla, int p, int B, int NP, int Dw, int m) {
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= (long)B * Dw * m * m) return;
+	int ry = idx % m, qx = (idx / m) % m, dd = (idx / ((long)m * m)) % Dw;
+	int b = idx / ((long)m * m * Dw);
+	int i = p - dd - 1;
+	if (i < 0) return;
+	double ap = la[((long)b * NP + p) * m + ry], g = dla[((long)b * NP + p) * m + ry];
+	if (ap == NEG || g == 0) return;
+	long o = (((long)b * NP + p) * Dw + dd) * m * m + qx * m + ry;
+	double x = la[((long)b * NP + i) * m + qx] + lg[o];
+	if (x != NEG) dlg[o] += g * exp(x - ap);
+}
+
+// ns_back_alpha_a: ∂L/∂α[p−d] from ∂L/∂α[p].
+__global__ void ns_back_alpha_a(double* dla, const double* lg, const double* la, int p, int B, int NP, int Dw, int m) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * Dw * m) return;
+	int qx = idx % m, dd = (idx / m) % Dw, b = idx / (m * Dw);
+	int i = p - dd - 1;
+	if (i < 0) return;
+	double ai = la[((long)b * NP + i) * m + qx];
+	if (ai == NEG) return;
+	const double* ap = la + ((long)b * NP + p) * m;
+	const double* gp = dla + ((long)b * NP + p) * m;
+	const double* g = lg + (((long)b * NP + p) * Dw + dd) * m * m + qx * m;
+	double s = 0;
+	for (int ry = 0; ry < m; ry++)
+		if (ap[ry] != NEG && gp[ry] != 0 && g[ry] != NEG) s += gp[ry] * exp(ai + g[ry] - ap[ry]);
+	dla[((long)b * NP + i) * m + qx] += s;
+}
+
+// ns_back_push: ∂L/∂Δpush of the step, from ∂L/∂γ[p−1→p].
+__global__ void ns_back_push(double* dlogw, const double* dlg, int p, int B, int NP, int Dw, int Q, int G) {
+	int m = Q * G, L = 2 * m + Q;
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * m * m) return;
+	int ry = idx % m, qx = (idx / m) % m, b = idx / (m * m);
+	dlogw[(long)b * m * L + qx * L + ry] = dlg[(((long)b * NP + p) * Dw) * m * m + qx * m + ry];
+}
+
+// The weight of a replace term of γ[i→p][qx→ry] in its adjoint: the
+// term's share of the entry times the entry's adjoint.
+__device__ __forceinline__ double share(double x, double e, double g) {
+	return (e == NEG || g == 0 || x == NEG) ? 0.0 : g * exp(x - e);
+}
+
+// ns_back_rep: ∂L/∂γ[i→p−1] through the replace terms of γ[i→p].
+__global__ void ns_back_rep(double* dlg, const double* lg, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
+	int m = Q * G, L = 2 * m + Q;
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= (long)B * Dw * m * m) return;
+	int sz = idx % m, qx = (idx / m) % m, dd = (idx / ((long)m * m)) % Dw;
+	int b = idx / ((long)m * m * Dw);
+	int d = dd + 1;
+	if (d < 2 || p - d < 0) return;
+	long src = (((long)b * NP + (p - 1)) * Dw + (d - 2)) * m * m + qx * m + sz;
+	double x0 = lg[src];
+	const double* e = lg + (((long)b * NP + p) * Dw + dd) * m * m + qx * m;
+	const double* g = dlg + (((long)b * NP + p) * Dw + dd) * m * m + qx * m;
+	const double* w = logw + (long)b * m * L + sz * L + m;
+	double s = 0;
+	for (int ry = 0; ry < m; ry++) s += share(x0 + w[ry], e[ry], g[ry]);
+	dlg[src] += s;
+}
+
+// ns_back_rep_w: ∂L/∂Δrep of the step.
+__global__ void ns_back_rep_w(double* dlogw, const double* dlg, const double* lg, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
+	int m = Q * G, L = 2 * m + Q;
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * m * m) return;
+	int ry = idx % m, sz = (idx / m) % m, b = idx / (m * m);
+	double wr = logw[(long)b * m * L + sz * L + m + ry];
+	double s = 0;
+	for (int d = 2; d <= Dw && p - d >= 0; d++) {
+		const double* src = lg + (((long)b * NP + (p - 1)) * Dw + (d - 2)) * m * m;
+		const double* e = lg + (((long)b * NP + p) * Dw + (d - 1)) * m * m;
+		const double* g = dlg + (((long)b * NP + p) * Dw + (d - 1)) * m * m;
+		for (int qx = 0; qx < m; qx++) s += share(src[qx * m + sz] + wr, e[qx * m + ry], g[qx * m + ry]);
+	}
+	dlogw[(long)b * m * L + sz * L + m + ry] = s;
+}
+
+// ns_back_pop: ∂L/∂γ[i→k] through the pop terms of γ[i→p], for every
+// split k = i + dk of every row i = p − d.
+__global__ void ns_back_pop(double* dlg, const double* lg, const double* gp, int p, int B, int NP, int Dw, int Q, int G) {
+	int m = Q * G;
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= (long)B * Dw * Dw * m * m) return;
+	int uy = idx % m, qx = (idx / m) % m;
+	long rest = idx / ((long)m * m);
+	int dk = rest % Dw + 1, d = (rest / Dw) % Dw + 1;
+	int b = rest / ((long)Dw * Dw);
+	int i = p - d, k = i + dk;
+	if (i < 0 || dk > d - 2) return;
+	int y = uy % G;
+	long tgt = (((long)b * NP + k) * Dw + (dk - 1)) * m * m + qx * m + uy;
+	double x0 = lg[tgt];
+	if (x0 == NEG) return;
+	const double* gq = gp + (((long)b * NP + p) * Dw + (d - dk - 1)) * m * Q + uy * Q;
+	const double* e = lg + (((long)b * NP + p) * Dw + (d - 1)) * m * m + qx * m;
+	const double* g = dlg + (((long)b * NP + p) * Dw + (d - 1)) * m * m + qx * m;
+	double s = 0;
+	for (int r = 0; r < Q; r++) s += share(x0 + gq[r], e[r * G + y], g[r * G + y]);
+	dlg[tgt] += s;
+}
+
+// ns_back_gp: ∂L/∂γ′[k→p] (dgp, the column's: [d−1][uy][r]) through the
+// pop terms of the rows i < k.
+__global__ void ns_back_gp(double* dgp, const double* dlg, const double* lg, const double* gp, int p, int B, int NP, int Dw, int Q, int G) {
+	int m = Q * G;
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * Dw * m * Q) return;
+	int r = idx % Q, uy = (idx / Q) % m, dd = (idx / (Q * m)) % Dw, b = idx / (Q * m * Dw);
+	int dp = dd + 1, k = p - dp;
+	double* out = dgp + ((long)b * Dw + dd) * m * Q + uy * Q + r;
+	if (dp < 2 || k < 0) {
+		*out = 0;
+		return;
+	}
+	int y = uy % G, ry = r * G + y;
+	double x1 = gp[(((long)b * NP + p) * Dw + dd) * m * Q + uy * Q + r];
+	double s = 0;
+	if (x1 != NEG) {
+		for (int d = dp + 1; d <= Dw && p - d >= 0; d++) {
+			int dk = d - dp;
+			const double* gk = lg + (((long)b * NP + k) * Dw + (dk - 1)) * m * m;
+			const double* e = lg + (((long)b * NP + p) * Dw + (d - 1)) * m * m;
+			const double* g = dlg + (((long)b * NP + p) * Dw + (d - 1)) * m * m;
+			for (int qx = 0; qx < m; qx++) s += share(gk[qx * m + uy] + x1, e[qx * m + ry], g[qx * m + ry]);
+		}
+	}
+	*out = s;
+}
+
+// ns_back_gp_g: ∂L/∂γ[k→p−1] through γ′[k→p].
+__global__ void ns_back_gp_g(double* dlg, const double* lg, const double* gp, const double* dgp, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
+	int m = Q * G, L = 2 * m + Q;
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= (long)B * Dw * m * m) return;
+	int sz = idx % m, uy = (idx / m) % m, dd = (idx / ((long)m * m)) % Dw;
+	int b = idx / ((long)m * m * Dw);
+	int dp = dd + 1;
+	if (dp < 2 || p - dp < 0) return;
+	long src = (((long)b * NP + (p - 1)) * Dw + (dp - 2)) * m * m + uy * m + sz;
+	double x0 = lg[src];
+	const double* e = gp + (((long)b * NP + p) * Dw + dd) * m * Q + uy * Q;
+	const double* g = dgp + ((long)b * Dw + dd) * m * Q + uy * Q;
+	const double* w = logw + (long)b * m * L + sz * L + 2 * m;
+	double s = 0;
+	for (int r = 0; r < Q; r++) s += share(x0 + w[r], e[r], g[r]);
+	dlg[src] += s;
+}
+
+// ns_back_pop_w: ∂L/∂Δpop of the step.
+__global__ void ns_back_pop_w(double* dlogw, const double* lg, const double* gp, const double* dgp, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
+	int m = Q * G, L = 2 * m + Q;
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * m * Q) return;
+	int r = idx % Q, sz = (idx / Q) % m, b = idx / (Q * m);
+	double wp = logw[(long)b * m * L + sz * L + 2 * m + r];
+	double s = 0;
+	for (int dp = 2; dp <= Dw && p - dp >= 0; dp++) {
+		const double* src = lg + (((long)b * NP + (p - 1)) * Dw + (dp - 2)) * m * m;
+		const double* e = gp + (((long)b * NP + p) * Dw + (dp - 1)) * m * Q;
+		const double* g = dgp + ((long)b * Dw + (dp - 1)) * m * Q;
+		for (int uy = 0; uy < m; uy++) s += share(src[uy * m + sz] + wp, e[uy * Q + r], g[uy * Q + r]);
+	}
+	dlogw[(long)b * m * L + sz * L + 2 * m + r] = s;
+}
+
+// ns_act_back: the gradient of the step's scores (B, m·L) from that of its
+// log-weights: through the rows' log-softmax when normalized.
+__global__ void ns_act_back(real* dlogits, const double* dlogw, const double* logw, int B, int m, int L, int normalized) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * m) return;
+	int b = idx / m, row = idx % m;
+	const double* g = dlogw + (long)b * m * L + row * L;
+	const double* w = logw + (long)b * m * L + row * L;
+	real* out = dlogits + (long)b * m * L + row * L;
+	double sum = 0;
+	if (normalized)
+		for (int j = 0; j < L; j++) sum += g[j];
+	for (int j = 0; j < L; j++) out[j] = (real)(normalized ? g[j] - exp(w[j]) * sum : g[j]);
+}
+
+} // extern "C"

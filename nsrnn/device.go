@@ -154,6 +154,9 @@ type engine interface {
 	// chunk runs one checked chunk of stream s from s.state and advances
 	// s.state to the chunk's end.
 	chunk(s *Stream, inputs, targets [][]int, p pass) (outcome, error)
+	// streams reports why the model cannot run as a stream on the
+	// device (nil: it can, if its stack carries its state).
+	streams() error
 }
 
 // pass says what a run computes beyond the loss: gradients (kept on the
@@ -198,6 +201,8 @@ type deviceEngine interface {
 type cpuEngine struct{ m *Model }
 
 func (cpuEngine) device() Device { return CPU }
+
+func (cpuEngine) streams() error { return nil }
 
 func (e cpuEngine) sentence(batch [][]int, p pass) (outcome, error) {
 	if p.logProbs || p.logits {

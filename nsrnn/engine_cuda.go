@@ -30,13 +30,16 @@ func cudaKernelSource() (src string, opts map[Precision][]string) {
 
 // deviceKinds are the library's kinds with a GPU implementation (a kind
 // without a stack runs as the LSTM).
-var deviceKinds = []string{LSTM, Gref, JM}
+var deviceKinds = []string{LSTM, Gref, JM, NS, NSS, NSU, RNS}
 
 // cudaStackSupported reports whether a stack has a GPU implementation.
 func cudaStackSupported(l stacks.Layer) bool {
-	switch l.(type) {
+	switch s := l.(type) {
 	case *stacks.JM, *stacks.Gref:
 		return true
+	case *stacks.NS:
+		// The stacks with an actions layer (not NewNSScores's).
+		return len(s.Params()) == 2
 	}
 	return false
 }
@@ -276,6 +279,13 @@ func (k cudaModule) launch(name string, grid int, args []any) error {
 }
 
 func (e *cudaEngine) device() Device { return e.dev }
+
+func (e *cudaEngine) streams() error {
+	if _, ok := e.stack.(*cudaNS); ok {
+		return fmt.Errorf("nsrnn: model kind %s on %v: the GPU runs the nondeterministic stacks in sentence mode only, not yet as streams: %w", e.m.cfg.Kind, e.dev, ErrNoDeviceKernel)
+	}
+	return nil
+}
 
 // newCUDAEngine opens device d for m, compiles its kernels and copies the
 // parameters there.
@@ -1121,6 +1131,9 @@ func (e *cudaEngine) hostGrads() ([][]float64, error) {
 func (e *cudaEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome, error) {
 	m := e.m
 	B, T := s.batch, len(inputs[0])
+	if err := e.streams(); err != nil {
+		return outcome{}, err
+	}
 	if err := m.checkSize(B, T, T, T, true); err != nil {
 		return outcome{}, err
 	}

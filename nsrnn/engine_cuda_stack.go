@@ -47,6 +47,8 @@ func (e *cudaEngine) newCUDAStack() (cudaStack, error) {
 		return &cudaJM{e: e, s: s}, nil
 	case *stacks.Gref:
 		return &cudaGref{e: e, s: s}, nil
+	case *stacks.NS:
+		return &cudaNS{e: e, s: s, cfg: s.Config()}, nil
 	}
 	return nil, fmt.Errorf("nsrnn: model kind %s: %w", e.m.cfg.Kind, ErrNoDeviceKernel)
 }
@@ -599,4 +601,201 @@ func (g *cudaGref) weightGrads(r *lstmRun, hs cuda.Ptr, G func(int) cuda.Ptr, fi
 		}
 	}
 	return nil
+}
+
+// cudaNS is a nondeterministic stack (NS, NS+S, NS+U, RNS; unlimited or
+// memory-limited, either bottom) on the GPU, in sentence mode: the
+// dynamic program in float64, as on the CPU, over positions.
+type cudaNS struct {
+	e   *cudaEngine
+	s   *stacks.NS
+	cfg stacks.NSConfig
+	// Q and G are |Q| and |Γ|, m = |Q||Γ|, L the actions of a row, A =
+	// m·L those of a step, R the reading's size; P0 the initial
+	// positions (1, or 2 with the fixed bottom), NP the pass's, Dw the
+	// distances kept; S the pass's steps and B its batch.
+	Q, G, m, L, A, R int
+	P0, NP, Dw, S, B int
+	prec             Precision
+	// lg, la and gp are γ, α and γ′ (see the kernels); logits (S, B, A)
+	// the scores in the pass's precision, logw (S, B, A) the
+	// log-weights; rd (S+1, B, R) the readings. dlg, dla, dgp (B, Dw, m,
+	// |Q|), dlogw (B, A) and dlogits (S, B, A) are the backward pass's.
+	lg, la, gp, logits, logw, rd  cuda.Ptr
+	dlg, dla, dgp, dlogw, dlogits cuda.Ptr
+}
+
+func (n *cudaNS) params() int { return 2 }
+
+func (n *cudaNS) prepare(r *lstmRun, S int) error {
+	e, B := n.e, r.B
+	c := n.cfg
+	n.Q, n.G = c.States, c.Symbols
+	n.m = n.Q * n.G
+	n.L = 2*n.m + n.Q
+	n.A = n.m * n.L
+	n.R = c.ReadingSize()
+	n.P0 = 1
+	if c.Bottom == stacks.Fixed {
+		n.P0 = 2
+	}
+	n.S, n.B, n.prec = S, B, r.prec
+	n.NP = n.P0 + S
+	n.Dw = max(n.NP-1, 1)
+	if c.Window > 0 {
+		n.Dw = min(n.Dw, c.Window)
+	}
+	es := elem(r.prec)
+	m, NP, Dw, Q := n.m, n.NP, n.Dw, n.Q
+	var err error
+	get := func(name string, bytes int) cuda.Ptr {
+		if err != nil {
+			return 0
+		}
+		var p cuda.Ptr
+		p, err = e.buf("ns."+name, bytes)
+		return p
+	}
+	n.lg = get("lg", 8*B*NP*Dw*m*m)
+	n.la = get("la", 8*B*NP*m)
+	n.gp = get("gp", 8*B*NP*Dw*m*Q)
+	n.logits = get("logits", es*max(S, 1)*B*n.A)
+	n.logw = get("logw", 8*max(S, 1)*B*n.A)
+	n.rd = get("rd", es*(S+1)*B*n.R)
+	if r.grad {
+		n.dlg = get("dlg", 8*B*NP*Dw*m*m)
+		n.dla = get("dla", 8*B*NP*m)
+		n.dgp = get("dgp", 8*B*Dw*m*Q)
+		n.dlogw = get("dlogw", 8*B*n.A)
+		n.dlogits = get("dlogits", es*max(S, 1)*B*n.A)
+	}
+	return err
+}
+
+func (n *cudaNS) load(r *lstmRun, st stacks.State, onDevice bool) error {
+	if st != nil {
+		return fmt.Errorf("nsrnn: model kind %s: the GPU runs the nondeterministic stacks in sentence mode only: %w", n.e.m.cfg.Kind, ErrNoDeviceKernel)
+	}
+	e := n.e
+	fixed := 0
+	if n.P0 == 2 {
+		fixed = 1
+	}
+	if err := e.launch(r.prec, "ns_init", r.B, n.lg, n.la, r.B, n.NP, n.Dw, n.m, fixed); err != nil {
+		return err
+	}
+	// r_0: all the mass on state 0 and symbol 0.
+	r0 := make([]float64, r.B*n.R)
+	for b := 0; b < r.B; b++ {
+		r0[b*n.R] = 1
+	}
+	return e.uploadReal(r.prec, n.rd, r0)
+}
+
+func (n *cudaNS) save(*lstmRun) (stacks.State, error) {
+	return nil, fmt.Errorf("nsrnn: model kind %s: the GPU runs the nondeterministic stacks in sentence mode only: %w", n.e.m.cfg.Kind, ErrNoDeviceKernel)
+}
+
+func (n *cudaNS) reading(t int) (cuda.Ptr, int) {
+	return n.rd.Offset(t * n.B * n.R * elem(n.prec)), n.R
+}
+
+func (n *cudaNS) readings() (cuda.Ptr, int) { return n.rd, n.R }
+
+func (n *cudaNS) normalized() int {
+	if n.cfg.Normalized {
+		return 1
+	}
+	return 0
+}
+
+func (n *cudaNS) stateReading() int {
+	if n.cfg.StateReading {
+		return 1
+	}
+	return 0
+}
+
+func (n *cudaNS) forward(r *lstmRun, t int, h cuda.Ptr) error {
+	e, p, B, H := n.e, r.prec, r.B, n.e.m.cfg.Hidden
+	f := e.stackFirst()
+	W := e.working
+	es := elem(p)
+	logits := n.logits.Offset((t - 1) * B * n.A * es)
+	logw := n.logw.Offset((t - 1) * B * n.A * 8)
+	if err := e.gemm(p, false, true, B, n.A, H, h, H, W(f), H, 0, logits, n.A); err != nil {
+		return err
+	}
+	if err := e.launch(p, "ns_act", B*n.m, logw, logits, W(f+1), B, n.m, n.L, n.normalized()); err != nil {
+		return err
+	}
+	pos := n.P0 - 1 + t
+	if err := e.launch(p, "ns_gp", B*n.Dw*n.m*n.Q, n.gp, n.lg, logw, pos, B, n.NP, n.Dw, n.Q, n.G); err != nil {
+		return err
+	}
+	if err := e.launch(p, "ns_col", B*n.Dw*n.m*n.m, n.lg, n.gp, logw, pos, B, n.NP, n.Dw, n.Q, n.G); err != nil {
+		return err
+	}
+	if err := e.launch(p, "ns_alpha", B*n.m, n.la, n.lg, pos, B, n.NP, n.Dw, n.m); err != nil {
+		return err
+	}
+	rt, _ := n.reading(t)
+	return e.launch(p, "ns_read", B, rt, n.la, pos, B, n.NP, n.Q, n.G, n.stateReading())
+}
+
+func (n *cudaNS) zeroAdjoint(r *lstmRun) error {
+	if err := n.e.ctx.Zero(n.dlg, 8*r.B*n.NP*n.Dw*n.m*n.m); err != nil {
+		return err
+	}
+	return n.e.ctx.Zero(n.dla, 8*r.B*n.NP*n.m)
+}
+
+func (n *cudaNS) backward(r *lstmRun, t int, dr, h, dh cuda.Ptr) error {
+	e, p, B, H := n.e, r.prec, r.B, n.e.m.cfg.Hidden
+	f := e.stackFirst()
+	W := e.working
+	es := elem(p)
+	logw := n.logw.Offset((t - 1) * B * n.A * 8)
+	dlogits := n.dlogits.Offset((t - 1) * B * n.A * es)
+	pos := n.P0 - 1 + t
+	m, NP, Dw, Q, G := n.m, n.NP, n.Dw, n.Q, n.G
+	steps := []struct {
+		name string
+		n    int
+		args []any
+	}{
+		{"ns_back_read", B, []any{n.dla, n.la, dr, pos, B, NP, Q, G, n.stateReading()}},
+		{"ns_back_alpha_g", B * Dw * m * m, []any{n.dlg, n.lg, n.la, n.dla, pos, B, NP, Dw, m}},
+		{"ns_back_alpha_a", B * Dw * m, []any{n.dla, n.lg, n.la, pos, B, NP, Dw, m}},
+		{"ns_back_push", B * m * m, []any{n.dlogw, n.dlg, pos, B, NP, Dw, Q, G}},
+		{"ns_back_rep", B * Dw * m * m, []any{n.dlg, n.lg, logw, pos, B, NP, Dw, Q, G}},
+		{"ns_back_rep_w", B * m * m, []any{n.dlogw, n.dlg, n.lg, logw, pos, B, NP, Dw, Q, G}},
+		{"ns_back_pop", B * Dw * Dw * m * m, []any{n.dlg, n.lg, n.gp, pos, B, NP, Dw, Q, G}},
+		{"ns_back_gp", B * Dw * m * Q, []any{n.dgp, n.dlg, n.lg, n.gp, pos, B, NP, Dw, Q, G}},
+		{"ns_back_gp_g", B * Dw * m * m, []any{n.dlg, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
+		{"ns_back_pop_w", B * m * Q, []any{n.dlogw, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
+		{"ns_act_back", B * m, []any{dlogits, n.dlogw, logw, B, m, n.L, n.normalized()}},
+	}
+	for _, s := range steps {
+		if err := e.launch(p, s.name, s.n, s.args...); err != nil {
+			return err
+		}
+	}
+	return e.gemm(p, false, false, B, H, n.A, dlogits, n.A, W(f), H, 1, dh, H)
+}
+
+func (n *cudaNS) weightGrads(r *lstmRun, hs cuda.Ptr, G func(int) cuda.Ptr, first int) error {
+	e, p, H := n.e, r.prec, n.e.m.cfg.Hidden
+	SB := n.S * r.B
+	if SB == 0 {
+		return nil
+	}
+	if err := e.gemm(p, true, false, n.A, H, SB, n.dlogits, n.A, hs, H, 0, G(first), H); err != nil {
+		return err
+	}
+	ones, err := e.ones(p, SB)
+	if err != nil {
+		return err
+	}
+	return e.gemm(p, false, false, 1, n.A, SB, ones, SB, n.dlogits, n.A, 0, G(first+1), n.A)
 }

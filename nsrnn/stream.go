@@ -75,6 +75,9 @@ func (m *Model) NewStream(batch int) (*Stream, error) {
 			return nil, fmt.Errorf("nsrnn: model %s cannot run as a stream: %w", m.cfg.Kind, err)
 		}
 	}
+	if err := m.engine().streams(); err != nil {
+		return nil, err
+	}
 	return &Stream{m: m, batch: batch}, nil
 }
 
