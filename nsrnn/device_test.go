@@ -45,13 +45,13 @@ func TestParseDevice(t *testing.T) {
 // A kind without a GPU implementation is refused, whether or not a GPU is
 // there, and the model keeps working on the CPU.
 func TestSetDeviceRefusesKindWithoutKernels(t *testing.T) {
-	m, err := New(Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 2, Symbols: 2}, 1)
+	m, err := New(Config{Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 2, Symbols: 2, StackEmbedding: 2}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = m.SetDevice(CUDA(0))
-	if !errors.Is(err, ErrNoDeviceKernel) || !strings.Contains(err.Error(), "rns") {
-		t.Fatalf("SetDevice(cuda:0) on rns: %v, want ErrNoDeviceKernel naming the kind", err)
+	if !errors.Is(err, ErrNoDeviceKernel) || !strings.Contains(err.Error(), "vrns") {
+		t.Fatalf("SetDevice(cuda:0) on vrns: %v, want ErrNoDeviceKernel naming the kind", err)
 	}
 	if m.Device() != CPU {
 		t.Fatalf("the model moved to %v", m.Device())

@@ -263,13 +263,23 @@
 // What runs on the GPU today: the plain LSTM (kind "lstm": one-hot or
 // embedded inputs, any number of layers), the superposition stack (kind
 // "jm": a learned pushed vector or the hidden state, with or without a
-// depth limit) and the stratification stack (kind "gref", which has no
-// streams), in sentence and stream mode, for evaluation, training,
-// surprisals and sampling. The nondeterministic stacks (NS, NS+S, NS+U,
-// RNS) and VRNS, and kinds with a stack registered from outside, have no
-// GPU implementation yet: SetDevice refuses them with an
-// error wrapping ErrNoDeviceKernel and they keep running on the CPU, as
-// Viterbi decoding does.
+// depth limit) and the stratification stack (kind "gref"), in sentence and
+// stream mode (gref has no streams), and the nondeterministic stacks (NS,
+// NS+S, NS+U, RNS; unlimited or memory-limited, either bottom) in sentence
+// mode, the formal-language setting: evaluation, training, surprisals and
+// sampling. Their dynamic program runs in float64 whatever the Precision,
+// as on the CPU. Streams of the nondeterministic stacks (language
+// modeling) are not on the GPU yet: NewStream and a stream's chunks refuse
+// them there with an error wrapping ErrNoDeviceKernel. VRNS, kinds with a
+// stack registered from outside and Viterbi decoding run on the CPU only;
+// SetDevice refuses those kinds, and the model stays on the CPU.
+//
+// A pass of a shape met before (the same batch, length and mode) is
+// captured as a CUDA graph and replayed, one launch instead of hundreds;
+// the environment variable NSRNN_CUDA_GRAPHS=0 turns that off. Where there
+// is no GPU, NSRNN_GPU_EMULATOR=1 makes cuda:0 an emulator that runs the
+// same CUDA kernels on the CPU (compiled by the system's C++ compiler),
+// slowly: for testing a program's GPU path.
 //
 // # Errors and panics
 //
