@@ -82,6 +82,17 @@ echo "== programs" >&2
 		--epochs 2 --device cuda --out runs/cfl-lstm 2>&1 | tail -4
 	echo "exit $?"
 	grep -o '"epoch_seconds":[0-9.]*' runs/cfl-lstm/log.jsonl
+	# The CFL epoch of the speed goal: RNS |Q| = 2, |Γ| = 3, 200 + 50
+	# strings of marked reversal, on the GPU and on two of this machine's
+	# cores.
+	for dev in cuda cpu; do
+		echo "\$ cfl train --device $dev (rns 2-3, marked reversal, three epochs of 200 + 50 strings)"
+		pin=""
+		[ $dev = cpu ] && pin="taskset -c 0,1"
+		timeout 90 $pin ./cfl train --task marked-reversal --model rns --states 2 --symbols 3 --lr 0.005 \
+			--train-size 200 --valid-size 50 --epochs 3 --device $dev --out runs/cfl-rns-$dev 2>&1 | tail -2
+		grep -o '"epoch_seconds":[0-9.]*' runs/cfl-rns-$dev/log.jsonl
+	done
 } > "$out/e2e.log" 2>&1
 cat "$out/e2e.log" >&2
 
