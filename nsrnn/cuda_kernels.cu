@@ -856,3 +856,26 @@ __global__ void ns_act_back(real* dlogits, const double* dlogw, const double* lo
 }
 
 } // extern "C"
+
+extern "C" {
+
+// rows_copy: dst[b·ldd + k] = src[b·lds + k] for k < n and b < B: the
+// carried part of every sequence's stack in or out of a staging buffer.
+__global__ void rows_copy(double* dst, long ldd, const double* src, long lds, long n, int B) {
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= (long)B * n) return;
+	long b = idx / n, k = idx % n;
+	dst[b * ldd + k] = src[b * lds + k];
+}
+
+} // extern "C"
+
+extern "C" {
+
+// fill: x[0 … n) = v.
+__global__ void fill(double* x, double v, long n) {
+	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) x[i] = v;
+}
+
+} // extern "C"

@@ -263,16 +263,17 @@
 // What runs on the GPU today: the plain LSTM (kind "lstm": one-hot or
 // embedded inputs, any number of layers), the superposition stack (kind
 // "jm": a learned pushed vector or the hidden state, with or without a
-// depth limit) and the stratification stack (kind "gref"), in sentence and
-// stream mode (gref has no streams), and the nondeterministic stacks (NS,
-// NS+S, NS+U, RNS; unlimited or memory-limited, either bottom) in sentence
-// mode, the formal-language setting: evaluation, training, surprisals and
-// sampling. Their dynamic program runs in float64 whatever the Precision,
-// as on the CPU. Streams of the nondeterministic stacks (language
-// modeling) are not on the GPU yet: NewStream and a stream's chunks refuse
-// them there with an error wrapping ErrNoDeviceKernel. VRNS, kinds with a
-// stack registered from outside and Viterbi decoding run on the CPU only;
-// SetDevice refuses those kinds, and the model stays on the CPU.
+// depth limit), the stratification stack (kind "gref") and the
+// nondeterministic stacks (NS, NS+S, NS+U, RNS; unlimited or
+// memory-limited, either bottom), in sentence and stream mode (for those
+// that carry their state): evaluation, training, surprisals and sampling.
+// The nondeterministic stacks' dynamic program runs in float64 whatever
+// the Precision, as on the CPU; their carried state crosses between host
+// and device at every chunk in log space (stacks.NSLogState), so that a
+// stream may move between the CPU and the GPU at any chunk, at a cost that
+// grows with |Q|²|Γ|² and the window. VRNS, kinds with a stack registered
+// from outside and Viterbi decoding run on the CPU only; SetDevice refuses
+// those kinds, and the model stays on the CPU.
 //
 // A pass of a shape met before (the same batch, length and mode) is
 // captured as a CUDA graph and replayed, one launch instead of hundreds;

@@ -115,6 +115,8 @@ type passKey struct {
 	prec              Precision
 	T, B, P, first, S int
 	grad, lp, logits  bool
+	// stack is the stack's shape (cudaStack.shape).
+	stack int
 }
 
 // maxGraphs bounds the captured passes an engine keeps.
@@ -280,12 +282,7 @@ func (k cudaModule) launch(name string, grid int, args []any) error {
 
 func (e *cudaEngine) device() Device { return e.dev }
 
-func (e *cudaEngine) streams() error {
-	if _, ok := e.stack.(*cudaNS); ok {
-		return fmt.Errorf("nsrnn: model kind %s on %v: the GPU runs the nondeterministic stacks in sentence mode only, not yet as streams: %w", e.m.cfg.Kind, e.dev, ErrNoDeviceKernel)
-	}
-	return nil
-}
+func (e *cudaEngine) streams() error { return nil }
 
 // newCUDAEngine opens device d for m, compiles its kernels and copies the
 // parameters there.
@@ -607,6 +604,9 @@ func (e *cudaEngine) run(r *lstmRun, bf *lstmBufs, st cudaStack, S int) (float64
 // off for the engine, and the pass runs launch by launch.
 func (e *cudaEngine) pass(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 	key := passKey{prec: r.prec, T: r.T, B: r.B, P: r.P, first: r.first, S: S, grad: r.grad, lp: r.lp, logits: r.logits}
+	if st != nil {
+		key.stack = st.shape()
+	}
 	if g, ok := e.graphs[key]; ok {
 		if err := g.Launch(); err != nil {
 			return fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
@@ -1025,7 +1025,7 @@ func (e *cudaEngine) sentence(batch [][]int, p pass) (outcome, error) {
 	}
 	S := max(n-1, 0)
 	if e.stack != nil {
-		if err := e.stack.prepare(r, S); err != nil {
+		if err := e.stack.prepare(r, S, nil, false); err != nil {
 			return outcome{}, err
 		}
 		if err := e.stack.load(r, nil, false); err != nil {
@@ -1131,9 +1131,6 @@ func (e *cudaEngine) hostGrads() ([][]float64, error) {
 func (e *cudaEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome, error) {
 	m := e.m
 	B, T := s.batch, len(inputs[0])
-	if err := e.streams(); err != nil {
-		return outcome{}, err
-	}
 	if err := m.checkSize(B, T, T, T, true); err != nil {
 		return outcome{}, err
 	}
@@ -1167,12 +1164,12 @@ func (e *cudaEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome,
 		return outcome{}, err
 	}
 	if e.stack != nil {
-		if err := e.stack.prepare(r, T); err != nil {
-			return outcome{}, err
-		}
 		var st stacks.State
 		if s.state != nil {
 			st = s.state.stack
+		}
+		if err := e.stack.prepare(r, T, st, onDevice); err != nil {
+			return outcome{}, err
 		}
 		if err := e.stack.load(r, st, onDevice); err != nil {
 			return outcome{}, err

@@ -16,8 +16,13 @@ type cudaStack interface {
 	// params is the number of the stack's parameters (in the order of
 	// Params, after the LSTM's).
 	params() int
-	// prepare sizes the stack's buffers for a pass of S stack steps.
-	prepare(r *lstmRun, S int) error
+	// prepare sizes the stack's buffers for a pass of S stack steps from
+	// the carried state st (nil: the initial stack); onDevice says that st
+	// is the one the latest pass saved, whose copy the device may keep.
+	prepare(r *lstmRun, S int, st stacks.State, onDevice bool) error
+	// shape is what besides the pass's sizes its kernels depend on (the
+	// carried positions of a nondeterministic stack), for the graphs.
+	shape() int
 	// load sets s_0 from a carried state (nil: the empty stack); with
 	// onDevice from the device's copy of it, which the latest save kept.
 	load(r *lstmRun, st stacks.State, onDevice bool) error
@@ -71,7 +76,9 @@ type cudaJM struct {
 
 func (j *cudaJM) params() int { return len(j.s.Params()) }
 
-func (j *cudaJM) prepare(r *lstmRun, S int) error {
+func (j *cudaJM) shape() int { return 0 }
+
+func (j *cudaJM) prepare(r *lstmRun, S int, _ stacks.State, _ bool) error {
 	e, B := j.e, r.B
 	j.m, j.S, j.B, j.prec = j.s.ReadingSize(), S, B, r.prec
 	j.K = j.s.DepthLimit()
@@ -469,7 +476,9 @@ type cudaGref struct {
 
 func (g *cudaGref) params() int { return len(g.s.Params()) }
 
-func (g *cudaGref) prepare(r *lstmRun, S int) error {
+func (g *cudaGref) shape() int { return 0 }
+
+func (g *cudaGref) prepare(r *lstmRun, S int, _ stacks.State, _ bool) error {
 	e, B := g.e, r.B
 	g.m, g.S, g.B, g.prec = g.s.ReadingSize(), S, B, r.prec
 	es := elem(r.prec)
@@ -623,13 +632,35 @@ type cudaNS struct {
 	// |Q|), dlogw (B, A) and dlogits (S, B, A) are the backward pass's.
 	lg, la, gp, logits, logw, rd  cuda.Ptr
 	dlg, dla, dgp, dlogw, dlogits cuda.Ptr
+	// carried is the state the pass starts from, in log space (nil: the
+	// initial stack, or the kept one); fromKept says the pass starts from
+	// kept, the state of the latest save, which the device holds in the
+	// buffers ns.keepA and ns.keepG (np positions of Dw distances).
+	carried  *stacks.NSLogState
+	fromKept bool
+	kept     struct {
+		np, Dw, B int
+		prec      Precision
+	}
 }
+
+func (n *cudaNS) shape() int { return n.P0 }
 
 func (n *cudaNS) params() int { return 2 }
 
-func (n *cudaNS) prepare(r *lstmRun, S int) error {
+func (n *cudaNS) prepare(r *lstmRun, S int, st stacks.State, onDevice bool) error {
 	e, B := n.e, r.B
 	c := n.cfg
+	n.carried, n.fromKept = nil, false
+	if st != nil && onDevice && n.kept.np > 0 && n.kept.B == B && n.kept.prec == r.prec {
+		// The device keeps the state that the latest pass saved.
+		n.fromKept = true
+	} else if st != nil {
+		var err error
+		if n.carried, err = n.s.LogState(st); err != nil {
+			return fmt.Errorf("nsrnn: %w", err)
+		}
+	}
 	n.Q, n.G = c.States, c.Symbols
 	n.m = n.Q * n.G
 	n.L = 2*n.m + n.Q
@@ -638,6 +669,12 @@ func (n *cudaNS) prepare(r *lstmRun, S int) error {
 	n.P0 = 1
 	if c.Bottom == stacks.Fixed {
 		n.P0 = 2
+	}
+	if n.carried != nil {
+		n.P0 = n.carried.Positions
+	}
+	if n.fromKept {
+		n.P0 = n.kept.np
 	}
 	n.S, n.B, n.prec = S, B, r.prec
 	n.NP = n.P0 + S
@@ -673,27 +710,169 @@ func (n *cudaNS) prepare(r *lstmRun, S int) error {
 }
 
 func (n *cudaNS) load(r *lstmRun, st stacks.State, onDevice bool) error {
-	if st != nil {
-		return fmt.Errorf("nsrnn: model kind %s: the GPU runs the nondeterministic stacks in sentence mode only: %w", n.e.m.cfg.Kind, ErrNoDeviceKernel)
+	e, B, m := n.e, r.B, n.m
+	if n.fromKept {
+		return n.loadKept(r)
 	}
-	e := n.e
-	fixed := 0
-	if n.P0 == 2 {
-		fixed = 1
+	if n.carried == nil {
+		fixed := 0
+		if n.P0 == 2 {
+			fixed = 1
+		}
+		if err := e.launch(r.prec, "ns_init", B, n.lg, n.la, B, n.NP, n.Dw, m, fixed); err != nil {
+			return err
+		}
+		// r_0: all the mass on state 0 and symbol 0.
+		r0 := make([]float64, B*n.R)
+		for b := 0; b < B; b++ {
+			r0[b*n.R] = 1
+		}
+		return e.uploadReal(r.prec, n.rd, r0)
 	}
-	if err := e.launch(r.prec, "ns_init", r.B, n.lg, n.la, r.B, n.NP, n.Dw, n.m, fixed); err != nil {
+	// The carried positions 0 … np−1: α, and the blocks (a, c) at
+	// lg[c][c−a−1], through staging buffers.
+	ls, np, mm := n.carried, n.P0, m*m
+	if len(ls.LogAlpha) != B {
+		return fmt.Errorf("nsrnn: an NS state of %d sequences given to a stream of %d", len(ls.LogAlpha), B)
+	}
+	colLen := n.Dw * mm
+	ga := make([]float64, B*np*m)
+	gg := make([]float64, B*np*colLen)
+	for i := range gg {
+		gg[i] = math.Inf(-1)
+	}
+	for b := 0; b < B; b++ {
+		copy(ga[b*np*m:], ls.LogAlpha[b])
+		k := 0
+		for a := 0; a < np; a++ {
+			for c := a + 1; c < np; c++ {
+				copy(gg[b*np*colLen+c*colLen+(c-a-1)*mm:], ls.LogGamma[b][k*mm:(k+1)*mm])
+				k++
+			}
+		}
+	}
+	if err := n.stage(r, ga, n.la, n.NP*m, np*m, true); err != nil {
 		return err
 	}
-	// r_0: all the mass on state 0 and symbol 0.
-	r0 := make([]float64, r.B*n.R)
-	for b := 0; b < r.B; b++ {
-		r0[b*n.R] = 1
+	if err := n.stage(r, gg, n.lg, n.NP*colLen, np*colLen, true); err != nil {
+		return err
 	}
-	return e.uploadReal(r.prec, n.rd, r0)
+	return e.uploadReal(r.prec, n.rd, ls.Reading)
 }
 
-func (n *cudaNS) save(*lstmRun) (stacks.State, error) {
-	return nil, fmt.Errorf("nsrnn: model kind %s: the GPU runs the nondeterministic stacks in sentence mode only: %w", n.e.m.cfg.Kind, ErrNoDeviceKernel)
+// loadKept sets the carried positions from the device's copy of the
+// latest saved state.
+func (n *cudaNS) loadKept(r *lstmRun) error {
+	e, B, m, mm := n.e, r.B, n.m, n.m*n.m
+	np := n.kept.np
+	ka, ok1 := e.ws["ns.keepA"]
+	kg, ok2 := e.ws["ns.keepG"]
+	kr, ok3 := e.ws["ns.keepR"]
+	if !ok1 || !ok2 || !ok3 {
+		return fmt.Errorf("nsrnn: the device lost its copy of the stack's state")
+	}
+	if err := e.launch(r.prec, "rows_copy", B*np*m, n.la, int64(n.NP*m), ka.p, int64(np*m), int64(np*m), B); err != nil {
+		return err
+	}
+	// The kept columns have kept.Dw distances; this pass's have Dw (at
+	// least as many): the others are −∞.
+	colLen, keptLen := n.Dw*mm, n.kept.Dw*mm
+	if colLen != keptLen {
+		if err := e.launch(r.prec, "fill", B*n.NP*colLen, n.lg, math.Inf(-1), int64(B*n.NP*colLen)); err != nil {
+			return err
+		}
+	}
+	for c := 0; c < np; c++ {
+		if err := e.launch(r.prec, "rows_copy", B*keptLen, n.lg.Offset(8*c*colLen), int64(n.NP*colLen), kg.p.Offset(8*c*keptLen), int64(np*keptLen), int64(keptLen), B); err != nil {
+			return err
+		}
+	}
+	return e.ctx.Copy(n.rd, kr.p, B*n.R*elem(r.prec))
+}
+
+// stage copies, for every sequence, n values at the start of its part of
+// the device buffer dev (ld values per sequence) from host (in) or to
+// host (out), through a staging buffer.
+func (n *cudaNS) stage(r *lstmRun, host []float64, dev cuda.Ptr, ld, cnt int, in bool) error {
+	e, B := n.e, r.B
+	st, err := e.buf("ns.stage", 8*B*cnt)
+	if err != nil {
+		return err
+	}
+	if in {
+		if err := e.ctx.UploadFloat64(st, host); err != nil {
+			return err
+		}
+		return e.launch(r.prec, "rows_copy", B*cnt, dev, int64(ld), st, int64(cnt), int64(cnt), B)
+	}
+	if err := e.launch(r.prec, "rows_copy", B*cnt, st, int64(cnt), dev, int64(ld), int64(cnt), B); err != nil {
+		return err
+	}
+	return e.ctx.DownloadFloat64(host, st)
+}
+
+func (n *cudaNS) save(r *lstmRun) (stacks.State, error) {
+	if n.cfg.Window == 0 {
+		return nil, fmt.Errorf("nsrnn: model kind %s: an unlimited stack carries no state", n.e.m.cfg.Kind)
+	}
+	e, B, m, mm := n.e, r.B, n.m, n.m*n.m
+	np := min(n.cfg.Window, n.NP)
+	off := n.NP - np
+	colLen := n.Dw * mm
+	ga := make([]float64, B*np*m)
+	gg := make([]float64, B*np*colLen)
+	n.kept.np = 0
+	ka, err := e.buf("ns.keepA", 8*B*np*m)
+	if err != nil {
+		return nil, err
+	}
+	kg, err := e.buf("ns.keepG", 8*B*np*colLen)
+	if err != nil {
+		return nil, err
+	}
+	kr, err := e.buf("ns.keepR", B*n.R*elem(r.prec))
+	if err != nil {
+		return nil, err
+	}
+	if err := e.launch(r.prec, "rows_copy", B*np*m, ka, int64(np*m), n.la.Offset(8*off*m), int64(n.NP*m), int64(np*m), B); err != nil {
+		return nil, err
+	}
+	if err := e.launch(r.prec, "rows_copy", B*np*colLen, kg, int64(np*colLen), n.lg.Offset(8*off*colLen), int64(n.NP*colLen), int64(np*colLen), B); err != nil {
+		return nil, err
+	}
+	rd, _ := n.reading(n.S)
+	if err := e.ctx.Copy(kr, rd, B*n.R*elem(r.prec)); err != nil {
+		return nil, err
+	}
+	if err := e.ctx.DownloadFloat64(ga, ka); err != nil {
+		return nil, err
+	}
+	if err := e.ctx.DownloadFloat64(gg, kg); err != nil {
+		return nil, err
+	}
+	reading, err := e.download(r.prec, kr, B*n.R)
+	if err != nil {
+		return nil, err
+	}
+	n.kept.np, n.kept.Dw, n.kept.B, n.kept.prec = np, n.Dw, B, r.prec
+	ls := &stacks.NSLogState{Positions: np, Reading: reading,
+		LogAlpha: make([][]float64, B), LogGamma: make([][]float64, B)}
+	for b := 0; b < B; b++ {
+		ls.LogAlpha[b] = ga[b*np*m : (b+1)*np*m]
+		lg := make([]float64, 0, np*(np-1)/2*mm)
+		for a := 0; a < np; a++ {
+			for c := a + 1; c < np; c++ {
+				o := b*np*colLen + c*colLen + (c-a-1)*mm
+				lg = append(lg, gg[o:o+mm]...)
+			}
+		}
+		ls.LogGamma[b] = lg
+	}
+	st, err := n.s.StateFromLog(ls)
+	if err != nil {
+		return nil, fmt.Errorf("nsrnn: %w", err)
+	}
+	return st, nil
 }
 
 func (n *cudaNS) reading(t int) (cuda.Ptr, int) {

@@ -700,3 +700,54 @@ func ActionTypeWeights(cfg NSConfig, batch int, logWeights [][]float64) ([][][3]
 	}
 	return out, nil
 }
+
+// NSLogState is the carried state of a memory-limited nondeterministic
+// stack in log space: the form in which another implementation of its
+// dynamic program (nsrnn's GPU engine) takes it and hands it back.
+type NSLogState struct {
+	// Positions is the number of carried positions, at most the window.
+	Positions int
+	// LogAlpha[b] holds log α of sequence b's carried positions, oldest
+	// first (Positions·|Q||Γ| values, index r·|Γ|+y for state r and top
+	// symbol y); LogGamma[b] log γ of its blocks (a, c) between carried
+	// positions a < c, ordered by a then c (|Q||Γ|·|Q||Γ| values each, row
+	// q·|Γ|+x, column r·|Γ|+y). With the fixed bottom the positions are
+	// those of the package documentation's extra row.
+	LogAlpha, LogGamma [][]float64
+	// Reading is the last reading, batch rows of ReadingSize: r_0 of the
+	// next run.
+	Reading []float64
+}
+
+// LogState returns a carried state of s (from a stream's run) in log
+// space.
+func (s *NS) LogState(st State) (*NSLogState, error) {
+	ns, ok := st.(*nsState)
+	if !ok {
+		return nil, fmt.Errorf("stacks: state of type %T given to an NS stack", st)
+	}
+	if ns.k.Config() != s.cfg.kernel() {
+		return nil, fmt.Errorf("stacks: NS state of another configuration (%+v, not %+v)", ns.k.Config(), s.cfg.kernel())
+	}
+	la, lg := ns.k.LogValues()
+	return &NSLogState{Positions: ns.k.Positions(), LogAlpha: la, LogGamma: lg, Reading: append([]float64(nil), ns.reading...)}, nil
+}
+
+// StateFromLog returns the carried state of s with the given log weights,
+// which a run of s continues as it would the state they were read from.
+// It is an error for an unlimited stack, or for weights or a reading of
+// the wrong sizes.
+func (s *NS) StateFromLog(ls *NSLogState) (State, error) {
+	if err := s.Carryable(); err != nil {
+		return nil, err
+	}
+	batch := len(ls.LogAlpha)
+	if batch < 1 || len(ls.Reading) != batch*s.ReadingSize() {
+		return nil, fmt.Errorf("stacks: an NS state of %d sequences with a reading of %d values (want %d)", batch, len(ls.Reading), batch*s.ReadingSize())
+	}
+	k, err := nskernel.StateFromLog(s.cfg.kernel(), batch, ls.Positions, ls.LogAlpha, ls.LogGamma)
+	if err != nil {
+		return nil, fmt.Errorf("stacks: %w", err)
+	}
+	return &nsState{k: k, reading: append([]float64(nil), ls.Reading...)}, nil
+}

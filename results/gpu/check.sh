@@ -60,6 +60,10 @@ for round in 1 2; do
 		done
 	done
 done
+# The nondeterministic stacks: RNS 1-2 and RNS 3-4 (their state crosses
+# between host and device at every chunk, in log space).
+timeout 150 ./nsrnn.test -test.run XXX -test.benchtime 30x \
+	-test.bench 'GPU(Train|Eval)PTB/rns-(1-2|3-4)(-f32)?/B32' >> "$out/bench.log" 2>&1
 # The same passes launched kernel by kernel, without CUDA graphs.
 NSRNN_CUDA_GRAPHS=0 timeout 100 ./nsrnn.test -test.run XXX -test.benchtime 100x \
 	-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)/B32' > "$out/bench-nographs.log" 2>&1
