@@ -24,6 +24,27 @@ func benchGPU(b *testing.B) nsrnn.Device {
 	return nsrnn.CPU
 }
 
+// gpuStream makes a model of cfg in precision prec on the first usable
+// GPU and a stream of batch rows on it; it skips the benchmark without a
+// GPU or for a kind without a GPU implementation.
+func gpuStream(b *testing.B, cfg nsrnn.Config, prec nsrnn.Precision, batch int) (*nsrnn.Model, *nsrnn.Stream) {
+	b.Helper()
+	d := benchGPU(b)
+	m, err := nsrnn.New(cfg, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Precision = prec
+	if err := m.SetDevice(d); err != nil {
+		b.Skip(err)
+	}
+	s, err := m.NewStream(batch)
+	if err != nil {
+		b.Skip(err)
+	}
+	return m, s
+}
+
 // gpuBenchBatches are the batch sizes of the GPU benchmarks: the paper's
 // 32 and a larger one that fills more of the card.
 var gpuBenchBatches = []int{32, 256}
@@ -40,19 +61,7 @@ func BenchmarkGPUTrainPTB(b *testing.B) {
 		for _, prec := range []nsrnn.Precision{nsrnn.Float64, nsrnn.Float32} {
 			for _, batch := range gpuBenchBatches {
 				b.Run(fmt.Sprintf("%s%s/B%d", c.name, precSuffix(prec), batch), func(b *testing.B) {
-					d := benchGPU(b)
-					m, err := nsrnn.New(c.cfg, 1)
-					if err != nil {
-						b.Fatal(err)
-					}
-					m.Precision = prec
-					if err := m.SetDevice(d); err != nil {
-						b.Skip(err)
-					}
-					s, err := m.NewStream(batch)
-					if err != nil {
-						b.Fatal(err)
-					}
+					m, s := gpuStream(b, c.cfg, prec, batch)
 					in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
 					fit := func(chunks int) {
 						obj, err := nsrnn.StreamObjective(s, chunks, func(int) ([][]int, [][]int, error) { return in, tgt, nil },
@@ -90,19 +99,7 @@ func BenchmarkGPUEvalPTB(b *testing.B) {
 		for _, prec := range []nsrnn.Precision{nsrnn.Float64, nsrnn.Float32} {
 			for _, batch := range gpuBenchBatches {
 				b.Run(fmt.Sprintf("%s%s/B%d", c.name, precSuffix(prec), batch), func(b *testing.B) {
-					d := benchGPU(b)
-					m, err := nsrnn.New(c.cfg, 1)
-					if err != nil {
-						b.Fatal(err)
-					}
-					m.Precision = prec
-					if err := m.SetDevice(d); err != nil {
-						b.Skip(err)
-					}
-					s, err := m.NewStream(batch)
-					if err != nil {
-						b.Fatal(err)
-					}
+					_, s := gpuStream(b, c.cfg, prec, batch)
 					in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
 					if _, err := s.Loss(in, tgt); err != nil {
 						b.Fatal(err)

@@ -375,43 +375,47 @@ func (b *cublasAPI) check(fn string, r uintptr) error {
 	return e
 }
 
-// openDriver loads and resolves libcuda.
-func openDriver(sp searchPath) (*driverAPI, *notFound, error) {
-	lib, nf := sp.open(cudaSpec)
+// api is one library's table of functions (driverAPI, nvrtcAPI,
+// cublasAPI).
+type api interface {
+	syms() []sym
+	setLib(library)
+}
+
+func (d *driverAPI) setLib(l library) { d.lib = l }
+func (n *nvrtcAPI) setLib(l library)  { n.lib = l }
+func (b *cublasAPI) setLib(l library) { b.lib = l }
+
+// openAPI loads the library of spec and resolves its table of functions.
+func openAPI[T any, P interface {
+	*T
+	api
+}](sp searchPath, spec libSpec) (P, *notFound, error) {
+	lib, nf := sp.open(spec)
 	if nf != nil {
 		return nil, nf, nil
 	}
-	d := &driverAPI{lib: lib}
-	if err := resolve(lib, d.syms()); err != nil {
+	a := P(new(T))
+	a.setLib(lib)
+	if err := resolve(lib, a.syms()); err != nil {
 		return nil, nil, err
 	}
-	return d, nil, nil
+	return a, nil, nil
+}
+
+// openDriver loads and resolves libcuda.
+func openDriver(sp searchPath) (*driverAPI, *notFound, error) {
+	return openAPI[driverAPI](sp, cudaSpec)
 }
 
 // openNVRTC loads and resolves NVRTC.
 func openNVRTC(sp searchPath) (*nvrtcAPI, *notFound, error) {
-	lib, nf := sp.open(nvrtcSpec)
-	if nf != nil {
-		return nil, nf, nil
-	}
-	n := &nvrtcAPI{lib: lib}
-	if err := resolve(lib, n.syms()); err != nil {
-		return nil, nil, err
-	}
-	return n, nil, nil
+	return openAPI[nvrtcAPI](sp, nvrtcSpec)
 }
 
 // openCublas loads and resolves cuBLAS.
 func openCublas(sp searchPath) (*cublasAPI, *notFound, error) {
-	lib, nf := sp.open(cublasSpec)
-	if nf != nil {
-		return nil, nf, nil
-	}
-	b := &cublasAPI{lib: lib}
-	if err := resolve(lib, b.syms()); err != nil {
-		return nil, nil, err
-	}
-	return b, nil, nil
+	return openAPI[cublasAPI](sp, cublasSpec)
 }
 
 // loader holds the libraries loaded so far. The package uses one, state;

@@ -110,67 +110,45 @@ func (c *Context) download(dst unsafe.Pointer, src Ptr, bytes int) error {
 // UploadFloat64 copies src to the device memory at dst, after the work
 // queued before it on the stream. It waits for the copy, so src may be
 // reused on return. An empty src does nothing.
-func (c *Context) UploadFloat64(dst Ptr, src []float64) error {
-	if len(src) == 0 {
-		return nil
-	}
-	err := c.upload(dst, unsafe.Pointer(&src[0]), len(src)*8)
-	runtime.KeepAlive(src)
-	return err
-}
+func (c *Context) UploadFloat64(dst Ptr, src []float64) error { return uploadSlice(c, dst, src) }
 
 // UploadFloat32 copies src to the device memory at dst, as UploadFloat64
 // does.
-func (c *Context) UploadFloat32(dst Ptr, src []float32) error {
-	if len(src) == 0 {
-		return nil
-	}
-	err := c.upload(dst, unsafe.Pointer(&src[0]), len(src)*4)
-	runtime.KeepAlive(src)
-	return err
-}
+func (c *Context) UploadFloat32(dst Ptr, src []float32) error { return uploadSlice(c, dst, src) }
 
 // UploadInt32 copies src to the device memory at dst, as UploadFloat64
 // does.
-func (c *Context) UploadInt32(dst Ptr, src []int32) error {
-	if len(src) == 0 {
-		return nil
-	}
-	err := c.upload(dst, unsafe.Pointer(&src[0]), len(src)*4)
-	runtime.KeepAlive(src)
-	return err
-}
+func (c *Context) UploadInt32(dst Ptr, src []int32) error { return uploadSlice(c, dst, src) }
 
 // DownloadFloat64 fills dst from the device memory at src, after the work
 // queued before it on the stream: it waits for the stream, so dst is
 // filled on return. An empty dst does nothing.
-func (c *Context) DownloadFloat64(dst []float64, src Ptr) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	err := c.download(unsafe.Pointer(&dst[0]), src, len(dst)*8)
-	runtime.KeepAlive(dst)
-	return err
-}
+func (c *Context) DownloadFloat64(dst []float64, src Ptr) error { return downloadSlice(c, dst, src) }
 
 // DownloadFloat32 fills dst from the device memory at src, as
 // DownloadFloat64 does.
-func (c *Context) DownloadFloat32(dst []float32, src Ptr) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	err := c.download(unsafe.Pointer(&dst[0]), src, len(dst)*4)
-	runtime.KeepAlive(dst)
-	return err
-}
+func (c *Context) DownloadFloat32(dst []float32, src Ptr) error { return downloadSlice(c, dst, src) }
 
 // DownloadInt32 fills dst from the device memory at src, as
 // DownloadFloat64 does.
-func (c *Context) DownloadInt32(dst []int32, src Ptr) error {
+func (c *Context) DownloadInt32(dst []int32, src Ptr) error { return downloadSlice(c, dst, src) }
+
+// uploadSlice copies a slice of fixed-size values to the device.
+func uploadSlice[T float64 | float32 | int32](c *Context, dst Ptr, src []T) error {
+	if len(src) == 0 {
+		return nil
+	}
+	err := c.upload(dst, unsafe.Pointer(&src[0]), len(src)*int(unsafe.Sizeof(src[0])))
+	runtime.KeepAlive(src)
+	return err
+}
+
+// downloadSlice fills a slice of fixed-size values from the device.
+func downloadSlice[T float64 | float32 | int32](c *Context, dst []T, src Ptr) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	err := c.download(unsafe.Pointer(&dst[0]), src, len(dst)*4)
+	err := c.download(unsafe.Pointer(&dst[0]), src, len(dst)*int(unsafe.Sizeof(dst[0])))
 	runtime.KeepAlive(dst)
 	return err
 }
