@@ -879,3 +879,190 @@ __global__ void fill(double* x, double v, long n) {
 }
 
 } // extern "C"
+
+// The vector stack (VRNS): the RNS program, its stack elements carrying
+// vectors of size mv; the reading is the expected vector on top per
+// (state, top symbol), r_t[(ry)·mv + j] = Σ_i V[i][j]·exp(P_i[ry] − log Σα[p])
+// with P_i[ry] = ⊕_qx α[i][qx] + γ[i→p][qx→ry], the terms of α[p], and V[i]
+// the vector of the element that row i's runs have on top (pushed by the
+// step that made position i+1; with the fixed bottom, V[0] is the bottom
+// vector). V (B, NP, mv), P (B, Dw, m) per step.
+extern "C" {
+
+// vr_vec: step t's pushed vectors σ(pre + b_v) into V at position p−1.
+__global__ void vr_vec(double* V, const real* pre, const real* bv, int p, int B, int NP, int mv) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * mv) return;
+	int b = idx / mv, j = idx % mv;
+	double x = (double)pre[idx] + (double)bv[j];
+	V[((long)b * NP + (p - 1)) * mv + j] = 1.0 / (1.0 + exp(-x));
+}
+
+// vr_bottom: V[b][0] = the bottom vector (fixed bottom), and r_0 = the
+// bottom vector at (0, 0) for every sequence (rd: B rows of m·mv).
+// kind 0: σ(w0), 1: zeros, 2: ones.
+__global__ void vr_bottom(double* V, real* rd, const real* w0, int kind, int fixed, int B, int NP, int m, int mv) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * m * mv) return;
+	int b = idx / (m * mv), k = idx % (m * mv);
+	double v = 0;
+	if (k < mv) v = kind == 0 ? 1.0 / (1.0 + exp(-(double)w0[k])) : kind == 2 ? 1.0 : 0.0;
+	rd[idx] = (real)v;
+	if (fixed && k < mv) V[((long)b * NP) * mv + k] = v;
+}
+
+// vr_P: P_i[ry] for the rows i = p − d of column p.
+__global__ void vr_P(double* P, const double* lg, const double* la, int p, int B, int NP, int Dw, int m) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * Dw * m) return;
+	int ry = idx % m, dd = (idx / m) % Dw, b = idx / (m * Dw);
+	int i = p - dd - 1;
+	double* out = P + ((long)b * Dw + dd) * m + ry;
+	if (i < 0) {
+		*out = NEG;
+		return;
+	}
+	const double* a = la + ((long)b * NP + i) * m;
+	const double* g = lg + (((long)b * NP + p) * Dw + dd) * m * m + ry;
+	double mx = NEG;
+	for (int qx = 0; qx < m; qx++) mx = fmax(mx, a[qx] + g[qx * m]);
+	if (mx == NEG) {
+		*out = NEG;
+		return;
+	}
+	double s = 0;
+	for (int qx = 0; qx < m; qx++) s += exp(a[qx] + g[qx * m] - mx);
+	*out = mx + log(s);
+}
+
+// logZ is log Σ α[p] of sequence b.
+__device__ double logZ(const double* la, int b, int p, int NP, int m) {
+	const double* a = la + ((long)b * NP + p) * m;
+	double mx = NEG;
+	for (int j = 0; j < m; j++) mx = fmax(mx, a[j]);
+	double s = 0;
+	for (int j = 0; j < m; j++) s += exp(a[j] - mx);
+	return mx + log(s);
+}
+
+// vr_read: the reading of column p (B rows of m·mv).
+__global__ void vr_read(real* rd, const double* P, const double* V, const double* la, int p, int B, int NP, int Dw, int m, int mv) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * m * mv) return;
+	int j = idx % mv, ry = (idx / mv) % m, b = idx / (m * mv);
+	double z = logZ(la, b, p, NP, m);
+	double x = 0;
+	for (int d = 1; d <= Dw && p - d >= 0; d++) {
+		double pi = P[((long)b * Dw + (d - 1)) * m + ry];
+		if (pi != NEG) x += V[((long)b * NP + (p - d)) * mv + j] * exp(pi - z);
+	}
+	rd[idx] = (real)x;
+}
+
+// vr_back_read: from the reading's gradient dr, dP[d][ry] = ∂L/∂P_i[ry]
+// (without the share through log Σα) for the rows of column p, and dV of
+// their vectors.
+__global__ void vr_back_P(double* dP, const double* P, const double* V, const double* la, const real* dr, int p, int B, int NP, int Dw, int m, int mv) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * Dw * m) return;
+	int ry = idx % m, dd = (idx / m) % Dw, b = idx / (m * Dw);
+	int i = p - dd - 1;
+	double* out = dP + ((long)b * Dw + dd) * m + ry;
+	double pi = P[((long)b * Dw + dd) * m + ry];
+	if (i < 0 || pi == NEG || !dr) {
+		*out = 0;
+		return;
+	}
+	double w = exp(pi - logZ(la, b, p, NP, m));
+	const double* v = V + ((long)b * NP + i) * mv;
+	const real* g = dr + ((long)b * m + ry) * mv;
+	double c = 0;
+	for (int j = 0; j < mv; j++) c += (double)g[j] * v[j];
+	*out = w * c;
+}
+
+// vr_back_V: dV[i][j] += Σ_ry dr[ry·mv + j]·exp(P_i[ry] − log Σα[p]).
+__global__ void vr_back_V(double* dV, const double* P, const double* la, const real* dr, int p, int B, int NP, int Dw, int m, int mv) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * Dw * mv || !dr) return;
+	int j = idx % mv, dd = (idx / mv) % Dw, b = idx / (mv * Dw);
+	int i = p - dd - 1;
+	if (i < 0) return;
+	double z = logZ(la, b, p, NP, m);
+	double s = 0;
+	for (int ry = 0; ry < m; ry++) {
+		double pi = P[((long)b * Dw + dd) * m + ry];
+		if (pi != NEG) s += (double)dr[((long)b * m + ry) * mv + j] * exp(pi - z);
+	}
+	dV[((long)b * NP + i) * mv + j] += s;
+}
+
+// vr_back_Z: the share of the reading's gradient through log Σα[p]:
+// ∂L/∂α[p][ry] += −(Σ dP)·exp(α[p][ry] − log Σα[p]).
+__global__ void vr_back_Z(double* dla, const double* dP, const double* la, int p, int B, int NP, int Dw, int m) {
+	int b = blockIdx.x * blockDim.x + threadIdx.x;
+	if (b >= B) return;
+	double s = 0;
+	for (int k = 0; k < Dw * m; k++) s += dP[(long)b * Dw * m + k];
+	double z = logZ(la, b, p, NP, m);
+	const double* a = la + ((long)b * NP + p) * m;
+	double* da = dla + ((long)b * NP + p) * m;
+	for (int ry = 0; ry < m; ry++)
+		if (a[ry] != NEG) da[ry] -= s * exp(a[ry] - z);
+}
+
+// vr_back_P_g: ∂L/∂γ[i→p] through P_i.
+__global__ void vr_back_P_g(double* dlg, const double* lg, const double* la, const double* P, const double* dP, int p, int B, int NP, int Dw, int m) {
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= (long)B * Dw * m * m) return;
+	int ry = idx % m, qx = (idx / m) % m, dd = (idx / ((long)m * m)) % Dw;
+	int b = idx / ((long)m * m * Dw);
+	int i = p - dd - 1;
+	if (i < 0) return;
+	double pi = P[((long)b * Dw + dd) * m + ry], g = dP[((long)b * Dw + dd) * m + ry];
+	long o = (((long)b * NP + p) * Dw + dd) * m * m + qx * m + ry;
+	double x = la[((long)b * NP + i) * m + qx] + lg[o];
+	dlg[o] += share(x, pi, g);
+}
+
+// vr_back_P_a: ∂L/∂α[i] through P_i.
+__global__ void vr_back_P_a(double* dla, const double* lg, const double* la, const double* P, const double* dP, int p, int B, int NP, int Dw, int m) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * Dw * m) return;
+	int qx = idx % m, dd = (idx / m) % Dw, b = idx / (m * Dw);
+	int i = p - dd - 1;
+	if (i < 0) return;
+	double ai = la[((long)b * NP + i) * m + qx];
+	const double* g = lg + (((long)b * NP + p) * Dw + dd) * m * m + qx * m;
+	double s = 0;
+	for (int ry = 0; ry < m; ry++) s += share(ai + g[ry], P[((long)b * Dw + dd) * m + ry], dP[((long)b * Dw + dd) * m + ry]);
+	dla[((long)b * NP + i) * m + qx] += s;
+}
+
+// vr_back_vec: the gradient of step t's pushed vectors' pre-activations
+// (out, B rows of mv), from dV at position p−1.
+__global__ void vr_back_vec(real* out, const double* dV, const double* V, int p, int B, int NP, int mv) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * mv) return;
+	int b = idx / mv, j = idx % mv;
+	long o = ((long)b * NP + (p - 1)) * mv + j;
+	double v = V[o];
+	out[idx] = (real)(dV[o] * v * (1 - v));
+}
+
+// vr_back_bottom: the gradient of w_0 (learned bottom: σ(w0)) from dV at
+// position 0 (fixed bottom) and the gradient dr0 of r_0 at (0, 0),
+// summed over the batch in order.
+__global__ void vr_back_bottom(real* dw0, const double* dV, const real* dr0, const real* w0, int fixed, int B, int NP, int m, int mv) {
+	int j = blockIdx.x * blockDim.x + threadIdx.x;
+	if (j >= mv) return;
+	double s = 0;
+	for (int b = 0; b < B; b++) {
+		if (fixed) s += dV[((long)b * NP) * mv + j];
+		if (dr0) s += (double)dr0[(long)b * m * mv + j];
+	}
+	double v = 1.0 / (1.0 + exp(-(double)w0[j]));
+	dw0[j] = (real)(s * v * (1 - v));
+}
+
+} // extern "C"

@@ -42,22 +42,35 @@ func TestParseDevice(t *testing.T) {
 	}
 }
 
-// A kind without a GPU implementation is refused, whether or not a GPU is
-// there, and the model keeps working on the CPU.
-func TestSetDeviceRefusesKindWithoutKernels(t *testing.T) {
-	m, err := New(Config{Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 2, Symbols: 2, StackEmbedding: 2}, 1)
+// A stack without a GPU implementation (here the nondeterministic stack
+// driven by given scores, with no actions layer; the kinds registered from
+// outside, as examples/counterstack's test shows) is refused, whether or
+// not a GPU is there.
+func TestCUDAStackSupported(t *testing.T) {
+	scores, err := stacks.NewNSScores("s", stacks.NSConfig{States: 1, Symbols: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = m.SetDevice(CUDA(0))
-	if !errors.Is(err, ErrNoDeviceKernel) || !strings.Contains(err.Error(), "vrns") {
-		t.Fatalf("SetDevice(cuda:0) on vrns: %v, want ErrNoDeviceKernel naming the kind", err)
+	if cudaStackSupported(scores) {
+		t.Fatal("a stack without an actions layer is said to run on the GPU")
 	}
-	if m.Device() != CPU {
-		t.Fatalf("the model moved to %v", m.Device())
+	// Every kind listed as running on the GPU is in the GPU suite, with a
+	// stack the GPU runs.
+	tested := map[string]bool{}
+	for name, c := range gpuConfigs() {
+		m, err := New(c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.stack != nil && !cudaStackSupported(m.stack) {
+			t.Errorf("%s: in the GPU suite, but its stack has no GPU implementation", name)
+		}
+		tested[c.Kind] = true
 	}
-	if _, err := m.Loss([][]int{{0, 1, 2}}); err != nil {
-		t.Fatal(err)
+	for _, k := range deviceKinds {
+		if !tested[k] {
+			t.Errorf("kind %s runs on the GPU but no configuration of the GPU suite has it", k)
+		}
 	}
 }
 
@@ -100,7 +113,7 @@ func TestCUDAKernelsCompile(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", p, err)
 		}
-		for _, k := range []string{"embed_gather", "bias_rows", "onehot_add", "lstm_cell", "lstm_cell_back", "softmax_rows", "sum_scaled", "scatter_rows", "scatter_cols", "sumsq_partial", "sgd_update", "adam_update", "to_real", "to_double", "jm_act", "jm_step", "jm_back_cells", "jm_back_actions", "add_rows", "gref_act", "gref_step", "gref_read", "gref_back", "ns_init", "ns_act", "ns_gp", "ns_col", "ns_alpha", "ns_read", "ns_back_read", "ns_back_alpha_g", "ns_back_alpha_a", "ns_back_push", "ns_back_rep", "ns_back_rep_w", "ns_back_pop", "ns_back_gp", "ns_back_gp_g", "ns_back_pop_w", "ns_act_back", "rows_copy", "fill"} {
+		for _, k := range []string{"embed_gather", "bias_rows", "onehot_add", "lstm_cell", "lstm_cell_back", "softmax_rows", "sum_scaled", "scatter_rows", "scatter_cols", "sumsq_partial", "sgd_update", "adam_update", "to_real", "to_double", "jm_act", "jm_step", "jm_back_cells", "jm_back_actions", "add_rows", "gref_act", "gref_step", "gref_read", "gref_back", "ns_init", "ns_act", "ns_gp", "ns_col", "ns_alpha", "ns_read", "ns_back_read", "ns_back_alpha_g", "ns_back_alpha_a", "ns_back_push", "ns_back_rep", "ns_back_rep_w", "ns_back_pop", "ns_back_gp", "ns_back_gp_g", "ns_back_pop_w", "ns_act_back", "rows_copy", "fill", "vr_vec", "vr_bottom", "vr_P", "vr_read", "vr_back_P", "vr_back_V", "vr_back_Z", "vr_back_P_g", "vr_back_P_a", "vr_back_vec", "vr_back_bottom"} {
 			if !strings.Contains(string(ptx), ".entry "+k+"(") {
 				t.Errorf("%v: the PTX has no kernel %s", p, k)
 			}
@@ -167,6 +180,10 @@ func gpuConfigs() map[string]Config {
 		"rns-1-2-D35":    {Kind: RNS, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, States: 1, Symbols: 2, Window: 35, InitRange: 0.5},
 		"ns-fixed-D3":    {Kind: NS, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, States: 2, Symbols: 2, Window: 3, Bottom: stacks.Fixed, InitRange: 0.5},
 		"rns-3-4":        {Kind: RNS, InputVocab: 9, OutputVocab: 9, Embedding: 5, Hidden: 8, States: 3, Symbols: 4, InitRange: 0.5},
+		"vrns-learned":   {Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 6, States: 2, Symbols: 2, StackEmbedding: 3, InitRange: 0.5},
+		"vrns-fixed":     {Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 6, States: 2, Symbols: 2, StackEmbedding: 2, Bottom: stacks.Fixed, InitRange: 0.5},
+		"vrns-zero-D3":   {Kind: VRNS, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, States: 1, Symbols: 2, StackEmbedding: 2, Window: 3, BottomVector: stacks.ZeroBottom, InitRange: 0.5},
+		"vrns-one-fixed": {Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 1, Symbols: 3, StackEmbedding: 2, Bottom: stacks.Fixed, BottomVector: stacks.OneBottom, InitRange: 0.5},
 		"jm-wide-hidden": {Kind: JM, InputVocab: 300, OutputVocab: 300, Embedding: 16, Hidden: 40, PushHiddenState: true, DepthLimit: 10, InitRange: 0.1},
 	}
 }
@@ -177,7 +194,8 @@ func carries(t *testing.T, c Config) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m.stack == nil || m.stack.Carryable() == nil
+	_, vector := m.stack.(*stacks.VRNS)
+	return (m.stack == nil || m.stack.Carryable() == nil) && !vector // VRNS: sentence mode only on the GPU
 }
 
 // twins returns a model on the CPU and the same model on the GPU.
@@ -500,6 +518,7 @@ func TestGPUTrainingTracksCPU(t *testing.T) {
 		{"gref-adam-sentences", gpuConfigs()["gref"], true},
 		{"rns-adam-sentences", gpuConfigs()["rns-2-3"], true},
 		{"rns-sgd-stream", gpuConfigs()["rns-fixed-D4"], false},
+		{"vrns-adam-sentences", gpuConfigs()["vrns-fixed"], true},
 	} {
 		cpu, g := twins(t, d, c.cfg, Float64)
 		l1, m1 := train(cpu, c.adam)

@@ -271,9 +271,11 @@
 // the Precision, as on the CPU; their carried state crosses between host
 // and device at every chunk in log space (stacks.NSLogState), so that a
 // stream may move between the CPU and the GPU at any chunk, at a cost that
-// grows with |Q|²|Γ|² and the window. VRNS, kinds with a stack registered
-// from outside and Viterbi decoding run on the CPU only; SetDevice refuses
-// those kinds, and the model stays on the CPU.
+// grows with |Q|²|Γ|² and the window. The vector stack (VRNS, every
+// bottom vector) runs there in sentence mode; its streams are refused on
+// the GPU for now (NewStream's error wraps ErrNoDeviceKernel). Kinds with
+// a stack registered from outside and Viterbi decoding run on the CPU only;
+// SetDevice refuses those kinds, and the model stays on the CPU.
 //
 // A pass of a shape met before (the same batch, length and mode) is
 // captured as a CUDA graph and replayed, one launch instead of hundreds;

@@ -30,7 +30,7 @@ func cudaKernelSource() (src string, opts map[Precision][]string) {
 
 // deviceKinds are the library's kinds with a GPU implementation (a kind
 // without a stack runs as the LSTM).
-var deviceKinds = []string{LSTM, Gref, JM, NS, NSS, NSU, RNS}
+var deviceKinds = []string{LSTM, Gref, JM, NS, NSS, NSU, RNS, VRNS}
 
 // cudaStackSupported reports whether a stack has a GPU implementation.
 func cudaStackSupported(l stacks.Layer) bool {
@@ -40,6 +40,8 @@ func cudaStackSupported(l stacks.Layer) bool {
 	case *stacks.NS:
 		// The stacks with an actions layer (not NewNSScores's).
 		return len(s.Params()) == 2
+	case *stacks.VRNS:
+		return true
 	}
 	return false
 }
@@ -282,7 +284,12 @@ func (k cudaModule) launch(name string, grid int, args []any) error {
 
 func (e *cudaEngine) device() Device { return e.dev }
 
-func (e *cudaEngine) streams() error { return nil }
+func (e *cudaEngine) streams() error {
+	if ns, ok := e.stack.(*cudaNS); ok && ns.vec != nil {
+		return fmt.Errorf("nsrnn: model kind %s on %v: the GPU runs the vector stack in sentence mode only, not yet as streams: %w", e.m.cfg.Kind, e.dev, ErrNoDeviceKernel)
+	}
+	return nil
+}
 
 // newCUDAEngine opens device d for m, compiles its kernels and copies the
 // parameters there.
@@ -1131,6 +1138,9 @@ func (e *cudaEngine) hostGrads() ([][]float64, error) {
 func (e *cudaEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome, error) {
 	m := e.m
 	B, T := s.batch, len(inputs[0])
+	if err := e.streams(); err != nil {
+		return outcome{}, err
+	}
 	if err := m.checkSize(B, T, T, T, true); err != nil {
 		return outcome{}, err
 	}

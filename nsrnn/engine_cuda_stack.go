@@ -54,6 +54,8 @@ func (e *cudaEngine) newCUDAStack() (cudaStack, error) {
 		return &cudaGref{e: e, s: s}, nil
 	case *stacks.NS:
 		return &cudaNS{e: e, s: s, cfg: s.Config()}, nil
+	case *stacks.VRNS:
+		return newCUDAVRNS(e, s), nil
 	}
 	return nil, fmt.Errorf("nsrnn: model kind %s: %w", e.m.cfg.Kind, ErrNoDeviceKernel)
 }
@@ -454,6 +456,16 @@ func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int
 			return err
 		}
 	}
+	if ig, ok := st.(initialGrader); ok {
+		// r_0 fed layer 0 at step 1.
+		wih, _, _, _ := layerIdx(0)
+		if err := e.gemm(p, false, false, B, mR, 4*H, bf.dz[0], 4*H, W(wih).Offset(in0*es), ld0, 0, dr, mR); err != nil {
+			return err
+		}
+		if err := ig.initialGrad(r, dr, G, e.stackFirst()); err != nil {
+			return err
+		}
+	}
 	return st.weightGrads(r, bf.hs[L-1].Offset(blk), G, e.stackFirst())
 }
 
@@ -638,7 +650,9 @@ type cudaNS struct {
 	// buffers ns.keepA and ns.keepG (np positions of Dw distances).
 	carried  *stacks.NSLogState
 	fromKept bool
-	kept     struct {
+	// vec is the vector payload of a VRNS stack (nil for NS and RNS).
+	vec  *vrnsPart
+	kept struct {
 		np, Dw, B int
 		prec      Precision
 	}
@@ -646,7 +660,12 @@ type cudaNS struct {
 
 func (n *cudaNS) shape() int { return n.P0 }
 
-func (n *cudaNS) params() int { return 2 }
+func (n *cudaNS) params() int {
+	if n.vec != nil {
+		return len(n.vec.s.Params())
+	}
+	return 2
+}
 
 func (n *cudaNS) prepare(r *lstmRun, S int, st stacks.State, onDevice bool) error {
 	e, B := n.e, r.B
@@ -706,6 +725,9 @@ func (n *cudaNS) prepare(r *lstmRun, S int, st stacks.State, onDevice bool) erro
 		n.dlogw = get("dlogw", 8*B*n.A)
 		n.dlogits = get("dlogits", es*max(S, 1)*B*n.A)
 	}
+	if err == nil && n.vec != nil {
+		err = n.prepareVec(r)
+	}
 	return err
 }
 
@@ -721,6 +743,9 @@ func (n *cudaNS) load(r *lstmRun, st stacks.State, onDevice bool) error {
 		}
 		if err := e.launch(r.prec, "ns_init", B, n.lg, n.la, B, n.NP, n.Dw, m, fixed); err != nil {
 			return err
+		}
+		if n.vec != nil {
+			return n.loadVec(r)
 		}
 		// r_0: all the mass on state 0 and symbol 0.
 		r0 := make([]float64, B*n.R)
@@ -918,6 +943,9 @@ func (n *cudaNS) forward(r *lstmRun, t int, h cuda.Ptr) error {
 	if err := e.launch(p, "ns_alpha", B*n.m, n.la, n.lg, pos, B, n.NP, n.Dw, n.m); err != nil {
 		return err
 	}
+	if n.vec != nil {
+		return n.forwardVec(r, t, pos, h)
+	}
 	rt, _ := n.reading(t)
 	return e.launch(p, "ns_read", B, rt, n.la, pos, B, n.NP, n.Q, n.G, n.stateReading())
 }
@@ -925,6 +953,11 @@ func (n *cudaNS) forward(r *lstmRun, t int, h cuda.Ptr) error {
 func (n *cudaNS) zeroAdjoint(r *lstmRun) error {
 	if err := n.e.ctx.Zero(n.dlg, 8*r.B*n.NP*n.Dw*n.m*n.m); err != nil {
 		return err
+	}
+	if n.vec != nil {
+		if err := n.e.ctx.Zero(n.vec.dV, 8*r.B*n.NP*n.vec.mv); err != nil {
+			return err
+		}
 	}
 	return n.e.ctx.Zero(n.dla, 8*r.B*n.NP*n.m)
 }
@@ -955,12 +988,24 @@ func (n *cudaNS) backward(r *lstmRun, t int, dr, h, dh cuda.Ptr) error {
 		{"ns_back_pop_w", B * m * Q, []any{n.dlogw, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
 		{"ns_act_back", B * m, []any{dlogits, n.dlogw, logw, B, m, n.L, n.normalized()}},
 	}
+	if n.vec != nil {
+		if err := n.backwardVecRead(r, t, pos, dr); err != nil {
+			return err
+		}
+		steps = steps[1:] // the reading is the vectors', not α's
+	}
 	for _, s := range steps {
 		if err := e.launch(p, s.name, s.n, s.args...); err != nil {
 			return err
 		}
 	}
-	return e.gemm(p, false, false, B, H, n.A, dlogits, n.A, W(f), H, 1, dh, H)
+	if err := e.gemm(p, false, false, B, H, n.A, dlogits, n.A, W(f), H, 1, dh, H); err != nil {
+		return err
+	}
+	if n.vec != nil {
+		return n.backwardVec(r, t, pos, dh)
+	}
+	return nil
 }
 
 func (n *cudaNS) weightGrads(r *lstmRun, hs cuda.Ptr, G func(int) cuda.Ptr, first int) error {
@@ -976,5 +1021,163 @@ func (n *cudaNS) weightGrads(r *lstmRun, hs cuda.Ptr, G func(int) cuda.Ptr, firs
 	if err != nil {
 		return err
 	}
-	return e.gemm(p, false, false, 1, n.A, SB, ones, SB, n.dlogits, n.A, 0, G(first+1), n.A)
+	if err := e.gemm(p, false, false, 1, n.A, SB, ones, SB, n.dlogits, n.A, 0, G(first+1), n.A); err != nil {
+		return err
+	}
+	if v := n.vec; v != nil {
+		if err := e.gemm(p, true, false, v.mv, H, SB, v.dpre, v.mv, hs, H, 0, G(first+2), H); err != nil {
+			return err
+		}
+		return e.gemm(p, false, false, 1, v.mv, SB, ones, SB, v.dpre, v.mv, 0, G(first+3), v.mv)
+	}
+	return nil
+}
+
+// vrnsPart is what the vector stack (VRNS) adds to the nondeterministic
+// stack's program on the GPU: the stack elements' vectors and the reading
+// they make.
+type vrnsPart struct {
+	s  *stacks.VRNS
+	mv int
+	// bottom is the bottom vector's kind for vr_bottom: 0 learned, 1
+	// zeros, 2 ones.
+	bottom int
+	// V (B, NP, mv) the vectors by position, P (S, B, Dw, m) the terms of
+	// α by row, pre (S, B, mv) the pushed vectors' pre-activations; dV,
+	// dP (B, Dw, m) and dpre (S, B, mv) the backward pass's.
+	V, P, pre, dV, dP, dpre cuda.Ptr
+}
+
+// newCUDAVRNS returns the GPU implementation of a VRNS stack: the NS
+// program with the vector payload.
+func newCUDAVRNS(e *cudaEngine, s *stacks.VRNS) *cudaNS {
+	c := s.Config()
+	n := &cudaNS{e: e, cfg: stacks.NSConfig{States: c.States, Symbols: c.Symbols, Bottom: c.Bottom, Window: c.Window}}
+	n.vec = &vrnsPart{s: s, mv: c.Vector}
+	switch c.BottomVector {
+	case stacks.ZeroBottom:
+		n.vec.bottom = 1
+	case stacks.OneBottom:
+		n.vec.bottom = 2
+	}
+	return n
+}
+
+// prepareVec sizes the vector stack's buffers.
+func (n *cudaNS) prepareVec(r *lstmRun) error {
+	v, e, B := n.vec, n.e, r.B
+	es := elem(r.prec)
+	S := max(n.S, 1)
+	n.R = n.m * v.mv
+	var err error
+	get := func(name string, bytes int) cuda.Ptr {
+		if err != nil {
+			return 0
+		}
+		var p cuda.Ptr
+		p, err = e.buf("vrns."+name, bytes)
+		return p
+	}
+	n.rd = get("rd", es*(n.S+1)*B*n.R)
+	v.V = get("V", 8*B*n.NP*v.mv)
+	v.P = get("P", 8*S*B*n.Dw*n.m)
+	v.pre = get("pre", es*S*B*v.mv)
+	if r.grad {
+		v.dV = get("dV", 8*B*n.NP*v.mv)
+		v.dP = get("dP", 8*B*n.Dw*n.m)
+		v.dpre = get("dpre", es*S*B*v.mv)
+	}
+	return err
+}
+
+// loadVec sets r_0 (and, with the fixed bottom, the bottom's vector).
+func (n *cudaNS) loadVec(r *lstmRun) error {
+	e, v := n.e, n.vec
+	if err := e.setWeights(r.prec); err != nil {
+		return err
+	}
+	var w0 cuda.Ptr
+	if v.bottom == 0 {
+		w0 = e.working(e.stackFirst() + 4)
+	}
+	fixed := 0
+	if n.cfg.Bottom == stacks.Fixed {
+		fixed = 1
+	}
+	return e.launch(r.prec, "vr_bottom", r.B*n.m*v.mv, v.V, n.rd, w0, v.bottom, fixed, r.B, n.NP, n.m, v.mv)
+}
+
+// forwardVec makes step t's pushed vectors and its reading.
+func (n *cudaNS) forwardVec(r *lstmRun, t, pos int, h cuda.Ptr) error {
+	e, v, p, B, H := n.e, n.vec, r.prec, r.B, n.e.m.cfg.Hidden
+	f := e.stackFirst()
+	W := e.working
+	pre := v.pre.Offset((t - 1) * B * v.mv * elem(p))
+	if err := e.gemm(p, false, true, B, v.mv, H, h, H, W(f+2), H, 0, pre, v.mv); err != nil {
+		return err
+	}
+	if err := e.launch(p, "vr_vec", B*v.mv, v.V, pre, W(f+3), pos, B, n.NP, v.mv); err != nil {
+		return err
+	}
+	P := v.P.Offset((t - 1) * B * n.Dw * n.m * 8)
+	if err := e.launch(p, "vr_P", B*n.Dw*n.m, P, n.lg, n.la, pos, B, n.NP, n.Dw, n.m); err != nil {
+		return err
+	}
+	rt, _ := n.reading(t)
+	return e.launch(p, "vr_read", B*n.m*v.mv, rt, P, v.V, n.la, pos, B, n.NP, n.Dw, n.m, v.mv)
+}
+
+// backwardVecRead sends the gradient dr of step t's reading into α, γ and
+// the vectors (in place of ns_back_read).
+func (n *cudaNS) backwardVecRead(r *lstmRun, t, pos int, dr cuda.Ptr) error {
+	e, v, p, B := n.e, n.vec, r.prec, r.B
+	m, NP, Dw, mv := n.m, n.NP, n.Dw, v.mv
+	P := v.P.Offset((t - 1) * B * Dw * m * 8)
+	steps := []struct {
+		name string
+		n    int
+		args []any
+	}{
+		{"vr_back_P", B * Dw * m, []any{v.dP, P, v.V, n.la, dr, pos, B, NP, Dw, m, mv}},
+		{"vr_back_V", B * Dw * mv, []any{v.dV, P, n.la, dr, pos, B, NP, Dw, m, mv}},
+		{"vr_back_Z", B, []any{n.dla, v.dP, n.la, pos, B, NP, Dw, m}},
+		{"vr_back_P_g", B * Dw * m * m, []any{n.dlg, n.lg, n.la, P, v.dP, pos, B, NP, Dw, m}},
+		{"vr_back_P_a", B * Dw * m, []any{n.dla, n.lg, n.la, P, v.dP, pos, B, NP, Dw, m}},
+	}
+	for _, s := range steps {
+		if err := e.launch(p, s.name, s.n, s.args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// backwardVec sends the gradient of step t's pushed vectors into h_t.
+func (n *cudaNS) backwardVec(r *lstmRun, t, pos int, dh cuda.Ptr) error {
+	e, v, p, B, H := n.e, n.vec, r.prec, r.B, n.e.m.cfg.Hidden
+	dpre := v.dpre.Offset((t - 1) * B * v.mv * elem(p))
+	if err := e.launch(p, "vr_back_vec", B*v.mv, dpre, v.dV, v.V, pos, B, n.NP, v.mv); err != nil {
+		return err
+	}
+	return e.gemm(p, false, false, B, H, v.mv, dpre, v.mv, e.working(e.stackFirst()+2), H, 1, dh, H)
+}
+
+// initialGrad implements initialGrader: the learned bottom vector's
+// gradient, from r_0's (dr0) and, with the fixed bottom, its element's.
+func (n *cudaNS) initialGrad(r *lstmRun, dr0 cuda.Ptr, G func(int) cuda.Ptr, first int) error {
+	v := n.vec
+	if v == nil || v.bottom != 0 {
+		return nil
+	}
+	fixed := 0
+	if n.cfg.Bottom == stacks.Fixed {
+		fixed = 1
+	}
+	return n.e.launch(r.prec, "vr_back_bottom", v.mv, G(first+4), v.dV, dr0, n.e.working(first+4), fixed, r.B, n.NP, n.m, v.mv)
+}
+
+// initialGrader is a stack whose initial reading r_0 has parameters: the
+// pass gives it ∂L/∂r_0.
+type initialGrader interface {
+	initialGrad(r *lstmRun, dr0 cuda.Ptr, G func(int) cuda.Ptr, first int) error
 }

@@ -1,9 +1,12 @@
 package counterstack_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/nsrnn/nsrnn/examples/counterstack"
+	"github.com/nsrnn/nsrnn/nsrnn"
 	"github.com/nsrnn/nsrnn/stacks"
 	"github.com/nsrnn/nsrnn/stacks/stackstest"
 )
@@ -15,4 +18,24 @@ func TestConformance(t *testing.T) {
 	stackstest.Test(t, "counter", func(hidden int) (stacks.Layer, error) {
 		return counterstack.New("counter", hidden, 2), nil
 	})
+}
+
+// A kind registered from outside has no GPU implementation: asking for a
+// GPU is refused at once (whether or not one is there) with an error
+// naming the kind, and the model keeps working on the CPU.
+func TestNoGPU(t *testing.T) {
+	m, err := nsrnn.New(nsrnn.Config{Kind: counterstack.Kind, InputVocab: 3, OutputVocab: 4, Hidden: 5, StackEmbedding: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = m.SetDevice(nsrnn.CUDA(0))
+	if !errors.Is(err, nsrnn.ErrNoDeviceKernel) || !strings.Contains(err.Error(), counterstack.Kind) {
+		t.Fatalf("SetDevice(cuda:0): %v, want an error wrapping ErrNoDeviceKernel that names the kind", err)
+	}
+	if m.Device() != nsrnn.CPU {
+		t.Fatalf("the model moved to %v", m.Device())
+	}
+	if _, err := m.Loss([][]int{{0, 1, 2}}); err != nil {
+		t.Fatal(err)
+	}
 }
