@@ -309,14 +309,18 @@ func TestGPUSentenceMatchesCPU(t *testing.T) {
 func stateErr(t *testing.T, a, b *Stream) float64 {
 	t.Helper()
 	if ns, ok := a.m.stack.(*stacks.NS); ok {
-		x, err := ns.LogState(a.State().stack)
-		if err != nil {
-			t.Fatal(err)
+		logState := func(st *State) *stacks.NSLogState {
+			hs, err := hostStackState(st.stack)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls, err := ns.LogState(hs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ls
 		}
-		y, err := ns.LogState(b.State().stack)
-		if err != nil {
-			t.Fatal(err)
-		}
+		x, y := logState(a.State()), logState(b.State())
 		if x.Positions != y.Positions {
 			t.Fatalf("states of %d and %d positions", x.Positions, y.Positions)
 		}
@@ -637,6 +641,56 @@ func TestGPUGraphsReplay(t *testing.T) {
 			if l != first[k] {
 				t.Fatalf("%s: stream chunk %d: loss %v from graphs, %v launched kernel by kernel", name, k, first[k], l)
 			}
+		}
+	}
+}
+
+// Two streams of one model take turns on the GPU, and a state handed out
+// is taken up again later: the stack states the device keeps come to the
+// host whenever something may still need them, and every loss equals the
+// CPU's.
+func TestGPUStreamStatesKept(t *testing.T) {
+	d := gpu(t)
+	for _, name := range []string{"rns-2-2-D3", "ns-fixed-D3", "rns-1-2-D35"} {
+		c := gpuConfigs()[name]
+		cpu, g := twins(t, d, c, Float64)
+		rng := rand.New(rand.NewPCG(8, 8))
+		var chunks [][2][][]int
+		for range 6 {
+			in, tgt := randomStream(rng, 2, 4, min(c.InputVocab, c.OutputVocab))
+			chunks = append(chunks, [2][][]int{in, tgt})
+		}
+		script := func(m *Model) []float64 {
+			a, b := mustStream(t, m, 2), mustStream(t, m, 2)
+			var losses []float64
+			run := func(s *Stream, k int) {
+				l, err := s.Loss(chunks[k][0], chunks[k][1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				losses = append(losses, l)
+			}
+			run(a, 0)
+			run(b, 1)
+			run(a, 2) // a's state was kept on the device before b's chunk
+			held := a.State()
+			run(a, 3)
+			run(b, 4)
+			if err := a.SetState(held); err != nil {
+				t.Fatal(err)
+			}
+			run(a, 3) // again from the state handed out
+			run(a, 5)
+			return losses
+		}
+		want, got := script(cpu), script(g)
+		for i := range want {
+			if e := relErr(got[i], want[i]); e > 1e-9 {
+				t.Fatalf("%s: loss %d: %v on the GPU, %v on the CPU", name, i, got[i], want[i])
+			}
+		}
+		if got[3] != got[5] {
+			t.Fatalf("%s: the chunk run again from the held state gives %v, first %v", name, got[5], got[3])
 		}
 	}
 }

@@ -268,10 +268,12 @@
 // memory-limited, either bottom), in sentence and stream mode (for those
 // that carry their state): evaluation, training, surprisals and sampling.
 // The nondeterministic stacks' dynamic program runs in float64 whatever
-// the Precision, as on the CPU; their carried state crosses between host
-// and device at every chunk in log space (stacks.NSLogState), so that a
-// stream may move between the CPU and the GPU at any chunk, at a cost that
-// grows with |Q|²|Γ|² and the window. The vector stack (VRNS, every
+// the Precision, as on the CPU. Their carried state stays on the device
+// from chunk to chunk and comes to the host, in log space
+// (stacks.NSLogState), only when the host needs it: a checkpoint
+// (Stream.MarshalState), the CPU, or a state handed out (Stream.State)
+// that the device is about to overwrite; so a stream may move between the
+// CPU and the GPU at any chunk. The vector stack (VRNS, every
 // bottom vector) runs there in sentence mode; its streams are refused on
 // the GPU for now (NewStream's error wraps ErrNoDeviceKernel). Kinds with
 // a stack registered from outside and Viterbi decoding run on the CPU only;

@@ -93,6 +93,9 @@ type cudaEngine struct {
 	// none); stB its batch.
 	carried     *State
 	carriedPrec Precision
+	// lastKept is the latest state whose stack the device keeps
+	// (deviceStackState).
+	lastKept *State
 	// scratch for the packed integer inputs, and the counts of their
 	// sort.
 	ints   []int32
@@ -331,6 +334,13 @@ func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
 }
 
 func (e *cudaEngine) close() {
+	// The latest stack state the device keeps comes to the host first, for
+	// the streams that will go on elsewhere.
+	if e.lastKept != nil {
+		if d, ok := e.lastKept.stack.(*deviceStackState); ok {
+			d.host()
+		}
+	}
 	for _, b := range e.ws {
 		e.ctx.Free(b.p)
 	}
@@ -1194,9 +1204,27 @@ func (e *cudaEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome,
 		return outcome{}, err
 	}
 	if e.stack != nil {
+		// The save overwrites the device's copy of the previous state:
+		// a state that may still be held (another stream's, or one handed
+		// out) comes to the host first.
+		if prev := s.state; prev != nil && prev.stack != nil {
+			if d, ok := prev.stack.(*deviceStackState); ok && prev.shared {
+				if _, err := d.host(); err != nil {
+					return outcome{}, err
+				}
+			}
+		}
+		if prev := e.lastKept; prev != nil && prev != s.state && prev.stack != nil {
+			if d, ok := prev.stack.(*deviceStackState); ok {
+				if _, err := d.host(); err != nil {
+					return outcome{}, err
+				}
+			}
+		}
 		if st.stack, err = e.stack.save(r); err != nil {
 			return outcome{}, err
 		}
+		e.lastKept = st
 	}
 	s.state = st
 	return res, nil

@@ -653,8 +653,8 @@ type cudaNS struct {
 	// vec is the vector payload of a VRNS stack (nil for NS and RNS).
 	vec  *vrnsPart
 	kept struct {
-		np, Dw, B int
-		prec      Precision
+		np, Dw, B, gen int
+		prec           Precision
 	}
 }
 
@@ -671,12 +671,15 @@ func (n *cudaNS) prepare(r *lstmRun, S int, st stacks.State, onDevice bool) erro
 	e, B := n.e, r.B
 	c := n.cfg
 	n.carried, n.fromKept = nil, false
-	if st != nil && onDevice && n.kept.np > 0 && n.kept.B == B && n.kept.prec == r.prec {
+	if d, ok := st.(*deviceStackState); ok && onDevice && d.n == n && d.gen == n.kept.gen && n.kept.np > 0 && n.kept.B == B && n.kept.prec == r.prec {
 		// The device keeps the state that the latest pass saved.
 		n.fromKept = true
 	} else if st != nil {
-		var err error
-		if n.carried, err = n.s.LogState(st); err != nil {
+		hs, err := hostStackState(st)
+		if err != nil {
+			return err
+		}
+		if n.carried, err = n.s.LogState(hs); err != nil {
 			return fmt.Errorf("nsrnn: %w", err)
 		}
 	}
@@ -836,6 +839,10 @@ func (n *cudaNS) stage(r *lstmRun, host []float64, dev cuda.Ptr, ld, cnt int, in
 	return e.ctx.DownloadFloat64(host, st)
 }
 
+// save keeps the carried part of the pass's stack on the device (the
+// buffers ns.keepA, ns.keepG and ns.keepR: the last positions' α, their
+// γ columns and the last reading) and returns it as a state that is copied
+// to the host only when the host needs it (deviceStackState).
 func (n *cudaNS) save(r *lstmRun) (stacks.State, error) {
 	if n.cfg.Window == 0 {
 		return nil, fmt.Errorf("nsrnn: model kind %s: an unlimited stack carries no state", n.e.m.cfg.Kind)
@@ -844,9 +851,8 @@ func (n *cudaNS) save(r *lstmRun) (stacks.State, error) {
 	np := min(n.cfg.Window, n.NP)
 	off := n.NP - np
 	colLen := n.Dw * mm
-	ga := make([]float64, B*np*m)
-	gg := make([]float64, B*np*colLen)
 	n.kept.np = 0
+	n.kept.gen++
 	ka, err := e.buf("ns.keepA", 8*B*np*m)
 	if err != nil {
 		return nil, err
@@ -869,17 +875,26 @@ func (n *cudaNS) save(r *lstmRun) (stacks.State, error) {
 	if err := e.ctx.Copy(kr, rd, B*n.R*elem(r.prec)); err != nil {
 		return nil, err
 	}
-	if err := e.ctx.DownloadFloat64(ga, ka); err != nil {
+	n.kept.np, n.kept.Dw, n.kept.B, n.kept.prec = np, n.Dw, B, r.prec
+	return &deviceStackState{n: n, gen: n.kept.gen, batch: B}, nil
+}
+
+// fetch copies the kept state to the host as a stacks.State.
+func (n *cudaNS) fetch() (stacks.State, error) {
+	e, B, m, mm := n.e, n.kept.B, n.m, n.m*n.m
+	np, colLen := n.kept.np, n.kept.Dw*n.m*n.m
+	ga := make([]float64, B*np*m)
+	gg := make([]float64, B*np*colLen)
+	if err := e.ctx.DownloadFloat64(ga, e.ws["ns.keepA"].p); err != nil {
 		return nil, err
 	}
-	if err := e.ctx.DownloadFloat64(gg, kg); err != nil {
+	if err := e.ctx.DownloadFloat64(gg, e.ws["ns.keepG"].p); err != nil {
 		return nil, err
 	}
-	reading, err := e.download(r.prec, kr, B*n.R)
+	reading, err := e.download(n.kept.prec, e.ws["ns.keepR"].p, B*n.R)
 	if err != nil {
 		return nil, err
 	}
-	n.kept.np, n.kept.Dw, n.kept.B, n.kept.prec = np, n.Dw, B, r.prec
 	ls := &stacks.NSLogState{Positions: np, Reading: reading,
 		LogAlpha: make([][]float64, B), LogGamma: make([][]float64, B)}
 	for b := 0; b < B; b++ {
@@ -896,6 +911,54 @@ func (n *cudaNS) save(r *lstmRun) (stacks.State, error) {
 	st, err := n.s.StateFromLog(ls)
 	if err != nil {
 		return nil, fmt.Errorf("nsrnn: %w", err)
+	}
+	return st, nil
+}
+
+// deviceStackState is a nondeterministic stack's carried state that the
+// GPU keeps: a stream that goes on on the GPU continues from the device's
+// copy, and the copy comes to the host (download, and conversion from log
+// space) only when the host needs it: for a checkpoint (MarshalBinary),
+// for the CPU, or before the device overwrites it while someone may still
+// hold the state.
+type deviceStackState struct {
+	n     *cudaNS
+	gen   int // the save that made it (n.kept.gen)
+	batch int
+	st    stacks.State // the host's copy, once made
+	err   error
+}
+
+// Batch implements stacks.State.
+func (d *deviceStackState) Batch() int { return d.batch }
+
+// MarshalBinary implements stacks.State: the host copy's encoding.
+func (d *deviceStackState) MarshalBinary() ([]byte, error) {
+	st, err := d.host()
+	if err != nil {
+		return nil, err
+	}
+	return st.MarshalBinary()
+}
+
+// host returns the state's host copy, making it from the device's.
+func (d *deviceStackState) host() (stacks.State, error) {
+	if d.st != nil || d.err != nil {
+		return d.st, d.err
+	}
+	if d.n.kept.gen != d.gen || d.n.kept.np == 0 {
+		d.err = fmt.Errorf("nsrnn: the GPU's copy of a stream's stack state was overwritten before the host read it")
+		return nil, d.err
+	}
+	d.st, d.err = d.n.fetch()
+	return d.st, d.err
+}
+
+// hostStackState returns a stack state the host can use: the host copy of
+// a state the GPU keeps, or st itself.
+func hostStackState(st stacks.State) (stacks.State, error) {
+	if d, ok := st.(*deviceStackState); ok {
+		return d.host()
 	}
 	return st, nil
 }

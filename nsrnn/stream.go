@@ -188,6 +188,11 @@ func (s *Stream) load(inputs, targets [][]int, grad bool) (*graph, error) {
 	if s.state != nil {
 		lstm, stack = s.state.lstm, s.state.stack
 	}
+	// A state the GPU kept comes to the host.
+	stack, err = hostStackState(stack)
+	if err != nil {
+		return nil, err
+	}
 	if err := gr.lstm.SetInput(lstm); err != nil {
 		return nil, fmt.Errorf("nsrnn: %w", err)
 	}
