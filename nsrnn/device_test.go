@@ -159,32 +159,33 @@ func gpu(t *testing.T) Device {
 // those that can carry their state run in stream mode too.
 func gpuConfigs() map[string]Config {
 	return map[string]Config{
-		"onehot":         {Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 7, InitRange: 0.5},
-		"embed":          {Kind: LSTM, InputVocab: 9, OutputVocab: 9, Embedding: 5, Hidden: 6, InitRange: 0.5},
-		"embed-2":        {Kind: LSTM, InputVocab: 9, OutputVocab: 9, Embedding: 5, Hidden: 6, Layers: 2, InitRange: 0.5},
-		"onehot-3":       {Kind: LSTM, InputVocab: 5, OutputVocab: 6, Hidden: 4, Layers: 3, InitRange: 0.5},
-		"wide-vocab":     {Kind: LSTM, InputVocab: 600, OutputVocab: 700, Embedding: 8, Hidden: 33, InitRange: 0.1},
-		"jm-vec":         {Kind: JM, InputVocab: 3, OutputVocab: 4, Hidden: 7, StackEmbedding: 3, InitRange: 0.5},
-		"jm-hidden":      {Kind: JM, InputVocab: 3, OutputVocab: 4, Hidden: 5, PushHiddenState: true, InitRange: 0.5},
-		"jm-hidden-d3":   {Kind: JM, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 6, PushHiddenState: true, DepthLimit: 3, InitRange: 0.5},
-		"jm-vec-d4-2":    {Kind: JM, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 6, StackEmbedding: 2, DepthLimit: 4, Layers: 2, InitRange: 0.5},
-		"jm-onehot-d2":   {Kind: JM, InputVocab: 5, OutputVocab: 6, Hidden: 4, StackEmbedding: 3, DepthLimit: 2, InitRange: 0.5},
-		"gref":           {Kind: Gref, InputVocab: 3, OutputVocab: 4, Hidden: 7, StackEmbedding: 3, InitRange: 0.5},
-		"gref-embed-2":   {Kind: Gref, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, StackEmbedding: 2, Layers: 2, InitRange: 0.5},
-		"rns-2-3":        {Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 7, States: 2, Symbols: 3, InitRange: 0.5},
-		"ns-2-2":         {Kind: NS, InputVocab: 3, OutputVocab: 4, Hidden: 6, States: 2, Symbols: 2, InitRange: 0.5},
-		"nss-1-2-fixed":  {Kind: NSS, InputVocab: 4, OutputVocab: 5, Hidden: 5, States: 1, Symbols: 2, Bottom: stacks.Fixed, InitRange: 0.5},
-		"nsu-2-2-fixed":  {Kind: NSU, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 2, Symbols: 2, Bottom: stacks.Fixed, InitRange: 0.5},
-		"rns-2-2-D3":     {Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 6, States: 2, Symbols: 2, Window: 3, InitRange: 0.5},
-		"rns-fixed-D4":   {Kind: RNS, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 6, States: 2, Symbols: 2, Window: 4, Bottom: stacks.Fixed, InitRange: 0.5},
-		"rns-1-2-D35":    {Kind: RNS, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, States: 1, Symbols: 2, Window: 35, InitRange: 0.5},
-		"ns-fixed-D3":    {Kind: NS, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, States: 2, Symbols: 2, Window: 3, Bottom: stacks.Fixed, InitRange: 0.5},
-		"rns-3-4":        {Kind: RNS, InputVocab: 9, OutputVocab: 9, Embedding: 5, Hidden: 8, States: 3, Symbols: 4, InitRange: 0.5},
-		"vrns-learned":   {Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 6, States: 2, Symbols: 2, StackEmbedding: 3, InitRange: 0.5},
-		"vrns-fixed":     {Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 6, States: 2, Symbols: 2, StackEmbedding: 2, Bottom: stacks.Fixed, InitRange: 0.5},
-		"vrns-zero-D3":   {Kind: VRNS, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, States: 1, Symbols: 2, StackEmbedding: 2, Window: 3, BottomVector: stacks.ZeroBottom, InitRange: 0.5},
-		"vrns-one-fixed": {Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 1, Symbols: 3, StackEmbedding: 2, Bottom: stacks.Fixed, BottomVector: stacks.OneBottom, InitRange: 0.5},
-		"jm-wide-hidden": {Kind: JM, InputVocab: 300, OutputVocab: 300, Embedding: 16, Hidden: 40, PushHiddenState: true, DepthLimit: 10, InitRange: 0.1},
+		"onehot":                {Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 7, InitRange: 0.5},
+		"embed":                 {Kind: LSTM, InputVocab: 9, OutputVocab: 9, Embedding: 5, Hidden: 6, InitRange: 0.5},
+		"embed-2":               {Kind: LSTM, InputVocab: 9, OutputVocab: 9, Embedding: 5, Hidden: 6, Layers: 2, InitRange: 0.5},
+		"onehot-3":              {Kind: LSTM, InputVocab: 5, OutputVocab: 6, Hidden: 4, Layers: 3, InitRange: 0.5},
+		"wide-vocab":            {Kind: LSTM, InputVocab: 600, OutputVocab: 700, Embedding: 8, Hidden: 33, InitRange: 0.1},
+		"jm-vec":                {Kind: JM, InputVocab: 3, OutputVocab: 4, Hidden: 7, StackEmbedding: 3, InitRange: 0.5},
+		"jm-hidden":             {Kind: JM, InputVocab: 3, OutputVocab: 4, Hidden: 5, PushHiddenState: true, InitRange: 0.5},
+		"jm-hidden-d3":          {Kind: JM, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 6, PushHiddenState: true, DepthLimit: 3, InitRange: 0.5},
+		"jm-vec-d4-2":           {Kind: JM, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 6, StackEmbedding: 2, DepthLimit: 4, Layers: 2, InitRange: 0.5},
+		"jm-onehot-d2":          {Kind: JM, InputVocab: 5, OutputVocab: 6, Hidden: 4, StackEmbedding: 3, DepthLimit: 2, InitRange: 0.5},
+		"gref":                  {Kind: Gref, InputVocab: 3, OutputVocab: 4, Hidden: 7, StackEmbedding: 3, InitRange: 0.5},
+		"gref-embed-2":          {Kind: Gref, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, StackEmbedding: 2, Layers: 2, InitRange: 0.5},
+		"rns-2-3":               {Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 7, States: 2, Symbols: 3, InitRange: 0.5},
+		"ns-2-2":                {Kind: NS, InputVocab: 3, OutputVocab: 4, Hidden: 6, States: 2, Symbols: 2, InitRange: 0.5},
+		"nss-1-2-fixed":         {Kind: NSS, InputVocab: 4, OutputVocab: 5, Hidden: 5, States: 1, Symbols: 2, Bottom: stacks.Fixed, InitRange: 0.5},
+		"nsu-2-2-fixed":         {Kind: NSU, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 2, Symbols: 2, Bottom: stacks.Fixed, InitRange: 0.5},
+		"rns-2-2-D3":            {Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 6, States: 2, Symbols: 2, Window: 3, InitRange: 0.5},
+		"rns-fixed-D4":          {Kind: RNS, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 6, States: 2, Symbols: 2, Window: 4, Bottom: stacks.Fixed, InitRange: 0.5},
+		"rns-1-2-D35":           {Kind: RNS, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, States: 1, Symbols: 2, Window: 35, InitRange: 0.5},
+		"ns-fixed-D3":           {Kind: NS, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, States: 2, Symbols: 2, Window: 3, Bottom: stacks.Fixed, InitRange: 0.5},
+		"rns-3-4":               {Kind: RNS, InputVocab: 9, OutputVocab: 9, Embedding: 5, Hidden: 8, States: 3, Symbols: 4, InitRange: 0.5},
+		"vrns-learned":          {Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 6, States: 2, Symbols: 2, StackEmbedding: 3, InitRange: 0.5},
+		"vrns-fixed":            {Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 6, States: 2, Symbols: 2, StackEmbedding: 2, Bottom: stacks.Fixed, InitRange: 0.5},
+		"vrns-zero-D3":          {Kind: VRNS, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, States: 1, Symbols: 2, StackEmbedding: 2, Window: 3, BottomVector: stacks.ZeroBottom, InitRange: 0.5},
+		"vrns-learned-D4-fixed": {Kind: VRNS, InputVocab: 9, OutputVocab: 9, Embedding: 4, Hidden: 5, States: 2, Symbols: 2, StackEmbedding: 2, Window: 4, Bottom: stacks.Fixed, InitRange: 0.5},
+		"vrns-one-fixed":        {Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 1, Symbols: 3, StackEmbedding: 2, Bottom: stacks.Fixed, BottomVector: stacks.OneBottom, InitRange: 0.5},
+		"jm-wide-hidden":        {Kind: JM, InputVocab: 300, OutputVocab: 300, Embedding: 16, Hidden: 40, PushHiddenState: true, DepthLimit: 10, InitRange: 0.1},
 	}
 }
 
@@ -194,8 +195,7 @@ func carries(t *testing.T, c Config) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, vector := m.stack.(*stacks.VRNS)
-	return (m.stack == nil || m.stack.Carryable() == nil) && !vector // VRNS: sentence mode only on the GPU
+	return m.stack == nil || m.stack.Carryable() == nil
 }
 
 // twins returns a model on the CPU and the same model on the GPU.
@@ -308,7 +308,7 @@ func TestGPUSentenceMatchesCPU(t *testing.T) {
 // equal; it returns the largest difference relative to the largest value.
 func stateErr(t *testing.T, a, b *Stream) float64 {
 	t.Helper()
-	if ns, ok := a.m.stack.(*stacks.NS); ok {
+	if ns, ok := a.m.stack.(logStater); ok {
 		logState := func(st *State) *stacks.NSLogState {
 			hs, err := hostStackState(st.stack)
 			if err != nil {
@@ -651,7 +651,7 @@ func TestGPUGraphsReplay(t *testing.T) {
 // CPU's.
 func TestGPUStreamStatesKept(t *testing.T) {
 	d := gpu(t)
-	for _, name := range []string{"rns-2-2-D3", "ns-fixed-D3", "rns-1-2-D35"} {
+	for _, name := range []string{"rns-2-2-D3", "ns-fixed-D3", "rns-1-2-D35", "vrns-zero-D3", "vrns-learned-D4-fixed"} {
 		c := gpuConfigs()[name]
 		cpu, g := twins(t, d, c, Float64)
 		rng := rand.New(rand.NewPCG(8, 8))

@@ -273,11 +273,10 @@
 // (stacks.NSLogState), only when the host needs it: a checkpoint
 // (Stream.MarshalState), the CPU, or a state handed out (Stream.State)
 // that the device is about to overwrite; so a stream may move between the
-// CPU and the GPU at any chunk. The vector stack (VRNS, every
-// bottom vector) runs there in sentence mode; its streams are refused on
-// the GPU for now (NewStream's error wraps ErrNoDeviceKernel). Kinds with
-// a stack registered from outside and Viterbi decoding run on the CPU only;
-// SetDevice refuses those kinds, and the model stays on the CPU.
+// CPU and the GPU at any chunk. The vector stack (VRNS, every bottom
+// vector) runs there too, in both modes. Kinds with a stack registered
+// from outside and Viterbi decoding run on the CPU only; SetDevice refuses
+// those kinds, and the model stays on the CPU.
 //
 // A pass of a shape met before (the same batch, length and mode) is
 // captured as a CUDA graph and replayed, one launch instead of hundreds;

@@ -287,12 +287,7 @@ func (k cudaModule) launch(name string, grid int, args []any) error {
 
 func (e *cudaEngine) device() Device { return e.dev }
 
-func (e *cudaEngine) streams() error {
-	if ns, ok := e.stack.(*cudaNS); ok && ns.vec != nil {
-		return fmt.Errorf("nsrnn: model kind %s on %v: the GPU runs the vector stack in sentence mode only, not yet as streams: %w", e.m.cfg.Kind, e.dev, ErrNoDeviceKernel)
-	}
-	return nil
-}
+func (e *cudaEngine) streams() error { return nil }
 
 // newCUDAEngine opens device d for m, compiles its kernels and copies the
 // parameters there.

@@ -660,6 +660,21 @@ type cudaNS struct {
 
 func (n *cudaNS) shape() int { return n.P0 }
 
+// logStater is a nondeterministic stack whose states convert to and from
+// log space (stacks.NS, stacks.VRNS).
+type logStater interface {
+	LogState(stacks.State) (*stacks.NSLogState, error)
+	StateFromLog(*stacks.NSLogState) (stacks.State, error)
+}
+
+// states returns the stack's state conversions.
+func (n *cudaNS) states() logStater {
+	if n.vec != nil {
+		return n.vec.s
+	}
+	return n.s
+}
+
 func (n *cudaNS) params() int {
 	if n.vec != nil {
 		return len(n.vec.s.Params())
@@ -679,7 +694,7 @@ func (n *cudaNS) prepare(r *lstmRun, S int, st stacks.State, onDevice bool) erro
 		if err != nil {
 			return err
 		}
-		if n.carried, err = n.s.LogState(hs); err != nil {
+		if n.carried, err = n.states().LogState(hs); err != nil {
 			return fmt.Errorf("nsrnn: %w", err)
 		}
 	}
@@ -785,6 +800,15 @@ func (n *cudaNS) load(r *lstmRun, st stacks.State, onDevice bool) error {
 	if err := n.stage(r, gg, n.lg, n.NP*colLen, np*colLen, true); err != nil {
 		return err
 	}
+	if v := n.vec; v != nil && np > 1 {
+		gv := make([]float64, B*(np-1)*v.mv)
+		for b := 0; b < B; b++ {
+			copy(gv[b*(np-1)*v.mv:], ls.Vectors[b])
+		}
+		if err := n.stage(r, gv, v.V, n.NP*v.mv, (np-1)*v.mv, true); err != nil {
+			return err
+		}
+	}
 	return e.uploadReal(r.prec, n.rd, ls.Reading)
 }
 
@@ -812,6 +836,15 @@ func (n *cudaNS) loadKept(r *lstmRun) error {
 	}
 	for c := 0; c < np; c++ {
 		if err := e.launch(r.prec, "rows_copy", B*keptLen, n.lg.Offset(8*c*colLen), int64(n.NP*colLen), kg.p.Offset(8*c*keptLen), int64(np*keptLen), int64(keptLen), B); err != nil {
+			return err
+		}
+	}
+	if v := n.vec; v != nil && np > 1 {
+		kv, ok := e.ws["ns.keepV"]
+		if !ok {
+			return fmt.Errorf("nsrnn: the device lost its copy of the stack's state")
+		}
+		if err := e.launch(r.prec, "rows_copy", B*(np-1)*v.mv, v.V, int64(n.NP*v.mv), kv.p, int64((np-1)*v.mv), int64((np-1)*v.mv), B); err != nil {
 			return err
 		}
 	}
@@ -875,6 +908,15 @@ func (n *cudaNS) save(r *lstmRun) (stacks.State, error) {
 	if err := e.ctx.Copy(kr, rd, B*n.R*elem(r.prec)); err != nil {
 		return nil, err
 	}
+	if v := n.vec; v != nil && np > 1 {
+		kv, err := e.buf("ns.keepV", 8*B*(np-1)*v.mv)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.launch(r.prec, "rows_copy", B*(np-1)*v.mv, kv, int64((np-1)*v.mv), v.V.Offset(8*off*v.mv), int64(n.NP*v.mv), int64((np-1)*v.mv), B); err != nil {
+			return nil, err
+		}
+	}
 	n.kept.np, n.kept.Dw, n.kept.B, n.kept.prec = np, n.Dw, B, r.prec
 	return &deviceStackState{n: n, gen: n.kept.gen, batch: B}, nil
 }
@@ -897,6 +939,18 @@ func (n *cudaNS) fetch() (stacks.State, error) {
 	}
 	ls := &stacks.NSLogState{Positions: np, Reading: reading,
 		LogAlpha: make([][]float64, B), LogGamma: make([][]float64, B)}
+	if v := n.vec; v != nil {
+		gv := make([]float64, B*(np-1)*v.mv)
+		if np > 1 {
+			if err := e.ctx.DownloadFloat64(gv, e.ws["ns.keepV"].p); err != nil {
+				return nil, err
+			}
+		}
+		ls.Vectors = make([][]float64, B)
+		for b := range ls.Vectors {
+			ls.Vectors[b] = gv[b*(np-1)*v.mv : (b+1)*(np-1)*v.mv]
+		}
+	}
 	for b := 0; b < B; b++ {
 		ls.LogAlpha[b] = ga[b*np*m : (b+1)*np*m]
 		lg := make([]float64, 0, np*(np-1)/2*mm)
@@ -908,7 +962,7 @@ func (n *cudaNS) fetch() (stacks.State, error) {
 		}
 		ls.LogGamma[b] = lg
 	}
-	st, err := n.s.StateFromLog(ls)
+	st, err := n.states().StateFromLog(ls)
 	if err != nil {
 		return nil, fmt.Errorf("nsrnn: %w", err)
 	}
@@ -1229,7 +1283,8 @@ func (n *cudaNS) backwardVec(r *lstmRun, t, pos int, dh cuda.Ptr) error {
 // gradient, from r_0's (dr0) and, with the fixed bottom, its element's.
 func (n *cudaNS) initialGrad(r *lstmRun, dr0 cuda.Ptr, G func(int) cuda.Ptr, first int) error {
 	v := n.vec
-	if v == nil || v.bottom != 0 {
+	if v == nil || v.bottom != 0 || n.carried != nil || n.fromKept {
+		// Only a pass from the initial stack reads the bottom vector.
 		return nil
 	}
 	fixed := 0

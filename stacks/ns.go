@@ -717,6 +717,11 @@ type NSLogState struct {
 	// Reading is the last reading, batch rows of ReadingSize: r_0 of the
 	// next run.
 	Reading []float64
+	// Vectors, for a VRNS stack, holds per sequence the vectors of the
+	// elements pushed by the steps that made carried positions 1 …
+	// Positions−1, (Positions−1)·m values (with the fixed bottom, that of
+	// position 1 is the bottom vector); nil for the NS stacks.
+	Vectors [][]float64
 }
 
 // LogState returns a carried state of s (from a stream's run) in log
@@ -745,7 +750,7 @@ func (s *NS) StateFromLog(ls *NSLogState) (State, error) {
 	if batch < 1 || len(ls.Reading) != batch*s.ReadingSize() {
 		return nil, fmt.Errorf("stacks: an NS state of %d sequences with a reading of %d values (want %d)", batch, len(ls.Reading), batch*s.ReadingSize())
 	}
-	k, err := nskernel.StateFromLog(s.cfg.kernel(), batch, ls.Positions, ls.LogAlpha, ls.LogGamma)
+	k, err := nskernel.StateFromLog(s.cfg.kernel(), batch, ls.Positions, ls.LogAlpha, ls.LogGamma, nil)
 	if err != nil {
 		return nil, fmt.Errorf("stacks: %w", err)
 	}

@@ -722,3 +722,36 @@ func (k *vrnsInitial) Backward(gradIn [][]float64, gradOut, out []float64, in []
 	}
 	addSigmoidGrad(inst.pb.Grad(inst.s.w0), g, out[:m])
 }
+
+// LogState returns a carried state of s (from a stream's run) in log
+// space, with its vectors (see NSLogState).
+func (s *VRNS) LogState(st State) (*NSLogState, error) {
+	vs, ok := st.(*vrnsState)
+	if !ok {
+		return nil, fmt.Errorf("stacks: state of type %T given to a VRNS stack", st)
+	}
+	if vs.k.Config() != s.cfg.kernel() || vs.cfg.BottomVector != s.cfg.BottomVector {
+		return nil, fmt.Errorf("stacks: VRNS state of another configuration (%+v, not %+v)", vs.cfg, s.cfg)
+	}
+	la, lg := vs.k.LogValues()
+	return &NSLogState{Positions: vs.k.Positions(), LogAlpha: la, LogGamma: lg, Vectors: vs.k.Vectors(), Reading: append([]float64(nil), vs.reading...)}, nil
+}
+
+// StateFromLog returns the carried state of s with the given log weights
+// and vectors, which a run of s continues as it would the state they were
+// read from. It is an error for an unlimited stack, or for weights,
+// vectors or a reading of the wrong sizes.
+func (s *VRNS) StateFromLog(ls *NSLogState) (State, error) {
+	if err := s.Carryable(); err != nil {
+		return nil, err
+	}
+	batch := len(ls.LogAlpha)
+	if batch < 1 || len(ls.Reading) != batch*s.ReadingSize() {
+		return nil, fmt.Errorf("stacks: a VRNS state of %d sequences with a reading of %d values (want %d)", batch, len(ls.Reading), batch*s.ReadingSize())
+	}
+	k, err := nskernel.StateFromLog(s.cfg.kernel(), batch, ls.Positions, ls.LogAlpha, ls.LogGamma, ls.Vectors)
+	if err != nil {
+		return nil, fmt.Errorf("stacks: %w", err)
+	}
+	return &vrnsState{cfg: s.cfg, k: k, reading: append([]float64(nil), ls.Reading...)}, nil
+}

@@ -10,12 +10,9 @@ import (
 // r and symbol y) and log γ of each block (a, b), a < b < Positions(),
 // ordered by a then b (m·m values each, row q·|Γ|+x, column r·|Γ|+y): the
 // layout of StateFromLog. Entries whose mantissa is below the range where
-// it is exact are taken from their exact logarithms. It panics for a vector
-// stack's state (its vectors are not included).
+// it is exact are taken from their exact logarithms. A vector stack's
+// vectors are Vectors'.
 func (s *State) LogValues() (logAlpha, logGamma [][]float64) {
-	if s.cfg.Vector > 0 {
-		panic("nskernel: LogValues of a vector stack's state")
-	}
 	Q, G := s.cfg.States, s.cfg.Symbols
 	m, mm := Q*G, Q*G*Q*G
 	nb := s.np * (s.np - 1) / 2
@@ -55,20 +52,36 @@ func (s *State) LogValues() (logAlpha, logGamma [][]float64) {
 	return logAlpha, logGamma
 }
 
-// StateFromLog returns the state of a memory-limited NS or RNS stack that
-// carries np positions (1 ≤ np ≤ Window) with the given weights, in the
-// layout of LogValues: what another implementation of the dynamic program
-// (the GPU's) hands to this one. Each block is stored as the CPU's own
-// exact blocks are (setBlockLog: mantissas relative to the block's
+// Vectors returns a vector stack's carried vectors, per sequence: the
+// vector of the element pushed by the step that made each carried
+// position 1 … Positions()−1 (with the fixed bottom, position 1's is the
+// bottom's), (Positions()−1)·Vector values; nil for the NS stack.
+func (s *State) Vectors() [][]float64 {
+	if s.cfg.Vector == 0 {
+		return nil
+	}
+	out := make([][]float64, s.batch)
+	for n := range s.elems {
+		out[n] = append([]float64(nil), s.elems[n].V...)
+	}
+	return out
+}
+
+// StateFromLog returns the state of a memory-limited NS, RNS or vector
+// stack that carries np positions (1 ≤ np ≤ Window) with the given
+// weights, in the layout of LogValues, and for a vector stack the vectors
+// of Vectors (nil otherwise): what another implementation of the dynamic
+// program (the GPU's) hands to this one. Each block is stored as the CPU's
+// own exact blocks are (setBlockLog: mantissas relative to the block's
 // largest entry, with their exact logarithms), α likewise, and the
 // potentials follow α's scale.
-func StateFromLog(c Config, batch, np int, logAlpha, logGamma [][]float64) (*State, error) {
+func StateFromLog(c Config, batch, np int, logAlpha, logGamma, vectors [][]float64) (*State, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	switch {
-	case c.Vector > 0:
-		return nil, fmt.Errorf("nskernel: StateFromLog of a vector stack")
+	case c.Vector > 0 && len(vectors) != batch, c.Vector == 0 && vectors != nil:
+		return nil, fmt.Errorf("nskernel: a state of batch %d with %d sequences of vectors, vector size %d", batch, len(vectors), c.Vector)
 	case c.Window < 1 || np < 1 || np > c.Window:
 		return nil, fmt.Errorf("nskernel: a state of %d positions for window %d", np, c.Window)
 	case batch < 1 || len(logAlpha) != batch || len(logGamma) != batch:
@@ -83,6 +96,12 @@ func StateFromLog(c Config, batch, np int, logAlpha, logGamma [][]float64) (*Sta
 			return nil, fmt.Errorf("nskernel: sequence %d has %d values of α and %d of γ, want %d and %d", n, len(logAlpha[n]), len(logGamma[n]), np*m, nb*mm)
 		}
 		e := &st.elems[n]
+		if c.Vector > 0 {
+			if len(vectors[n]) != (np-1)*c.Vector {
+				return nil, fmt.Errorf("nskernel: sequence %d has %d vector values, want %d", n, len(vectors[n]), (np-1)*c.Vector)
+			}
+			e.V = append([]float64(nil), vectors[n]...)
+		}
 		e.la = make([]float64, np*m)
 		e.aE = make([]float64, np*m)
 		e.abar = make([]float64, np)
