@@ -37,6 +37,22 @@ for name, rates in sorted(speed.items()):
             fig['ratio_to_pytorch'] = statistics.median(rates) / statistics.median(ref)
     figures[name] = fig
 
+# The programs end to end: the CFL epochs of RNS 2-3 on the GPU and on two
+# CPU cores (e2e.log: a "$ cfl train --device D (rns ..." line, then the
+# run's epoch_seconds).
+cfl = {}
+dev = None
+for line in read('e2e.log').splitlines():
+    m = re.match(r'\$ cfl train --device (\w+) \(rns', line)
+    if m:
+        dev = m.group(1)
+        continue
+    if line.startswith('$ '):
+        dev = None
+    m = re.match(r'"epoch_seconds":([\d.]+)', line)
+    if m and dev:
+        cfl.setdefault(dev, []).append(float(m.group(1)))
+
 summary = {
     'gpu': env.get('gpu', ''),
     'cuda': env.get('cuda', ''),
@@ -47,9 +63,12 @@ summary = {
                'total': len(results), 'failures': failed, 'skips': skipped, 'crashed': bool(crashed)},
     'speed': figures,
     'pytorch': {k: {'tokens_per_s': v, 'median': statistics.median(v)} for k, v in sorted(torch.items())},
+    'cfl_rns_2_3_epoch_seconds': cfl,
 }
 with open(os.path.join(out, 'summary.json'), 'w') as f:
     json.dump(summary, f, indent=2)
 print(json.dumps(summary['checks']))
+for k, v in cfl.items():
+    print('CFL epoch, rns 2-3, device', k, v)
 for k, v in figures.items():
     print(k, round(v['median']), 'tokens/s', ('%.2f× PyTorch' % v['ratio_to_pytorch']) if 'ratio_to_pytorch' in v else '')
