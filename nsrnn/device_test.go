@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -691,6 +692,95 @@ func TestGPUStreamStatesKept(t *testing.T) {
 		}
 		if got[3] != got[5] {
 			t.Fatalf("%s: the chunk run again from the held state gives %v, first %v", name, got[5], got[3])
+		}
+	}
+}
+
+// A training run on the GPU stopped within an epoch with a checkpoint
+// resumes on the GPU where it stopped and ends where the uninterrupted GPU
+// run ends, to the rounding of the stack state's trip through the host;
+// resumed on the CPU it ends there too, to the rounding that separates the
+// devices. Stream objectives (the carried state in the checkpoint) with SGD,
+// and Adam on sentences.
+func TestGPUResumeAcrossDevices(t *testing.T) {
+	d := gpu(t)
+	for _, name := range []string{"rns-fixed-D4", "jm-hidden-d3", "embed-2"} {
+		cfg := gpuConfigs()[name]
+		dir := t.TempDir()
+		tc := func(file string) TrainConfig {
+			return TrainConfig{
+				Optimizer: NewAdam(0.01, nil), Clip: 1, Schedule: &Plateau{Factor: 1 / 1.5, Patience: 0, Threshold: 1e-4},
+				EarlyStop: 2, MaxEpochs: 2, Seed: 3, Checkpoint: filepath.Join(dir, file), NoLowerBound: true,
+			}
+		}
+		onGPU := func(seed uint64) *Model {
+			m := newTiny(t, cfg, seed)
+			if err := m.SetDevice(d); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		withAdam := func(c TrainConfig, m *Model) TrainConfig {
+			c.Optimizer = NewAdam(0.01, m.paramSizes())
+			return c
+		}
+		full := onGPU(1)
+		want, err := Fit(full, tinyStream(t, full, 4), withAdam(tc("full"), full))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantParams := paramData(full)
+		part := onGPU(1)
+		c := withAdam(tc("part"), part)
+		c.Recorder = RecorderFunc(func(e Event) error {
+			if e.Kind == StepDone && e.Epoch == 2 && e.Step == 3 {
+				return ErrStopAfterCheckpoint
+			}
+			return nil
+		})
+		if stopped, err := Fit(part, tinyStream(t, part, 4), c); err != nil || stopped.Finished {
+			t.Fatalf("%s: stopped run: %+v, %v", name, stopped, err)
+		}
+		for _, resumeOn := range []Device{d, CPU} {
+			chk := filepath.Join(dir, "part")
+			data, err := os.ReadFile(chk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copyChk := filepath.Join(dir, "resume-"+resumeOn.String())
+			if err := os.WriteFile(copyChk, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			m := newTiny(t, cfg, 99)
+			if err := m.SetDevice(resumeOn); err != nil {
+				t.Fatal(err)
+			}
+			c := withAdam(tc("resume-"+resumeOn.String()), m)
+			var started Event
+			c.Recorder = RecorderFunc(func(e Event) error {
+				if e.Kind == Started {
+					started = e
+				}
+				return nil
+			})
+			got, err := Fit(m, tinyStream(t, m, 4), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !started.Resumed || started.Epoch != 2 || started.Step != 3 {
+				t.Fatalf("%s on %v: resumed at epoch %d step %d (resumed %v), want epoch 2 step 3", name, resumeOn, started.Epoch, started.Step, started.Resumed)
+			}
+			if len(got.History) != len(want.History) {
+				t.Fatalf("%s on %v: %d epochs, want %d", name, resumeOn, len(got.History), len(want.History))
+			}
+			for i := range want.History {
+				if e := relErr(got.History[i].ValidCrossEntropy, want.History[i].ValidCrossEntropy); e > 1e-9 {
+					t.Errorf("%s resumed on %v: epoch %d validation %v, uninterrupted %v", name, resumeOn, i+1, got.History[i].ValidCrossEntropy, want.History[i].ValidCrossEntropy)
+				}
+			}
+			if e := gradErr(paramData(m), wantParams); e > 1e-9 {
+				t.Errorf("%s resumed on %v: parameters differ from the uninterrupted GPU run's by %.2g relative", name, resumeOn, e)
+			}
 		}
 	}
 }
