@@ -232,7 +232,8 @@
 // Model.SetDevice moves a model to an NVIDIA GPU (CUDA(0), or
 // ParseDevice("cuda:N")); from then on Loss, Gradient, LogProbs, streams,
 // surprisals, sampling and training compute there, and SetDevice(CPU)
-// brings it back. The build stays pure Go: nothing about CUDA is needed to
+// brings it back and gives the GPU's memory back (a model dropped while on
+// the GPU keeps its memory until the program ends). The build stays pure Go: nothing about CUDA is needed to
 // build or to run on the CPU. At SetDevice the CUDA driver (libcuda.so.1,
 // from the NVIDIA driver), NVRTC (libnvrtc.so.13, .12 or .11.2) and
 // cuBLAS (libcublas.so.13, .12 or .11) of CUDA 11.2 or later are loaded at
