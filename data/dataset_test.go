@@ -302,3 +302,42 @@ func TestReadFilesEndless(t *testing.T) {
 		}
 	}
 }
+
+// TestReadInvalidUTF8 checks that every reader of the user's strings
+// refuses a line that is not valid UTF-8 with an error naming the file
+// and the line, instead of reading its bytes as symbols.
+func TestReadInvalidUTF8(t *testing.T) {
+	dir := t.TempDir()
+	for _, test := range []struct {
+		name, text string
+		line       int
+	}{
+		{"lone byte", "a b\nb \xff a\n", 2},
+		{"truncated sequence", "a \xc3\n", 1},
+		{"surrogate", "a\nb\n\xed\xa0\x80\n", 3},
+		{"after a BOM", "\ufeffa\r\xfe\xff\r", 2},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(test.name, " ", "-")+".txt")
+		if err := os.WriteFile(path, []byte(test.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for reader, read := range map[string]func() error{
+			"ReadStrings": func() error {
+				_, err := ReadStrings(strings.NewReader(test.text), path, []string{"a", "b", "\ufffd"})
+				return err
+			},
+			"ReadStringsFile": func() error { _, err := ReadStringsFile(path, []string{"a", "b", "\ufffd"}); return err },
+			"ReadTokens": func() error {
+				_, err := ReadTokens(strings.NewReader(test.text), path)
+				return err
+			},
+			"ReadVocabularyFile": func() error { _, err := ReadVocabularyFile(path); return err },
+		} {
+			err := read()
+			le, ok := errors.AsType[*LineError](err)
+			if !ok || le.Name != path || le.Line != test.line || !errors.Is(err, ErrInvalidUTF8) {
+				t.Errorf("%s: %s: error %v, want %v at %s line %d", test.name, reader, err, ErrInvalidUTF8, path, test.line)
+			}
+		}
+	}
+}

@@ -171,8 +171,10 @@
 // The probabilities of the rules of each left side must sum to 1 within
 // GrammarFileProbTol (1e-6; such sums are renormalized): a sum outside it
 // is an error naming the file and the line of that left side's first
-// rule. Errors about one line are *LineError values naming the file and
-// the line. A grammar may have thousands of rules and symbols, but at
+// rule. A line that is not valid UTF-8, or a quoted symbol whose escapes
+// ("\xff") make one that is not, is an error (ErrInvalidUTF8). Errors
+// about one line are *LineError values naming the file and the line. A
+// grammar may have thousands of rules and symbols, but at
 // most MaxChainSymbols (4,000) of its symbols may depend on others of the
 // same length through unary or nullable rules (their closure is a dense
 // matrix); the words such rules lead to do not count.
@@ -196,7 +198,7 @@
 // vocabulary is that of the training file (ReadVocabularyFile: its
 // distinct symbols, sorted), and the strings of the other files are read
 // with it, so that an unknown symbol is an error naming the file and the
-// line. NewTextTask makes a Task of the vocabulary, which has no
+// line, as is a line that is not valid UTF-8 (ErrInvalidUTF8). NewTextTask makes a Task of the vocabulary, which has no
 // distribution (HasDistribution is false): there is no lower bound, and a
 // model is measured by its cross-entropy and perplexity alone.
 // BatchByLength groups the strings into batches of one length, as the

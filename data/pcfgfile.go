@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
 	"github.com/nsrnn/nsrnn/internal/lines"
@@ -24,7 +25,9 @@ const GrammarFileProbTol = 1e-6
 
 // ReadPCFG reads a grammar in the text format of grammar files (see
 // "Grammar files" in the package documentation) from r. name is used in
-// errors, which are *LineError values where a line is at fault.
+// errors, which are *LineError values where a line is at fault: among
+// them a line that is not valid UTF-8, or a quoted symbol whose escapes
+// make one that is not (both wrapping ErrInvalidUTF8).
 func ReadPCFG(r io.Reader, name string) (*PCFG, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<24)
@@ -40,6 +43,9 @@ func ReadPCFG(r io.Reader, name string) (*PCFG, error) {
 		order  []string
 	)
 	for line := 1; sc.Scan(); line++ {
+		if err := checkUTF8(sc.Bytes()); err != nil {
+			return nil, &LineError{Name: name, Line: line, Err: err}
+		}
 		r, q, ok, err := parseRuleLine(sc.Text())
 		if err != nil {
 			return nil, &LineError{Name: name, Line: line, Err: err}
@@ -139,6 +145,9 @@ func parseRuleLine(text string) (r Rule, quoted []string, ok bool, err error) {
 		if strings.HasPrefix(f, `"`) {
 			if s, err = strconv.Unquote(f); err != nil {
 				return Rule{}, nil, false, fmt.Errorf("malformed quoted symbol %s", f)
+			}
+			if !utf8.ValidString(s) {
+				return Rule{}, nil, false, fmt.Errorf("quoted symbol %s is not valid UTF-8: %w", f, ErrInvalidUTF8)
 			}
 			if s == "" || strings.ContainsFunc(s, isSpace) {
 				return Rule{}, nil, false, fmt.Errorf("quoted symbol %s is empty or holds white space", f)

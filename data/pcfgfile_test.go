@@ -206,6 +206,10 @@ func TestReadPCFGErrors(t *testing.T) {
 		{"malformed quote", "S -> \"a [1]\n", 1, "malformed quoted symbol"},
 		{"second arrow", "S -> a -> b [1]\n", 1, "second ->"},
 		{"probability inside", "S -> a [0.5] b [1]\n", 1, "before the end"},
+		{"quoted non-UTF-8 terminal", "S -> a [0.5]\nS -> \"\\xff\" [0.5]\n", 2, "not valid UTF-8"},
+		{"non-UTF-8 terminal", "S -> a [0.5]\nS -> b\xfe [0.5]\n", 2, "invalid UTF-8 at byte 7"},
+		{"quoted raw non-UTF-8 terminal", "S -> \"\xc3\" [1]\n", 1, "invalid UTF-8"},
+		{"non-UTF-8 comment", "# \xff\nS -> a [1]\n", 1, "invalid UTF-8"},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			_, err := ReadPCFG(strings.NewReader(test.text), "g.pcfg")

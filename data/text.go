@@ -2,10 +2,12 @@ package data
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
 	"github.com/nsrnn/nsrnn/internal/lines"
@@ -24,6 +26,29 @@ func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.L
 
 // Unwrap returns the underlying error.
 func (e *LineError) Unwrap() error { return e.Err }
+
+// ErrInvalidUTF8 is the reason, wrapped in a *LineError naming the file
+// and line, for which a file of strings (ReadStrings, ReadTokens,
+// ReadVocabularyFile) or a grammar file (ReadPCFG) is refused when a line
+// is not valid UTF-8: symbols are text, and a symbol of invalid bytes
+// would be recorded (in JSON, say) as U+FFFD, not as itself.
+var ErrInvalidUTF8 = errors.New("invalid UTF-8")
+
+// checkUTF8 returns an error wrapping ErrInvalidUTF8, naming the 1-based
+// byte of the first invalid sequence, for a line that is not valid UTF-8.
+func checkUTF8(line []byte) error {
+	if utf8.Valid(line) {
+		return nil
+	}
+	for i := 0; i < len(line); {
+		r, size := utf8.DecodeRune(line[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return fmt.Errorf("%w at byte %d", ErrInvalidUTF8, i+1)
+		}
+		i += size
+	}
+	return ErrInvalidUTF8
+}
 
 // ParseString converts the text form of a string, symbols separated by
 // spaces, to symbol indices into symbols. An empty (or all-space) line is
@@ -75,7 +100,9 @@ func FormatString(w []int, symbols []string) string {
 // ReadStrings reads strings in text form, one per line, from r. Every line,
 // including an empty one, is a string; a final line end does not start
 // another string. Lines end at "\n", "\r\n" or a lone "\r", and a UTF-8
-// byte-order mark at the start of r is dropped. name is used in errors, which are *LineError values.
+// byte-order mark at the start of r is dropped. name is used in errors,
+// which are *LineError values: a line that is not valid UTF-8 (wrapping
+// ErrInvalidUTF8) or that holds a symbol not in symbols.
 func ReadStrings(r io.Reader, name string, symbols []string) ([][]int, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<26)
@@ -83,6 +110,9 @@ func ReadStrings(r io.Reader, name string, symbols []string) ([][]int, error) {
 	ws := [][]int{}
 	ix := newSymbolIndex(symbols)
 	for line := 1; sc.Scan(); line++ {
+		if err := checkUTF8(sc.Bytes()); err != nil {
+			return nil, &LineError{Name: name, Line: line, Err: err}
+		}
 		w, err := parseString(sc.Text(), ix)
 		if err != nil {
 			return nil, &LineError{Name: name, Line: line, Err: err}
@@ -97,13 +127,17 @@ func ReadStrings(r io.Reader, name string, symbols []string) ([][]int, error) {
 
 // ReadTokens reads the lines of r as strings of symbols, each line split
 // at white space (an empty line is the empty string), as ReadStrings does
-// but without a vocabulary to map them to. name is used in errors.
+// but without a vocabulary to map them to. name is used in errors; a line
+// that is not valid UTF-8 is a *LineError wrapping ErrInvalidUTF8.
 func ReadTokens(r io.Reader, name string) ([][]string, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<26)
 	sc.Split(lines.Split())
 	ws := [][]string{}
-	for sc.Scan() {
+	for line := 1; sc.Scan(); line++ {
+		if err := checkUTF8(sc.Bytes()); err != nil {
+			return nil, &LineError{Name: name, Line: line, Err: err}
+		}
 		ws = append(ws, strings.Fields(sc.Text()))
 	}
 	if err := sc.Err(); err != nil {

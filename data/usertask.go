@@ -99,8 +99,9 @@ func (v vocabOnly) LogProbGivenLength([]int) (float64, error) {
 // form (one string per line, symbols separated by white space): its
 // distinct symbols, sorted (by bytes), so that the same symbols give the
 // same vocabulary whatever their order. A symbol named EOS, the end
-// symbol's name, is an error naming the file and line (a *LineError), and
-// so is a file without any symbol, and one larger than MaxTextBytes.
+// symbol's name, is an error naming the file and line (a *LineError), as
+// is a line that is not valid UTF-8 (wrapping ErrInvalidUTF8), and so is
+// a file without any symbol, and one larger than MaxTextBytes.
 func ReadVocabularyFile(path string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -114,6 +115,9 @@ func ReadVocabularyFile(path string) ([]string, error) {
 	seen := map[string]bool{}
 	var vocab []string
 	for line := 1; sc.Scan(); line++ {
+		if err := checkUTF8(sc.Bytes()); err != nil {
+			return nil, &LineError{Name: path, Line: line, Err: err}
+		}
 		for _, s := range strings.Fields(sc.Text()) {
 			if s == EOS {
 				return nil, &LineError{Name: path, Line: line, Err: fmt.Errorf("symbol %s is the name of the end symbol", EOS)}

@@ -15,7 +15,7 @@ import (
 func TestGraphRebuiltOnHashCollision(t *testing.T) {
 	cfg := streamConfigs()["rns-D3"]
 	rng := rand.New(rand.NewPCG(3, 4))
-	batch := randomBatch(rng, 3, 7, cfg.InputVocab)
+	batch := randomBatch(rng, 3, 7, min(cfg.InputVocab, cfg.OutputVocab-1)) // no EOS in sentence mode
 	m, err := New(cfg, 5)
 	if err != nil {
 		t.Fatal(err)

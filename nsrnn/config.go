@@ -143,11 +143,15 @@ type ConfigError struct {
 }
 
 // Error lists the fields' errors after "nsrnn: invalid model
-// configuration: ".
+// configuration: ", each message once: fields refused for one reason
+// (States and Symbols of a nondeterministic stack, or fields that do not
+// apply to the kind) share their message.
 func (e *ConfigError) Error() string {
-	msgs := make([]string, len(e.Fields))
-	for i, f := range e.Fields {
-		msgs[i] = f.msg
+	var msgs []string
+	for _, f := range e.Fields {
+		if !slices.Contains(msgs, f.msg) {
+			msgs = append(msgs, f.msg)
+		}
 	}
 	return "nsrnn: invalid model configuration: " + strings.Join(msgs, "; ")
 }

@@ -81,3 +81,34 @@ func TestConfigValidateErrors(t *testing.T) {
 		t.Errorf("reasons of %v: want out of range and not applicable only", err)
 	}
 }
+
+// TestConfigErrorMessageOnce: a problem that refuses several fields (both
+// sizes of a nondeterministic stack missing, fields that do not apply to
+// the kind) is said once in the message, while every field is still
+// listed.
+func TestConfigErrorMessageOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		c      Config
+		fields int
+		want   string // said exactly once
+	}{
+		{"rns without states and symbols", Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 5}, 2, "needs states ≥ 1 and symbols ≥ 1"},
+		{"vrns without states and symbols", Config{Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 5, StackEmbedding: 2}, 2, "needs states ≥ 1 and symbols ≥ 1"},
+		{"lstm with states and symbols", Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 5, States: 2, Symbols: 3}, 2, "apply only to"},
+		{"two faults", Config{Kind: NS, InputVocab: 3, OutputVocab: 4, Hidden: 0}, 3, "hidden size 0 < 1"},
+	} {
+		err := tc.c.Validate()
+		var ce *ConfigError
+		if !errors.As(err, &ce) || len(ce.Fields) != tc.fields {
+			t.Errorf("%s: error %v, want a *ConfigError of %d fields", tc.name, err, tc.fields)
+			continue
+		}
+		if n := strings.Count(err.Error(), tc.want); n != 1 {
+			t.Errorf("%s: message %q says %q %d times, want once", tc.name, err, tc.want, n)
+		}
+		if _, err := New(tc.c, 1); err == nil || strings.Count(err.Error(), tc.want) != 1 {
+			t.Errorf("%s: New: %v, want %q once", tc.name, err, tc.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -782,5 +783,66 @@ func TestGPUResumeAcrossDevices(t *testing.T) {
 				t.Errorf("%s resumed on %v: parameters differ from the uninterrupted GPU run's by %.2g relative", name, resumeOn, e)
 			}
 		}
+	}
+}
+
+// What runs on the CPU for a model on the GPU (sampling, the stack's
+// action weights) reads the parameters the GPU has trained so far, also in
+// the middle of an epoch, when the host's copy is behind.
+func TestGPUHostPathsUseTrainedParameters(t *testing.T) {
+	d := gpu(t)
+	_, g := twins(t, d, gpuConfigs()["rns-2-3"], Float64)
+	rng := rand.New(rand.NewPCG(6, 6))
+	var train []Batch
+	for range 5 {
+		train = append(train, randomBatch(rng, 3, 6, 3))
+	}
+	opt := SampleOptions{Seed: 3, MaxLength: 20}
+	w := []int{0, 1, 2, 1, 0}
+	checked := false
+	rec := RecorderFunc(func(e Event) error {
+		if e.Kind != StepDone || e.Epoch != 1 || e.Step != 3 {
+			return nil
+		}
+		onGPU, err := g.Sample(4, opt)
+		if err != nil {
+			return err
+		}
+		lwGPU, err := g.ActionLogWeights(w)
+		if err != nil {
+			return err
+		}
+		data, err := g.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		c, err := UnmarshalModel(data)
+		if err != nil {
+			return err
+		}
+		onCPU, err := c.Sample(4, opt)
+		if err != nil {
+			return err
+		}
+		lwCPU, err := c.ActionLogWeights(w)
+		if err != nil {
+			return err
+		}
+		for i := range onCPU {
+			if !slices.Equal(onGPU[i].Symbols, onCPU[i].Symbols) || onGPU[i].LogProb != onCPU[i].LogProb {
+				t.Errorf("sample %d: %+v from the model on the GPU, %+v from its parameters on the CPU", i, onGPU[i], onCPU[i])
+			}
+		}
+		if gradErr(lwGPU, lwCPU) != 0 {
+			t.Error("the action weights of the model on the GPU are not those of its parameters")
+		}
+		checked = true
+		return nil
+	})
+	if _, err := Train(g, train, train[:1], TrainConfig{Optimizer: NewAdam(0.05, g.paramSizes()), Clip: 1, MaxEpochs: 1, NoLowerBound: true, Recorder: rec}); err != nil {
+		t.Fatal(err)
+	}
+	if !checked {
+		t.Fatal("the recorder never ran its check")
 	}
 }

@@ -32,6 +32,9 @@
 // the initial stack, and makes n+1 predictions, of w_1 … w_n and EOS (the
 // last output symbol): prediction 0 comes from h_0, and the stack is
 // updated after h_1 … h_{n−1} (the update after h_n would never be read).
+// A string's symbols are never EOS, which ends it: a batch holding the EOS
+// id (possible when InputVocab includes it) is refused. A stream's inputs,
+// by contrast, may hold it, since they are its targets fed back.
 // The loss is the per-sequence sum of the token cross-entropies, averaged
 // over the batch.
 //

@@ -337,6 +337,46 @@ func TestBadBatches(t *testing.T) {
 	}
 }
 
+// TestSentenceModeRefusesEOS: when the input vocabulary includes the EOS
+// id (OutputVocab−1), a sentence-mode batch holding it is refused by Loss,
+// Gradient and LogProbs, while a stream, whose inputs are its targets fed
+// back, takes it as an input.
+func TestSentenceModeRefusesEOS(t *testing.T) {
+	m, err := New(Config{Kind: LSTM, InputVocab: 3, OutputVocab: 3, Hidden: 4}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		batch [][]int
+	}{
+		{"last", [][]int{{0, 1, 2}}},
+		{"first", [][]int{{2, 0}}},
+		{"second sequence", [][]int{{0, 1}, {1, 2}}},
+		{"alone", [][]int{{2}}},
+	} {
+		for op, run := range map[string]func([][]int) error{
+			"Loss":     func(b [][]int) error { _, err := m.Loss(b); return err },
+			"Gradient": func(b [][]int) error { _, _, err := m.Gradient(b); return err },
+			"LogProbs": func(b [][]int) error { _, err := m.LogProbs(b); return err },
+		} {
+			if err := run(tc.batch); err == nil || !strings.Contains(err.Error(), "EOS") {
+				t.Errorf("%s: %s(%v): error %v, want one about EOS", tc.name, op, tc.batch, err)
+			}
+		}
+	}
+	if _, err := m.Loss([][]int{{0, 1, 1}}); err != nil {
+		t.Errorf("a batch without EOS: %v", err)
+	}
+	s, err := m.NewStream(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Loss([][]int{{2, 0, 2}}, [][]int{{0, 2, 1}}); err != nil {
+		t.Errorf("stream with EOS among its inputs: %v", err)
+	}
+}
+
 func TestSaveLoad(t *testing.T) {
 	dir := t.TempDir()
 	for name, cfg := range tinyConfigs() {

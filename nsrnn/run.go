@@ -3,6 +3,7 @@ package nsrnn
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/floats"
@@ -21,19 +22,25 @@ func (m *Model) checkSymbols(w []int, what string, i int, output bool) error {
 	return nil
 }
 
-// check reports a batch that is empty, has sequences of different
-// lengths or a symbol outside the vocabularies.
+// check reports a sentence-mode batch that is empty, has sequences of
+// different lengths or a symbol outside the vocabularies, or a symbol that
+// is EOS: a string w_1 … w_n is followed by EOS, the last prediction, and
+// never holds it (unlike a stream's inputs, which are its targets fed
+// back, EOS among them).
 func (m *Model) check(batch [][]int) error {
 	if len(batch) == 0 {
 		return fmt.Errorf("nsrnn: empty batch")
 	}
-	n := len(batch[0])
+	n, eos := len(batch[0]), m.EOS()
 	for i, w := range batch {
 		if len(w) != n {
 			return fmt.Errorf("nsrnn: batch sequences must have one length: sequence 0 has %d symbols, sequence %d has %d", n, i, len(w))
 		}
 		if err := m.checkSymbols(w, "sequence", i, true); err != nil {
 			return err
+		}
+		if j := slices.Index(w, eos); j >= 0 {
+			return fmt.Errorf("nsrnn: sequence %d has the end symbol EOS (%d) at position %d: in sentence mode EOS ends every string and is not one of its symbols", i, eos, j)
 		}
 	}
 	return nil
@@ -266,6 +273,11 @@ func (m *Model) StackConfig() (stacks.NSConfig, bool) {
 func (m *Model) ActionLogWeights(w []int) ([][]float64, error) {
 	if m.kind.NSConfig == nil {
 		return nil, fmt.Errorf("nsrnn: model %s has no nondeterministic stack actions", m.cfg.Kind)
+	}
+	// The actions are computed on the CPU, from the device's parameters
+	// when the model is on a GPU.
+	if err := m.syncHost(); err != nil {
+		return nil, err
 	}
 	gr, err := m.load([][]int{w}, false)
 	if err != nil {

@@ -122,7 +122,9 @@ type Generated struct {
 
 // Sample draws count strings from the model. It runs the model forward on
 // plain slices, step by step, so it works for every model kind, including
-// the stacks that cannot run as streams. The strings are returned
+// the stacks that cannot run as streams. A model whose parameters are not
+// finite, or whose scores are not (NaN or +Inf), is an error, not strings
+// of NaN log-probability. The strings are returned
 // together, so a count whose strings could take more memory than the
 // memory rule allows at their maximum length (MaxGraphBytes) is refused
 // with an error wrapping ErrTooLarge, before anything is drawn; SampleEach
@@ -191,10 +193,22 @@ func (m *Model) sampleEach(count int, opt SampleOptions, end int, yield func(i i
 	return nil
 }
 
-// checkSample checks the options of Sample and SampleEach for count
-// strings (count < 0: unbounded), fills in their defaults, and returns the
-// end symbol.
+// checkSample checks the model's parameters (finite) and the options of
+// Sample and SampleEach for count strings (count < 0: unbounded), fills in
+// their defaults, and returns the end symbol.
 func (m *Model) checkSample(count int, opt *SampleOptions) (int, error) {
+	// Sampling runs on the CPU, from the device's parameters when the
+	// model is on a GPU.
+	if err := m.syncHost(); err != nil {
+		return 0, err
+	}
+	for _, p := range m.params {
+		for i, v := range p.Data() {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0, fmt.Errorf("nsrnn: cannot sample: parameter %s holds %g at index %d (a diverged model?): a model's parameters must be finite", p.Name, v, i)
+			}
+		}
+	}
 	if opt.MaxLength < 1 || opt.MaxLength > 1<<20 {
 		return 0, fmt.Errorf("nsrnn: sample maximum length %d outside 1 … %d", opt.MaxLength, 1<<20)
 	}
@@ -283,6 +297,9 @@ func (m *Model) sampleBatch(first, n int, opt SampleOptions, end int) ([]Generat
 				continue
 			}
 			row := rn.logits[b*V : (b+1)*V]
+			if err := checkScores(row); err != nil {
+				return nil, fmt.Errorf("nsrnn: sampling string %d at position %d: %w", first+b, len(g.Symbols), err)
+			}
 			var y int
 			if pos := len(g.Symbols); pos < len(opt.Prompt) {
 				y = opt.Prompt[pos]
@@ -311,6 +328,18 @@ func (m *Model) sampleBatch(first, n int, opt SampleOptions, end int) ([]Generat
 			return nil, err
 		}
 	}
+}
+
+// checkScores returns an error for output scores that hold NaN or +Inf,
+// from which no distribution can be drawn nor a log-probability computed:
+// a model whose parameters hold such values (a run that diverged).
+func checkScores(row []float64) error {
+	for v, y := range row {
+		if math.IsNaN(y) || math.IsInf(y, 1) {
+			return fmt.Errorf("the model's score of output symbol %d is %g: its parameters are not finite (a diverged model?)", v, y)
+		}
+	}
+	return nil
 }
 
 func logSumExp(x []float64) float64 {

@@ -181,3 +181,56 @@ func TestSampleEach(t *testing.T) {
 		t.Error("MaxLength 0: no error")
 	}
 }
+
+// TestSampleRefusesNonFiniteModel: a model with a NaN or infinite
+// parameter (a diverged run) is an error of Sample and SampleEach, in
+// both modes, not strings of NaN log-probability; and scores that are NaN
+// or +Inf are refused by the sampling loop itself.
+func TestSampleRefusesNonFiniteModel(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		param int // index into Params; -1: the last (the output bias)
+		value float64
+	}{
+		{"NaN output bias", -1, math.NaN()},
+		{"NaN first weight", 0, math.NaN()},
+		{"+Inf weight", 0, math.Inf(1)},
+		{"-Inf output bias", -1, math.Inf(-1)},
+	} {
+		for _, kind := range []string{LSTM, RNS} {
+			m := newTiny(t, tinyConfig(kind, 3, 4), 1)
+			ps := m.Params()
+			p := ps[(tc.param+len(ps))%len(ps)]
+			p.Data()[0] = tc.value
+			for mode, opt := range map[string]SampleOptions{
+				"sentence": {Seed: 1, MaxLength: 5},
+				"stream":   {Seed: 1, MaxLength: 5, Stream: true, Start: 0, End: 3},
+			} {
+				if kind == RNS && mode == "stream" {
+					continue
+				}
+				gs, err := m.Sample(3, opt)
+				if err == nil {
+					t.Errorf("%s, %s, %s mode: no error, strings %+v", tc.name, kind, mode, gs)
+				}
+				err = m.SampleEach(3, opt, func(int, Generated) bool { return true })
+				if err == nil {
+					t.Errorf("%s, %s, %s mode: SampleEach: no error", tc.name, kind, mode)
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		row []float64
+		ok  bool
+	}{
+		{[]float64{0, 1, -2}, true},
+		{[]float64{0, math.Inf(-1), 1}, true},
+		{[]float64{0, math.NaN(), 1}, false},
+		{[]float64{math.Inf(1), 0}, false},
+	} {
+		if err := checkScores(tc.row); (err == nil) != tc.ok {
+			t.Errorf("checkScores(%v): error %v, want ok %v", tc.row, err, tc.ok)
+		}
+	}
+}

@@ -141,7 +141,8 @@ type TrainConfig struct {
 	// training batches for Train).
 	Seed uint64
 	// LowerBound is the validation set's true-entropy lower bound in nats
-	// per symbol; the records report the difference from it.
+	// per symbol; the records report the difference from it. It must be
+	// finite.
 	LowerBound float64
 	// NoLowerBound says that the validation data has no known lower
 	// bound (the user's own strings, of no known distribution): LowerBound
@@ -192,6 +193,9 @@ func (c *TrainConfig) defaults(m *Model) error {
 		if err := a.checkSizes(m.paramSizes()); err != nil {
 			return err
 		}
+	}
+	if math.IsNaN(c.LowerBound) || math.IsInf(c.LowerBound, 0) {
+		return fmt.Errorf("nsrnn: lower bound %g must be finite", c.LowerBound)
 	}
 	if c.NoLowerBound && c.LowerBound != 0 {
 		return fmt.Errorf("nsrnn: lower bound %g given with NoLowerBound", c.LowerBound)

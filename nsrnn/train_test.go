@@ -373,6 +373,18 @@ func TestTrainBadConfig(t *testing.T) {
 			t.Errorf("LR %v: error %v, want one about the learning rate", lr, err)
 		}
 	}
+	for _, lb := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if _, err := Train(m, train, valid, TrainConfig{LR: 0.1, LowerBound: lb, MaxEpochs: 1}); err == nil || !strings.Contains(err.Error(), "lower bound") {
+			t.Errorf("LowerBound %v: error %v, want one about the lower bound", lb, err)
+		}
+		obj, err := SentenceObjective(m, train, valid, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Fit(m, obj, TrainConfig{LR: 0.1, LowerBound: lb, MaxEpochs: 1}); err == nil || !strings.Contains(err.Error(), "lower bound") {
+			t.Errorf("Fit: LowerBound %v: error %v, want one about the lower bound", lb, err)
+		}
+	}
 	if _, err := Train(m, nil, valid, TrainConfig{LR: 0.1}); err == nil {
 		t.Error("no training batches: no error")
 	}

@@ -323,6 +323,12 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 			return fmt.Errorf("--stack-embeddings: size %d must be at least 1", e)
 		}
 	}
+	if err := cli.CheckDistinct("--lrs", *lrs); err != nil {
+		return err
+	}
+	if err := cli.CheckDistinct("--stack-embeddings", *embs); err != nil {
+		return err
+	}
 	if err := slurm.Check(); err != nil {
 		return err
 	}

@@ -322,6 +322,31 @@ func TestSweepFlagErrors(t *testing.T) {
 	}
 }
 
+// TestSweepRefusesDuplicates: a value repeated in a grid flag is refused
+// up front, naming the flag and the value, and nothing is written.
+func TestSweepRefusesDuplicates(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lrs", "0.01,0.01"}, "--lrs: 0.01 is given more than once"},
+		{[]string{"--lrs", "0.005,0.01,0.010"}, "--lrs: 0.01 is given more than once"},
+		{[]string{"--lrs", "0.01,0.001,0.01"}, "--lrs: 0.01 is given more than once"},
+		{[]string{"--models", "jm", "--stack-embeddings", "2,20,2"}, "--stack-embeddings: 2 is given more than once"},
+	} {
+		out := filepath.Join(t.TempDir(), "sweep")
+		// --dry-run: were the value not refused, nothing would train.
+		args := append([]string{"--task", "dyck", "--models", "lstm", "--restarts", "1", "--dry-run", "--out", out}, tc.args...)
+		err := sweepCommand(args, &bytes.Buffer{}, &bytes.Buffer{}, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: %s was created", tc.args, out)
+		}
+	}
+}
+
 // TestSweepChecksRuns: a sweep whose runs the train command would refuse
 // (here, a training set beyond memory, or lengths with no strings), or
 // whose Slurm script would be a directory, is refused before anything is

@@ -319,6 +319,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	fs, t, td, cfg, s := p.fs, p.t, p.td, p.cfg, p.s
 	out, resume, quiet, workers := &p.out, &p.resume, &p.quiet, &p.workers
+	// A run that cannot be resumed (no checkpoint, not finished) is
+	// refused before anything is written: resuming it would start again
+	// from epoch 1 over its log.
+	if *resume {
+		if err := cli.CheckResumable(*out, experiment.RunFile); err != nil {
+			return err
+		}
+	}
 	if *workers, s.Workers, err = resumeWorkers(*out, *resume, *workers, fs.Changed("workers"), stderr); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -646,5 +647,48 @@ func TestTrainCommandLockAndTemps(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, n)); err == nil {
 			t.Errorf("%s left after a resume", n)
 		}
+	}
+}
+
+// TestTrainCommandResumeWithoutCheckpoint: --resume of a run that has its
+// run.json and log but neither a checkpoint nor a summary (a process
+// killed before its first checkpoint) is refused with an error naming the
+// directory and the missing checkpoint, and nothing in the directory is
+// written; an absent --out with --resume starts a new run.
+func TestTrainCommandResumeWithoutCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	if status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1")...); status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	for _, f := range []string{experiment.CheckpointFile, experiment.SummaryFile, experiment.ModelFile} {
+		if err := os.Remove(filepath.Join(out, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	before := dirContents(t, out)
+	if len(before) != 2 {
+		t.Fatalf("files %v, want run.json and log.jsonl", before)
+	}
+	status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1", "--resume")...)
+	if status == 0 {
+		t.Fatal("--resume of a run without its checkpoint: no error")
+	}
+	for _, want := range []string{"--resume", out, experiment.CheckpointFile, "remove " + out, "drop --resume"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q does not say %q", stderr, want)
+		}
+	}
+	if after := dirContents(t, out); !maps.Equal(before, after) {
+		t.Errorf("the refused resume changed the directory: %v, was %v", after, before)
+	}
+
+	// An absent --out with --resume starts the run.
+	fresh := filepath.Join(dir, "fresh")
+	if status, _, stderr := run(tinyTrainArgs(fresh, "--epochs", "1", "--resume")...); status != 0 {
+		t.Fatalf("--resume with an absent --out: status %d: %s", status, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(fresh, experiment.SummaryFile)); err != nil {
+		t.Errorf("--resume with an absent --out: %v", err)
 	}
 }

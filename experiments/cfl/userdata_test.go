@@ -133,6 +133,8 @@ func TestTrainTextFilesErrors(t *testing.T) {
 	good := writeText(t, dir, "good.txt", "a b\n")
 	empty := writeText(t, dir, "empty.txt", "")
 	eos := writeText(t, dir, "eos.txt", "a EOS\n")
+	latin1 := writeText(t, dir, "latin1.txt", "a b\nb \xe9 a\n")
+	badValid := writeText(t, dir, "bad-valid.txt", "a b\n\na \xff\n")
 	for _, test := range []struct {
 		name string
 		args []string
@@ -146,8 +148,16 @@ func TestTrainTextFilesErrors(t *testing.T) {
 		{"empty valid", textArgs(filepath.Join(dir, "r6"), train, empty), []string{empty, "no strings"}},
 		{"EOS", textArgs(filepath.Join(dir, "r7"), eos, good), []string{eos + ":1:", "EOS"}},
 		{"missing file", textArgs(filepath.Join(dir, "r8"), filepath.Join(dir, "none.txt"), good), []string{"none.txt"}},
+		{"non-UTF-8 train", textArgs(filepath.Join(dir, "r9"), latin1, good), []string{latin1 + ":2:", "invalid UTF-8"}},
+		{"non-UTF-8 valid", textArgs(filepath.Join(dir, "r10"), train, badValid), []string{badValid + ":3:", "invalid UTF-8"}},
 	} {
 		t.Run(test.name, func(t *testing.T) { wantRefusal(t, test.args, test.want) })
+	}
+	// Refused at the start: no run directory was made.
+	for _, r := range []string{"r9", "r10"} {
+		if _, err := os.Stat(filepath.Join(dir, r)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the refused run left its directory (%v)", r, err)
+		}
 	}
 }
 
@@ -217,6 +227,7 @@ func TestGrammarFileErrors(t *testing.T) {
 	sum := writeText(t, dir, "sum.pcfg", "S -> a S [0.5]\n# comment\nS -> [0.4]\n")
 	bad := writeText(t, dir, "bad.pcfg", "S -> a [1]\nS a\n")
 	good := writeText(t, dir, "good.pcfg", "S -> a S [0.5]\nS -> [0.5]\n")
+	quoted := writeText(t, dir, "quoted.pcfg", "S -> a S [0.5]\nS -> \"\\xff\" [0.5]\n")
 	for _, test := range []struct {
 		name string
 		args []string
@@ -227,6 +238,7 @@ func TestGrammarFileErrors(t *testing.T) {
 		{"both", []string{"sample", "--grammar-file", good, "--task", "dyck", "--count", "1", "--lengths", "1:2"}, []string{"give one of them"}},
 		{"task parameter", []string{"sample", "--grammar-file", good, "--symbol-types", "3", "--count", "1", "--lengths", "1:2"}, []string{"apply to --task only"}},
 		{"train", []string{"train", "--grammar-file", sum, "--model", "lstm", "--lr", "0.01", "--out", filepath.Join(dir, "r")}, []string{sum + ":1:"}},
+		{"quoted non-UTF-8 terminal", []string{"train", "--grammar-file", quoted, "--model", "lstm", "--lr", "0.01", "--out", filepath.Join(dir, "r2")}, []string{quoted + ":2:", "not valid UTF-8"}},
 	} {
 		t.Run(test.name, func(t *testing.T) { wantRefusal(t, test.args, test.want) })
 	}

@@ -303,6 +303,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		s.Models = strings.Split(*models, ",")
+		if err := cli.CheckDistinct("--models", s.Models); err != nil {
+			return err
+		}
 	}
 	if err := cli.CheckSweepSize("--models and --runs", len(s.Models), s.Runs); err != nil {
 		return err

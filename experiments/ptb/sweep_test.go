@@ -134,6 +134,8 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--hidden", "100000"}, "--hidden 100000"},
 		{[]string{"--runs", "1099511627776", "--dry-run"}, "--runs"},
 		{[]string{"--models", "all", "--runs", "20000"}, "--runs"},
+		{[]string{"--models", "lstm-256,lstm-256", "--dry-run"}, "--models: lstm-256 is given more than once"},
+		{[]string{"--models", "rns-1-2,lstm-256,rns-1-2", "--dry-run"}, "--models: rns-1-2 is given more than once"},
 	} {
 		out := filepath.Join(t.TempDir(), "sweep")
 		_, e, code := runCmd(append([]string{"sweep", "--data", data, "--models", "lstm-256", "--out", out}, c.args...)...)

@@ -568,6 +568,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--resume: %w", err)
 		}
 		if exists {
+			// A run that cannot be resumed (no checkpoint, not
+			// finished) is refused before anything is written:
+			// resuming it would start again from epoch 1 over its log.
+			if err := cli.CheckResumable(*out, experiment.RunFile); err != nil {
+				return err
+			}
 			saved = &ss
 			if err := saved.checkSaved(filepath.Join(*out, experiment.RunFile)); err != nil {
 				return fmt.Errorf("--resume: %w", err)

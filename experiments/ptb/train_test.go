@@ -232,3 +232,59 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestTrainResumeWithoutCheckpoint: --resume of a run that has its
+// run.json and log but neither a checkpoint nor a summary (a process
+// killed before its first checkpoint) is refused with an error naming
+// the directory and the missing checkpoint, before anything is written;
+// an absent --out with --resume starts a new run, and a finished run
+// resumes as before.
+func TestTrainResumeWithoutCheckpoint(t *testing.T) {
+	data := tinyCorpus(t)
+	root := t.TempDir()
+	out := filepath.Join(root, "run")
+	args := append([]string{"train", "--data", data, "--out", out, "--epochs", "1"}, tinyModel[:len(tinyModel)-4]...)
+	if _, e, code := runCmd(args...); code != 0 {
+		t.Fatalf("train: %s", e)
+	}
+	if _, e, code := runCmd(append(args, "--resume")...); code != 0 {
+		t.Fatalf("--resume of a finished run: %s", e)
+	}
+	for _, f := range []string{experiment.CheckpointFile, experiment.SummaryFile, experiment.ModelFile} {
+		if err := os.Remove(filepath.Join(out, f)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	before := snapshot(t, out)
+	_, e, code := runCmd(append(args, "--resume")...)
+	if code == 0 {
+		t.Fatal("--resume of a run without its checkpoint: no error")
+	}
+	for _, want := range []string{"--resume", out, experiment.CheckpointFile, "remove " + out, "drop --resume"} {
+		if !strings.Contains(e, want) {
+			t.Errorf("stderr %q does not say %q", e, want)
+		}
+	}
+	if after := snapshot(t, out); !reflect.DeepEqual(before, after) {
+		t.Errorf("the refused resume changed the directory:\n%v\nwas\n%v", after, before)
+	}
+	fresh := filepath.Join(root, "fresh")
+	freshArgs := append([]string{"train", "--data", data, "--out", fresh, "--epochs", "1", "--resume"}, tinyModel[:len(tinyModel)-4]...)
+	if _, e, code := runCmd(freshArgs...); code != 0 {
+		t.Fatalf("--resume with an absent --out: %s", e)
+	}
+}
+
+// snapshot maps each file of dir to its content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, en := range entries {
+		m[en.Name()] = readFile(t, filepath.Join(dir, en.Name()))
+	}
+	return m
+}

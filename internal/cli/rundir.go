@@ -56,6 +56,42 @@ func (r *RunDir) removeMade() {
 	}
 }
 
+// CheckResumable returns an error for a run in dir that --resume cannot
+// continue: dir holds the run's settings file (file, such as run.json)
+// and its log (experiment.LogFile), so that it has started training, but
+// neither its checkpoint (experiment.CheckpointFile) nor, for a finished
+// run, its summary (experiment.SummaryFile), as a process killed before
+// its first checkpoint, or a checkpoint removed by hand, leaves it.
+// Resuming such a run would start it again from epoch 1 over its log. The
+// error names dir and what is missing, and how to start afresh. An absent
+// or empty dir, or one without file (a new run, or OpenRunDir's refusal),
+// a run that has not started (its settings file without a log: nothing
+// to lose) and a finished run are no error here. Nothing is written.
+func CheckResumable(dir, file string) error {
+	exists := func(name string) (bool, error) {
+		_, err := os.Stat(filepath.Join(dir, name))
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, os.ErrNotExist):
+			return false, nil
+		}
+		return false, fmt.Errorf("--resume: %w", err)
+	}
+	for _, name := range []string{experiment.CheckpointFile, experiment.SummaryFile} {
+		if ok, err := exists(name); ok || err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{file, experiment.LogFile} {
+		if ok, err := exists(name); !ok || err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("--resume: the run in %s cannot be resumed: it has its %s and %s but no %s (it was stopped before its first checkpoint, or the checkpoint was removed) and has not finished (no %s); to start the run afresh, remove %s and run the command again, or drop --resume and give another --out",
+		dir, file, experiment.LogFile, experiment.CheckpointFile, experiment.SummaryFile, dir)
+}
+
 // OpenRunDir locks dir, removing the temporary files that a killed
 // process left there (and saying so on stderr), then creates the run
 // directory with its settings file, or checks that a resumed run's

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nsrnn/nsrnn/experiment"
@@ -57,5 +58,51 @@ func TestRunDirLeavesNothing(t *testing.T) {
 	r.Close(false)
 	if _, err := os.Stat(filepath.Join(dir, experiment.CheckpointFile)); err != nil {
 		t.Errorf("a run with a checkpoint was removed: %v", err)
+	}
+}
+
+// TestCheckResumable: only a directory with its settings file and log and
+// neither a checkpoint nor a summary is refused, naming the directory and the
+// missing checkpoint; nothing is written.
+func TestCheckResumable(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		files []string // made in the directory; nil: no directory
+		ok    bool
+	}{
+		{"absent", nil, true},
+		{"empty", []string{}, true},
+		{"no run", []string{"notes.txt"}, true},
+		{"interrupted", []string{experiment.RunFile, experiment.LogFile, experiment.CheckpointFile}, true},
+		{"finished", []string{experiment.RunFile, experiment.LogFile, experiment.CheckpointFile, experiment.SummaryFile}, true},
+		{"finished without checkpoint", []string{experiment.RunFile, experiment.LogFile, experiment.SummaryFile}, true},
+		{"killed before its first checkpoint", []string{experiment.RunFile, experiment.LogFile}, false},
+		{"not started", []string{experiment.RunFile}, true},
+		{"not started, with other files", []string{experiment.RunFile, "vocab.txt"}, true},
+		{"killed, with other files", []string{experiment.RunFile, experiment.LogFile, "vocab.txt"}, false},
+	} {
+		dir := filepath.Join(t.TempDir(), "run")
+		if tc.files != nil {
+			if err := os.Mkdir(dir, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range tc.files {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte("{}"), 0o666); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		err := CheckResumable(dir, experiment.RunFile)
+		if tc.ok {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "no "+experiment.CheckpointFile) {
+			t.Errorf("%s: error %v, want one naming %s and the missing %s", tc.name, err, dir, experiment.CheckpointFile)
+		}
+		entries, _ := os.ReadDir(dir)
+		if len(entries) != len(tc.files) {
+			t.Errorf("%s: %d files after the check, want %d", tc.name, len(entries), len(tc.files))
+		}
 	}
 }

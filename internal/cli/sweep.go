@@ -450,6 +450,21 @@ dispatch:
 // exhaust the memory before anything could be said).
 const MaxSweepRuns = 100_000
 
+// CheckDistinct returns an error naming flag and the value for a value
+// of a sweep's grid (values, from flag) given more than once: each value
+// is run once, in a directory named by it, so a repeated one would run
+// twice into one directory.
+func CheckDistinct[T comparable](flag string, values []T) error {
+	seen := make(map[T]bool, len(values))
+	for _, v := range values {
+		if seen[v] {
+			return fmt.Errorf("%s: %v is given more than once; give each value once", flag, v)
+		}
+		seen[v] = true
+	}
+	return nil
+}
+
 // CheckSweepSize returns an error naming what if a sweep of the given
 // factors (models, settings, restarts, …, each at least 1) would list
 // more than MaxSweepRuns runs.
