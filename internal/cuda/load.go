@@ -418,6 +418,21 @@ func openCublas(sp searchPath) (*cublasAPI, *notFound, error) {
 	return openAPI[cublasAPI](sp, cublasSpec)
 }
 
+// openOne opens one library with open, adding to missing or errs where
+// that fails; it returns nil then.
+func openOne[T any](open func(searchPath) (*T, *notFound, error), sp searchPath, missing *[]*notFound, errs *[]error) *T {
+	a, nf, err := open(sp)
+	switch {
+	case nf != nil:
+		*missing = append(*missing, nf)
+	case err != nil:
+		*errs = append(*errs, err)
+	default:
+		return a
+	}
+	return nil
+}
+
 // loader holds the libraries loaded so far. The package uses one, state;
 // tests make fresh ones.
 type loader struct {
@@ -457,37 +472,13 @@ func (l *loader) loadLocked(sp searchPath) error {
 		errs    []error
 	)
 	if l.driver == nil {
-		d, nf, err := openDriver(sp)
-		switch {
-		case nf != nil:
-			missing = append(missing, nf)
-		case err != nil:
-			errs = append(errs, err)
-		default:
-			l.driver = d
-		}
+		l.driver = openOne(openDriver, sp, &missing, &errs)
 	}
 	if l.nvrtc == nil {
-		n, nf, err := openNVRTC(sp)
-		switch {
-		case nf != nil:
-			missing = append(missing, nf)
-		case err != nil:
-			errs = append(errs, err)
-		default:
-			l.nvrtc = n
-		}
+		l.nvrtc = openOne(openNVRTC, sp, &missing, &errs)
 	}
 	if l.cublas == nil {
-		b, nf, err := openCublas(sp)
-		switch {
-		case nf != nil:
-			missing = append(missing, nf)
-		case err != nil:
-			errs = append(errs, err)
-		default:
-			l.cublas = b
-		}
+		l.cublas = openOne(openCublas, sp, &missing, &errs)
 	}
 	if len(missing) > 0 {
 		errs = append([]error{sp.missingError(missing)}, errs...)
