@@ -6,9 +6,35 @@ import (
 	"math/rand/v2"
 )
 
+// errNilGrammar is the error for a nil *PCFG given as a Language.
+var errNilGrammar = errors.New("data: nil grammar: Task.Grammar is nil for a task not defined by a grammar " +
+	"(those of the 2023 release); give the Task itself, or use Task.SampleBatches and Task.TrueEntropy")
+
+// checkLanguage returns an error for a nil Language, or one holding a nil
+// *PCFG (the Grammar of a task without a grammar) or a nil *Task, whose
+// methods would dereference it.
+func checkLanguage(l Language) error {
+	switch l := l.(type) {
+	case nil:
+		return errors.New("data: nil language")
+	case *PCFG:
+		if l == nil {
+			return errNilGrammar
+		}
+	case *Task:
+		if l == nil {
+			return errors.New("data: nil task")
+		}
+	}
+	return nil
+}
+
 // validLengthsNonEmpty returns the valid lengths in [minLen, maxLen], or an
-// error if there are none.
+// error if there are none or l is nil (checkLanguage).
 func validLengthsNonEmpty(l Language, minLen, maxLen int) ([]int, error) {
+	if err := checkLanguage(l); err != nil {
+		return nil, err
+	}
 	ns, err := l.ValidLengths(minLen, maxLen)
 	if err != nil {
 		return nil, err
@@ -78,7 +104,9 @@ func SampleStrings(g Language, count, minLen, maxLen int, rng *rand.Rand) ([][]i
 // batch one length is drawn uniformly from the valid lengths in [minLen,
 // maxLen], and every string of the batch is drawn from the language's
 // distribution (p_G for a grammar) conditioned on that length. This is the
-// paper's protocol for training and validation sets.
+// paper's protocol for training and validation sets. A nil g (such as the
+// nil Grammar of a task of the 2023 release) is an error: Task.SampleBatches
+// samples every task.
 //
 // rng is a *rand.Rand of math/rand/v2, e.g. rand.New(rand.NewPCG(seed, 0)).
 func SampleBatches(g Language, numStrings, batchSize, minLen, maxLen int, rng *rand.Rand) ([][][]int, error) {

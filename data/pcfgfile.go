@@ -189,6 +189,9 @@ func ReadPCFGFile(path string) (*PCFG, error) {
 // reads back exactly. header, when not empty, is written first as
 // comment lines.
 func WritePCFG(w io.Writer, g *PCFG, header string) error {
+	if g == nil {
+		return errNilGrammar
+	}
 	bw := bufio.NewWriter(w)
 	if header != "" {
 		for l := range strings.SplitSeq(strings.TrimRight(header, "\n"), "\n") {

@@ -71,7 +71,7 @@ func runEntropy(args []string, stdout, stderr io.Writer) error {
 		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "strings        %d\nsymbols        %d\nvalid lengths  %d\nlower bound    %.6f nats/symbol\n",
-		lb.Strings, lb.Symbols, lb.ValidLengths, lb.Entropy)
+	_, err = fmt.Fprintf(stdout, "strings        %d\nsymbols        %d (EOS included)\nlengths        %d in [%d, %d] that the task's strings can have\nlower bound    %.6f nats/symbol\n",
+		lb.Strings, lb.Symbols, lb.ValidLengths, minLen, maxLen, lb.Entropy)
 	return err
 }

@@ -98,7 +98,7 @@ func TestEntropyCommandStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"strings        20\n", "valid lengths  41\n", "lower bound"} {
+	for _, want := range []string{"strings        20\n", "lengths        41 in [40, 80] that the task's strings can have\n", "lower bound"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output %q does not contain %q", out, want)
 		}

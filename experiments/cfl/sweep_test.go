@@ -516,3 +516,21 @@ func TestSweepInterrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepSlurmHint checks that the command printed to submit the Slurm
+// script quotes its path for the shell.
+func TestSweepSlurmHint(t *testing.T) {
+	for _, name := range []string{"sweep.sh", "my sweep.sh", "$HOME.sh", "it's.sh"} {
+		dir := t.TempDir()
+		script := filepath.Join(dir, name)
+		bin := filepath.Join(dir, "fakecfl")
+		args := []string{"--task", "dyck", "--models", "lstm", "--out", filepath.Join(dir, "out"), "--slurm", script, "--binary", bin}
+		var stderr bytes.Buffer
+		if err := sweepCommand(args, &bytes.Buffer{}, &stderr, (&fakeRunner{}).run); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if want := "submit from a login node with: bash " + cli.ShellQuote(script) + "\n"; !strings.Contains(stderr.String(), want) {
+			t.Errorf("%s: stderr lacks %q:\n%s", name, want, stderr.String())
+		}
+	}
+}

@@ -225,7 +225,8 @@ func runViterbi(args []string, stdout, stderr io.Writer) error {
 // bottom) after that update, and the stack, bottom first.
 func writeViterbiText(w io.Writer, name string, line int, str []int, symbols []string, r stacks.ViterbiRun) error {
 	fmt.Fprintf(w, "%s:%d: %s\n", name, line, data.FormatString(str, symbols))
-	fmt.Fprintf(w, "log-weight %.6g over %d stack updates\n", r.LogWeight, len(r.Ops))
+	fmt.Fprintf(w, "log-weight %.6g over %d stack updates (the sum of the model's log-weights of this run's transitions, the highest of any run; "+
+		"one update follows each symbol but the last, as the model would never read an update after it)\n", r.LogWeight, len(r.Ops))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "t\tw_t\top\tstate\tdepth\tstack (bottom first)")
 	for t, x := range str {

@@ -203,6 +203,8 @@ func TestViterbiText(t *testing.T) {
 	}
 	lines := strings.Split(blocks[0], "\n")
 	if len(lines) != 3+5 || lines[0] != in+":1: 0 1 # 1 0" || !strings.HasPrefix(lines[1], "log-weight ") ||
+		!strings.Contains(lines[1], "over 4 stack updates (the sum of the model's log-weights of this run's transitions") ||
+		!strings.Contains(lines[1], "one update follows each symbol but the last") ||
 		!strings.HasPrefix(lines[2], "t ") {
 		t.Fatalf("first block:\n%s", blocks[0])
 	}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -340,7 +341,52 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	for _, f := range files {
 		fmt.Fprintln(stdout, f)
 	}
+	if note := unevaluatedNote(runs); note != "" {
+		fmt.Fprintln(stderr, note)
+	}
 	return nil
+}
+
+// maxNamedRuns is the most runs unevaluatedNote names.
+const maxNamedRuns = 5
+
+// unevaluatedNote is one line that names the runs left out of the SG
+// against test perplexity figure for want of eval-test.json or sg.json
+// (which file each lacks), and the commands that make those files; ""
+// when every run has both.
+func unevaluatedNote(runs []plotRun) string {
+	var lacking []string
+	noTest, noSG := false, false
+	for _, r := range runs {
+		var files []string
+		if !r.HasTest {
+			files, noTest = append(files, "eval-test.json"), true
+		}
+		if !r.HasSG {
+			files, noSG = append(files, "sg.json"), true
+		}
+		if len(files) > 0 {
+			lacking = append(lacking, r.Dir+" lacks "+strings.Join(files, " and "))
+		}
+	}
+	if len(lacking) == 0 {
+		return ""
+	}
+	what := fmt.Sprintf("%d of %d runs are left out of %s", len(lacking), len(runs), scatterFigName)
+	if len(lacking) == len(runs) {
+		what = "no " + scatterFigName + " figure: no run has both eval-test.json and sg.json"
+	}
+	if n := len(lacking) - maxNamedRuns; n > 0 {
+		lacking = append(lacking[:maxNamedRuns], fmt.Sprintf("%d more", n))
+	}
+	var cmds []string
+	if noTest {
+		cmds = append(cmds, "ptb eval --model RUN --split test --json > RUN/eval-test.json")
+	}
+	if noSG {
+		cmds = append(cmds, "ptb sg --model RUN --suites DIR/syntaxgym --json > RUN/sg.json")
+	}
+	return fmt.Sprintf("plot: %s (%s); make them with: %s", what, strings.Join(lacking, "; "), strings.Join(cmds, " and "))
 }
 
 // plotRuns draws both figures (the scatter only when some run has a test
@@ -424,9 +470,13 @@ func plotRuns(runs []plotRun, out string) ([]string, error) {
 			rows = append(rows, []string{s.Model, s.Dirs[j], strconv.FormatFloat(pt.X, 'f', 4, 64), strconv.FormatFloat(pt.Y, 'f', 6, 64)})
 		}
 	}
-	// Room around the points for their markers, and above them for the
-	// legend.
-	dx, dy := max(p.X.Max-p.X.Min, 1)*0.05, max(p.Y.Max-p.Y.Min, 0.01)*0.08
+	// A range of at least 10% of the perplexities (and 0.1 of the SG
+	// score), so that a single run, or runs of nearly one value, still has
+	// ticks that differ in their labels; then room around the points for
+	// their markers, and above them for the legend.
+	p.X.Min, p.X.Max = atLeast(p.X.Min, p.X.Max, max(0.1*math.Abs(p.X.Max), 1))
+	p.Y.Min, p.Y.Max = atLeast(p.Y.Min, p.Y.Max, 0.1)
+	dx, dy := (p.X.Max-p.X.Min)*0.05, (p.Y.Max-p.Y.Min)*0.08
 	p.X.Min, p.X.Max = p.X.Min-dx, p.X.Max+dx
 	p.Y.Min, p.Y.Max = p.Y.Min-dy, p.Y.Max+3*dy
 	p.Legend.Top = true
@@ -440,6 +490,15 @@ func plotRuns(runs []plotRun, out string) ([]string, error) {
 		return nil, err
 	}
 	return append(files, csvFile), nil
+}
+
+// atLeast widens [lo, hi] about its middle to a span of at least span.
+func atLeast(lo, hi, span float64) (float64, float64) {
+	if hi-lo >= span {
+		return lo, hi
+	}
+	mid := (lo + hi) / 2
+	return mid - span/2, mid + span/2
 }
 
 // figurePlot is an empty plot with the figures' fonts, grid and ticks.

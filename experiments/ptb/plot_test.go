@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -220,6 +222,108 @@ func TestPTBModelName(t *testing.T) {
 		}
 		if got := ptbModelLabel(name, tc.cfg.Kind); got != label {
 			t.Errorf("ptbModelLabel(%q) = %q, want %q", name, got, label)
+		}
+	}
+}
+
+// svgTexts returns the text elements of an SVG file.
+func svgTexts(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, m := range regexp.MustCompile(`<text[^>]*>([^<]*)</text>`).FindAllStringSubmatch(string(b), -1) {
+		texts = append(texts, m[1])
+	}
+	return texts
+}
+
+// TestPlotOneEvaluatedRun checks the scatter of a single evaluated run:
+// its axes carry distinct plain tick labels (not "6.2e+02" three times).
+func TestPlotOneEvaluatedRun(t *testing.T) {
+	for _, tc := range []struct {
+		test, sg float64
+	}{{620, 0.45}, {85.3, 0.7}, {1.5, 0}, {12000, 1}} {
+		dir := t.TempDir()
+		run := filepath.Join(dir, "run")
+		fakePTBRun(t, run, nsrnn.Config{Kind: nsrnn.LSTM, Hidden: 256}, []float64{700, 650}, tc.test, tc.sg, true)
+		out := filepath.Join(dir, "fig")
+		var stdout, stderr bytes.Buffer
+		if err := runPlot([]string{"--out", out, run}, &stdout, &stderr); err != nil {
+			t.Fatal(err)
+		}
+		var labels []string
+		seen := map[string]bool{}
+		for _, s := range svgTexts(t, filepath.Join(out, scatterFigName+".svg")) {
+			if _, err := strconv.ParseFloat(s, 64); err != nil {
+				continue
+			}
+			if strings.ContainsAny(s, "eE") || seen[s] {
+				t.Errorf("test perplexity %v, SG %v: tick label %q repeated or in exponent notation", tc.test, tc.sg, s)
+			}
+			seen[s] = true
+			labels = append(labels, s)
+		}
+		if len(labels) < 4 {
+			t.Errorf("test perplexity %v, SG %v: tick labels %q, want at least two on each axis", tc.test, tc.sg, labels)
+		}
+	}
+}
+
+// TestPlotNamesUnevaluatedRuns checks the line on stderr that names the
+// runs left out of the SG figure, with the file each lacks and the
+// commands that make them; and that it is silent when none is.
+func TestPlotNamesUnevaluatedRuns(t *testing.T) {
+	lstm := nsrnn.Config{Kind: nsrnn.LSTM, Hidden: 256}
+	for _, tc := range []struct {
+		name      string
+		evaluated []bool // per run: eval-test.json and sg.json written
+		noSG      int    // index of a run whose sg.json is removed, or -1
+		want      []string
+		none      bool // no line wanted
+	}{
+		{"none evaluated", []bool{false, false}, -1, []string{"no " + scatterFigName + " figure", "run0 lacks eval-test.json and sg.json", "run1 lacks eval-test.json and sg.json",
+			"ptb eval --model RUN --split test --json > RUN/eval-test.json", "ptb sg --model RUN --suites DIR/syntaxgym --json > RUN/sg.json"}, false},
+		{"one without sg.json", []bool{true, true}, 1, []string{"1 of 2 runs are left out of " + scatterFigName, "run1 lacks sg.json)", "ptb sg --model RUN"}, false},
+		{"all evaluated", []bool{true, true}, -1, nil, true},
+	} {
+		dir := t.TempDir()
+		var args []string
+		for i, ev := range tc.evaluated {
+			run := filepath.Join(dir, fmt.Sprintf("run%d", i))
+			test := 0.0
+			if ev {
+				test = 300
+			}
+			fakePTBRun(t, run, lstm, []float64{400, 350}, test, 0.5, true)
+			if i == tc.noSG {
+				os.Remove(filepath.Join(run, "sg.json"))
+			}
+			args = append(args, run)
+		}
+		var stdout, stderr bytes.Buffer
+		if err := runPlot(append([]string{"--out", filepath.Join(dir, "fig")}, args...), &stdout, &stderr); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		e := stderr.String()
+		if tc.none {
+			if e != "" {
+				t.Errorf("%s: stderr %q, want none", tc.name, e)
+			}
+			continue
+		}
+		if strings.Count(e, "\n") != 1 {
+			t.Errorf("%s: stderr is not one line:\n%s", tc.name, e)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(e, w) {
+				t.Errorf("%s: stderr lacks %q:\n%s", tc.name, w, e)
+			}
+		}
+		if strings.Contains(e, "ptb eval") != !tc.evaluated[0] {
+			t.Errorf("%s: the eval command given or not as runs need:\n%s", tc.name, e)
 		}
 	}
 }

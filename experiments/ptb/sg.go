@@ -77,11 +77,11 @@ func modelSource(dir string, dev nsrnn.Device, released bool, batch int, strict 
 				w := strings.ToLower(tok)
 				id, ok := v.Lookup(w)
 				if !ok {
-					where := fmt.Sprintf("%q in item %d, condition %s, region %d", w, sent.ItemNumber, sent.Condition, sent.Region[j])
+					where := fmt.Sprintf("in item %d, condition %s, region %d", sent.ItemNumber, sent.Condition, sent.Region[j])
 					if strict {
-						return nil, fmt.Errorf("--strict: %s: %s is not in the run's vocabulary", s.File, where)
+						return nil, fmt.Errorf("--strict: %s: %q %s is not in the run's vocabulary", s.File, w, where)
 					}
-					unknown.addAt(s.File, where)
+					unknown.addAt(s.File, w, where)
 					id = v.Unk()
 				}
 				ids[i][j] = id

@@ -355,7 +355,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %s: %d runs in %d job array(s), each run with --time %s --mem %s --cpus-per-task %d; submit from a login node with: bash %s\n",
-			slurm.Script, len(runs), arrays, slurm.Time, slurm.Mem, slurm.CPUs, slurm.Script)
+			slurm.Script, len(runs), arrays, slurm.Time, slurm.Mem, slurm.CPUs, cli.ShellQuote(slurm.Script))
 		return nil
 	}
 	exe, err := os.Executable()

@@ -438,3 +438,29 @@ func TestSweepDryRunProgress(t *testing.T) {
 		t.Errorf("dry run of a new run: %q", lines[1])
 	}
 }
+
+// TestSweepSlurmHint checks that the command printed to submit the Slurm
+// script quotes its path for the shell.
+func TestSweepSlurmHint(t *testing.T) {
+	data := tinyCorpus(t)
+	for _, name := range []string{"job.sh", "my job.sh", "$HOME.sh", "it's.sh"} {
+		dir := t.TempDir()
+		script := filepath.Join(dir, name)
+		_, e, code := runCmd("sweep", "--data", data, "--out", filepath.Join(dir, "out"), "--runs", "1", "--slurm", script)
+		if code != 0 {
+			t.Fatalf("%s: %s", name, e)
+		}
+		if want := "submit from a login node with: bash " + cli.ShellQuote(script) + "\n"; !strings.Contains(e, want) {
+			t.Errorf("%s: stderr lacks %q:\n%s", name, want, e)
+		}
+	}
+}
+
+// TestHelpDecayDefault checks that help train shows --decay's default as
+// 2/3, not as 0.6666666666666666.
+func TestHelpDecayDefault(t *testing.T) {
+	o, _, _ := runCmd("help", "train")
+	if !strings.Contains(o, "(default 2/3 ≈ 0.667)") || strings.Contains(o, "0.6666") {
+		t.Errorf("help train does not show --decay's default as 2/3 ≈ 0.667:\n%s", o)
+	}
+}

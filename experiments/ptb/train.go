@@ -536,7 +536,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&s.Clip, "clip", 0, "gradient-norm clipping threshold of the mean loss's gradient (required; the authors' search range is 0.0112–1.12)")
 	fs.IntVar(&s.Epochs, "epochs", 100, "maximum number of epochs (may be changed on --resume: a run judged after a few epochs is continued to the end)")
 	fs.IntVar(&s.EarlyStop, "early-stop", 2, "epochs without improvement before training stops")
-	fs.Float64Var(&s.Decay, "decay", 1/1.5, "learning-rate factor after an epoch without improvement")
+	fs.Float64Var(&s.Decay, "decay", 1/1.5, "learning-rate factor after an epoch without improvement (default 2/3 ≈ 0.667)")
 	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the initial parameters")
 	out := fs.String("out", "", "run directory (required)")
 	resume := fs.Bool("resume", false, "continue the run in --out, with the settings of its run.json (flags given must agree with them); in an absent or empty --out, start it")

@@ -558,6 +558,24 @@ func checkScriptText(flag, v string) error {
 	return nil
 }
 
+// SlurmLiteral escapes p for a Slurm filename pattern (sbatch --output
+// and --error), in which "%A", "%a", "%j" and the like are replaced: each
+// % is doubled, which Slurm writes as one, so that p is taken literally.
+// (A backslash, which turns all replacements off, is not escaped.)
+func SlurmLiteral(p string) string { return strings.ReplaceAll(p, "%", "%%") }
+
+// SbatchQuote quotes s as one argument of an #SBATCH line, which sbatch
+// splits at spaces, ends at an unquoted #, and in which quotes group and
+// a backslash escapes the next character: s is returned as it is when it
+// needs none of this, else in double quotes with its backslashes and
+// double quotes escaped.
+func SbatchQuote(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(`"'\#`, r) }) {
+		return s
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
 // SlurmJob is a sweep to run on Slurm.
 type SlurmJob struct {
 	// Name is the job name, e.g. "cfl-sweep".
@@ -587,6 +605,9 @@ type SlurmJob struct {
 //     the run's log (<run dir>.log).
 //
 // Paths are made absolute, so that the script works from any directory.
+// The #SBATCH --output path under job.Out is quoted for sbatch
+// (SbatchQuote) with its % doubled (SlurmLiteral), so that an --out with
+// spaces, # or % is taken as it is; one with a backslash is refused.
 func SlurmScript(job SlurmJob) (arrays int, err error) {
 	if len(job.Runs) == 0 {
 		return 0, errors.New("no runs")
@@ -612,6 +633,11 @@ func SlurmScript(job SlurmJob) (arrays int, err error) {
 	}
 	script := abs(f.Script)
 	out := abs(job.Out)
+	if strings.Contains(out, `\`) {
+		// Slurm takes a backslash in an --output path as "replace no %
+		// pattern": the runs' outputs would all go to one file.
+		return 0, fmt.Errorf("--out %s: a backslash cannot go into the Slurm script's --output path", out)
+	}
 	bin := filepath.Join(out, "bin", job.Program)
 	if f.Binary != "" {
 		bin = abs(f.Binary)
@@ -629,7 +655,7 @@ func SlurmScript(job SlurmJob) (arrays int, err error) {
 	fmt.Fprintf(&b, "# Submitting it again resumes interrupted runs and skips finished ones.\n")
 	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", job.Name)
 	fmt.Fprintf(&b, "#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%d\n#SBATCH --mem=%s\n#SBATCH --time=%s\n", f.CPUs, f.Mem, f.Time)
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(out, "slurm", "%A_%a.out"))
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", SbatchQuote(SlurmLiteral(filepath.Join(out, "slurm"))+string(filepath.Separator)+"%A_%a.out"))
 	for _, o := range f.Sbatch {
 		fmt.Fprintf(&b, "#SBATCH %s\n", o)
 	}

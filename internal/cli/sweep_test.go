@@ -473,3 +473,129 @@ func TestRunProgress(t *testing.T) {
 		t.Errorf("RunStatus(absent) = %q, %q, %v; want new and no progress", st, progress, err)
 	}
 }
+
+// sbatchArgs splits the options of an #SBATCH line as sbatch does
+// (_get_argument in Slurm's src/sbatch/opt.c): at spaces, quotes
+// grouping, a backslash escaping the next character, an unquoted #
+// starting a comment.
+func sbatchArgs(line string) []string {
+	var (
+		args    []string
+		cur     strings.Builder
+		in      bool // within an argument
+		quote   rune
+		escaped bool
+	)
+	for _, r := range line {
+		switch {
+		case escaped:
+			escaped = false
+		case r == '\\':
+			escaped, in = true, true
+			continue
+		case quote != 0:
+			if r == quote {
+				quote = 0
+				continue
+			}
+		case r == '"' || r == '\'':
+			quote, in = r, true
+			continue
+		case r == '#':
+			if in {
+				args = append(args, cur.String())
+			}
+			return args
+		case r == ' ' || r == '\t':
+			if in {
+				args = append(args, cur.String())
+				cur.Reset()
+				in = false
+			}
+			continue
+		}
+		cur.WriteRune(r)
+		in = true
+	}
+	if in {
+		args = append(args, cur.String())
+	}
+	return args
+}
+
+// slurmExpand replaces Slurm's filename patterns %%, %A and %a as an
+// array task's output is named; a backslash turns all replacements off.
+func slurmExpand(p string, job, task int) string {
+	if strings.Contains(p, `\`) {
+		return strings.ReplaceAll(p, `\`, "")
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] != '%' || i+1 == len(p) {
+			b.WriteByte(p[i])
+			continue
+		}
+		i++
+		switch p[i] {
+		case '%':
+			b.WriteByte('%')
+		case 'A':
+			fmt.Fprint(&b, job)
+		case 'a':
+			fmt.Fprint(&b, task)
+		default:
+			b.WriteString("<%" + string(p[i]) + ">")
+		}
+	}
+	return b.String()
+}
+
+// TestSlurmScriptOutputPath checks that the #SBATCH --output line, read as
+// sbatch reads it and expanded as Slurm names an array task's output,
+// names <out>/slurm/<job>_<task>.out for an --out with spaces, %, #,
+// quotes; and that an --out with a backslash is refused.
+func TestSlurmScriptOutputPath(t *testing.T) {
+	for _, name := range []string{"sweep", "my sweep", "100%", "a%Ab", "run #2", `say "hi"`, "it's", "tab\tname"} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, name)
+		script := filepath.Join(dir, "job.sh")
+		flags := SlurmFlags{Script: script, Time: "1:00:00", Mem: "1G", CPUs: 1}
+		if strings.ContainsRune(name, '\t') {
+			// A control character is refused (checkScriptText).
+			if _, err := SlurmScript(SlurmJob{Name: "x", Package: "example.com/x", Program: "x", Out: out, Manifest: filepath.Join(out, "m.json"), Runs: sweepRuns(out, 1), Flags: flags}); err == nil {
+				t.Errorf("--out %q: no error", out)
+			}
+			continue
+		}
+		if _, err := SlurmScript(SlurmJob{Name: "x", Package: "example.com/x", Program: "x", Out: out, Manifest: filepath.Join(out, "m.json"), Runs: sweepRuns(out, 1), Flags: flags}); err != nil {
+			t.Errorf("--out %q: %v", out, err)
+			continue
+		}
+		b, err := os.ReadFile(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var line string
+		for l := range strings.SplitSeq(string(b), "\n") {
+			if strings.HasPrefix(l, "#SBATCH --output") {
+				line = l
+			}
+		}
+		args := sbatchArgs(strings.TrimPrefix(line, "#SBATCH"))
+		want := filepath.Join(out, "slurm", "123_4.out")
+		if len(args) != 1 || !strings.HasPrefix(args[0], "--output=") {
+			t.Errorf("--out %q: line %q is read as %q, want one --output=%s", name, line, args, want)
+			continue
+		}
+		if got := slurmExpand(strings.TrimPrefix(args[0], "--output="), 123, 4); got != want {
+			t.Errorf("--out %q: line %q names %q, want %q", name, line, got, want)
+		}
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, `back\slash`)
+	_, err := SlurmScript(SlurmJob{Name: "x", Package: "example.com/x", Program: "x", Out: out, Manifest: filepath.Join(out, "m.json"), Runs: sweepRuns(out, 1),
+		Flags: SlurmFlags{Script: filepath.Join(dir, "job.sh"), Time: "1:00:00", Mem: "1G", CPUs: 1}})
+	if err == nil || !strings.Contains(err.Error(), "backslash") {
+		t.Errorf("--out %q: error %v, want one about the backslash", out, err)
+	}
+}
