@@ -48,9 +48,15 @@ func NotifySweepSignals(ch chan<- os.Signal) {
 // happens now, e.g. "stopping after the current batch") to stderr through
 // the console; terminal says whether stderr is a terminal. The caller
 // must call Stop.
+//
+// From then on, until the program ends, a write to a pipe whose reader is
+// gone fails (EPIPE) instead of killing the program with SIGPIPE: the
+// reader of `train … | tee log` dies with the same Ctrl-C, and the
+// program must still stop after its batch with a checkpoint.
 func CatchInterrupts(stderr io.Writer, terminal bool, notify func(chan<- os.Signal), stopping string) *Interrupts {
 	in := &Interrupts{ch: make(chan os.Signal, 1), done: make(chan struct{}),
 		console: &console{w: stderr, terminal: terminal}}
+	ignoreBrokenPipes()
 	notify(in.ch)
 	go func() {
 		select {
@@ -64,6 +70,15 @@ func CatchInterrupts(stderr io.Writer, terminal bool, notify func(chan<- os.Sign
 	}()
 	return in
 }
+
+// brokenPipes receives the SIGPIPE signals that ignoreBrokenPipes
+// catches; nothing reads it (a full channel drops them).
+var brokenPipes = make(chan os.Signal, 1)
+
+// ignoreBrokenPipes catches SIGPIPE for the rest of the program: Go then
+// lets a write to a broken pipe on standard output or error fail with
+// EPIPE instead of killing the program (see os/signal, "SIGPIPE").
+func ignoreBrokenPipes() { signal.Notify(brokenPipes, syscall.SIGPIPE) }
 
 // Console is the writer of the training's progress (its epoch lines and,
 // on a terminal, its progress bar), shared with the interrupt's message.

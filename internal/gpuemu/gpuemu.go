@@ -24,7 +24,7 @@
 // # Requirements
 //
 // A C++ compiler on PATH (New reports its absence, for tests to skip) and
-// Linux or another platform where purego can load a shared library.
+// linux/amd64 or linux/arm64, where purego loads the compiled kernels.
 package gpuemu
 
 import (
@@ -42,7 +42,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -65,6 +64,9 @@ type Device struct {
 // New returns an emulated device, or an error when no C++ compiler is
 // found.
 func New() (*Device, error) {
+	if platformErr != nil {
+		return nil, platformErr
+	}
 	cxx, err := compiler()
 	if err != nil {
 		return nil, err
@@ -474,16 +476,16 @@ func (d *Device) Kernels(src, name string, opts ...string) (*Kernels, error) {
 	if out, err := exec.Command(d.cxx, args...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("gpuemu: compiling %s: %v\n%s", name, err, out)
 	}
-	h2, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h2, err := dlopen(lib)
 	if err != nil {
 		return nil, fmt.Errorf("gpuemu: loading %s: %w", name, err)
 	}
 	k := &Kernels{funcs: map[string]uintptr{}}
-	if k.run, err = purego.Dlsym(h2, "emu_run"); err != nil {
+	if k.run, err = dlsym(h2, "emu_run"); err != nil {
 		return nil, err
 	}
 	for _, n := range names {
-		if k.funcs[n], err = purego.Dlsym(h2, "emu_k_"+n); err != nil {
+		if k.funcs[n], err = dlsym(h2, "emu_k_"+n); err != nil {
 			return nil, err
 		}
 	}
@@ -556,6 +558,6 @@ func (k *Kernels) call(name string, grid, block uint32, args []any) error {
 	if len(k.ptrs) > 0 {
 		p = uintptr(unsafe.Pointer(&k.ptrs[0]))
 	}
-	purego.SyscallN(k.run, f, uintptr(grid), uintptr(block), p)
+	call(k.run, f, uintptr(grid), uintptr(block), p)
 	return nil
 }
