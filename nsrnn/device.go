@@ -121,6 +121,10 @@ func (m *Model) SetDevice(d Device) error {
 	if d == m.Device() {
 		return nil
 	}
+	if err := m.acquire(); err != nil {
+		return err
+	}
+	defer m.release()
 	var next engine = cpuEngine{m}
 	if !d.IsCPU() {
 		e, err := newCUDAEngine(m, d)

@@ -36,7 +36,9 @@ type Scheme = param.Scheme
 // symbol. Its parameters are shared by the gorgonia graphs it builds and
 // caches, one per (mode, length, batch size, with or without gradients).
 //
-// A Model is not safe for concurrent use.
+// A Model is not safe for concurrent use: a computation that would overlap
+// another's, from another goroutine, is refused with an error wrapping
+// ErrConcurrentUse.
 type Model struct {
 	// MaxGraphs bounds the number of compiled graphs the model caches;
 	// the least recently used are dropped first. 0 means no bound. The
@@ -85,6 +87,8 @@ type Model struct {
 	partGrads [][]float64
 	// eng computes the model's passes; nil is the CPU (see SetDevice).
 	eng engine
+	// busy is set while a computation runs (acquire).
+	busy atomic.Bool
 }
 
 // New builds a model from a validated configuration and initializes its

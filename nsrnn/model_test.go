@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -506,4 +508,60 @@ func cloneGrads(g [][]float64) [][]float64 {
 // magnitude (and 1e-300 absolute).
 func relClose(a, b, rel float64) bool {
 	return math.Abs(a-b) <= rel*math.Max(math.Abs(a), math.Abs(b))+1e-300
+}
+
+// One Model used from several goroutines at once: every call either
+// computes as alone or is refused with ErrConcurrentUse; none panics or
+// races (go test -race).
+func TestConcurrentUseRefused(t *testing.T) {
+	m, err := New(Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 6, States: 2, Symbols: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Workers = 2
+	batch := [][]int{{0, 1, 2, 1}, {1, 1, 0, 2}, {2, 0, 1, 1}}
+	wantLoss, err := m.Loss(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGrad, _, err := m.Gradient(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var refused, done atomic.Int64
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 30 {
+				var loss float64
+				var err error
+				want := wantLoss
+				if g%2 == 0 {
+					loss, err = m.Loss(batch)
+				} else {
+					loss, _, err = m.Gradient(batch)
+					want = wantGrad
+				}
+				switch {
+				case errors.Is(err, ErrConcurrentUse):
+					refused.Add(1)
+				case err != nil:
+					t.Error(err)
+					return
+				case loss != want:
+					t.Errorf("loss %v beside other calls, %v alone", loss, want)
+					return
+				default:
+					done.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if done.Load() == 0 {
+		t.Fatal("no call computed")
+	}
+	t.Logf("%d calls computed, %d refused", done.Load(), refused.Load())
 }

@@ -1,6 +1,7 @@
 package nsrnn
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,6 +12,23 @@ import (
 
 	"github.com/nsrnn/nsrnn/stacks"
 )
+
+// ErrConcurrentUse is wrapped by the error of a call that would compute
+// with a model while another goroutine computes with it (a Model and its
+// streams are not safe for concurrent use: the call is refused rather
+// than racing).
+var ErrConcurrentUse = errors.New("nsrnn: the model is in use by another goroutine")
+
+// acquire marks the model busy for a computation, or refuses one that
+// would overlap another's (ErrConcurrentUse); release ends it.
+func (m *Model) acquire() error {
+	if !m.busy.CompareAndSwap(false, true) {
+		return fmt.Errorf("%w: a Model (and its streams) computes one thing at a time; give each goroutine a model of its own (UnmarshalModel of MarshalBinary copies one)", ErrConcurrentUse)
+	}
+	return nil
+}
+
+func (m *Model) release() { m.busy.Store(false) }
 
 // checkSymbols reports a symbol outside the model's vocabularies.
 func (m *Model) checkSymbols(w []int, what string, i int, output bool) error {
@@ -188,6 +206,10 @@ func (m *Model) Loss(batch [][]int) (float64, error) {
 	if err := m.check(batch); err != nil {
 		return 0, err
 	}
+	if err := m.acquire(); err != nil {
+		return 0, err
+	}
+	defer m.release()
 	r, err := m.engine().sentence(batch, pass{})
 	return r.loss, err
 }
@@ -199,6 +221,10 @@ func (m *Model) Gradient(batch [][]int) (float64, [][]float64, error) {
 	if err := m.check(batch); err != nil {
 		return 0, nil, err
 	}
+	if err := m.acquire(); err != nil {
+		return 0, nil, err
+	}
+	defer m.release()
 	r, err := m.engine().sentence(batch, pass{grad: true, hostGrads: true})
 	return r.loss, r.grads, err
 }
@@ -211,6 +237,10 @@ func (m *Model) LogProbs(batch [][]int) ([][][]float64, error) {
 	if err := m.check(batch); err != nil {
 		return nil, err
 	}
+	if err := m.acquire(); err != nil {
+		return nil, err
+	}
+	defer m.release()
 	r, err := m.engine().sentence(batch, pass{logProbs: true})
 	return r.lp, err
 }
@@ -274,6 +304,10 @@ func (m *Model) ActionLogWeights(w []int) ([][]float64, error) {
 	if m.kind.NSConfig == nil {
 		return nil, fmt.Errorf("nsrnn: model %s has no nondeterministic stack actions", m.cfg.Kind)
 	}
+	if err := m.acquire(); err != nil {
+		return nil, err
+	}
+	defer m.release()
 	// The actions are computed on the CPU, from the device's parameters
 	// when the model is on a GPU.
 	if err := m.syncHost(); err != nil {

@@ -179,7 +179,11 @@ func (m *Model) sampleEach(count int, opt SampleOptions, end int, yield func(i i
 		if count >= 0 {
 			n = min(n, count-first)
 		}
+		if err := m.acquire(); err != nil {
+			return err
+		}
 		gs, err := m.sampleBatch(first, n, opt, end)
+		m.release()
 		if err != nil {
 			return err
 		}

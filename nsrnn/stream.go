@@ -258,6 +258,10 @@ func (s *Stream) run(inputs, targets [][]int, p pass) (outcome, error) {
 	if err := s.check(inputs, targets); err != nil {
 		return outcome{}, err
 	}
+	if err := s.m.acquire(); err != nil {
+		return outcome{}, err
+	}
+	defer s.m.release()
 	return s.m.engine().chunk(s, inputs, targets, p)
 }
 

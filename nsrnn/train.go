@@ -464,7 +464,11 @@ func (s *sentences) deviceGradient(e, i int) (float64, float64, error) {
 	if err := s.m.check(b); err != nil {
 		return 0, 0, err
 	}
+	if err := s.m.acquire(); err != nil {
+		return 0, 0, err
+	}
 	r, err := s.m.engine().sentence(b, pass{grad: true})
+	s.m.release()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -668,7 +672,11 @@ func (t *trainer) step(epoch int) (loss, weight float64, err error) {
 		return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d of %d: the loss is %g (training diverged; try a smaller learning rate)", epoch, st.Step+1, t.steps, loss)
 	}
 	if onDevice && deviceObj {
+		if err := t.m.acquire(); err != nil {
+			return 0, 0, err
+		}
 		ok, err := de.update(t.cfg.Optimizer, t.cfg.Clip)
+		t.m.release()
 		if err != nil {
 			return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d: %w", epoch, st.Step+1, err)
 		}
