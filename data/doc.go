@@ -174,10 +174,13 @@
 // rule. A line that is not valid UTF-8, or a quoted symbol whose escapes
 // ("\xff") make one that is not, is an error (ErrInvalidUTF8). Errors
 // about one line are *LineError values naming the file and the line. A
-// grammar may have thousands of rules and symbols, but at
-// most MaxChainSymbols (4,000) of its symbols may depend on others of the
-// same length through unary or nullable rules (their closure is a dense
-// matrix); the words such rules lead to do not count.
+// grammar with no terminal symbols (whose right sides are all empty or
+// all left sides) is an error naming the file: it derives no string of
+// one symbol or more. A grammar may have thousands of rules and symbols, but at
+// most MaxChainSymbols (4,000) of its symbols may depend on other
+// nonterminals of the same length through unary or nullable rules (their
+// closure is a dense matrix); the words such rules lead to, and the
+// symbols whose rules lead to words alone (A -> "a"), do not count.
 //
 //	# {w # wᴿ : w ∈ {0, 1}*}
 //	S -> "0" S "0" [0.4918032786885246]

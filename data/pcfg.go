@@ -285,11 +285,13 @@ func (g *PCFG) productive() []bool {
 }
 
 // MaxChainSymbols is the most symbols of a grammar (after binarization)
-// that may depend on others of the same length through unary or nullable
-// rules (A → B, or A → B C with C deriving ε): the closure over them is a
-// dense matrix inverted in cubic time. The symbols they depend on without
-// depending on others in turn (a lexicon's words) do not count. The task
-// grammars have at most a few thousand; a grammar with more is refused.
+// that may depend on other nonterminals of the same length through unary
+// or nullable rules (A → B, or A → B C with C deriving ε): the closure over
+// them is a dense matrix inverted in cubic time. The symbols they depend on
+// without depending on others in turn do not count, nor do the symbols
+// that depend on words alone (A → "a", a lexicon's preterminals): their
+// rows of the closure are their own rules. The task grammars have at most
+// a few thousand; a grammar with more is refused.
 const MaxChainSymbols = 4000
 
 // sameLengthClosure computes (I - J)⁻¹, where J[A][B] is the weight with
@@ -297,16 +299,21 @@ const MaxChainSymbols = 4000
 // rules A → B C or A → C B with C deriving ε. Entries that are structurally
 // zero are kept exactly zero.
 //
-// Only the sources of J (the symbols with a row in it) take part in the
-// inversion: with S the sources and T the other symbols,
+// Only the chain sources of J (the symbols with an edge into a symbol other
+// than a preterminal, S) take part in the inversion. The other symbols
+// are the lexical sources L, whose edges all lead to preterminals and so
+// end there, and the symbols T with no row in J. With J_LL, J_LS, J_TS,
+// J_TL and J_TT zero, and J_LT holding L's edges,
 //
-//	(I - J)⁻¹ = [(I - J_SS)⁻¹, (I - J_SS)⁻¹ J_ST; 0, I],
+//	(I - J)⁻¹ = [(I - J_SS)⁻¹, (I - J_SS)⁻¹ J_SL, (I - J_SS)⁻¹ (J_ST + J_SL J_LT); 0, I, J_LT; 0, 0, I],
 //
-// so a source's entry for a sink is a product, and a symbol outside S has
-// the closure 1 on the diagonal alone.
+// so a chain source's entry for another symbol is a product, a lexical
+// source's row is its edges and 1 on the diagonal, and a symbol with no
+// row has the closure 1 on the diagonal alone.
 func (g *PCFG) sameLengthClosure() error {
 	n := g.nb
 	prod := g.productive()
+	isPreterm := func(b int) bool { return b >= g.preterm && b < g.preterm+len(g.terms) }
 	type edge struct {
 		a, b int
 		w    float64
@@ -325,13 +332,16 @@ func (g *PCFG) sameLengthClosure() error {
 		add(r.a, r.b, r.p*g.null[r.c])
 		add(r.a, r.c, r.p*g.null[r.b])
 	}
-	// The sources of J, in increasing order, and each one's place.
+	// The chain sources of J, in increasing order, and each one's place;
+	// and the edges of the lexical sources, merged by preterminal.
 	pos := make([]int, n)
 	for i := range pos {
 		pos[i] = -1
 	}
 	for _, e := range edges {
-		pos[e.a] = 0
+		if !isPreterm(e.b) {
+			pos[e.a] = 0
+		}
 	}
 	var sources []int
 	for a := range pos {
@@ -340,9 +350,23 @@ func (g *PCFG) sameLengthClosure() error {
 			sources = append(sources, a)
 		}
 	}
+	lexW := map[int]map[int]float64{}
+	for _, e := range edges {
+		if pos[e.a] >= 0 {
+			continue
+		}
+		if lexW[e.a] == nil {
+			lexW[e.a] = map[int]float64{}
+		}
+		lexW[e.a][e.b] += e.w
+	}
+	lexT := make(map[int][]int, len(lexW))
+	for a, w := range lexW {
+		lexT[a] = slices.Sorted(maps.Keys(w))
+	}
 	k := len(sources)
 	if k > MaxChainSymbols {
-		return fmt.Errorf("data: %d symbols depend on others through unary or nullable rules, more than the %d supported (MaxChainSymbols)", k, MaxChainSymbols)
+		return fmt.Errorf("data: %d symbols depend on other nonterminals through unary or nullable rules, more than the %d supported (MaxChainSymbols)", k, MaxChainSymbols)
 	}
 	// J_SS, dense, and J's edges into sinks, per source, merged by sink
 	// (sinks: the sinks of each source, in increasing order).
@@ -352,6 +376,9 @@ func (g *PCFG) sameLengthClosure() error {
 	sinks := make([][]int, k)
 	for _, e := range edges {
 		a := pos[e.a]
+		if a < 0 {
+			continue // a lexical source's edge
+		}
 		if b := pos[e.b]; b >= 0 {
 			if j.At(a, b) == 0 {
 				next[a] = append(next[a], b)
@@ -408,6 +435,13 @@ func (g *PCFG) sameLengthClosure() error {
 		pa := pos[a]
 		if pa < 0 {
 			g.closure = append(g.closure, closureEntry{a: a, b: a, w: 1})
+			for _, t := range lexT[a] {
+				w := lexW[a][t]
+				if !(w > 0) || math.IsInf(w, 0) {
+					return errCycle
+				}
+				g.closure = append(g.closure, closureEntry{a: a, b: t, w: w})
+			}
 			continue
 		}
 		clear(row)
@@ -420,7 +454,8 @@ func (g *PCFG) sameLengthClosure() error {
 			row[c] = w
 			cols = append(cols, c)
 		}
-		// Sinks: (I - J_SS)⁻¹ J_ST, summed over the reachable sources in
+		// Sinks: (I - J_SS)⁻¹ J_ST, and through the lexical sources
+		// (I - J_SS)⁻¹ J_SL J_LT, summed over the reachable sources in
 		// increasing order and their edges in increasing sink order.
 		for pc := range sources {
 			if !reach[pa][pc] || sinkW[pc] == nil {
@@ -431,7 +466,14 @@ func (g *PCFG) sameLengthClosure() error {
 				if _, seen := row[t]; !seen {
 					cols = append(cols, t)
 				}
-				row[t] += w * sinkW[pc][t]
+				wt := w * sinkW[pc][t]
+				row[t] += wt
+				for _, u := range lexT[t] {
+					if _, seen := row[u]; !seen {
+						cols = append(cols, u)
+					}
+					row[u] += wt * lexW[t][u]
+				}
 			}
 		}
 		slices.Sort(cols)

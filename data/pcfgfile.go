@@ -27,7 +27,8 @@ const GrammarFileProbTol = 1e-6
 // "Grammar files" in the package documentation) from r. name is used in
 // errors, which are *LineError values where a line is at fault: among
 // them a line that is not valid UTF-8, or a quoted symbol whose escapes
-// make one that is not (both wrapping ErrInvalidUTF8).
+// make one that is not (both wrapping ErrInvalidUTF8). A grammar with no
+// terminal symbols is an error naming the file.
 func ReadPCFG(r io.Reader, name string) (*PCFG, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<24)
@@ -94,6 +95,9 @@ func ReadPCFG(r io.Reader, name string) (*PCFG, error) {
 				terms = append(terms, s)
 			}
 		}
+	}
+	if len(terms) == 0 {
+		return nil, fmt.Errorf("%s: the grammar has no terminal symbols: every symbol of a right side is the left side of a rule, so it derives only the empty string, if anything", name)
 	}
 	for i := range rules {
 		if sum := byLHS[rules[i].LHS].sum; math.Abs(sum-1) > probTol {

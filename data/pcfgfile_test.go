@@ -3,6 +3,7 @@ package data
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -188,6 +189,76 @@ S -> [0.75]
 	}
 }
 
+// TestReadPCFGManyLexicalSymbols: a grammar file with more than
+// MaxChainSymbols nonterminals whose rules lead to words alone (A → "a") is
+// read, since they depend on no other nonterminal of the same length, and
+// gives the probabilities it states; one with more symbols in unary chains
+// than MaxChainSymbols is refused.
+func TestReadPCFGManyLexicalSymbols(t *testing.T) {
+	const k = 5000
+	// grammar writes a start rule per nonterminal A_i of start(i), and
+	// the rules of A_i of word(i).
+	grammar := func(start, word func(i int) string) string {
+		var b strings.Builder
+		for i := range k {
+			fmt.Fprintf(&b, "S -> %s [%v]\n", start(i), 1.0/k)
+		}
+		for i := range k {
+			b.WriteString(word(i))
+		}
+		return b.String()
+	}
+	oneWord := func(i int) string { return fmt.Sprintf("A%d -> \"a%d\" [1]\n", i, i) }
+	for _, test := range []struct {
+		name string
+		text string
+		w    []int   // a string of the grammar
+		want float64 // log p(w | len(w))
+		err  string  // in the error, when refused
+	}{
+		{
+			name: "binary start",
+			text: grammar(func(i int) string { return fmt.Sprintf("A%d A%d", i, i) }, oneWord),
+			w:    []int{0, 0}, want: math.Log(1.0 / k),
+		},
+		{
+			name: "unary start",
+			text: grammar(func(i int) string { return fmt.Sprintf("A%d", i) }, oneWord),
+			w:    []int{k - 1}, want: math.Log(1.0 / k),
+		},
+		{
+			name: "nullable words",
+			text: grammar(func(i int) string { return fmt.Sprintf("A%d A%d", i, i) }, func(i int) string {
+				return fmt.Sprintf("A%d -> \"a%d\" [0.5]\nA%d -> [0.5]\n", i, i, i)
+			}),
+			w: []int{1}, want: math.Log(1.0 / k),
+		},
+		{
+			name: "unary chains",
+			text: grammar(func(i int) string { return fmt.Sprintf("A%d", i) }, func(i int) string {
+				return fmt.Sprintf("A%d -> B%d [1]\nB%d -> \"a%d\" [1]\n", i, i, i, i)
+			}),
+			err: "MaxChainSymbols",
+		},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			g, err := ReadPCFG(strings.NewReader(test.text), "g.pcfg")
+			if test.err != "" {
+				if err == nil || !strings.Contains(err.Error(), test.err) || !strings.Contains(err.Error(), "g.pcfg") {
+					t.Fatalf("error %v, want one naming g.pcfg and saying %q", err, test.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if lp, err := g.LogProbGivenLength(test.w); err != nil || math.Abs(lp-test.want) > 1e-9 {
+				t.Errorf("log p(%v | %d) = %v, %v; want %v", test.w, len(test.w), lp, err, test.want)
+			}
+		})
+	}
+}
+
 func TestReadPCFGErrors(t *testing.T) {
 	for _, test := range []struct {
 		name, text string
@@ -210,6 +281,8 @@ func TestReadPCFGErrors(t *testing.T) {
 		{"non-UTF-8 terminal", "S -> a [0.5]\nS -> b\xfe [0.5]\n", 2, "invalid UTF-8 at byte 7"},
 		{"quoted raw non-UTF-8 terminal", "S -> \"\xc3\" [1]\n", 1, "invalid UTF-8"},
 		{"non-UTF-8 comment", "# \xff\nS -> a [1]\n", 1, "invalid UTF-8"},
+		{"only ε", "S -> [1]\n", 0, "no terminal symbols"},
+		{"no terminals", "S -> S S [0.25]\nS -> A [0.25]\nS -> [0.5]\nA -> [1]\n", 0, "no terminal symbols"},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			_, err := ReadPCFG(strings.NewReader(test.text), "g.pcfg")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ func TestQuickstartTiny(t *testing.T) {
 	}
 	for _, kind := range []string{nsrnn.RNS, nsrnn.LSTM} {
 		dir := filepath.Join(out, kind)
-		for _, f := range []string{"log.jsonl", "checkpoint", "model", "run.json"} {
+		for _, f := range []string{"log.jsonl", "checkpoint", "model", "run.json", "summary.json"} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				t.Errorf("%s: %v", kind, err)
 			}
@@ -37,6 +38,23 @@ func TestQuickstartTiny(t *testing.T) {
 		s, err := experiment.ReadSettings(dir)
 		if err != nil || s.Task != "marked-reversal" || s.Grammar != "paper" || s.Seed != 3 || s.Epochs != 2 || s.Model.Kind != kind {
 			t.Errorf("run.json: %+v, %v", s, err)
+		}
+		// summary.json holds the finished run's results, as train writes
+		// them, and agrees with what the quickstart printed.
+		sum, err := experiment.ReadSummary(dir)
+		if err != nil {
+			t.Fatalf("summary.json: %v", err)
+		}
+		if sum.Task != "marked-reversal" || sum.Model.Kind != kind || sum.Epochs != 2 || sum.BestEpoch < 1 || sum.BestEpoch > 2 || sum.NoLowerBound {
+			t.Errorf("summary.json: %+v", sum)
+		}
+		want := fmt.Sprintf("%s %d %d of 2 %.4f %.4f %.4f", kind, sum.Parameters, sum.BestEpoch, sum.BestValidCrossEntropy, sum.ValidLowerBound, sum.BestValidCrossEntropyDiff)
+		found := false
+		for line := range strings.Lines(stdout.String()) {
+			found = found || strings.Join(strings.Fields(line), " ") == want
+		}
+		if !found {
+			t.Errorf("stdout has no row %q, the summary's:\n%s", want, stdout.String())
 		}
 		m, err := nsrnn.Load(filepath.Join(dir, "model"))
 		if err != nil {
@@ -62,6 +80,17 @@ func TestQuickstartTiny(t *testing.T) {
 	}
 	t.Logf("stdout:\n%s", stdout.String())
 
+	// "cfl plot" takes the runs for finished ones: no curve is in progress.
+	panels, skipped, err := experiment.RunsData([]string{out}, false)
+	if err != nil || len(skipped) != 0 || len(panels) != 1 || len(panels[0].Curves) != 2 {
+		t.Fatalf("RunsData(%s): panels %+v, skipped %v, %v", out, panels, skipped, err)
+	}
+	for _, c := range panels[0].Curves {
+		if c.InProgress {
+			t.Errorf("run %s plots as in progress", c.Dir)
+		}
+	}
+
 	// Run again: the finished runs are resumed, with the same results.
 	var stdout2, stderr2 bytes.Buffer
 	if err := run(args, &stdout2, &stderr2); err != nil {
@@ -78,7 +107,7 @@ func TestQuickstartTiny(t *testing.T) {
 
 	// Other settings in the same directory: an error, nothing changed.
 	before, _ := os.ReadFile(filepath.Join(out, nsrnn.RNS, "checkpoint"))
-	err := run([]string{"--epochs", "3", "--train-size", "10", "--valid-size", "10", "--out", out, "--seed", "3"}, &stdout2, &stderr2)
+	err = run([]string{"--epochs", "3", "--train-size", "10", "--valid-size", "10", "--out", out, "--seed", "3"}, &stdout2, &stderr2)
 	if err == nil || !strings.Contains(err.Error(), "other settings") {
 		t.Errorf("other settings: error %v", err)
 	}

@@ -342,6 +342,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	noteBLAS(stderr, dev)
 	if err := prepareSweep(*out, s); err != nil {
 		return err
 	}

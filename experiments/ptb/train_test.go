@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
 // tinyCorpus writes a small corpus with the PTB file names: sentences of
@@ -287,4 +288,29 @@ func snapshot(t *testing.T, dir string) map[string]string {
 		m[en.Name()] = readFile(t, filepath.Join(dir, en.Name()))
 	}
 	return m
+}
+
+// The pure-Go build says, before computing on the CPU, how much faster
+// the OpenBLAS build is and how to get it; the OpenBLAS build does not.
+func TestPureGoBuildNote(t *testing.T) {
+	data := tinyCorpus(t)
+	out := filepath.Join(t.TempDir(), "run")
+	_, e, code := runCmd(append([]string{"train", "--data", data, "--out", out, "--epochs", "1"}, tinyModel[:len(tinyModel)-4]...)...)
+	if code != 0 {
+		t.Fatalf("train: %s", e)
+	}
+	_, ev, code := runCmd("eval", "--model", out)
+	if code != 0 {
+		t.Fatalf("eval: %s", ev)
+	}
+	for cmd, stderr := range map[string]string{"train": e, "eval": ev} {
+		got := strings.Count(stderr, pureGoNote)
+		want := 0
+		if nsrnn.BLAS == "gonum" {
+			want = 1
+		}
+		if got != want {
+			t.Errorf("%s with BLAS %s printed the note %d times, want %d:\n%s", cmd, nsrnn.BLAS, got, want, stderr)
+		}
+	}
 }
