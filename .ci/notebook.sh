@@ -11,6 +11,14 @@
 #
 # Idempotent: what is present at the pinned version is left alone. Exits
 # non-zero, saying what failed, when something cannot be installed.
+#
+# User-local mode: with NSRNN_NOTEBOOK_PREFIX=DIR set, nothing is installed
+# system-wide and neither root nor sudo is needed: Jupyter, unless it is on
+# PATH already, goes into a Python virtual environment DIR/venv (pip), the
+# Go tools into DIR/bin (GOBIN), and the kernel into Jupyter's data
+# directory DIR/share/jupyter (JUPYTER_DATA_DIR). Start Jupyter, and run
+# the notebook tests, with the environment the script prints at the end.
+# Unset (as in CI), the script behaves as described above.
 set -euo pipefail
 
 GONB_VERSION=v0.11.5  # github.com/janpfeifer/gonb
@@ -30,8 +38,31 @@ if ! command -v go >/dev/null 2>&1; then
 	export PATH="$PATH:/usr/local/go/bin"
 fi
 
-# 1. Debian's Jupyter packages.
+prefix="${NSRNN_NOTEBOOK_PREFIX:-}"
+if [ -n "$prefix" ]; then
+	mkdir -p "$prefix" || die "NSRNN_NOTEBOOK_PREFIX: cannot create $prefix"
+	prefix="$(cd "$prefix" && pwd)"
+	export GOBIN="$prefix/bin"
+	export JUPYTER_DATA_DIR="$prefix/share/jupyter"
+	mkdir -p "$GOBIN" "$JUPYTER_DATA_DIR" || die "NSRNN_NOTEBOOK_PREFIX: cannot create $GOBIN and $JUPYTER_DATA_DIR"
+	[ -x "$prefix/venv/bin/jupyter" ] && export PATH="$prefix/venv/bin:$PATH"
+	say "user-local mode: Go tools into $GOBIN, Jupyter's data into $JUPYTER_DATA_DIR"
+fi
+
+# 1. Jupyter: Debian's packages, or in user-local mode a virtual
+# environment under the prefix (unless jupyter nbconvert runs already).
 missing=()
+if [ -n "$prefix" ]; then
+	if ! jupyter nbconvert --version >/dev/null 2>&1; then
+		say "installing Jupyter (jupyter-core, nbconvert, ipykernel, jupyter-client) into $prefix/venv"
+		python3 -m venv "$prefix/venv" ||
+			die "python3 -m venv $prefix/venv failed (on Debian, the python3-venv package provides it)"
+		"$prefix/venv/bin/pip" install -q jupyter-core nbconvert ipykernel jupyter-client ||
+			die "pip install of Jupyter into $prefix/venv failed"
+		export PATH="$prefix/venv/bin:$PATH"
+	fi
+	APT_PACKAGES=() # nothing system-wide
+fi
 for p in "${APT_PACKAGES[@]}"; do
 	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
 		missing+=("$p")
@@ -50,7 +81,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
 		die "apt-get install ${missing[*]} failed"
 fi
-command -v jupyter >/dev/null 2>&1 || die "jupyter is not on PATH after installing ${APT_PACKAGES[*]}"
+command -v jupyter >/dev/null 2>&1 || die "jupyter is not on PATH after installing ${APT_PACKAGES[*]:-Jupyter}"
 jupyter nbconvert --version >/dev/null 2>&1 || die "'jupyter nbconvert' does not run"
 
 # 2. GoNB, goimports and gopls, into GOBIN.
@@ -111,5 +142,24 @@ else
 	out="$("$gobin/gonb" --install 2>&1)" || die "gonb --install failed: $out"
 	jupyter kernelspec list 2>/dev/null | awk '$1 == "gonb" { found = 1 } END { exit !found }' ||
 		die "gonb --install ran, but 'jupyter kernelspec list' has no gonb"
+	if [ -n "$prefix" ]; then
+		# gonb --install may write to ~/.local/share/jupyter: copy the
+		# kernel into the prefix's data directory, which Jupyter reads
+		# first with JUPYTER_DATA_DIR set.
+		spec="$(jupyter kernelspec list 2>/dev/null | awk '$1 == "gonb" { print $2 }')"
+		case "$spec" in
+		"$JUPYTER_DATA_DIR"/*) ;;
+		*)
+			out="$(jupyter kernelspec install --user --replace --name gonb "$spec" 2>&1)" ||
+				die "jupyter kernelspec install of $spec into $JUPYTER_DATA_DIR failed: $out"
+			say "copied the gonb kernel from $spec into $JUPYTER_DATA_DIR/kernels/gonb"
+			;;
+		esac
+	fi
 fi
 say "ready: jupyter $(jupyter --version 2>/dev/null | awk '$1 == "nbconvert" { print "nbconvert " $3 }'), gonb $GONB_VERSION, goimports $TOOLS_VERSION, gopls $GOPLS_VERSION"
+if [ -n "$prefix" ]; then
+	venv=""
+	[ -d "$prefix/venv/bin" ] && venv="$prefix/venv/bin:"
+	say "before starting Jupyter or the notebook tests: export PATH=\"$venv$GOBIN:\$PATH\" JUPYTER_DATA_DIR=\"$JUPYTER_DATA_DIR\""
+fi

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiment"
@@ -102,6 +103,10 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	// Evaluation takes seconds to minutes: say what is under way on
+	// stderr, stdout being the report's.
+	fmt.Fprintf(stderr, "evaluating %s on %d strings…\n", *modelPath, len(strs))
+	start := time.Now()
 	rep, err := experiment.EvaluateByLength(m, t, strs, minLen, maxLen, *batchSize)
 	if err != nil {
 		// A string of the file outside the language or the lengths: name
@@ -112,6 +117,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	rep.Model = *modelPath
+	fmt.Fprintf(stderr, "evaluated %s in %.1f s\n", *modelPath, time.Since(start).Seconds())
 	if *asCSV {
 		return rep.WriteCSV(stdout)
 	}

@@ -267,3 +267,25 @@ func TestEvalCommandFromRun(t *testing.T) {
 		t.Errorf("empty --test: status %d, stderr %q", status, stderr)
 	}
 }
+
+// TestEvalProgress checks that eval says on stderr which run it evaluates
+// on how many strings, and when it is done, and keeps stdout for the
+// report alone.
+func TestEvalProgress(t *testing.T) {
+	dir := tinyModelDir(t)
+	for _, format := range [][]string{nil, {"--csv"}} {
+		args := append([]string{"eval", "--model", dir, "--task", "marked-reversal", "--lengths", "5:12", "--per-length", "3"}, format...)
+		status, stdout, stderr := run(args...)
+		if status != 0 {
+			t.Fatalf("%v: status %d: %s", format, status, stderr)
+		}
+		for _, want := range []string{"evaluating " + dir + " on 12 strings…\n", "evaluated " + dir + " in "} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%v: stderr lacks %q:\n%s", format, want, stderr)
+			}
+		}
+		if strings.Contains(stdout, "evaluat") {
+			t.Errorf("%v: progress on stdout:\n%s", format, stdout)
+		}
+	}
+}

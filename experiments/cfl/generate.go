@@ -53,9 +53,14 @@ type generateSummary struct {
 	MeanLength       float64 `json:"mean_length"`
 }
 
+// emptySample is the line generate prints (without --json) for an empty
+// string, which would otherwise be a blank line.
+const emptySample = "(empty)"
+
 // runGenerate samples --count strings from the model of a cfl train run
 // in sentence mode (Model.SampleEach: written as they are drawn, so any
-// count works), prints them, one per line, or with
+// count works), prints them, one per line (an empty string as
+// emptySample), or with
 // --json one generatedRecord per line and a final {"summary": …} line,
 // and reports on standard error how many are in the task's language
 // (complete strings of the language of the run's task: p_G(w) > 0 under
@@ -70,7 +75,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same strings")
 	prompt := fs.String("prompt", "", "symbols every string begins with, separated by spaces (default: none)")
 	maxLength := fs.Int("max-length", 0, "maximum string length, prompt included (default: twice the run's maximum training length)")
-	asJSON := fs.Bool("json", false, "print one JSON object per string, then a summary object")
+	asJSON := fs.Bool("json", false, "print one JSON object per string, then a summary object (default: the strings, one per line, an empty one as "+emptySample+")")
 	devFlag := cli.DeviceFlag(fs, "cfl", "")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -143,6 +148,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 			}
 			werr = enc.Encode(rec)
 		} else {
+			if len(x.Symbols) == 0 {
+				text = emptySample
+			}
 			_, werr = fmt.Fprintln(stdout, text)
 		}
 		return werr == nil

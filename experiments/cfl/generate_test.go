@@ -188,3 +188,41 @@ func TestGenerateErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateEmpty checks that an empty sample is printed as
+// emptySample, not as a blank line, and stays "" in --json. At a high
+// temperature the model ends many strings at once (those of seed 1
+// include empty ones).
+func TestGenerateEmpty(t *testing.T) {
+	args := []string{"--model", markedRNS, "--count", "40", "--seed", "1", "--temperature", "50", "--max-length", "3"}
+	recs, _, _ := generateJSON(t, args...)
+	empty := 0
+	for _, r := range recs {
+		if r.Length == 0 {
+			empty++
+			if r.String != "" {
+				t.Errorf("--json: empty string as %q", r.String)
+			}
+		}
+	}
+	if empty == 0 {
+		t.Fatal("no empty string among the samples: choose another seed")
+	}
+	status, stdout, stderr := run(append([]string{"generate"}, args...)...)
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) != len(recs) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(recs), stdout)
+	}
+	for i, l := range lines {
+		want := recs[i].String
+		if recs[i].Length == 0 {
+			want = emptySample
+		}
+		if l != want {
+			t.Errorf("line %d: %q, want %q", i+1, l, want)
+		}
+	}
+}

@@ -98,9 +98,14 @@ type sweepGrid struct {
 // names: a grammar file, or training, validation and test strings.
 type sweepSource struct {
 	GrammarFile string `json:"grammar_file,omitempty"`
-	Train       string `json:"train,omitempty"`
-	Valid       string `json:"valid,omitempty"`
-	Test        string `json:"test,omitempty"`
+	// GrammarSHA256 is the grammar file's SHA-256 digest (lowercase
+	// hexadecimal) when the sweep was made, so that a sweep is not
+	// continued on a changed file; empty in the files written before it
+	// was recorded, which are continued without the check.
+	GrammarSHA256 string `json:"grammar_sha256,omitempty"`
+	Train         string `json:"train,omitempty"`
+	Valid         string `json:"valid,omitempty"`
+	Test          string `json:"test,omitempty"`
 }
 
 // args returns the train flags that name the source.
@@ -336,12 +341,15 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	case userData:
 		// The files are read and checked now, before anything is
 		// written; each run reads them again and records their digests.
-		t, _, _, err := src.resolve(fs, *taskList, params(), *grammar)
+		t, _, gf, err := src.resolve(fs, *taskList, params(), *grammar)
 		if err != nil {
 			return err
 		}
 		g.Tasks = []string{t.Name()}
 		g.Source = &sweepSource{GrammarFile: *src.grammarFile, Train: *src.train, Valid: *src.valid, Test: *src.test}
+		if gf != nil {
+			g.Source.GrammarSHA256 = gf.SHA256
+		}
 	case *taskList == data.Group2023:
 		g.Tasks = data.TaskGroupNames(data.Group2023)
 	default:
@@ -491,8 +499,12 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 			if res.Resumed() {
 				took = fmt.Sprintf("in %.0fs (resumed; %.0fs of training in all)", secs, s.ElapsedSeconds)
 			}
-			fmt.Fprintf(stderr, "[%d/%d] done %s %s%s: best validation difference %.4f nats per symbol at epoch %d of %d\n",
-				res.Done, res.Total, name, took, res.RetryNote(), s.BestValidCrossEntropyDiff, s.BestEpoch, s.Epochs)
+			score := fmt.Sprintf("best validation difference %.4f nats per symbol", s.BestValidCrossEntropyDiff)
+			if s.NoLowerBound {
+				score = fmt.Sprintf("best validation cross-entropy %.4f nats per symbol (no lower bound)", s.BestValidCrossEntropy)
+			}
+			fmt.Fprintf(stderr, "[%d/%d] done %s %s%s: %s at epoch %d of %d\n",
+				res.Done, res.Total, name, took, res.RetryNote(), score, s.BestEpoch, s.Epochs)
 		},
 	})
 	if err != nil {
@@ -508,7 +520,9 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 // is one, is the grid g (which makes runs): it reports whether the file
 // exists, and refuses a sweep directory made with other settings, listing
 // the differences. A manifest written before the grid was recorded is
-// accepted when it lists the same runs.
+// accepted when it lists the same runs. A sweep on a grammar file whose
+// digest differs from the one recorded is refused, naming the file; one
+// recorded without a digest (written before it was) is compared without.
 func checkSweep(path string, g sweepGrid, runs []sweepRun) (exists bool, err error) {
 	b, err := readlimit.File(path, readlimit.JSON, false)
 	switch {
@@ -532,6 +546,19 @@ func checkSweep(path string, g sweepGrid, runs []sweepRun) (exists bool, err err
 				dir, len(old.Runs), sweepManifestFile, len(runs))
 		}
 		return false, nil // rewritten with the grid
+	}
+	if o, n := old.Source, g.Source; o != nil && n != nil && n.GrammarSHA256 != "" && o.GrammarFile == n.GrammarFile {
+		switch o.GrammarSHA256 {
+		case n.GrammarSHA256:
+		case "":
+			// A sweep.json written before the digest was recorded.
+			src := *n
+			src.GrammarSHA256 = ""
+			g.Source = &src
+		default:
+			return true, fmt.Errorf("--grammar-file %s has changed since the sweep in %s was made: SHA-256 %s, the sweep's (%s) %s; "+
+				"restore the file, or use another --out for the new grammar", n.GrammarFile, dir, n.GrammarSHA256, path, o.GrammarSHA256)
+		}
 	}
 	_, err = experiment.CheckSettingsFile(path, g)
 	if se, ok := errors.AsType[*experiment.SettingsError](err); ok {
@@ -636,7 +663,7 @@ func settingKey(args []string) string {
 func printDryRun(w io.Writer, runs []sweepRun, dev nsrnn.Device) error {
 	count := map[string]int{}
 	for _, r := range runs {
-		st, progress, err := cli.RunStatus(r.Dir)
+		st, progress, err := cli.RunStatus(r.Dir, false)
 		if err != nil {
 			return err
 		}

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -532,5 +535,105 @@ func TestSweepSlurmHint(t *testing.T) {
 		if want := "submit from a login node with: bash " + cli.ShellQuote(script) + "\n"; !strings.Contains(stderr.String(), want) {
 			t.Errorf("%s: stderr lacks %q:\n%s", name, want, stderr.String())
 		}
+	}
+}
+
+// TestSweepGrammarDigest checks that a sweep on a grammar file records
+// the file's SHA-256 in sweep.json, continues on the same file and on a
+// sweep.json written before the digest was recorded, and refuses, naming
+// the file, to continue on a changed file.
+func TestSweepGrammarDigest(t *testing.T) {
+	dir := t.TempDir()
+	text := "S -> \"0\" S \"0\" [0.4]\nS -> \"1\" S \"1\" [0.4]\nS -> \"#\" [0.2]\n"
+	g := writeText(t, dir, "mr.pcfg", text)
+	out := filepath.Join(dir, "sweep")
+	args := []string{"--grammar-file", g, "--models", "rns", "--lrs", "0.01", "--restarts", "1", "--epochs", "1",
+		"--train-size", "6", "--valid-size", "4", "--out", out}
+	var f fakeRunner
+	if err := sweepCommand(args, &bytes.Buffer{}, &bytes.Buffer{}, f.run); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(out, sweepManifestFile)
+	sum := sha256.Sum256([]byte(text))
+	digest := hex.EncodeToString(sum[:])
+	src, _ := readJSONObject(t, manifest)["source"].(map[string]any)
+	if src["grammar_sha256"] != digest {
+		t.Errorf("sweep.json source %v: want grammar_sha256 %s", src, digest)
+	}
+	if err := sweepCommand(append(slices.Clone(args), "--dry-run"), &bytes.Buffer{}, &bytes.Buffer{}, nil); err != nil {
+		t.Errorf("same grammar file: %v", err)
+	}
+
+	// A sweep.json written before the digest was recorded continues.
+	recorded, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := readJSONObject(t, manifest)
+	delete(old["source"].(map[string]any), "grammar_sha256")
+	if err := experiment.WriteJSON(manifest, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := sweepCommand(append(slices.Clone(args), "--dry-run"), &bytes.Buffer{}, &bytes.Buffer{}, nil); err != nil {
+		t.Errorf("sweep.json without the digest: %v", err)
+	}
+	if err := os.WriteFile(manifest, recorded, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// A changed grammar file is refused, with sweep.json left as it was.
+	writeText(t, dir, "mr.pcfg", "S -> \"0\" S \"0\" [0.3]\nS -> \"1\" S \"1\" [0.5]\nS -> \"#\" [0.2]\n")
+	for _, extra := range [][]string{nil, {"--dry-run"}} {
+		f.args = nil
+		err := sweepCommand(append(slices.Clone(args), extra...), &bytes.Buffer{}, &bytes.Buffer{}, f.run)
+		for _, w := range []string{"--grammar-file " + g, "changed", digest} {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: changed grammar file: error %v, want one containing %q", extra, err, w)
+			}
+		}
+		if len(f.args) > 0 {
+			t.Errorf("%v: changed grammar file: ran %d runs", extra, len(f.args))
+		}
+	}
+	if after, _ := os.ReadFile(manifest); !bytes.Equal(after, recorded) {
+		t.Error("sweep.json changed")
+	}
+}
+
+// TestSweepDoneLineNoBound checks the line of a finished run on the
+// user's strings, which have no lower bound: it gives the validation
+// cross-entropy, not a difference from a bound.
+func TestSweepDoneLineNoBound(t *testing.T) {
+	dir := t.TempDir()
+	train := writeText(t, dir, "train.txt", "a b b a\nb a a b\na a\n")
+	valid := writeText(t, dir, "valid.txt", "a b\nb a a b\n")
+	for _, test := range []struct {
+		name    string
+		summary experiment.Summary
+		want    string
+	}{
+		{"no bound", experiment.Summary{NoLowerBound: true, BestValidCrossEntropy: 0.75, BestValidPerplexity: math.Exp(0.75), BestEpoch: 2, Epochs: 3},
+			": best validation cross-entropy 0.7500 nats per symbol (no lower bound) at epoch 2 of 3\n"},
+		{"bound", experiment.Summary{BestValidCrossEntropy: 0.75, ValidLowerBound: 0.5, BestValidCrossEntropyDiff: 0.25, BestEpoch: 2, Epochs: 3},
+			": best validation difference 0.2500 nats per symbol at epoch 2 of 3\n"},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			runner := func(args []string, logPath string, threads int, _ <-chan os.Signal) error {
+				dir := args[slices.Index(args, "--out")+1]
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+				return experiment.WriteJSON(filepath.Join(dir, experiment.SummaryFile), test.summary)
+			}
+			args := []string{"--train", train, "--valid", valid, "--models", "lstm", "--lrs", "0.01", "--restarts", "1",
+				"--epochs", "3", "--out", filepath.Join(t.TempDir(), "sweep")}
+			var stderr bytes.Buffer
+			if err := sweepCommand(args, &bytes.Buffer{}, &stderr, runner); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(stderr.String(), test.want) {
+				t.Errorf("stderr lacks %q:\n%s", test.want, stderr.String())
+			}
+		})
 	}
 }

@@ -424,8 +424,11 @@ func TestSweepDryRunProgress(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	log := `{"epoch":1,"valid_cross_entropy":5,"no_lower_bound":true,"epoch_seconds":1800}
-{"epoch":2,"valid_cross_entropy":4.8283137373023015,"no_lower_bound":true,"epoch_seconds":1795.2}
+	// The log as ptb's train writes it: the records do not mark the
+	// missing lower bound, and hold the cross-entropy as their
+	// difference from a bound of 0.
+	log := `{"epoch":1,"valid_cross_entropy":5,"lower_bound":0,"valid_cross_entropy_diff":5,"epoch_seconds":1800}
+{"epoch":2,"valid_cross_entropy":4.8283137373023015,"lower_bound":0,"valid_cross_entropy_diff":4.8283137373023015,"epoch_seconds":1795.2}
 `
 	if err := os.WriteFile(filepath.Join(dir, experiment.LogFile), []byte(log), 0o666); err != nil {
 		t.Fatal(err)

@@ -69,12 +69,16 @@ func RunState(dir string) (string, error) {
 
 // RunProgress describes how far the run in dir has come, from its training
 // log (experiment.LogFile): the epochs done, the best validation score
-// (the difference from the lower bound, or the perplexity for a run
-// without one) with its epoch, and the seconds of the last epoch, e.g.
-// "124 epochs, best validation difference 0.0594 at epoch 120, last epoch
-// 98 s". It is "" for a run without a log or with an empty one; a log
-// that cannot be read is an error naming the file and line.
-func RunProgress(dir string) (string, error) {
+// with its epoch, and the seconds of the last epoch, e.g. "124 epochs,
+// best validation difference 0.0594 at epoch 120, last epoch 98 s". The
+// score is the difference from the lower bound, or the perplexity (the
+// exponential of the cross-entropy) for a run marked without one
+// (nsrnn.EpochRecord.NoLowerBound) or when perplexity is set: a program
+// whose runs have no lower bound although their logs do not mark it (ptb,
+// whose records hold the cross-entropy as their difference from a bound
+// of 0) sets it. It is "" for a run without a log or with an empty one; a
+// log that cannot be read is an error naming the file and line.
+func RunProgress(dir string, perplexity bool) (string, error) {
 	recs, err := experiment.ReadLog(filepath.Join(dir, experiment.LogFile))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -92,7 +96,7 @@ func RunProgress(dir string) (string, error) {
 	}
 	last := recs[len(recs)-1]
 	score := fmt.Sprintf("best validation difference %.4f", best.ValidDifference)
-	if best.NoLowerBound {
+	if perplexity || best.NoLowerBound {
 		score = fmt.Sprintf("best validation perplexity %.4g", math.Exp(best.ValidCrossEntropy))
 	}
 	epochs := "epochs"
@@ -103,14 +107,14 @@ func RunProgress(dir string) (string, error) {
 }
 
 // RunStatus is a run's state (RunState) and how far it has come
-// (RunProgress), for the programs' dry runs: a log that cannot be read
-// is described by its error in place of the progress, so that one damaged
-// run does not hide the others.
-func RunStatus(dir string) (state, progress string, err error) {
+// (RunProgress, with perplexity), for the programs' dry runs: a log that
+// cannot be read is described by its error in place of the progress, so
+// that one damaged run does not hide the others.
+func RunStatus(dir string, perplexity bool) (state, progress string, err error) {
 	if state, err = RunState(dir); err != nil {
 		return "", "", err
 	}
-	progress, err = RunProgress(dir)
+	progress, err = RunProgress(dir, perplexity)
 	if err != nil {
 		progress = err.Error()
 	}

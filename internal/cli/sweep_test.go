@@ -442,34 +442,45 @@ func TestRunProgress(t *testing.T) {
 `)
 	empty := write("empty", "\n")
 	damaged := write("damaged", "{\"epoch\":1}\n{\"epoch\":\n")
+	// A ptb run's log: no lower bound, unmarked, with the cross-entropy
+	// as its difference from a bound of 0.
+	unmarked := write("unmarked", `{"epoch":1,"valid_cross_entropy":4.7,"lower_bound":0,"valid_cross_entropy_diff":4.7,"epoch_seconds":3600}
+{"epoch":2,"valid_cross_entropy":4.6051701859880914,"lower_bound":0,"valid_cross_entropy_diff":4.6051701859880914,"epoch_seconds":3500}
+`)
 	for _, c := range []struct {
-		dir, want, err string
+		dir        string
+		perplexity bool
+		want, err  string
 	}{
-		{bounded, "4 epochs, best validation difference 0.1000 at epoch 2, last epoch 98 s", ""},
-		{perplexity, "2 epochs, best validation perplexity 100 at epoch 2, last epoch 3500 s", ""},
-		{write("one", `{"epoch":1,"valid_cross_entropy":0.9,"valid_cross_entropy_diff":0.4,"epoch_seconds":5}`), "1 epoch, best validation difference 0.4000 at epoch 1, last epoch 5 s", ""},
-		{write("third", `{"epoch":3,"valid_cross_entropy":0.9,"valid_cross_entropy_diff":0.4,"epoch_seconds":5}`), "3 epochs, best validation difference 0.4000 at epoch 3, last epoch 5 s", ""},
-		{empty, "", ""},
-		{filepath.Join(dir, "absent"), "", ""},
-		{damaged, "", experiment.LogFile + ":2"},
+		{bounded, false, "4 epochs, best validation difference 0.1000 at epoch 2, last epoch 98 s", ""},
+		{bounded, true, "4 epochs, best validation perplexity 1.822 at epoch 2, last epoch 98 s", ""},
+		{unmarked, true, "2 epochs, best validation perplexity 100 at epoch 2, last epoch 3500 s", ""},
+		{unmarked, false, "2 epochs, best validation difference 4.6052 at epoch 2, last epoch 3500 s", ""},
+		{perplexity, true, "2 epochs, best validation perplexity 100 at epoch 2, last epoch 3500 s", ""},
+		{perplexity, false, "2 epochs, best validation perplexity 100 at epoch 2, last epoch 3500 s", ""},
+		{write("one", `{"epoch":1,"valid_cross_entropy":0.9,"valid_cross_entropy_diff":0.4,"epoch_seconds":5}`), false, "1 epoch, best validation difference 0.4000 at epoch 1, last epoch 5 s", ""},
+		{write("third", `{"epoch":3,"valid_cross_entropy":0.9,"valid_cross_entropy_diff":0.4,"epoch_seconds":5}`), false, "3 epochs, best validation difference 0.4000 at epoch 3, last epoch 5 s", ""},
+		{empty, false, "", ""},
+		{filepath.Join(dir, "absent"), false, "", ""},
+		{damaged, false, "", experiment.LogFile + ":2"},
 	} {
-		got, err := RunProgress(c.dir)
+		got, err := RunProgress(c.dir, c.perplexity)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("RunProgress(%s): error %v, want one naming %q", c.dir, err, c.err)
+				t.Errorf("RunProgress(%s, %t): error %v, want one naming %q", c.dir, c.perplexity, err, c.err)
 			}
 			continue
 		}
 		if err != nil || got != c.want {
-			t.Errorf("RunProgress(%s) = %q, %v; want %q", c.dir, got, err, c.want)
+			t.Errorf("RunProgress(%s, %t) = %q, %v; want %q", c.dir, c.perplexity, got, err, c.want)
 		}
 	}
 	// RunStatus gives the state, and a damaged log's error as its
 	// progress.
-	if st, progress, err := RunStatus(damaged); err != nil || st != RunResume || !strings.Contains(progress, experiment.LogFile+":2") {
-		t.Errorf("RunStatus(damaged) = %q, %q, %v; want resume and the log's error", st, progress, err)
+	if st, progress, err := RunStatus(damaged, false); err != nil || st != RunResume || !strings.Contains(progress, experiment.LogFile+":2") {
+		t.Errorf("RunStatus(damaged, false) = %q, %q, %v; want resume and the log's error", st, progress, err)
 	}
-	if st, progress, err := RunStatus(filepath.Join(dir, "absent")); err != nil || st != RunNew || progress != "" {
+	if st, progress, err := RunStatus(filepath.Join(dir, "absent"), false); err != nil || st != RunNew || progress != "" {
 		t.Errorf("RunStatus(absent) = %q, %q, %v; want new and no progress", st, progress, err)
 	}
 }
