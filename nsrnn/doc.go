@@ -93,6 +93,65 @@
 // sentences one by one from a fresh state (−log₂ p per token), as
 // SyntaxGym needs.
 //
+// # GPU
+//
+// Model.SetDevice moves a model to an NVIDIA GPU (CUDA(0), or
+// ParseDevice("cuda:N")); from then on Loss, Gradient, LogProbs, streams,
+// surprisals, sampling and training compute there, and SetDevice(CPU)
+// brings it back and gives the GPU's memory back (a model dropped while on
+// the GPU keeps its memory until the program ends). The build stays pure Go: nothing about CUDA is needed to
+// build or to run on the CPU. At SetDevice the CUDA driver (libcuda.so.1,
+// from the NVIDIA driver), NVRTC (libnvrtc.so.13, .12 or .11.2) and
+// cuBLAS (libcublas.so.13, .12 or .11) of CUDA 11.2 or later are loaded at
+// run time, from the directories of the environment variable
+// NSRNN_CUDA_LIBS (a colon-separated list of directories or files) first,
+// then the dynamic loader's own search (ldconfig, LD_LIBRARY_PATH), then
+// /usr/local/cuda/targets/x86_64-linux/lib, /usr/local/cuda/lib64 and
+// /usr/local/nvidia/lib64. Where one is missing, SetDevice fails at once
+// with an error naming it and where it looked, and the model stays on the
+// CPU; Devices lists the GPUs found and why one is not usable (compute
+// capability 6.0 or later is needed). The kernels are CUDA C compiled by
+// NVRTC at the first use in a process, for the card's own architecture.
+//
+// On the GPU the parameters live in device memory in float64 (the values
+// Params, Save and checkpoints read, copied back on demand), and during
+// training the gradients, the clipping and the SGD or Adam update stay
+// there too, so that a step moves only its tokens, its loss and the
+// carried state between host and device. A model file or checkpoint is
+// the same whichever device wrote it: a run started on a GPU resumes on a
+// CPU and the other way round. With Precision Float64 the GPU computes in
+// float64 throughout and agrees with the CPU to about 1e-12 relative;
+// with Float32 every product, gate, state and score is float32 (the
+// normalizers, losses, parameters and optimizer state stay float64), and
+// the loss and gradients agree with the CPU's to about 1e-6. Reductions
+// run in a fixed order, so the same inputs give the same bits. Workers
+// has no effect there.
+//
+// What runs on the GPU today: the plain LSTM (kind "lstm": one-hot or
+// embedded inputs, any number of layers), the superposition stack (kind
+// "jm": a learned pushed vector or the hidden state, with or without a
+// depth limit), the stratification stack (kind "gref") and the
+// nondeterministic stacks (NS, NS+S, NS+U, RNS; unlimited or
+// memory-limited, either bottom), in sentence and stream mode (for those
+// that carry their state): evaluation, training, surprisals and sampling.
+// The nondeterministic stacks' dynamic program runs in float64 whatever
+// the Precision, as on the CPU. Their carried state stays on the device
+// from chunk to chunk and comes to the host, in log space
+// (stacks.NSLogState), only when the host needs it: a checkpoint
+// (Stream.MarshalState), the CPU, or a state handed out (Stream.State)
+// that the device is about to overwrite; so a stream may move between the
+// CPU and the GPU at any chunk. The vector stack (VRNS, every bottom
+// vector) runs there too, in both modes. Kinds with a stack registered
+// from outside and Viterbi decoding run on the CPU only; SetDevice refuses
+// those kinds, and the model stays on the CPU.
+//
+// A pass of a shape met before (the same batch, length and mode) is
+// captured as a CUDA graph and replayed, one launch instead of hundreds;
+// the environment variable NSRNN_CUDA_GRAPHS=0 turns that off. Where there
+// is no GPU, NSRNN_GPU_EMULATOR=1 makes cuda:0 an emulator that runs the
+// same CUDA kernels on the CPU (compiled by the system's C++ compiler),
+// slowly: for testing a program's GPU path.
+//
 // # Model kinds
 //
 // AllKinds is the table of model kinds: each a Kind declaration with its
@@ -229,65 +288,6 @@
 // different days; BenchmarkTrainStep); the CFL
 // programs' --workers sets it, by default to GOMAXPROCS. Where other work
 // keeps every core busy (a sweep running one run per core), leave it at 1.
-//
-// # GPU
-//
-// Model.SetDevice moves a model to an NVIDIA GPU (CUDA(0), or
-// ParseDevice("cuda:N")); from then on Loss, Gradient, LogProbs, streams,
-// surprisals, sampling and training compute there, and SetDevice(CPU)
-// brings it back and gives the GPU's memory back (a model dropped while on
-// the GPU keeps its memory until the program ends). The build stays pure Go: nothing about CUDA is needed to
-// build or to run on the CPU. At SetDevice the CUDA driver (libcuda.so.1,
-// from the NVIDIA driver), NVRTC (libnvrtc.so.13, .12 or .11.2) and
-// cuBLAS (libcublas.so.13, .12 or .11) of CUDA 11.2 or later are loaded at
-// run time, from the directories of the environment variable
-// NSRNN_CUDA_LIBS (a colon-separated list of directories or files) first,
-// then the dynamic loader's own search (ldconfig, LD_LIBRARY_PATH), then
-// /usr/local/cuda/targets/x86_64-linux/lib, /usr/local/cuda/lib64 and
-// /usr/local/nvidia/lib64. Where one is missing, SetDevice fails at once
-// with an error naming it and where it looked, and the model stays on the
-// CPU; Devices lists the GPUs found and why one is not usable (compute
-// capability 6.0 or later is needed). The kernels are CUDA C compiled by
-// NVRTC at the first use in a process, for the card's own architecture.
-//
-// On the GPU the parameters live in device memory in float64 (the values
-// Params, Save and checkpoints read, copied back on demand), and during
-// training the gradients, the clipping and the SGD or Adam update stay
-// there too, so that a step moves only its tokens, its loss and the
-// carried state between host and device. A model file or checkpoint is
-// the same whichever device wrote it: a run started on a GPU resumes on a
-// CPU and the other way round. With Precision Float64 the GPU computes in
-// float64 throughout and agrees with the CPU to about 1e-12 relative;
-// with Float32 every product, gate, state and score is float32 (the
-// normalizers, losses, parameters and optimizer state stay float64), and
-// the loss and gradients agree with the CPU's to about 1e-6. Reductions
-// run in a fixed order, so the same inputs give the same bits. Workers
-// has no effect there.
-//
-// What runs on the GPU today: the plain LSTM (kind "lstm": one-hot or
-// embedded inputs, any number of layers), the superposition stack (kind
-// "jm": a learned pushed vector or the hidden state, with or without a
-// depth limit), the stratification stack (kind "gref") and the
-// nondeterministic stacks (NS, NS+S, NS+U, RNS; unlimited or
-// memory-limited, either bottom), in sentence and stream mode (for those
-// that carry their state): evaluation, training, surprisals and sampling.
-// The nondeterministic stacks' dynamic program runs in float64 whatever
-// the Precision, as on the CPU. Their carried state stays on the device
-// from chunk to chunk and comes to the host, in log space
-// (stacks.NSLogState), only when the host needs it: a checkpoint
-// (Stream.MarshalState), the CPU, or a state handed out (Stream.State)
-// that the device is about to overwrite; so a stream may move between the
-// CPU and the GPU at any chunk. The vector stack (VRNS, every bottom
-// vector) runs there too, in both modes. Kinds with a stack registered
-// from outside and Viterbi decoding run on the CPU only; SetDevice refuses
-// those kinds, and the model stays on the CPU.
-//
-// A pass of a shape met before (the same batch, length and mode) is
-// captured as a CUDA graph and replayed, one launch instead of hundreds;
-// the environment variable NSRNN_CUDA_GRAPHS=0 turns that off. Where there
-// is no GPU, NSRNN_GPU_EMULATOR=1 makes cuda:0 an emulator that runs the
-// same CUDA kernels on the CPU (compiled by the system's C++ compiler),
-// slowly: for testing a program's GPU path.
 //
 // # Errors and panics
 //

@@ -7,17 +7,26 @@ import (
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
-// The nondeterministic stack of DuSell & Chiang in its four variants:
+// The nondeterministic stack of DuSell & Chiang comes in four variants:
 // normalized or not (+U), reading the top symbol or the state and symbol
 // (+S). Each takes |Q| and |Γ| (Config.States, Symbols, both required),
 // a window D (Config.Window; 0 is unlimited, and a window makes it run as
 // a stream) and the bottom behaviour (Config.Bottom).
-const (
-	NS  = "ns"   // nondeterministic stack, normalized, symbol reading
-	NSS = "ns+s" // normalized, state+symbol reading
-	NSU = "ns+u" // unnormalized, symbol reading
-	RNS = "rns"  // unnormalized, state+symbol reading (NS+S+U)
-)
+
+// NS is the nondeterministic stack, normalized, reading the top symbol.
+const NS = "ns"
+
+// NSS is the nondeterministic stack, normalized, reading the state and
+// symbol (NS+S).
+const NSS = "ns+s"
+
+// NSU is the nondeterministic stack, unnormalized, reading the top symbol
+// (NS+U).
+const NSU = "ns+u"
+
+// RNS is the Renormalizing Nondeterministic Stack: unnormalized, reading
+// the state and symbol (NS+S+U), the paper's RNS-RNN.
+const RNS = "rns"
 
 // nsHyperparameters are the hyperparameters of every nondeterministic
 // stack (the vector one's too).
