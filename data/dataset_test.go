@@ -269,11 +269,15 @@ func TestReadStrings(t *testing.T) {
 	for i := range big {
 		big[i] = fmt.Sprint("s", i)
 	}
+	// In lines of 1,000 symbols (MaxLength bounds a string).
 	for i := range big {
 		fmt.Fprint(&line, big[len(big)-1-i], " ")
+		if i%1000 == 999 {
+			line.WriteString("\n")
+		}
 	}
-	got, err := ReadStrings(strings.NewReader(line.String()+"\n"), "big.txt", big)
-	if err != nil || len(got) != 1 || len(got[0]) != len(big) || got[0][0] != len(big)-1 || got[0][len(big)-1] != 0 {
+	got, err := ReadStrings(strings.NewReader(line.String()), "big.txt", big)
+	if err != nil || len(got) != 50 || len(got[0]) != 1000 || got[0][0] != len(big)-1 || got[49][999] != 0 {
 		t.Errorf("large vocabulary: %d strings, %v", len(got), err)
 	}
 	if w, err := ParseString("a b a", []string{"a", "b", "a"}); err != nil || !reflect.DeepEqual(w, []int{0, 1, 0}) {

@@ -34,6 +34,22 @@ func (e *LineError) Unwrap() error { return e.Err }
 // would be recorded (in JSON, say) as U+FFFD, not as itself.
 var ErrInvalidUTF8 = errors.New("invalid UTF-8")
 
+// ErrTooLong is wrapped by the *LineError of a user's string longer than
+// MaxLength symbols, the longest string the tasks are defined for: a
+// model's graph for a string takes time that grows faster than its length
+// (one of 2,000 symbols takes over ten seconds to build), so such a line
+// is refused when the file is read, before any training.
+var ErrTooLong = fmt.Errorf("a string of more than %d symbols (MaxLength)", MaxLength)
+
+// checkStringLength returns an error wrapping ErrTooLong for a string of n
+// symbols beyond MaxLength.
+func checkStringLength(n int) error {
+	if n > MaxLength {
+		return fmt.Errorf("%w: it has %d; split it into shorter strings", ErrTooLong, n)
+	}
+	return nil
+}
+
 // checkUTF8 returns an error wrapping ErrInvalidUTF8, naming the 1-based
 // byte of the first invalid sequence, for a line that is not valid UTF-8.
 func checkUTF8(line []byte) error {
@@ -102,7 +118,8 @@ func FormatString(w []int, symbols []string) string {
 // another string. Lines end at "\n", "\r\n" or a lone "\r", and a UTF-8
 // byte-order mark at the start of r is dropped. name is used in errors,
 // which are *LineError values: a line that is not valid UTF-8 (wrapping
-// ErrInvalidUTF8) or that holds a symbol not in symbols.
+// ErrInvalidUTF8), that holds a symbol not in symbols, or that has more
+// than MaxLength symbols (wrapping ErrTooLong).
 func ReadStrings(r io.Reader, name string, symbols []string) ([][]int, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<26)
@@ -114,6 +131,9 @@ func ReadStrings(r io.Reader, name string, symbols []string) ([][]int, error) {
 			return nil, &LineError{Name: name, Line: line, Err: err}
 		}
 		w, err := parseString(sc.Text(), ix)
+		if err == nil {
+			err = checkStringLength(len(w))
+		}
 		if err != nil {
 			return nil, &LineError{Name: name, Line: line, Err: err}
 		}
@@ -128,7 +148,8 @@ func ReadStrings(r io.Reader, name string, symbols []string) ([][]int, error) {
 // ReadTokens reads the lines of r as strings of symbols, each line split
 // at white space (an empty line is the empty string), as ReadStrings does
 // but without a vocabulary to map them to. name is used in errors; a line
-// that is not valid UTF-8 is a *LineError wrapping ErrInvalidUTF8.
+// that is not valid UTF-8 is a *LineError wrapping ErrInvalidUTF8, one of
+// more than MaxLength symbols one wrapping ErrTooLong.
 func ReadTokens(r io.Reader, name string) ([][]string, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<26)
@@ -138,7 +159,11 @@ func ReadTokens(r io.Reader, name string) ([][]string, error) {
 		if err := checkUTF8(sc.Bytes()); err != nil {
 			return nil, &LineError{Name: name, Line: line, Err: err}
 		}
-		ws = append(ws, strings.Fields(sc.Text()))
+		w := strings.Fields(sc.Text())
+		if err := checkStringLength(len(w)); err != nil {
+			return nil, &LineError{Name: name, Line: line, Err: err}
+		}
+		ws = append(ws, w)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

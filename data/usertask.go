@@ -100,7 +100,8 @@ func (v vocabOnly) LogProbGivenLength([]int) (float64, error) {
 // distinct symbols, sorted (by bytes), so that the same symbols give the
 // same vocabulary whatever their order. A symbol named EOS, the end
 // symbol's name, is an error naming the file and line (a *LineError), as
-// is a line that is not valid UTF-8 (wrapping ErrInvalidUTF8), and so is
+// is a line that is not valid UTF-8 (wrapping ErrInvalidUTF8) or of more
+// than MaxLength symbols (wrapping ErrTooLong), and so is
 // a file without any symbol, and one larger than MaxTextBytes.
 func ReadVocabularyFile(path string) ([]string, error) {
 	f, err := os.Open(path)
@@ -118,7 +119,11 @@ func ReadVocabularyFile(path string) ([]string, error) {
 		if err := checkUTF8(sc.Bytes()); err != nil {
 			return nil, &LineError{Name: path, Line: line, Err: err}
 		}
-		for _, s := range strings.Fields(sc.Text()) {
+		fields := strings.Fields(sc.Text())
+		if err := checkStringLength(len(fields)); err != nil {
+			return nil, &LineError{Name: path, Line: line, Err: err}
+		}
+		for _, s := range fields {
 			if s == EOS {
 				return nil, &LineError{Name: path, Line: line, Err: fmt.Errorf("symbol %s is the name of the end symbol", EOS)}
 			}
