@@ -242,12 +242,6 @@ __global__ void to_real(real* w, const double* p, long n) {
 	if (i < n) w[i] = (real)p[i];
 }
 
-// to_double: p = (double) w, n values.
-__global__ void to_double(double* p, const real* w, long n) {
-	long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n) p[i] = (double)w[i];
-}
-
 } // extern "C"
 
 // The superposition (JM) stack. A run keeps its stacks s_0 … s_S as

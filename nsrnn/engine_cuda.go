@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/nsrnn/nsrnn/controller"
 	"github.com/nsrnn/nsrnn/internal/cuda"
@@ -571,8 +572,11 @@ func (e *cudaEngine) pack(r *lstmRun) {
 		for _, x := range r.tok {
 			counts[x+1]++
 		}
-		uniq := make([]int32, n)
-		ptr := make([]int32, n+1)
+		// The three areas of the layout, written in place.
+		base := len(ints)
+		ints = slices.Grow(ints, 3*n+1)[:base+3*n+1]
+		clear(ints[base:])
+		uniq, ptr, order := ints[base:base+n], ints[base+n:base+2*n+1], ints[base+2*n+1:]
 		nu := 0
 		for v := 0; v < V; v++ {
 			if counts[v+1] > 0 {
@@ -583,15 +587,11 @@ func (e *cudaEngine) pack(r *lstmRun) {
 			counts[v+1] += counts[v]
 		}
 		ptr[nu] = int32(n)
-		order := make([]int32, n)
 		for i, x := range r.tok {
 			order[counts[x]] = int32(i)
 			counts[x]++
 		}
 		ints[1] = int32(nu)
-		ints = append(ints, uniq...)
-		ints = append(ints, ptr...)
-		ints = append(ints, order...)
 	}
 	e.ints = ints
 }
