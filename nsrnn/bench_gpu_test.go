@@ -2,6 +2,7 @@ package nsrnn_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/nsrnn/nsrnn/nsrnn"
@@ -81,10 +82,14 @@ func BenchmarkGPUTrainPTB(b *testing.B) {
 						}
 					}
 					fit(3) // compiles the kernels, sizes the buffers
+					nsrnn.ResetDeviceProfile(m)
 					b.ResetTimer()
 					b.StartTimer()
 					fit(b.N)
 					b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+					if err := nsrnn.AppendDeviceProfile(m, b.Name(), float64(batch*steps*b.N)); err != nil {
+						b.Fatal(err)
+					}
 				})
 			}
 		}
@@ -99,11 +104,12 @@ func BenchmarkGPUEvalPTB(b *testing.B) {
 		for _, prec := range []nsrnn.Precision{nsrnn.Float64, nsrnn.Float32} {
 			for _, batch := range gpuBenchBatches {
 				b.Run(fmt.Sprintf("%s%s/B%d", c.name, precSuffix(prec), batch), func(b *testing.B) {
-					_, s := gpuStream(b, c.cfg, prec, batch)
+					m, s := gpuStream(b, c.cfg, prec, batch)
 					in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
 					if _, err := s.Loss(in, tgt); err != nil {
 						b.Fatal(err)
 					}
+					nsrnn.ResetDeviceProfile(m)
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
 						if _, err := s.Loss(in, tgt); err != nil {
@@ -111,8 +117,64 @@ func BenchmarkGPUEvalPTB(b *testing.B) {
 						}
 					}
 					b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+					if err := nsrnn.AppendDeviceProfile(m, b.Name(), float64(batch*steps*b.N)); err != nil {
+						b.Fatal(err)
+					}
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkGPUTrainStepCFL times one sentence-mode training step on the
+// GPU (Model.Gradient: forward and backward) at the size of the paper's
+// CFL experiments, as BenchmarkTrainStep does on the CPU: batch 10,
+// length 60, 20 hidden units, the RNS-RNN with |Q| = 2 and 3, |Γ| = 3,
+// and the LSTM; a CFL epoch of 200 strings is 20 such steps.
+func BenchmarkGPUTrainStepCFL(b *testing.B) {
+	const batch, length = 10, 60
+	base := nsrnn.Config{InputVocab: 3, OutputVocab: 4, Hidden: 20}
+	with := func(f func(*nsrnn.Config)) nsrnn.Config { c := base; f(&c); return c }
+	cases := []struct {
+		name string
+		cfg  nsrnn.Config
+	}{
+		{"lstm", with(func(c *nsrnn.Config) { c.Kind = nsrnn.LSTM })},
+		{"rns", with(func(c *nsrnn.Config) { c.Kind, c.States, c.Symbols = nsrnn.RNS, 2, 3 })},
+		{"rns-Q3", with(func(c *nsrnn.Config) { c.Kind, c.States, c.Symbols = nsrnn.RNS, 3, 3 })},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	data := make([][]int, batch)
+	for i := range data {
+		data[i] = make([]int, length)
+		for j := range data[i] {
+			data[i][j] = rng.IntN(3)
+		}
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			d := benchGPU(b)
+			m, err := nsrnn.New(c.cfg, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := m.SetDevice(d); err != nil {
+				b.Skip(err)
+			}
+			if _, _, err := m.Gradient(data); err != nil {
+				b.Fatal(err)
+			}
+			nsrnn.ResetDeviceProfile(m)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, _, err := m.Gradient(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*200/batch, "s/200-strings")
+			if err := nsrnn.AppendDeviceProfile(m, b.Name(), float64(batch*(length+1)*b.N)); err != nil {
+				b.Fatal(err)
+			}
+		})
 	}
 }

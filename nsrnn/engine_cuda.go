@@ -300,8 +300,16 @@ func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nsrnn: device %v: %w", d, err)
 	}
+	if profiling() {
+		pd, err := newProfDevice(ctx)
+		if err != nil {
+			ctx.Close()
+			return nil, fmt.Errorf("nsrnn: device %v: %w", d, err)
+		}
+		ctx = pd
+	}
 	e := &cudaEngine{m: m, dev: d, ctx: ctx, mods: map[Precision]gpuKernels{}, ws: map[string]*cudaBuf{},
-		graphs: map[passKey]gpuGraph{}, seen: map[passKey]bool{}, noGraphs: os.Getenv(EnvCUDAGraphs) == "0"}
+		graphs: map[passKey]gpuGraph{}, seen: map[passKey]bool{}, noGraphs: os.Getenv(EnvCUDAGraphs) == "0" || profiling()}
 	if m.stack != nil {
 		if e.stack, err = e.newCUDAStack(); err != nil {
 			ctx.Close()

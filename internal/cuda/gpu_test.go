@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The tests in this file need a GPU and the CUDA libraries. They skip
@@ -626,5 +627,87 @@ func TestGraph(t *testing.T) {
 	}
 	if err := graph.Launch(); err == nil {
 		t.Error("Launch of a destroyed Graph succeeded")
+	}
+}
+
+func TestEvents(t *testing.T) {
+	c := gpu(t)
+	const n = 512
+	rnd := rand.New(rand.NewPCG(7, 8))
+	g := newGemmCase(rnd, false, false, n, n, n)
+	da, db, dc := upload64(t, c, g.a), upload64(t, c, g.b), upload64(t, c, g.c)
+	defer c.Free(da)
+	defer c.Free(db)
+	defer c.Free(dc)
+	var ev [3]*Event
+	for i := range ev {
+		e, err := c.NewEvent()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Destroy()
+		ev[i] = e
+	}
+	gemm := func(times int) {
+		for range times {
+			if err := c.Dgemm(false, false, n, n, n, 1, da, n, db, n, 0, dc, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	gemm(1) // loads cuBLAS's kernels outside the timing
+	if err := c.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	host := time.Now()
+	if err := ev[0].Record(); err != nil {
+		t.Fatal(err)
+	}
+	gemm(2)
+	if err := ev[1].Record(); err != nil {
+		t.Fatal(err)
+	}
+	gemm(8)
+	if err := ev[2].Record(); err != nil {
+		t.Fatal(err)
+	}
+	d02, err := ev[2].Since(ev[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall := time.Since(host)
+	d01, err := ev[1].Since(ev[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	d12, err := ev[2].Since(ev[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ten products of 2n³ flops each take time on any device; the marks
+	// are ordered on the stream, the parts sum to the whole (to the
+	// clock's resolution), and the device cannot have taken longer than
+	// the host waited.
+	if d01 <= 0 || d12 <= 0 {
+		t.Errorf("the device's times between marks: %v and %v, want both > 0", d01, d12)
+	}
+	if diff := d02 - d01 - d12; diff < -2*time.Microsecond || diff > 2*time.Microsecond {
+		t.Errorf("the device's time from mark 0 to 2 is %v, from 0 to 1 %v and from 1 to 2 %v: the parts do not sum to the whole", d02, d01, d12)
+	}
+	if d02 > wall {
+		t.Errorf("the device's time between marks %v exceeds the host's %v around them", d02, wall)
+	}
+	t.Logf("2 products of %d×%d×%d in %v, 8 in %v", n, n, n, d01, d12)
+	if err := ev[0].Destroy(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev[0].Destroy(); err != nil {
+		t.Errorf("second Destroy: %v", err)
+	}
+	if err := ev[0].Record(); err == nil {
+		t.Error("Record of a destroyed Event succeeded")
+	}
+	if _, err := ev[2].Since(ev[0]); err == nil {
+		t.Error("Since a destroyed Event succeeded")
 	}
 }

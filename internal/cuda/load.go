@@ -246,6 +246,10 @@ type driverAPI struct {
 	cuModuleLoadData, cuModuleUnload, cuModuleGetFunction, cuLaunchKernel uintptr
 	cuStreamBeginCapture, cuStreamEndCapture, cuGraphInstantiate          uintptr
 	cuGraphDestroy, cuGraphLaunch, cuGraphExecDestroy                     uintptr
+	// The events (optional: only profiling needs them; the elapsed time
+	// is cuEventElapsedTime_v2 where the driver has it).
+	cuEventCreate, cuEventDestroy, cuEventRecord, cuEventSynchronize uintptr
+	cuEventElapsedTime, cuEventElapsedTimeV1                         uintptr
 }
 
 func (d *driverAPI) syms() []sym {
@@ -281,6 +285,12 @@ func (d *driverAPI) syms() []sym {
 		{name: "cuGraphDestroy", addr: &d.cuGraphDestroy},
 		{name: "cuGraphLaunch", addr: &d.cuGraphLaunch},
 		{name: "cuGraphExecDestroy", addr: &d.cuGraphExecDestroy},
+		{name: "cuEventCreate", addr: &d.cuEventCreate, optional: true},
+		{name: "cuEventDestroy_v2", addr: &d.cuEventDestroy, optional: true},
+		{name: "cuEventRecord", addr: &d.cuEventRecord, optional: true},
+		{name: "cuEventSynchronize", addr: &d.cuEventSynchronize, optional: true},
+		{name: "cuEventElapsedTime_v2", addr: &d.cuEventElapsedTime, optional: true},
+		{name: "cuEventElapsedTime", addr: &d.cuEventElapsedTimeV1, optional: true},
 	}
 }
 

@@ -7,18 +7,23 @@
 # 1. every GPU correctness test (internal/cuda's, and nsrnn's GPU against
 #    CPU suite: loss and every gradient, log-probabilities, streams,
 #    200 training steps, determinism);
-# 2. the speed of LSTM-256 Penn Treebank training and evaluation
-#    (BenchmarkGPUTrainPTB, BenchmarkGPUEvalPTB; B = 32 and 256, T = 35)
-#    beside PyTorch's fused nn.LSTM on the same card (torch_lm.py,
-#    DEVICE=cuda), interleaved;
+# 2. the speed of Penn Treebank training and evaluation
+#    (BenchmarkGPUTrainPTB, BenchmarkGPUEvalPTB; LSTM-256 and JM-247 at
+#    B = 32 and 256, RNS 1-2 and 3-4 at B = 32; T = 35) beside PyTorch's
+#    fused nn.LSTM on the same card (torch_lm.py, DEVICE=cuda),
+#    interleaved; the CFL training step on the GPU and on two CPU cores;
 # 3. the programs end to end: one PTB epoch of ptb train --device cuda,
 #    ptb eval of it on the GPU, two CFL epochs of cfl train --device cuda;
-# 4. summary.json (summarize.py): the card and driver, every check passed
-#    or failed, each speed figure and its PyTorch reference.
+# 4. where the time goes: every kernel, product and copy of the PTB
+#    benchmarks (LSTM-256, JM-247, RNS 1-2, RNS 3-4) and of the CFL step,
+#    timed on the device's clock (profile.txt);
+# 5. summary.json (summarize.py): the card and driver, every check passed
+#    or failed, each speed figure and its PyTorch reference, each profile's
+#    device time per token.
 #
 # It takes about 3 minutes on an H100; every step has a time limit so that
 # the whole stays under 8. Logs: env.txt, tests.log, bench.log, torch.log,
-# bench-nographs.log, e2e.log, summary.json.
+# bench-nographs.log, profile.txt, e2e.log, summary.json.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: sh check.sh OUTDIR}
@@ -67,7 +72,22 @@ timeout 150 ./nsrnn.test -test.run XXX -test.benchtime 30x \
 # The same passes launched kernel by kernel, without CUDA graphs.
 NSRNN_CUDA_GRAPHS=0 timeout 100 ./nsrnn.test -test.run XXX -test.benchtime 100x \
 	-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)/B32' > "$out/bench-nographs.log" 2>&1
+# The CFL step (sentence mode, batch 10, length 60) on the GPU and on two
+# of this machine's cores.
+timeout 60 ./nsrnn.test -test.run XXX -test.benchtime 50x -test.bench 'GPUTrainStepCFL' >> "$out/bench.log" 2>&1
+GOMAXPROCS=2 timeout 60 taskset -c 0,1 ./nsrnn.test -test.run XXX -test.benchtime 20x \
+	-test.bench 'TrainStep/(lstm|rns|rns-Q3)$' >> "$out/bench.log" 2>&1
 cat "$out/bench.log" "$out/torch.log" "$out/bench-nographs.log" | grep -E 'tokens/s|Benchmark' >&2
+python3 "$here/summarize.py" "$out" >&2
+
+echo "== profiles" >&2
+# Where the time goes: every kernel, product and copy of the same
+# benchmarks timed on the device's clock (NSRNN_CUDA_PROFILE=1), launched
+# one by one; profile.txt has a table per benchmark (the last one of each
+# name is the timed run's).
+NSRNN_CUDA_PROFILE=1 NSRNN_CUDA_PROFILE_OUT="$out/profile.txt" timeout 150 ./nsrnn.test -test.run XXX -test.benchtime 10x \
+	-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247|rns-1-2|rns-3-4)(-f32)?/B32$|GPUTrainStepCFL' > /dev/null 2>&1
+grep -E '^(==|total|per token)' "$out/profile.txt" >&2
 python3 "$here/summarize.py" "$out" >&2
 
 echo "== programs" >&2

@@ -37,6 +37,38 @@ for name, rates in sorted(speed.items()):
             fig['ratio_to_pytorch'] = statistics.median(rates) / statistics.median(ref)
     figures[name] = fig
 
+# The CFL step: seconds per 200 strings on the GPU (GPUTrainStepCFL) and
+# on two CPU cores (TrainStep, ns/op of one batch of 10).
+cflstep = {}
+for name, ns in re.findall(r'^Benchmark(GPUTrainStepCFL/\S+?|TrainStep/\S+?)(?:-\d+)?\s+\d+\s+(\d+) ns/op', read('bench.log'), re.M):
+    cflstep.setdefault(name, []).append(float(ns) * 1e-9 * 20)
+
+# The profiles: per benchmark (the last table of each name), the device
+# time and operations per token, and the three costliest operations.
+profiles = {}
+for block in read('profile.txt').split('\n== ')[0:]:
+    block = block.lstrip('= ')
+    lines = block.splitlines()
+    if not lines:
+        continue
+    name = lines[0].split(' (')[0]
+    prof = {}
+    for line in lines[1:]:
+        m = re.match(r'per token: ([\d.]+) operations, ([\d.]+) device µs', line)
+        if m:
+            prof['operations_per_token'] = float(m.group(1))
+            prof['device_us_per_token'] = float(m.group(2))
+            prof['device_bound_tokens_per_s'] = 1e6 / float(m.group(2)) if float(m.group(2)) > 0 else None
+    rows = [l for l in lines[2:] if re.match(r'^\S.*\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+%', l)]
+    prof['top'] = [re.sub(r'\s+', ' ', r).strip() for r in rows[:3]]
+    if 'device_us_per_token' in prof:
+        profiles[name.replace('Benchmark', '', 1)] = prof
+for name, fig in figures.items():
+    p = profiles.get(name)
+    if p and p.get('device_bound_tokens_per_s'):
+        fig['device_bound_tokens_per_s'] = p['device_bound_tokens_per_s']
+        fig['fraction_of_device_bound'] = fig['median'] / p['device_bound_tokens_per_s']
+
 # The programs end to end: the CFL epochs of RNS 2-3 on the GPU and on two
 # CPU cores (e2e.log: a "$ cfl train --device D (rns ..." line, then the
 # run's epoch_seconds).
@@ -64,11 +96,16 @@ summary = {
     'speed': figures,
     'pytorch': {k: {'tokens_per_s': v, 'median': statistics.median(v)} for k, v in sorted(torch.items())},
     'cfl_rns_2_3_epoch_seconds': cfl,
+    'cfl_step_seconds_per_200_strings': cflstep,
+    'profiles': profiles,
 }
 with open(os.path.join(out, 'summary.json'), 'w') as f:
     json.dump(summary, f, indent=2)
 print(json.dumps(summary['checks']))
 for k, v in cfl.items():
     print('CFL epoch, rns 2-3, device', k, v)
+for k, v in sorted(cflstep.items()):
+    print('CFL step,', k, ['%.3f s / 200 strings' % x for x in v])
 for k, v in figures.items():
-    print(k, round(v['median']), 'tokens/s', ('%.2f× PyTorch' % v['ratio_to_pytorch']) if 'ratio_to_pytorch' in v else '')
+    print(k, round(v['median']), 'tokens/s', ('%.2f× PyTorch' % v['ratio_to_pytorch']) if 'ratio_to_pytorch' in v else '',
+          ('%.2f of the device-bound rate' % v['fraction_of_device_bound']) if 'fraction_of_device_bound' in v else '')
