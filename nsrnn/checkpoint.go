@@ -3,9 +3,11 @@ package nsrnn
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"sort"
@@ -15,21 +17,33 @@ import (
 	"github.com/nsrnn/nsrnn/internal/readlimit"
 )
 
-// The checkpoint format, version 3:
+// The checkpoint format, version 4, written in pieces (the memory a
+// checkpoint takes besides the model's and the optimizer's does not grow
+// with them):
 //
-//	magic "nsrnn-checkpoint\x00"
-//	the gob encoding of a trainState (Version 3)
+//	magic "nsrnn-checkpoint-v4\x00"
+//	section 1: the gob encoding of a trainState (Version 4) without
+//	           Model, Best and Optimizer
+//	section 2: the model (Model.MarshalBinary's encoding)
+//	section 3: the best model so far (empty: none yet)
+//	section 4: the optimizer's state (Optimizer.MarshalBinary's encoding)
+//	the four sections' lengths, uint64 little-endian each
 //	the SHA-256 of everything before it (32 bytes)
 //
-// Version 2, written before the checksum existed, is the bare gob encoding
-// of a trainState (Version 2). It is still read, so that runs in flight
-// resume exactly; without a checksum, it is checked field by field only
-// (checkState), and the program settings it predates are not compared (see
-// loadCheckpoint). A version-2 checkpoint is rewritten as version 3 at the
-// next save.
+// Version 3 is the magic "nsrnn-checkpoint\x00", the gob encoding of the
+// whole trainState (Version 3), and the SHA-256 of both. Version 2,
+// written before the checksum existed, is the bare gob encoding of a
+// trainState (Version 2). Both are still read, so that runs in flight
+// resume exactly; without a checksum, version 2 is checked field by field
+// only (checkState), and the program settings it predates are not
+// compared (see loadCheckpoint). An older checkpoint is rewritten as
+// version 4 at the next save.
 const (
-	checkpointMagic         = "nsrnn-checkpoint\x00"
-	checkpointVersion       = 3
+	checkpointMagic         = "nsrnn-checkpoint-v4\x00"
+	checkpointVersion       = 4
+	checkpointSections      = 4
+	v3CheckpointMagic       = "nsrnn-checkpoint\x00"
+	v3CheckpointVersion     = 3
 	legacyCheckpointVersion = 2
 )
 
@@ -89,16 +103,12 @@ func diffSettings(saved, now map[string]string) []string {
 }
 
 // saveCheckpoint writes the training state atomically in the format of
-// version 3, with the model's and the optimizer's current state and the
-// objective's state within the epoch.
+// version 4, with the model's and the optimizer's current state and the
+// objective's state within the epoch, streaming the model and the
+// optimizer's state (where it is a stateWriter) to the file.
 func saveCheckpoint(path string, m *Model, opt Optimizer, obj Objective, st *trainState) error {
 	var err error
-	if st.Model, err = m.MarshalBinary(); err != nil {
-		return err
-	}
-	if st.Optimizer, err = opt.MarshalBinary(); err != nil {
-		return err
-	}
+	st.Model, st.Optimizer = nil, nil
 	st.Objective = nil
 	if so, ok := obj.(StatefulObjective); ok && st.Step > 0 {
 		if st.Objective, err = so.MarshalState(); err != nil {
@@ -106,14 +116,74 @@ func saveCheckpoint(path string, m *Model, opt Optimizer, obj Objective, st *tra
 		}
 	}
 	st.Version = checkpointVersion
-	var buf bytes.Buffer
-	buf.WriteString(checkpointMagic)
-	if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+	head := *st
+	head.Best = nil
+	var state bytes.Buffer
+	if err := gob.NewEncoder(&state).Encode(&head); err != nil {
 		return err
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	buf.Write(sum[:])
-	return atomicfile.WriteBytes(path, buf.Bytes())
+	return atomicfile.Write(path, func(w io.Writer) error {
+		sum := sha256.New()
+		cw := &countingWriter{w: io.MultiWriter(w, sum)}
+		if _, err := io.WriteString(cw, checkpointMagic); err != nil {
+			return err
+		}
+		var lens [checkpointSections]uint64
+		section := func(i int, write func(io.Writer) error) error {
+			before := cw.n
+			if err := write(cw); err != nil {
+				return err
+			}
+			lens[i] = uint64(cw.n - before)
+			return nil
+		}
+		bytesOf := func(b []byte) func(io.Writer) error {
+			return func(w io.Writer) error { _, err := w.Write(b); return err }
+		}
+		optState := func(w io.Writer) error {
+			if sw, ok := opt.(stateWriter); ok {
+				return sw.writeState(w)
+			}
+			b, err := opt.MarshalBinary()
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(b)
+			return err
+		}
+		for i, write := range []func(io.Writer) error{bytesOf(state.Bytes()), m.writeModel, bytesOf(st.Best), optState} {
+			if err := section(i, write); err != nil {
+				return err
+			}
+		}
+		trailer := make([]byte, 0, 8*checkpointSections)
+		for _, n := range lens {
+			trailer = binary.LittleEndian.AppendUint64(trailer, n)
+		}
+		if _, err := cw.Write(trailer); err != nil {
+			return err
+		}
+		_, err := w.Write(sum.Sum(nil))
+		return err
+	})
+}
+
+// stateWriter is an optimizer that writes the encoding of its
+// MarshalBinary to a writer in pieces, without building it in memory.
+type stateWriter interface {
+	writeState(w io.Writer) error
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // maxCheckpointBytes bounds the size of a checkpoint file: the model and
@@ -126,18 +196,21 @@ const maxCheckpointBytes = 4*maxModelFileBytes + 256<<20
 func decodeCheckpoint(data []byte) (*trainState, error) {
 	var st trainState
 	if bytes.HasPrefix(data, []byte(checkpointMagic)) {
-		if len(data) < len(checkpointMagic)+sha256.Size {
+		return decodeSections(data)
+	}
+	if bytes.HasPrefix(data, []byte(v3CheckpointMagic)) {
+		if len(data) < len(v3CheckpointMagic)+sha256.Size {
 			return nil, fmt.Errorf("%w: truncated", ErrBadCheckpoint)
 		}
 		body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
 		if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
 			return nil, fmt.Errorf("%w: SHA-256 checksum mismatch (the file is truncated or corrupted)", ErrBadCheckpoint)
 		}
-		if err := gob.NewDecoder(bytes.NewReader(body[len(checkpointMagic):])).Decode(&st); err != nil {
+		if err := gob.NewDecoder(bytes.NewReader(body[len(v3CheckpointMagic):])).Decode(&st); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadCheckpoint, err)
 		}
-		if st.Version != checkpointVersion {
-			return nil, fmt.Errorf("%w: format version %d under the header of version %d", ErrBadCheckpoint, st.Version, checkpointVersion)
+		if st.Version != v3CheckpointVersion {
+			return nil, fmt.Errorf("%w: format version %d under the header of version %d", ErrBadCheckpoint, st.Version, v3CheckpointVersion)
 		}
 		return &st, nil
 	}
@@ -146,6 +219,47 @@ func decodeCheckpoint(data []byte) (*trainState, error) {
 	}
 	if st.Version != legacyCheckpointVersion {
 		return nil, fmt.Errorf("checkpoint format version %d, this library reads versions %d and %d", st.Version, legacyCheckpointVersion, checkpointVersion)
+	}
+	return &st, nil
+}
+
+// decodeSections decodes a checkpoint of version 4 (checksum verified);
+// its Model, Best and Optimizer share data's memory.
+func decodeSections(data []byte) (*trainState, error) {
+	const tail = 8*checkpointSections + sha256.Size
+	if len(data) < len(checkpointMagic)+tail {
+		return nil, fmt.Errorf("%w: truncated", ErrBadCheckpoint)
+	}
+	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+		return nil, fmt.Errorf("%w: SHA-256 checksum mismatch (the file is truncated or corrupted)", ErrBadCheckpoint)
+	}
+	trailer := body[len(body)-8*checkpointSections:]
+	rest := body[len(checkpointMagic) : len(body)-8*checkpointSections]
+	var secs [checkpointSections][]byte
+	for i := range secs {
+		n := binary.LittleEndian.Uint64(trailer[8*i:])
+		if n > uint64(len(rest)) {
+			return nil, fmt.Errorf("%w: section %d of %d bytes, %d left", ErrBadCheckpoint, i+1, n, len(rest))
+		}
+		secs[i], rest = rest[:n:n], rest[n:]
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes beyond its sections", ErrBadCheckpoint, len(rest))
+	}
+	var st trainState
+	if err := gob.NewDecoder(bytes.NewReader(secs[0])).Decode(&st); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadCheckpoint, err)
+	}
+	if st.Version != checkpointVersion {
+		return nil, fmt.Errorf("%w: format version %d under the header of version %d", ErrBadCheckpoint, st.Version, checkpointVersion)
+	}
+	if st.Model != nil || st.Best != nil || st.Optimizer != nil {
+		return nil, fmt.Errorf("%w: its state holds a model or optimizer besides its sections", ErrBadCheckpoint)
+	}
+	st.Model, st.Optimizer = secs[1], secs[3]
+	if len(secs[2]) > 0 {
+		st.Best = secs[2]
 	}
 	return &st, nil
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,51 @@ func writeLegacy(t *testing.T, path string, st *trainState) {
 	}
 }
 
+// writeV3 writes st to path as a version-3 checkpoint: the magic, the gob
+// encoding of the whole state and its SHA-256, as the code before the
+// sectioned format wrote it.
+func writeV3(t *testing.T, path string, st *trainState) {
+	t.Helper()
+	st.Version = v3CheckpointVersion
+	var buf bytes.Buffer
+	buf.WriteString(v3CheckpointMagic)
+	if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	buf.Write(sum[:])
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeV4 writes st to path as a version-4 checkpoint, with the bytes of
+// its Model, Best and Optimizer as its sections.
+func writeV4(t *testing.T, path string, st *trainState) {
+	t.Helper()
+	st.Version = checkpointVersion
+	head := *st
+	head.Model, head.Best, head.Optimizer = nil, nil, nil
+	var state bytes.Buffer
+	if err := gob.NewEncoder(&state).Encode(&head); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	buf.WriteString(checkpointMagic)
+	secs := [][]byte{state.Bytes(), st.Model, st.Best, st.Optimizer}
+	for _, s := range secs {
+		buf.Write(s)
+	}
+	for _, s := range secs {
+		buf.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(s))))
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	buf.Write(sum[:])
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
 	b, err := os.ReadFile(from)
@@ -112,32 +158,43 @@ func TestCheckpointVersion2Resumes(t *testing.T) {
 		t.Errorf("the rewritten checkpoint's settings %v lack the new one", st.Settings)
 	}
 
-	// Files written by the code before the checksum.
-	t.Run("testdata stream", func(t *testing.T) {
-		p := filepath.Join(t.TempDir(), "ckpt")
-		copyFile(t, filepath.Join("testdata", "checkpoint-v2-stream"), p)
-		m := newTiny(t, cfg, 99)
-		res, err := Fit(m, tinyStream(t, m, 4), streamTC(p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !res.Finished || len(res.History) != len(want.History) {
-			t.Errorf("result %+v", res)
-		}
-	})
-	t.Run("testdata sentences", func(t *testing.T) {
-		p := filepath.Join(t.TempDir(), "ckpt")
-		copyFile(t, filepath.Join("testdata", "checkpoint-v2-sentences"), p)
-		train, valid, _, in, out := tinyTask(t, 10, 5)
-		res, err := Train(newTiny(t, tinyConfig(LSTM, in, out), 99), train, valid,
-			TrainConfig{LR: 0.01, MaxEpochs: 2, Seed: 1, Checkpoint: p, Settings: map[string]string{"task": "marked-reversal"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !res.Finished || res.Epochs != 2 {
-			t.Errorf("result %+v", res)
-		}
-	})
+	// Files written by the code before the checksum (version 2) and by
+	// the code before the sectioned format (version 3: the whole state,
+	// Adam's moments in gob, in one encoding; made by stoppedStream and by
+	// the Train below with MaxEpochs 1).
+	for _, v := range []string{"v2", "v3"} {
+		t.Run("testdata stream "+v, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "ckpt")
+			copyFile(t, filepath.Join("testdata", "checkpoint-"+v+"-stream"), p)
+			m := newTiny(t, cfg, 99)
+			res, err := Fit(m, tinyStream(t, m, 4), streamTC(p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Finished || len(res.History) != len(want.History) {
+				t.Errorf("result %+v", res)
+			}
+			if v == "v3" && !slices.Equal(withoutTiming(res.History), withoutTiming(want.History)) {
+				t.Errorf("the run resumed from version 3 ends with the history\n%+v\nthe uninterrupted run with\n%+v", res.History, want.History)
+			}
+		})
+		t.Run("testdata sentences "+v, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "ckpt")
+			copyFile(t, filepath.Join("testdata", "checkpoint-"+v+"-sentences"), p)
+			train, valid, _, in, out := tinyTask(t, 10, 5)
+			res, err := Train(newTiny(t, tinyConfig(LSTM, in, out), 99), train, valid,
+				TrainConfig{LR: 0.01, MaxEpochs: 2, Seed: 1, Checkpoint: p, Settings: map[string]string{"task": "marked-reversal"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Finished || res.Epochs != 2 {
+				t.Errorf("result %+v", res)
+			}
+			if b, _ := os.ReadFile(p); !bytes.HasPrefix(b, []byte(checkpointMagic)) {
+				t.Error("the resumed run did not rewrite the checkpoint in the current format")
+			}
+		})
+	}
 }
 
 // TestCheckpointDamaged checks that a checkpoint damaged anywhere, or edited
@@ -281,28 +338,22 @@ func TestCheckpointOtherSeedSetting(t *testing.T) {
 		c.Settings["seed"] = seed
 		return c
 	}
-	for _, legacy := range []bool{false, true} {
+	for _, version := range []int{4, 3, 2} {
+		legacy := version
 		st := readState(t, path)
 		st.Settings["settings.seed"] = "1"
-		if legacy {
+		switch version {
+		case 2:
 			writeLegacy(t, path, st)
-		} else {
-			st.Version = checkpointVersion
-			var buf bytes.Buffer
-			buf.WriteString(checkpointMagic)
-			if err := gob.NewEncoder(&buf).Encode(st); err != nil {
-				t.Fatal(err)
-			}
-			sum := sha256.Sum256(buf.Bytes())
-			buf.Write(sum[:])
-			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
+		case 3:
+			writeV3(t, path, st)
+		default:
+			writeV4(t, path, st)
 		}
 		m := newTiny(t, streamConfigs()["rns-D3"], 1)
 		_, err := Fit(m, tinyStream(t, m, 4), withSeed("2"))
 		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "settings.seed: 1 in the checkpoint, now 2") {
-			t.Errorf("legacy %v: error %v, want one naming %s and the seed", legacy, err, path)
+			t.Errorf("version %d: error %v, want one naming %s and the seed", legacy, err, path)
 		}
 	}
 	// A setting the checkpoint lacks (added to the program after it was

@@ -2,8 +2,11 @@ package nsrnn
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/gob"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 )
 
@@ -107,15 +110,123 @@ type adamState struct {
 // MarshalBinary implements Optimizer.
 func (a *Adam) MarshalBinary() ([]byte, error) {
 	var b bytes.Buffer
-	err := gob.NewEncoder(&b).Encode(adamState{a.LR, a.Beta1, a.Beta2, a.Eps, a.Step, a.M, a.V})
+	b.Grow(len(adamMagic) + 44 + 16*len(a.M) + 16*totalLen(a.M))
+	err := a.writeState(&b)
 	return b.Bytes(), err
 }
 
+// The encoding of Adam's state, little-endian:
+//
+//	magic "nsrnn-adam\x00"
+//	float64 LR, Beta1, Beta2, Eps; uint64 Step; uint32 parameters
+//	per parameter: uint64 n, n float64 of M, n float64 of V
+//
+// Checkpoints written before it hold the gob encoding of an adamState,
+// which UnmarshalBinary still reads.
+const adamMagic = "nsrnn-adam\x00"
+
+func totalLen(vs [][]float64) int {
+	n := 0
+	for _, v := range vs {
+		n += len(v)
+	}
+	return n
+}
+
+// writeState writes the encoding of MarshalBinary to w in pieces of a
+// bounded size (stateWriter).
+func (a *Adam) writeState(w io.Writer) error {
+	const chunk = 1 << 13
+	buf := make([]byte, 0, 8*chunk)
+	flush := func() error {
+		_, err := w.Write(buf)
+		buf = buf[:0]
+		return err
+	}
+	f64 := func(v float64) { buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v)) }
+	buf = append(buf, adamMagic...)
+	for _, v := range []float64{a.LR, a.Beta1, a.Beta2, a.Eps} {
+		f64(v)
+	}
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(a.Step))
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(a.M)))
+	for i := range a.M {
+		if len(a.V[i]) != len(a.M[i]) {
+			return fmt.Errorf("nsrnn: Adam's moments of parameter %d have %d and %d values", i, len(a.M[i]), len(a.V[i]))
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(len(a.M[i])))
+		for _, vs := range [][]float64{a.M[i], a.V[i]} {
+			for _, v := range vs {
+				if len(buf)+8 > cap(buf) {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+				f64(v)
+			}
+		}
+	}
+	return flush()
+}
+
+// decodeAdam decodes the encoding of writeState.
+func decodeAdam(data []byte) (adamState, error) {
+	var s adamState
+	r := data[len(adamMagic):]
+	if len(r) < 44 {
+		return s, errors.New("truncated header")
+	}
+	f64 := func() float64 {
+		v := math.Float64frombits(binary.LittleEndian.Uint64(r))
+		r = r[8:]
+		return v
+	}
+	s.LR, s.Beta1, s.Beta2, s.Eps = f64(), f64(), f64(), f64()
+	step := binary.LittleEndian.Uint64(r)
+	r = r[8:]
+	if step > math.MaxInt32 {
+		return s, fmt.Errorf("%d steps", step)
+	}
+	s.Step = int(step)
+	n := int(binary.LittleEndian.Uint32(r))
+	r = r[4:]
+	if n > len(r)/8 {
+		return s, fmt.Errorf("%d parameters in %d bytes", n, len(r))
+	}
+	s.M, s.V = make([][]float64, n), make([][]float64, n)
+	for i := range n {
+		if len(r) < 8 {
+			return s, fmt.Errorf("truncated at parameter %d", i)
+		}
+		k := binary.LittleEndian.Uint64(r)
+		r = r[8:]
+		if k > uint64(len(r))/16 {
+			return s, fmt.Errorf("parameter %d has %d values in %d bytes", i, k, len(r))
+		}
+		s.M[i], s.V[i] = make([]float64, k), make([]float64, k)
+		for _, vs := range [][]float64{s.M[i], s.V[i]} {
+			for j := range vs {
+				vs[j] = f64()
+			}
+		}
+	}
+	if len(r) != 0 {
+		return s, fmt.Errorf("%d bytes after the moments", len(r))
+	}
+	return s, nil
+}
+
 // UnmarshalBinary implements Optimizer; the state must fit the optimizer's
-// parameter sizes.
+// parameter sizes. It reads the encoding of MarshalBinary and the gob
+// encoding of older checkpoints.
 func (a *Adam) UnmarshalBinary(data []byte) error {
 	var s adamState
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err != nil {
+	if bytes.HasPrefix(data, []byte(adamMagic)) {
+		var err error
+		if s, err = decodeAdam(data); err != nil {
+			return fmt.Errorf("nsrnn: Adam state: %w", err)
+		}
+	} else if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err != nil {
 		return fmt.Errorf("nsrnn: Adam state: %w", err)
 	}
 	if len(s.M) != len(a.M) || len(s.V) != len(a.V) {

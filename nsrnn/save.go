@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
@@ -32,36 +33,75 @@ var ErrBadModelFile = errors.New("not a valid nsrnn model file")
 
 // MarshalBinary encodes the model's configuration and parameters.
 func (m *Model) MarshalBinary() ([]byte, error) {
-	if err := m.syncHost(); err != nil {
+	var b bytes.Buffer
+	if err := m.writeModel(&b); err != nil {
 		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// writeModel writes the encoding of MarshalBinary to w, in pieces of a
+// bounded size: the extra memory it takes does not grow with the model.
+func (m *Model) writeModel(w io.Writer) error {
+	if err := m.syncHost(); err != nil {
+		return err
 	}
 	cfg, err := json.Marshal(m.cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var b bytes.Buffer
-	b.WriteString(modelMagic)
-	u32 := func(v int) { binary.Write(&b, binary.LittleEndian, uint32(v)) }
+	if g, ok := w.(interface{ Grow(int) }); ok {
+		g.Grow(m.encodedSize(len(cfg)))
+	}
+	crc := crc32.NewIEEE()
+	out := io.MultiWriter(w, crc)
+	const chunk = 1 << 13 // values per piece
+	buf := make([]byte, 0, 8*chunk)
+	u32 := func(v int) { buf = binary.LittleEndian.AppendUint32(buf, uint32(v)) }
+	flush := func() error {
+		_, err := out.Write(buf)
+		buf = buf[:0]
+		return err
+	}
+	buf = append(buf, modelMagic...)
 	u32(modelVersion)
 	u32(len(cfg))
-	b.Write(cfg)
+	buf = append(buf, cfg...)
 	u32(len(m.params))
 	for _, p := range m.params {
 		u32(len(p.Name))
-		b.WriteString(p.Name)
+		buf = append(buf, p.Name...)
 		shape := p.Value.Shape()
 		u32(len(shape))
 		for _, d := range shape {
 			u32(d)
 		}
-		buf := make([]byte, 8*p.Size())
-		for i, v := range p.Data() {
-			binary.LittleEndian.PutUint64(buf[8*i:], math.Float64bits(v))
+		for _, v := range p.Data() {
+			if len(buf)+8 > cap(buf) {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
 		}
-		b.Write(buf)
 	}
-	u32(int(crc32.ChecksumIEEE(b.Bytes())))
-	return b.Bytes(), nil
+	if err := flush(); err != nil {
+		return err
+	}
+	var sum [4]byte
+	binary.LittleEndian.PutUint32(sum[:], crc.Sum32())
+	_, err = w.Write(sum[:])
+	return err
+}
+
+// encodedSize is the length of the model's encoding, given that of its
+// configuration's JSON.
+func (m *Model) encodedSize(cfgLen int) int {
+	n := len(modelMagic) + 4 + 4 + cfgLen + 4 + 4
+	for _, p := range m.params {
+		n += 4 + len(p.Name) + 4 + 4*len(p.Value.Shape()) + 8*p.Size()
+	}
+	return n
 }
 
 // UnmarshalModel decodes a model written by MarshalBinary. A truncated,
@@ -155,13 +195,10 @@ func UnmarshalModel(data []byte) (*Model, error) {
 	return m, nil
 }
 
-// Save writes the model to path atomically.
+// Save writes the model to path atomically, streaming its encoding (the
+// memory it takes besides the model's does not grow with the model).
 func (m *Model) Save(path string) error {
-	data, err := m.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteBytes(path, data)
+	return atomicfile.Write(path, m.writeModel)
 }
 
 // maxModelFileBytes bounds the size of a model file that Load reads: the
