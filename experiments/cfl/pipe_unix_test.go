@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -73,4 +75,85 @@ func TestTrainInterruptWithBrokenPipe(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, experiment.CheckpointFile)); err != nil {
 		t.Fatalf("no checkpoint after the interrupt: %v", err)
 	}
+}
+
+// A signal while a batch runs for long (here the graph of a string of
+// 3,000 symbols, which takes many seconds to build) stops the program
+// StopGrace after it, not when the batch ends: a new run without a
+// checkpoint is removed, with a message saying so, and the exit status is
+// the signal's.
+func TestTrainSignalDuringLongBatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	long := strings.TrimSpace(strings.Repeat("a b ", 1500))
+	train := filepath.Join(dir, "train.txt")
+	valid := filepath.Join(dir, "valid.txt")
+	if err := os.WriteFile(train, []byte(long+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(valid, []byte("a b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCFLChild$", "--", "train", "--train", train, "--valid", valid,
+		"--model", "lstm", "--hidden", "4", "--lr", "0.01", "--epochs", "2", "--out", out)
+	cmd.Env = append(os.Environ(), cflChildEnv+"=1", "NSRNN_TEST_STOP_GRACE=1s")
+	var stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Wait for the training line (the graph is being built after it).
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "training lstm"); {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no training line after 60 s: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var waitErr error
+	select {
+	case waitErr = <-exited:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the child did not stop within 60 s of SIGTERM")
+	}
+	took := time.Since(sent)
+	var ee *exec.ExitError
+	if !errors.As(waitErr, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
+		t.Fatalf("the child exited with %v, want status %d; stderr:\n%s", waitErr, 128+int(syscall.SIGTERM), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "has not ended 1s after the signal: exiting without it; no checkpoint was written yet: the new run was removed") {
+		t.Errorf("stderr lacks the forced exit's message (the child stopped %v after the signal):\n%s", took, stderr.String())
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the new run without a checkpoint was left in %s (%v)", out, err)
+	}
+}
+
+// syncBuffer collects a child's output while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -379,6 +380,17 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	intr := catchInterrupts(stderr, cli.IsTerminal(stderr))
 	defer intr.Stop()
 	stderr = intr.Console() // shared with the message of an interrupt
+	intr.OnForcedExit(func() string {
+		if _, err := os.Stat(tc.Checkpoint); err != nil {
+			created := rd.Created
+			rd.Close(false) // a new run without a checkpoint leaves nothing behind
+			if created {
+				return "no checkpoint was written yet: the new run was removed"
+			}
+			return "no checkpoint was written yet: nothing to resume"
+		}
+		return "resume from the last checkpoint with: " + prog.CommandLine(resumeArgs("train", args))
+	})
 	var at stopPoint
 	tc.Recorder = nsrnn.Recorders{
 		nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile)),
@@ -432,6 +444,19 @@ func catchInterrupts(stderr io.Writer, terminal bool) *cli.Interrupts {
 		"stopping after the current batch, with a checkpoint (after the last batch of an epoch, once the epoch is validated and checkpointed)")
 }
 
+// resumeArgs returns the arguments of the command cmd that resumes the
+// run that args started or resumed.
+func resumeArgs(cmd string, args []string) []string {
+	var again []string
+	for _, a := range args {
+		if a == "--resume" || strings.HasPrefix(a, "--resume=") {
+			continue
+		}
+		again = append(again, a)
+	}
+	return append(append([]string{cmd}, again...), "--resume")
+}
+
 // stopPoint is where training stopped: the epoch in progress and the
 // batches of it done, when it stopped within an epoch (step < steps).
 type stopPoint struct{ epoch, step, steps int }
@@ -455,14 +480,7 @@ func (p *stopPoint) recorder() nsrnn.Recorder {
 // them): it says what was kept and how to resume, and exits with 128 +
 // the signal's number, as a shell reports a process killed by it.
 func resumeError(in *cli.Interrupts, cmd string, args []string, epochs int, at stopPoint, out string) error {
-	var again []string
-	for _, a := range args {
-		if a == "--resume" || strings.HasPrefix(a, "--resume=") {
-			continue
-		}
-		again = append(again, a)
-	}
-	again = append(append([]string{cmd}, again...), "--resume")
+	again := resumeArgs(cmd, args)
 	code := in.ExitCode()
 	finished := "epoch 1"
 	if epochs > 1 {

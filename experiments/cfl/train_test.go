@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -355,6 +356,13 @@ func TestCFLChild(t *testing.T) {
 			args = args[i+1:]
 			break
 		}
+	}
+	if g := os.Getenv("NSRNN_TEST_STOP_GRACE"); g != "" {
+		d, err := time.ParseDuration(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cli.StopGrace = d
 	}
 	os.Exit(prog.Main(args, os.Stdout, os.Stderr))
 }

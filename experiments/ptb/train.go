@@ -718,6 +718,21 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	ok := false
 	defer func() { rd.Close(ok, VocabFile) }()
+	intr.OnForcedExit(func() string {
+		if _, err := os.Stat(filepath.Join(*out, experiment.CheckpointFile)); err != nil {
+			created := rd.Created
+			rd.Close(false, VocabFile) // a new run without a checkpoint leaves nothing behind
+			if created {
+				return "no checkpoint was written yet: the new run was removed"
+			}
+			return "no checkpoint was written yet: nothing to resume"
+		}
+		againArgs := []string{"train", "--out", *out, "--resume"}
+		if !dev.IsCPU() {
+			againArgs = append(againArgs, "--device", dev.String())
+		}
+		return "resume from the last checkpoint with: " + prog.CommandLine(againArgs)
+	})
 	if saved != nil && (s.Epochs != saved.Epochs || s.Device != saved.Device) {
 		if err := updateRun(*out, s, *saved, stderr); err != nil {
 			return err

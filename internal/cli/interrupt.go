@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/nsrnn/nsrnn/nsrnn"
@@ -20,11 +21,44 @@ import (
 // program. Its message goes through Console, which the training's progress
 // is to be written to as well: the progress bar is cleared first and never
 // drawn again, so that the message is not glued to a stale bar.
+//
+// A batch that does not end within StopGrace of the first signal (the
+// graph of a very long string being built, or a batch that runs for
+// minutes) is not waited for: the program exits, after the clean-up that
+// OnForcedExit registered, and --resume continues from the last
+// checkpoint, which a checkpoint's atomic write keeps whole.
 type Interrupts struct {
 	ch      chan os.Signal
 	done    chan struct{}
 	got     atomic.Value // os.Signal
 	console *console
+	// moved is set by the first training event after the signal: the
+	// batch ended and the stop with its checkpoint is under way.
+	moved atomic.Bool
+	// forced is the clean-up before a forced exit (OnForcedExit).
+	mu     sync.Mutex
+	forced func() string
+	stop   sync.Once
+	// grace and exit are StopGrace and exit when it was made.
+	grace time.Duration
+	exit  func(int)
+}
+
+// StopGrace is how long after the first signal the current batch may run
+// before the program exits without it.
+var StopGrace = 10 * time.Second
+
+// exit ends the program; tests replace it.
+var exit = os.Exit
+
+// OnForcedExit registers f to run before the program exits without
+// waiting for its batch (StopGrace); f cleans up (e.g. removes a new run
+// that has no checkpoint yet) and returns what the user can do next, for
+// the message.
+func (in *Interrupts) OnForcedExit(f func() string) {
+	in.mu.Lock()
+	in.forced = f
+	in.mu.Unlock()
 }
 
 // NotifySignals registers ch for SIGINT and SIGTERM: the notify function
@@ -55,7 +89,7 @@ func NotifySweepSignals(ch chan<- os.Signal) {
 // program must still stop after its batch with a checkpoint.
 func CatchInterrupts(stderr io.Writer, terminal bool, notify func(chan<- os.Signal), stopping string) *Interrupts {
 	in := &Interrupts{ch: make(chan os.Signal, 1), done: make(chan struct{}),
-		console: &console{w: stderr, terminal: terminal}}
+		console: &console{w: stderr, terminal: terminal}, grace: StopGrace, exit: exit}
 	ignoreBrokenPipes()
 	notify(in.ch)
 	go func() {
@@ -65,6 +99,22 @@ func CatchInterrupts(stderr io.Writer, terminal bool, notify func(chan<- os.Sign
 			// Back to the default: a second signal kills.
 			signal.Stop(in.ch)
 			in.console.interrupted(fmt.Sprintf("%v: %s; interrupt again to kill", sig, stopping))
+			select {
+			case <-time.After(in.grace):
+				if in.moved.Load() {
+					return
+				}
+				in.mu.Lock()
+				f := in.forced
+				in.mu.Unlock()
+				next := "--resume continues from the last checkpoint"
+				if f != nil {
+					next = f()
+				}
+				in.console.interrupted(fmt.Sprintf("%v: the current batch has not ended %v after the signal: exiting without it; %s", sig, in.grace, next))
+				in.exit(in.ExitCode())
+			case <-in.done:
+			}
 		case <-in.done:
 		}
 	}()
@@ -84,10 +134,12 @@ func ignoreBrokenPipes() { signal.Notify(brokenPipes, syscall.SIGPIPE) }
 // on a terminal, its progress bar), shared with the interrupt's message.
 func (in *Interrupts) Console() io.Writer { return in.console }
 
-// Stop stops catching signals.
+// Stop stops catching signals; a second Stop does nothing.
 func (in *Interrupts) Stop() {
-	signal.Stop(in.ch)
-	close(in.done)
+	in.stop.Do(func() {
+		signal.Stop(in.ch)
+		close(in.done)
+	})
 }
 
 // Signal returns the signal caught, or nil.
@@ -116,6 +168,7 @@ func (in *Interrupts) CheckpointRecorder() nsrnn.Recorder {
 		if in.Signal() == nil {
 			return nil
 		}
+		in.moved.Store(true)
 		switch e.Kind {
 		case nsrnn.StepDone:
 			if e.Step < e.Steps {
