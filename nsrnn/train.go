@@ -373,6 +373,56 @@ func JSONLog(path string) Recorder {
 	})
 }
 
+// TextLog returns a Recorder that writes training's progress to w as
+// text, one line per event: where training starts or resumes, a line per
+// epoch (training loss, validation score and, where there is a lower
+// bound, the difference from it, the learning rate, the time, and "best
+// so far"), a line within an epoch every `every` steps (0: none), and
+// the end. It is what Train prints nothing without:
+//
+//	cfg := nsrnn.TrainConfig{LR: 0.005, Recorder: nsrnn.TextLog(os.Stderr, 0)}
+//
+// A write error stops training with that error.
+func TextLog(w io.Writer, every int) Recorder {
+	return RecorderFunc(func(e Event) error {
+		var err error
+		switch e.Kind {
+		case Started:
+			how := "starts"
+			if e.Resumed {
+				how = fmt.Sprintf("resumes in epoch %d after step %d of %d", e.Epoch, e.Step, e.Steps)
+			}
+			_, err = fmt.Fprintf(w, "training %s: at most %d epochs of %d steps, learning rate %g\n", how, e.MaxEpochs, e.Steps, e.LearningRate)
+		case StepDone:
+			if every > 0 && e.Step%every == 0 && e.Step < e.Steps {
+				_, err = fmt.Fprintf(w, "epoch %d: step %d of %d, training loss %.4f\n", e.Epoch, e.Step, e.Steps, e.Loss)
+			}
+		case EpochDone:
+			r := e.Record
+			diff := ""
+			if !r.NoLowerBound {
+				diff = fmt.Sprintf(" (%.4f above the lower bound)", r.ValidDifference)
+			}
+			best := ""
+			if r.Improved {
+				best = "; best so far"
+			}
+			_, err = fmt.Fprintf(w, "epoch %d of at most %d: training loss %.4f, validation %.4f%s; lr %g; %.1fs%s\n",
+				r.Epoch, e.MaxEpochs, r.TrainLoss, r.ValidCrossEntropy, diff, r.LearningRate, r.ElapsedSeconds, best)
+		case Finished:
+			bestEpoch, best := 0, math.Inf(1)
+			for _, r := range e.History {
+				if r.Improved {
+					bestEpoch, best = r.Epoch, r.ValidCrossEntropy
+				}
+			}
+			_, err = fmt.Fprintf(w, "training finished after %d epochs: the best validation score %.4f, epoch %d, whose parameters the model now holds\n",
+				len(e.History), best, bestEpoch)
+		}
+		return err
+	})
+}
+
 func (m *Model) paramSizes() []int {
 	sizes := make([]int, len(m.params))
 	for i, p := range m.params {

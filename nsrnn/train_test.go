@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -659,5 +660,60 @@ func resumeAndCompare(t *testing.T, cfg Config, c TrainConfig, epoch, step int, 
 	}
 	if !sameBits(paramData(resumed), paramData(full)) {
 		t.Error("final parameters of the resumed run differ from the uninterrupted run's")
+	}
+}
+
+// TextLog writes a line where training starts, one per epoch with its
+// record's numbers, one every `every` steps within an epoch, and one at
+// the end naming the best epoch; a resumed run says where it resumes.
+func TestTextLog(t *testing.T) {
+	train, valid, _, in, out := tinyTask(t, 10, 5)
+	var b strings.Builder
+	path := filepath.Join(t.TempDir(), "ckpt")
+	res, err := Train(newTiny(t, tinyConfig(LSTM, in, out), 1), train, valid,
+		TrainConfig{LR: 0.01, MaxEpochs: 3, Seed: 1, Checkpoint: path, Recorder: TextLog(&b, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	steps := len(train)
+	if want := 1 + 3*(steps-1) + 3 + 1; len(lines) != want {
+		t.Fatalf("%d lines, want %d (start, %d steps but the last of 3 epochs, 3 epochs, end):\n%s", len(lines), want, steps, b.String())
+	}
+	if !strings.HasPrefix(lines[0], fmt.Sprintf("training starts: at most 3 epochs of %d steps, learning rate 0.01", steps)) {
+		t.Errorf("first line %q", lines[0])
+	}
+	var epochs []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "epoch ") && strings.Contains(l, "of at most") {
+			epochs = append(epochs, l)
+		}
+	}
+	if len(epochs) != 3 {
+		t.Fatalf("%d epoch lines:\n%s", len(epochs), b.String())
+	}
+	for i, r := range res.History {
+		want := fmt.Sprintf("epoch %d of at most 3: training loss %.4f, validation %.4f (%.4f above the lower bound); lr %g;",
+			r.Epoch, r.TrainLoss, r.ValidCrossEntropy, r.ValidDifference, r.LearningRate)
+		if !strings.HasPrefix(epochs[i], want) || strings.HasSuffix(epochs[i], "best so far") != r.Improved {
+			t.Errorf("epoch line %q, want %q… (improved %v)", epochs[i], want, r.Improved)
+		}
+	}
+	wantEnd := fmt.Sprintf("training finished after 3 epochs: the best validation score %.4f, epoch %d,", res.BestValidCrossEntropy, res.BestEpoch)
+	if !strings.HasPrefix(lines[len(lines)-1], wantEnd) {
+		t.Errorf("last line %q, want %q…", lines[len(lines)-1], wantEnd)
+	}
+	if !strings.Contains(lines[1], fmt.Sprintf("epoch 1: step 1 of %d, training loss", steps)) {
+		t.Errorf("second line %q, want the first step's", lines[1])
+	}
+
+	// Resumed with more epochs.
+	b.Reset()
+	if _, err := Train(newTiny(t, tinyConfig(LSTM, in, out), 1), train, valid,
+		TrainConfig{LR: 0.01, MaxEpochs: 4, Seed: 1, Checkpoint: path, Recorder: TextLog(&b, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if first := strings.SplitN(b.String(), "\n", 2)[0]; !strings.HasPrefix(first, "training resumes in epoch 4 after step 0 of") {
+		t.Errorf("the resumed run's first line %q", first)
 	}
 }

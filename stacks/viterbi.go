@@ -2,7 +2,11 @@ package stacks
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/nsrnn/nsrnn/stacks/internal/nskernel"
 )
@@ -71,6 +75,39 @@ type ViterbiRun struct {
 	// LogWeight is the log-weight of the run: the sum, in step order, of
 	// the log-weights of its transitions. It is 0 for a run of no steps.
 	LogWeight float64
+}
+
+// WriteTable writes the run as a table aligned with the symbols it was
+// decoded on: a header row, then per input symbol w_t (inputs[t-1], as
+// text) its step t, the transition taken after reading it, the PDA state
+// and the stack depth (symbols above the initial bottom) after that
+// transition, and the stack, bottom first. A symbol after the run's last
+// step (a model makes no stack update after a string's last symbol) has
+// "-" for its transition; with inputs shorter than the run, the steps
+// beyond them have an empty symbol.
+//
+//	t  w_t  op                       state  depth  stack (bottom first)
+//	1  a    push(state=1, symbol=2)  1      1      0 2
+//	2  b    -
+func (r ViterbiRun) WriteTable(w io.Writer, inputs []string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "t\tw_t\top\tstate\tdepth\tstack (bottom first)")
+	for t := range max(len(inputs), len(r.Ops)) {
+		x := ""
+		if t < len(inputs) {
+			x = inputs[t]
+		}
+		if t >= len(r.Ops) {
+			fmt.Fprintf(tw, "%d\t%s\t-\t\t\t\n", t+1, x)
+			continue
+		}
+		st := make([]string, len(r.Stacks[t]))
+		for i, y := range r.Stacks[t] {
+			st[i] = strconv.Itoa(y)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\n", t+1, x, r.Ops[t], r.States[t], len(r.Stacks[t])-1, strings.Join(st, " "))
+	}
+	return tw.Flush()
 }
 
 // Viterbi returns, for each sequence of the batch, a run of highest weight

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"os"
 	"testing"
 
 	"github.com/nsrnn/nsrnn/stacks"
@@ -465,6 +466,29 @@ func ExampleViterbi() {
 	// step 3: pop(state=0)                state 0, stack [0 1]
 	// step 4: replace(state=0, symbol=0)  state 0, stack [0 0]
 	// log-weight 0
+}
+
+func ExampleViterbiRun_WriteTable() {
+	run := stacks.ViterbiRun{
+		Ops: []stacks.Op{
+			{Kind: stacks.OpPush, State: 1, Symbol: 2},
+			{Kind: stacks.OpReplace, State: 0, Symbol: 1},
+			{Kind: stacks.OpPop, State: 1, Symbol: -1},
+		},
+		States: []int{1, 0, 1},
+		Stacks: [][]int{{0, 2}, {0, 1}, {0}},
+	}
+	// A string of four symbols: a model updates its stack after each but
+	// the last.
+	if err := run.WriteTable(os.Stdout, []string{"a", "b", "#", "b"}); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// t  w_t  op                          state  depth  stack (bottom first)
+	// 1  a    push(state=1, symbol=2)     1      1      0 2
+	// 2  b    replace(state=0, symbol=1)  0      1      0 1
+	// 3  #    pop(state=1)                1      0      0
+	// 4  b    -
 }
 
 func BenchmarkViterbi(b *testing.B) {

@@ -8,9 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
@@ -227,18 +224,9 @@ func writeViterbiText(w io.Writer, name string, line int, str []int, symbols []s
 	fmt.Fprintf(w, "%s:%d: %s\n", name, line, data.FormatString(str, symbols))
 	fmt.Fprintf(w, "log-weight %.6g over %d stack updates (the sum of the model's log-weights of this run's transitions, the highest of any run; "+
 		"one update follows each symbol but the last, as the model would never read an update after it)\n", r.LogWeight, len(r.Ops))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "t\tw_t\top\tstate\tdepth\tstack (bottom first)")
+	inputs := make([]string, len(str))
 	for t, x := range str {
-		if t >= len(r.Ops) {
-			fmt.Fprintf(tw, "%d\t%s\t-\t\t\t\n", t+1, symbols[x])
-			continue
-		}
-		st := make([]string, len(r.Stacks[t]))
-		for i, y := range r.Stacks[t] {
-			st[i] = strconv.Itoa(y)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\n", t+1, symbols[x], r.Ops[t], r.States[t], len(r.Stacks[t])-1, strings.Join(st, " "))
+		inputs[t] = symbols[x]
 	}
-	return tw.Flush()
+	return r.WriteTable(w, inputs)
 }
