@@ -182,12 +182,16 @@
 //
 // The stack itself is a stacks.Layer: parameters of package param, bound
 // to each graph through a param.Binding, and an Instance whose steps are
-// nodes of package fused (forward and backward passes on plain slices).
-// Package stacks/stackstest is the conformance suite that a stack passes:
-// gradients against finite differences, carried state, errors. The
-// package examples/counterstack is a complete kind defined outside package
-// nsrnn in one file, with its test and an Example that trains it and runs
-// it as a stream.
+// graph nodes. Two ways to write them: nodes of package fused (forward
+// and backward passes on plain slices, fast), or gorgonia's own
+// operations, reading the parameters through param.Binding.Diff, with
+// every gradient derived by gorgonia (no backward pass to write: the way
+// to try an idea before making it fast). Package stacks/stackstest is the
+// conformance suite that a stack passes: gradients against finite
+// differences, carried state, errors. The packages examples/counterstack
+// (fused) and examples/autogradcounter (gorgonia's operations) define the
+// same toy stack outside package nsrnn, each in one file, with their
+// tests and an Example that trains it; their benchmarks compare the two.
 //
 // # Graphs and memory
 //

@@ -452,7 +452,7 @@ func (m *Model) buildGraphOnce(key graphKey) (*graph, error) {
 		return nil, err
 	}
 	if key.grad {
-		if _, err := G.Grad(gr.loss, pb.Anchor()); err != nil {
+		if _, err := pb.Differentiate(gr.loss); err != nil {
 			return nil, fmt.Errorf("nsrnn: differentiating the graph for length %d: %w", n, err)
 		}
 	}

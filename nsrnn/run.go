@@ -182,6 +182,11 @@ func (gr *graph) run() (float64, error) {
 	if err := gr.vm.RunAll(); err != nil {
 		return 0, fmt.Errorf("nsrnn: running the graph for length %d: %w", gr.key.n, err)
 	}
+	if gr.key.grad {
+		if err := gr.pb.CollectDiff(); err != nil {
+			return 0, fmt.Errorf("nsrnn: the graph for length %d: %w", gr.key.n, err)
+		}
+	}
 	v, ok := gr.loss.Value().(*G.F64)
 	if !ok {
 		return 0, fmt.Errorf("nsrnn: loss has value %v", gr.loss.Value())

@@ -34,7 +34,11 @@
 // the kernels that own them add their gradients into the binding's
 // accumulators in their backward passes, and take the binding's Anchor
 // node as an input so that differentiating the loss with respect to the
-// anchor runs every one of those backward passes.
+// anchor runs every one of those backward passes. A layer written in
+// gorgonia's operations alone reads its parameters through Diff instead:
+// Differentiate (which the model calls in place of gorgonia.Grad) asks
+// gorgonia for those parameters' gradients as well, and CollectDiff adds
+// them into the same accumulators after each run.
 //
 // # Errors and panics
 //

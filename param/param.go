@@ -132,6 +132,12 @@ type Binding struct {
 	grads  map[*Param][]float64
 	order  []*Param
 	anchor *G.Node
+	// diff lists the parameters that gorgonia differentiates (Diff), in
+	// order; diffVals receives the values of their gradient nodes at each
+	// run (Differentiate).
+	diff     []*Param
+	diffVals []G.Value
+	diffUsed []bool
 }
 
 // NewBinding returns an empty binding for g.
@@ -185,6 +191,108 @@ func (b *Binding) ZeroGrads() {
 	for _, g := range b.grads {
 		clear(g)
 	}
+}
+
+// Diff returns the node of p, as Node does, and marks p as a parameter
+// that gorgonia itself differentiates: a layer written in gorgonia's
+// operations alone (no fused kernel, no backward pass of its own) reads
+// its parameters through Diff. Differentiate then asks gorgonia for their
+// gradients too, and CollectDiff adds them into the accumulators after
+// each run, where the fused kernels add theirs; a parameter may be read
+// both ways.
+func (b *Binding) Diff(p *Param) *G.Node {
+	n := b.Node(p)
+	for _, q := range b.diff {
+		if q == p {
+			return n
+		}
+	}
+	b.diff = append(b.diff, p)
+	return n
+}
+
+// Differentiate adds to the graph the gradient nodes of loss with respect
+// to wrt, the anchor where a kernel took it (which runs every fused
+// kernel's backward pass) and the parameters of Diff, whose gradients CollectDiff reads after a run;
+// it returns the gradient nodes of wrt. Call it once, after the graph is
+// built and before it is compiled.
+func (b *Binding) Differentiate(loss *G.Node, wrt ...*G.Node) (G.Nodes, error) {
+	all := append(G.Nodes(nil), wrt...)
+	if b.anchor != nil {
+		all = append(all, b.anchor)
+	}
+	// The parameters the loss depends on (a graph of no steps may not
+	// use a stack's): the others' gradients are 0.
+	first, used := len(all), b.ancestors(loss)
+	var which []int
+	for i, p := range b.diff {
+		if used[b.nodes[p].ID()] {
+			all = append(all, b.nodes[p])
+			which = append(which, i)
+		}
+	}
+	gs, err := G.Grad(loss, all...)
+	if err != nil {
+		return nil, err
+	}
+	b.diffVals = make([]G.Value, len(b.diff))
+	b.diffUsed = make([]bool, len(b.diff))
+	for j, i := range which {
+		b.diffUsed[i] = true
+		G.Read(gs[first+j], &b.diffVals[i])
+	}
+	return gs[:len(wrt)], nil
+}
+
+// ancestors returns the IDs of n and of every node it is computed from.
+func (b *Binding) ancestors(n *G.Node) map[int64]bool {
+	seen := map[int64]bool{n.ID(): true}
+	stack := []int64{n.ID()}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		it := b.g.From(id)
+		for it.Next() {
+			c := it.Node().ID()
+			if !seen[c] {
+				seen[c] = true
+				stack = append(stack, c)
+			}
+		}
+	}
+	return seen
+}
+
+// CollectDiff adds the gradients that gorgonia computed in the latest run
+// for the parameters of Diff into their accumulators. Call it after each
+// run of a graph that Differentiate differentiated.
+func (b *Binding) CollectDiff() error {
+	for i, p := range b.diff {
+		if i < len(b.diffUsed) && !b.diffUsed[i] {
+			continue // the loss does not depend on p
+		}
+		if i >= len(b.diffVals) || b.diffVals[i] == nil {
+			return fmt.Errorf("param: no gradient of %s: the graph was not differentiated by Differentiate, or has not run", p.Name)
+		}
+		acc := b.grads[p]
+		switch v := b.diffVals[i].Data().(type) {
+		case []float64:
+			if len(v) != len(acc) {
+				return fmt.Errorf("param: the gradient of %s has %d values, want %d", p.Name, len(v), len(acc))
+			}
+			for j, x := range v {
+				acc[j] += x
+			}
+		case float64:
+			if len(acc) != 1 {
+				return fmt.Errorf("param: the gradient of %s is a scalar, want %d values", p.Name, len(acc))
+			}
+			acc[0] += v
+		default:
+			return fmt.Errorf("param: the gradient of %s has values of type %T", p.Name, v)
+		}
+	}
+	return nil
 }
 
 // Anchor returns the graph's gradient anchor, a scalar input node. Every

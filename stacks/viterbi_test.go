@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/nsrnn/nsrnn/stacks"

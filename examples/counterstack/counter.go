@@ -123,8 +123,17 @@ type State struct {
 	u     []float64
 }
 
+// NewState returns the state of batch stacks whose counters are u (batch
+// rows of k), copied.
+func NewState(batch int, u []float64) *State {
+	return &State{batch: batch, u: append([]float64(nil), u...)}
+}
+
 // Batch is the number of stacks.
 func (s *State) Batch() int { return s.batch }
+
+// Counters returns the counters, batch rows of k (not a copy).
+func (s *State) Counters() []float64 { return s.u }
 
 // MarshalBinary encodes the batch size and the counters exactly.
 func (s *State) MarshalBinary() ([]byte, error) {

@@ -31,9 +31,10 @@ type Options struct {
 	// Seed chooses the checked elements.
 	Seed uint64
 	// Binding, when set, is the parameter binding of the graph: the
-	// nodes of params that are bound parameters are not differentiated
-	// by gorgonia; their gradients are read from the binding's
-	// accumulators after differentiating with respect to its anchor.
+	// gradients of the nodes of params that are bound parameters are read
+	// from the binding's accumulators, after differentiating with
+	// respect to its anchor and its parameters of Diff
+	// (Binding.Differentiate).
 	Binding *param.Binding
 }
 
@@ -79,14 +80,15 @@ func Check(g *G.ExprGraph, loss *G.Node, params G.Nodes, opt Options) ([]Mismatc
 		}
 		wrt = append(wrt, p)
 	}
-	anyBound := false
-	for _, q := range bound {
-		anyBound = anyBound || q != nil
+	var gs G.Nodes
+	var err error
+	if opt.Binding != nil {
+		// Through the anchor (the fused kernels' parameters) and
+		// directly (the parameters that gorgonia differentiates).
+		gs, err = opt.Binding.Differentiate(loss, wrt...)
+	} else {
+		gs, err = G.Grad(loss, wrt...)
 	}
-	if anyBound {
-		wrt = append(wrt, opt.Binding.Anchor())
-	}
-	gs, err := G.Grad(loss, wrt...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("gradcheck: grad: %w", err)
 	}
@@ -102,6 +104,11 @@ func Check(g *G.ExprGraph, loss *G.Node, params G.Nodes, opt Options) ([]Mismatc
 		m.Reset()
 		if err := m.RunAll(); err != nil {
 			return 0, err
+		}
+		if opt.Binding != nil {
+			if err := opt.Binding.CollectDiff(); err != nil {
+				return 0, err
+			}
 		}
 		return scalar(loss.Value())
 	}

@@ -201,7 +201,13 @@ func (n *Net) Run() error {
 	}
 	n.Binding.ZeroGrads()
 	n.vm.Reset()
-	return n.vm.RunAll()
+	if err := n.vm.RunAll(); err != nil {
+		return err
+	}
+	if n.differentiated {
+		return n.Binding.CollectDiff()
+	}
+	return nil
 }
 
 // Close releases the machine that Run made.
@@ -243,11 +249,7 @@ func (n *Net) Grad() error {
 		return errors.New("stackstest: the net already has gradient nodes")
 	}
 	n.Close()
-	wrt := append(G.Nodes(nil), n.usedX()...)
-	if len(n.Params) > 0 {
-		wrt = append(wrt, n.Binding.Anchor())
-	}
-	gs, err := G.Grad(n.Loss, wrt...)
+	gs, err := n.Binding.Differentiate(n.Loss, n.usedX()...)
 	if err != nil {
 		return err
 	}
