@@ -47,7 +47,13 @@
 // detached value, so gradients are truncated at chunk starts (truncated
 // backpropagation through time). Forward computation in chunks is exact:
 // the loss of a stream cut into chunks of any sizes equals its loss
-// computed as one chunk. A chunk's loss is the mean cross-entropy over its
+// computed as one chunk. Where the update after a chunk's last token is
+// differentiated is a choice (Stream.SetBoundary): computed in that chunk
+// and carried as a constant (BoundaryInChunk, the default), or, as the
+// authors' code does, computed at the start of the next chunk from the
+// carried hidden state, inside its graph, so that the next chunk's loss
+// trains the stack's action layer through it (BoundaryNextChunk, on the
+// CPU). A chunk's loss is the mean cross-entropy over its
 // targets (nats per token); NoTarget marks a position without one. Only
 // models whose stack can carry its state have streams: the LSTM, JM with a
 // depth limit and the memory-limited nondeterministic stacks.

@@ -1154,6 +1154,9 @@ func (e *cudaEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome,
 	if err := e.streams(); err != nil {
 		return outcome{}, err
 	}
+	if s.boundary != BoundaryInChunk && m.stack != nil {
+		return outcome{}, fmt.Errorf("nsrnn: chunk boundary %v on %v: %w; it runs on the CPU", s.boundary, e.dev, ErrNoDeviceKernel)
+	}
 	if err := m.checkSize(B, T, T, T, true); err != nil {
 		return outcome{}, err
 	}

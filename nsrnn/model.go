@@ -195,6 +195,11 @@ type graphKey struct {
 	mode     mode
 	n, batch int
 	grad     bool
+	// deferLast and lead are a stream's with BoundaryNextChunk: no stack
+	// update after the chunk's last token, and (from a carried state) the
+	// update deferred from the previous chunk made first, from the
+	// carried hidden state.
+	deferLast, lead bool
 	// part is the part of a batch split into parts parts the graph
 	// serves (see Model.Workers; parts 0: not split): graphs of different
 	// parts use different stack replicas and may run concurrently.
@@ -383,6 +388,12 @@ func (m *Model) buildGraphOnce(key graphKey) (*graph, error) {
 	stackSteps := max(n-1, 0)
 	if stream {
 		positions, stackSteps = n, n
+		if key.deferLast {
+			stackSteps--
+		}
+		if key.lead {
+			stackSteps++
+		}
 	}
 	if err := m.checkSize(batch, n, positions, stackSteps, stream); err != nil {
 		return nil, err
@@ -415,6 +426,16 @@ func (m *Model) buildGraphOnce(key graphKey) (*graph, error) {
 	} else {
 		hs = append(hs, state.H())
 	}
+	// k counts the stack updates added; with lead, the first is the one
+	// deferred from the previous chunk, from the carried hidden state.
+	k := 0
+	if st != nil && key.lead {
+		k++
+		var err error
+		if r, err = st.Step(k, state.H()); err != nil {
+			return nil, err
+		}
+	}
 	for t := 1; t <= n; t++ {
 		var x *G.Node
 		var err error
@@ -436,8 +457,9 @@ func (m *Model) buildGraphOnce(key graphKey) (*graph, error) {
 		}
 		h := state.H()
 		hs = append(hs, h)
-		if st != nil && t <= stackSteps {
-			if r, err = st.Step(t, h); err != nil {
+		if st != nil && k < stackSteps {
+			k++
+			if r, err = st.Step(k, h); err != nil {
 				return nil, err
 			}
 		}

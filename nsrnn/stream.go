@@ -22,6 +22,10 @@ type State struct {
 	shape Config
 	lstm  controller.Carry
 	stack stacks.State // nil for the LSTM
+	// boundary is that of the stream that made it: with
+	// BoundaryNextChunk, stack is the state before the update that the
+	// last token's hidden state (in lstm) makes.
+	boundary Boundary
 	// shared marks a state handed out by Stream.State or given to
 	// Stream.SetState: others may hold it, so a stream that advances past
 	// it leaves it alone. A stream recycles the memory of the states that
@@ -52,10 +56,74 @@ func (s *State) Batch() int {
 // for concurrent use, and shares its model's graphs with the model's other
 // streams (they may be used in turn).
 type Stream struct {
-	m     *Model
-	batch int
-	state *State
+	m        *Model
+	batch    int
+	state    *State
+	boundary Boundary
 }
+
+// Boundary is where a stream computes the stack update that follows a
+// chunk's last token. Forward values are the same either way; the
+// gradients differ by the path through that update.
+type Boundary int
+
+const (
+	// BoundaryInChunk (the default) computes the update after a chunk's
+	// last token in that chunk, where no loss uses it, and carries the
+	// updated stack to the next chunk as a constant.
+	BoundaryInChunk Boundary = iota
+	// BoundaryNextChunk computes it at the start of the next chunk, from
+	// the carried (detached) hidden state, inside that chunk's graph, as
+	// the authors' code does: the next chunk's loss then sends gradient
+	// through it into the stack's own parameters (the action layer, and
+	// a learned pushed vector), one more update per chunk than
+	// BoundaryInChunk differentiates. The carried state holds the stack
+	// before that update.
+	BoundaryNextChunk
+)
+
+// String returns "in-chunk" or "next-chunk".
+func (b Boundary) String() string {
+	switch b {
+	case BoundaryInChunk:
+		return "in-chunk"
+	case BoundaryNextChunk:
+		return "next-chunk"
+	}
+	return fmt.Sprintf("Boundary(%d)", int(b))
+}
+
+// ParseBoundary returns the Boundary of a name of String.
+func ParseBoundary(name string) (Boundary, error) {
+	for _, b := range []Boundary{BoundaryInChunk, BoundaryNextChunk} {
+		if name == b.String() {
+			return b, nil
+		}
+	}
+	return 0, fmt.Errorf("nsrnn: unknown chunk boundary %q (want in-chunk or next-chunk)", name)
+}
+
+// SetBoundary sets where the stream computes the stack update after a
+// chunk's last token (see Boundary), at the initial state (after
+// NewStream or Reset); a stream with a carried state refuses a change.
+// A model without a stack ignores it.
+func (s *Stream) SetBoundary(b Boundary) error {
+	if b != BoundaryInChunk && b != BoundaryNextChunk {
+		return fmt.Errorf("nsrnn: %v is not a chunk boundary", b)
+	}
+	if s.state != nil && b != s.boundary {
+		return fmt.Errorf("nsrnn: the chunk boundary of a stream is set at its initial state (Reset first); it carries a state of boundary %v", s.boundary)
+	}
+	if b == BoundaryNextChunk && !s.m.Device().IsCPU() {
+		return fmt.Errorf("nsrnn: chunk boundary %v on %v: %w; it runs on the CPU", b, s.m.Device(), ErrNoDeviceKernel)
+	}
+	s.boundary = b
+	return nil
+}
+
+// Boundary returns where the stream computes the stack update after a
+// chunk's last token.
+func (s *Stream) Boundary() Boundary { return s.boundary }
 
 // NewStream returns B = batch streams over m, at the initial state. Models
 // whose stack cannot carry its state (the unlimited nondeterministic stacks,
@@ -108,6 +176,9 @@ func (s *Stream) SetState(st *State) error {
 	}
 	if st != nil && st.batch != s.batch {
 		return fmt.Errorf("nsrnn: state of %d streams given to a stream of %d", st.batch, s.batch)
+	}
+	if st != nil && st.boundary != s.boundary && s.m.stack != nil {
+		return fmt.Errorf("nsrnn: state of a stream of chunk boundary %v given to a stream of boundary %v", st.boundary, s.boundary)
 	}
 	if st != nil {
 		st.shared = true
@@ -168,7 +239,11 @@ func (s *Stream) check(inputs, targets [][]int) error {
 func (s *Stream) load(inputs, targets [][]int, grad bool) (*graph, error) {
 	m := s.m
 	T := len(inputs[0])
-	gr, err := m.graphFor(graphKey{mode: streamMode, n: T, batch: s.batch, grad: grad})
+	key := graphKey{mode: streamMode, n: T, batch: s.batch, grad: grad}
+	if s.boundary == BoundaryNextChunk && m.stack != nil {
+		key.deferLast, key.lead = true, s.state != nil
+	}
+	gr, err := m.graphFor(key)
 	if err != nil {
 		return nil, err
 	}
@@ -210,8 +285,10 @@ func (s *Stream) advance(gr *graph) error {
 	if err != nil {
 		return err
 	}
-	st := &State{batch: s.batch, shape: s.m.cfg.shape(), lstm: c}
-	if gr.stack != nil {
+	st := &State{batch: s.batch, shape: s.m.cfg.shape(), lstm: c, boundary: s.boundary}
+	// A chunk of one token with its update deferred, from the initial
+	// state, makes no update: the stack stays initial (nil).
+	if gr.stack != nil && !(gr.key.deferLast && !gr.key.lead && gr.key.n == 1) {
 		if st.stack, err = gr.stack.State(); err != nil {
 			return fmt.Errorf("nsrnn: %w", err)
 		}
@@ -306,11 +383,20 @@ func (s *Stream) Next(tokens []int) ([][]float64, error) {
 // own encoding (length-prefixed; length 0 for none).
 const stateMagic = "nsrnn-state\x00"
 
+// nextChunkStateMagic heads, in place of stateMagic, the encoding of a
+// state of BoundaryNextChunk (whose stack is before the update that the
+// carried hidden state makes); the rest is the same.
+const nextChunkStateMagic = "nsrnn-state-next\x00"
+
 // MarshalState encodes the stream's current state exactly, for a
 // checkpoint; UnmarshalState restores it.
 func (s *Stream) MarshalState() ([]byte, error) {
 	var b bytes.Buffer
-	b.WriteString(stateMagic)
+	if s.state != nil && s.state.boundary == BoundaryNextChunk {
+		b.WriteString(nextChunkStateMagic)
+	} else {
+		b.WriteString(stateMagic)
+	}
 	u64 := func(v uint64) { b.Write(binary.LittleEndian.AppendUint64(nil, v)) }
 	u64(uint64(s.batch))
 	if s.state == nil {
@@ -340,10 +426,16 @@ func (s *Stream) MarshalState() ([]byte, error) {
 // the same model configuration and batch size.
 func (s *Stream) UnmarshalState(data []byte) error {
 	bad := func(why string) error { return fmt.Errorf("nsrnn: malformed stream state: %s", why) }
-	if len(data) < len(stateMagic) || string(data[:len(stateMagic)]) != stateMagic {
+	boundary := BoundaryInChunk
+	var r []byte
+	switch {
+	case bytes.HasPrefix(data, []byte(stateMagic)):
+		r = data[len(stateMagic):]
+	case bytes.HasPrefix(data, []byte(nextChunkStateMagic)):
+		boundary, r = BoundaryNextChunk, data[len(nextChunkStateMagic):]
+	default:
 		return bad("missing header")
 	}
-	r := data[len(stateMagic):]
 	u64 := func() (uint64, bool) {
 		if len(r) < 8 {
 			return 0, false
@@ -370,8 +462,11 @@ func (s *Stream) UnmarshalState(data []byte) error {
 	if layers != uint64(s.m.cfg.layers()) {
 		return fmt.Errorf("nsrnn: stream state of %d layers, the model has %d", layers, s.m.cfg.layers())
 	}
+	if boundary != s.boundary && s.m.stack != nil {
+		return fmt.Errorf("nsrnn: stream state of chunk boundary %v, this stream's is %v", boundary, s.boundary)
+	}
 	want := uint64(s.batch * 2 * s.m.cfg.Hidden)
-	st := &State{batch: s.batch, shape: s.m.cfg.shape(), lstm: make(controller.Carry, layers)}
+	st := &State{batch: s.batch, shape: s.m.cfg.shape(), lstm: make(controller.Carry, layers), boundary: boundary}
 	for i := range st.lstm {
 		n, ok := u64()
 		if !ok || n != want || uint64(len(r)) < 8*n {
@@ -400,7 +495,7 @@ func (s *Stream) UnmarshalState(data []byte) error {
 		if st.stack.Batch() != s.batch {
 			return bad("stack state of another batch size")
 		}
-	} else if s.m.stack != nil {
+	} else if s.m.stack != nil && boundary == BoundaryInChunk {
 		return bad("missing stack state")
 	}
 	s.state = st

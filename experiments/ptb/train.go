@@ -71,6 +71,10 @@ type settings struct {
 	// run must have: --resume may give another --device, which run.json
 	// then records.
 	Device string `json:"device,omitempty"`
+	// Boundary is where the stack update after a chunk's last token is
+	// computed (--boundary, nsrnn.Boundary): "next-chunk", or empty for
+	// "in-chunk", as in the runs made before there was a choice.
+	Boundary string `json:"boundary,omitempty"`
 }
 
 // corpusFiles are the split files of a corpus of any names.
@@ -342,6 +346,7 @@ var savedFlags = []struct {
 	{"decay", func(s *settings) string { return strconv.FormatFloat(s.Decay, 'g', -1, 64) }},
 	{"seed", func(s *settings) string { return strconv.FormatUint(s.Seed, 10) }},
 	{"precision", func(s *settings) string { return cmp.Or(s.Precision, "float64") }},
+	{"boundary", func(s *settings) string { return cmp.Or(s.Boundary, nsrnn.BoundaryInChunk.String()) }},
 }
 
 // settingFlags names the flag of each key of run.json (nested keys joined
@@ -355,7 +360,7 @@ var settingFlags = map[string]string{
 	"model.bottom_vector": "--bottom-vector", "model.input_vocab": "--data (its vocabulary size)",
 	"model.output_vocab": "--data (its vocabulary size)", "batch": "--batch", "bptt": "--bptt", "lr": "--lr",
 	"clip": "--clip", "epochs": "--epochs", "early_stop": "--early-stop", "decay": "--decay", "seed": "--seed",
-	"precision": "--precision",
+	"precision": "--precision", "boundary": "--boundary",
 }
 
 // readRunSettings reads the settings of the run in dir; exists is false
@@ -559,6 +564,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	report := fs.Duration("report-every", time.Minute, "progress line interval when stderr is not a terminal")
 	stopAfter := fs.Int("stop-after-steps", 0, "stop cleanly after this many training steps (for testing resumption)")
 	precFlag := precisionFlag(fs, "float32", "recorded in run.json")
+	boundaryFlag := fs.String("boundary", nsrnn.BoundaryInChunk.String(), "where the stack update after a chunk's last token is computed: in-chunk (in that chunk, its result carried to the next as a constant) or next-chunk (as the authors' code: at the start of the next chunk, from the carried hidden state, so that the next chunk's loss trains the stack's action layer through it; on the CPU only); forward values are the same; recorded in run.json")
 	devFlag := cli.DeviceFlag(fs, "ptb", "recorded in run.json; --resume may give another")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -602,6 +608,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	s.Precision = precSetting
+	boundary, err := nsrnn.ParseBoundary(*boundaryFlag)
+	if err != nil {
+		return fmt.Errorf("--boundary: %w", err)
+	}
+	if boundary != nsrnn.BoundaryInChunk {
+		s.Boundary = boundary.String()
+	}
 	files := *trainFile != "" || *validFile != "" || *testFile != ""
 	switch {
 	case *dataDir == "" && !files:
@@ -684,6 +697,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	stream, err := m.NewStream(s.Batch)
 	if err != nil {
 		return fmt.Errorf("--model: %w", err)
+	}
+	if err := stream.SetBoundary(boundary); err != nil {
+		return fmt.Errorf("--boundary: %w", err)
 	}
 	trainB, err := ptb.NewBatcher(corpus.Train, s.Batch, s.BPTT, corpus.Vocab.EOS())
 	if err != nil {
