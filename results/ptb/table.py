@@ -5,7 +5,9 @@ usage: python3 results/ptb/table.py [DIR]   (DIR defaults to results/ptb)
 
 Each run is DIR/<name> with run.json and log.jsonl (one record per epoch:
 valid_cross_entropy in nats per token) and, once finished, summary.json,
-eval-test.json and sg.json (results/ptb/sync.sh writes them). The first
+eval-test.json and sg.json (results/ptb/sync.sh writes them), and where
+the model was kept sg-released.json (ptb sg --convention released, the
+paper's convention). The first
 table has the runs that finished (converged under the paper's schedule),
 with the paper's numbers beside ours; the second the runs still training,
 as far as their logs go. Runs under DIR/two-epochs are not listed.
@@ -69,18 +71,24 @@ def main():
             g = os.path.join(run, "sg.json")
             row["sg"] = load(g)["sg_score"] if os.path.exists(g) else None
             row["circuits"] = {c["name"]: c["score"] for c in load(g).get("circuits", [])} if os.path.exists(g) else {}
+            # The same suites under the paper's released convention
+            # (ptb sg --convention released), where the model was kept.
+            gr = os.path.join(run, "sg-released.json")
+            row["sg_released"] = load(gr)["sg_score"] if os.path.exists(gr) else None
+            row["circuits_released"] = {c["name"]: c["score"] for c in load(gr).get("circuits", [])} if os.path.exists(gr) else {}
             done.append(row)
         else:
             going.append(row)
-    print("| model | run | parameters | lr | clip | epochs | best epoch | validation ppl | test ppl | SG score | paper's test ppl | paper's SG score |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| model | run | parameters | lr | clip | epochs | best epoch | validation ppl | test ppl | paper's test ppl | SG score (surprisal) | SG score (released convention) | paper's SG score (released convention) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in done:
         p = PAPER.get(r["model"], (None, None))
         fmt = lambda v, f: "–" if v is None else format(v, f)
+        released = fmt(r["sg_released"], ".3f") if r["sg_released"] is not None else "– (model not kept)"
         print(f"| {r['model']} | `{r['dir']}` | {r['params']:,} | {r['lr']:.4g} | {r['clip']:.3g} | {r['epochs']} | {r['best_epoch']} | "
-              f"{r['best']:.2f} | {fmt(r['test'], '.2f')} | {fmt(r['sg'], '.3f')} | {fmt(p[0], '.2f')} | {fmt(p[1], '.3f')} |")
+              f"{r['best']:.2f} | {fmt(r['test'], '.2f')} | {fmt(p[0], '.2f')} | {fmt(r['sg'], '.3f')} | {released} | {fmt(p[1], '.3f')} |")
     if not done:
-        print("| (none has converged yet) | | | | | | | | | | | |")
+        print("| (none has converged yet) | | | | | | | | | | | | |")
     circuits = [c for r in done for c in r.get("circuits", {})]
     circuits = list(dict.fromkeys(circuits))
     if circuits:
@@ -89,7 +97,9 @@ def main():
         print("|---|---|" + "---|" * (len(circuits) + 1))
         for r in done:
             if r.get("circuits"):
-                print(f"| {r['model']} | `{r['dir']}` | " + " | ".join(f"{r['circuits'].get(c, float('nan')):.3f}" for c in circuits) + f" | {r['sg']:.3f} |")
+                print(f"| {r['model']} | `{r['dir']}` (surprisal) | " + " | ".join(f"{r['circuits'].get(c, float('nan')):.3f}" for c in circuits) + f" | {r['sg']:.3f} |")
+            if r.get("circuits_released"):
+                print(f"| {r['model']} | `{r['dir']}` (released convention) | " + " | ".join(f"{r['circuits_released'].get(c, float('nan')):.3f}" for c in circuits) + f" | {r['sg_released']:.3f} |")
     print()
     print("| run | model | lr | clip | epochs done | best validation ppl (epoch) | learning rate of the last epoch | training time so far |")
     print("|---|---|---|---|---|---|---|---|")
