@@ -1,7 +1,8 @@
 #!/bin/sh
 # Copies the small files of PTB runs into results/ptb/<run's base name>:
 # run.json, log.jsonl and, once the run has finished, summary.json, with
-# eval-valid.json, eval-test.json and sg.json computed from its model
+# eval-valid.json, eval-test.json, sg.json and sg-released.json (the
+# paper's SG convention) computed from its model
 # (skipped when already there and newer than the model). Models,
 # checkpoints and vocabularies stay where they are.
 #
@@ -33,8 +34,11 @@ for arg in "$@"; do
       "$ptb" eval --model "$run" --data "$data/ptb" --split "$split" --json > "$f.tmp" && mv "$f.tmp" "$f"
     fi
   done
-  f="$out/sg.json"
-  if [ ! -f "$f" ] || [ "$run/model" -nt "$f" ]; then
-    "$ptb" sg --model "$run" --suites "$data/syntaxgym" --circuits "$data/syntaxgym/circuits.json" --json > "$f.tmp" && mv "$f.tmp" "$f"
-  fi
+  for conv in surprisal released; do
+    f="$out/sg.json"
+    [ $conv = released ] && f="$out/sg-released.json"
+    if [ ! -f "$f" ] || [ "$run/model" -nt "$f" ]; then
+      "$ptb" sg --model "$run" --suites "$data/syntaxgym" --circuits "$data/syntaxgym/circuits.json" --convention $conv --json > "$f.tmp" && mv "$f.tmp" "$f"
+    fi
+  done
 done
