@@ -115,7 +115,36 @@
 // the automaton over the given action log-weights: one operation per step,
 // push(r, y), replace(r, y) or pop(r) (Op.String names them:
 // "push(state=r, symbol=y)"), the stack after every step, and the
-// run's log-weight.
+// run's log-weight. ViterbiRun.WriteTable prints a run beside the symbols
+// it was decoded on.
+//
+// # Semirings
+//
+// The recurrences of the dynamic program are written once, over a
+// semiring (package semiring); Inside runs them over one sequence's action
+// values and returns α, the semiring sum over runs ending in each
+// configuration of the product of their transitions' values. The stacks'
+// fast kernels compute the semiring.LogSum instance (and are tested
+// against it); Viterbi is the semiring.MaxPlus instance with
+// back-pointers; semiring.Counting counts runs. A new semiring is one type
+// with five methods, for example the Boolean one, which tells which
+// configurations some run reaches:
+//
+//	type Reachable struct{}
+//
+//	func (Reachable) Zero() bool                           { return false }
+//	func (Reachable) One() bool                            { return true }
+//	func (Reachable) Times(a, b bool) bool                 { return a && b }
+//	func (Reachable) Plus(acc *bool, v bool) bool          { *acc = *acc || v; return false }
+//	func (Reachable) AddProduct(acc *bool, a, b bool) bool { *acc = *acc || a && b; return false }
+//
+//	alpha, err := stacks.Inside[bool](cfg, Reachable{}, rows)
+//
+// A selective semiring (one whose sum is one of its terms) returns true
+// from Plus when the term replaced the sum, and the program then records
+// where the sum came from, as Viterbi's back-pointers. The tests check
+// every instance against one brute-force enumerator of the automaton's
+// runs, written from the semantics alone.
 //
 // # Runners
 //

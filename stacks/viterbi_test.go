@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/stacks"
+	"github.com/nsrnn/nsrnn/stacks/internal/nsenum"
 )
 
 // vElem is a stack element of the brute-force enumerator: its symbol and
@@ -60,52 +61,76 @@ func vLegalOps(cfg stacks.NSConfig, t int, st []vElem) []stacks.Op {
 	return ops
 }
 
+// topTwo is a value of the top-two semiring with paths: the best run's
+// weight and transitions, and the best weight of the other runs (the
+// two-best semiring, so that a near tie can be told from a clear best).
+type topTwo struct {
+	w, second   float64
+	ok, hasNext bool
+	ops         []nsenum.Op
+}
+
+type topTwoSemiring struct{}
+
+func (topTwoSemiring) Zero() topTwo { return topTwo{} }
+func (topTwoSemiring) One() topTwo  { return topTwo{ok: true} }
+
+// Times extends the runs of a by the single transition b.
+func (topTwoSemiring) Times(a, b topTwo) topTwo {
+	if !a.ok || !b.ok {
+		return topTwo{}
+	}
+	return topTwo{w: a.w + b.w, second: a.second + b.w, ok: true, hasNext: a.hasNext,
+		ops: append(append([]nsenum.Op(nil), a.ops...), b.ops...)}
+}
+
+// Plus merges two sets of runs, keeping the first of the best.
+func (topTwoSemiring) Plus(acc *topTwo, v topTwo) bool {
+	if !v.ok {
+		return false
+	}
+	if !acc.ok {
+		*acc = v
+		return true
+	}
+	if v.w > acc.w {
+		second := acc.w
+		if v.hasNext && v.second > second {
+			second = v.second
+		}
+		*acc = topTwo{w: v.w, second: second, ok: true, hasNext: true, ops: v.ops}
+		return true
+	}
+	if !acc.hasNext || v.w > acc.second {
+		acc.second, acc.hasNext = v.w, true
+	}
+	if v.hasNext && v.second > acc.second {
+		acc.second = v.second
+	}
+	return false
+}
+
 // vBrute enumerates every run of the PDA over the steps of rows (one
-// sequence: rows[t-1] has NumActions entries) and returns one of highest
+// sequence: rows[t-1] has NumActions entries) with the shared enumerator
+// (package nsenum) in the top-two semiring, and returns one of highest
 // log-weight, that weight, and the highest weight among the other runs.
 func vBrute(cfg stacks.NSConfig, rows [][]float64) (best []stacks.Op, bestW, second float64) {
-	w := 2*cfg.States*cfg.Symbols + cfg.States
-	bottom := vElem{0, -2}
-	if cfg.Bottom == stacks.Fixed {
-		bottom.i = -1
+	ec := nsenum.Config{States: cfg.States, Symbols: cfg.Symbols, Fixed: cfg.Bottom == stacks.Fixed, Window: cfg.Window}
+	alphas := nsenum.Alphas[topTwo](ec, topTwoSemiring{}, len(rows), func(t, a int, op nsenum.Op) topTwo {
+		return topTwo{w: rows[t-1][a], ok: true, ops: []nsenum.Op{op}}
+	})
+	var all topTwo
+	for _, v := range alphas[len(rows)-1] {
+		topTwoSemiring{}.Plus(&all, v)
 	}
-	bestW, second = math.Inf(-1), math.Inf(-1)
-	found := false
-	ops := make([]stacks.Op, 0, len(rows))
-	var walk func(q int, st []vElem, lw float64)
-	walk = func(q int, st []vElem, lw float64) {
-		t := len(ops) + 1
-		if t > len(rows) {
-			if !found || lw > bestW {
-				if found {
-					second = bestW
-				}
-				best, bestW, found = append([]stacks.Op(nil), ops...), lw, true
-			} else if lw > second {
-				second = lw
-			}
-			return
-		}
-		top := st[len(st)-1]
-		row := rows[t-1][(q*cfg.Symbols+top.sym)*w:]
-		for _, op := range vLegalOps(cfg, t, st) {
-			v := lw + row[vAction(cfg, op)]
-			ops = append(ops, op)
-			switch op.Kind {
-			case stacks.OpPush:
-				walk(op.State, append(st[:len(st):len(st)], vElem{op.Symbol, t - 1}), v)
-			case stacks.OpReplace:
-				ns := append([]vElem(nil), st...)
-				ns[len(ns)-1].sym = op.Symbol
-				walk(op.State, ns, v)
-			case stacks.OpPop:
-				walk(op.State, st[:len(st)-1], v)
-			}
-			ops = ops[:len(ops)-1]
-		}
+	second = math.Inf(-1)
+	if all.hasNext {
+		second = all.second
 	}
-	walk(0, []vElem{bottom}, 0)
-	return best, bestW, second
+	for _, op := range all.ops {
+		best = append(best, stacks.Op{Kind: stacks.OpKind(op.Kind), State: op.State, Symbol: op.Symbol})
+	}
+	return best, all.w, second
 }
 
 // vReplay checks that run is a legal run of the PDA over rows (one

@@ -1,8 +1,9 @@
 package nskernel
 
 // layout is the block layout that every instance of the dynamic program
-// shares: the sum-product program of the stacks (seq) and the max-plus one
-// of the decoding (maxPlus).
+// shares: the fast sum-product program of the stacks (seq) and the
+// program in any semiring (Program), whose max-plus instance is the
+// decoding (Viterbi).
 //
 // Positions. The columns of γ are indexed by positions: for the original
 // bottom, position 0 is time 0 and step t makes position t; for the fixed
@@ -86,7 +87,7 @@ func (l *layout) gp(k, b int) int { return l.colStart[b] + k - (l.lo(b) + 1) }
 // every (r,y), index r·|Γ|+y, then the replace weights, then the pop
 // weights for every r) into push and rep (m×m) and pop (m×|Q|) in the
 // internal order, configuration (q,x) at x·|Q|+q.
-func splitActions(ld, push, rep, pop []float64, Q, G int) {
+func splitActions[V any](ld, push, rep, pop []V, Q, G int) {
 	m := Q * G
 	W := 2*m + Q
 	for q := 0; q < Q; q++ {

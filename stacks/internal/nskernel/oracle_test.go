@@ -1,16 +1,17 @@
 package nskernel
 
 import (
-	"fmt"
 	"math"
-	"strings"
+
+	"github.com/nsrnn/nsrnn/semiring"
+	"github.com/nsrnn/nsrnn/stacks/internal/nsenum"
 )
 
-// This file holds two independent references: a brute-force enumerator of
-// PDA runs written from the semantics (the stacks package documentation,
-// "The nondeterministic stack"), and a naive O(n⁴) log-space
-// implementation of the dynamic program's equations (unlimited and
-// memory-limited) without the γ' factorization or any fast path.
+// This file holds two independent references: the brute-force enumerator
+// of PDA runs written from the semantics (package nsenum, shared with the
+// tests of stacks.Viterbi), and a naive O(n⁴) log-space implementation of
+// the dynamic program's equations (unlimited and memory-limited) without
+// the γ' factorization or any fast path.
 
 func logAdd(a, b float64) float64 {
 	if a == math.Inf(-1) {
@@ -25,95 +26,14 @@ func logAdd(a, b float64) float64 {
 	return a + math.Log1p(math.Exp(b-a))
 }
 
-type bfElem struct{ sym, i int } // i: push time − 1; −1 fixed bottom; −2 original bottom
-
-type bfConf struct {
-	q     int
-	stack []bfElem
-}
-
-func (c bfConf) key() string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%d|", c.q)
-	for _, e := range c.stack {
-		fmt.Fprintf(&sb, "%d:%d,", e.sym, e.i)
-	}
-	return sb.String()
-}
-
 // bruteForce returns the log α[t] (external index r*|Γ|+y) for t = 1..n of
-// one sequence, by enumerating PDA configurations (state, full stack with
-// push times). window > 0 discards runs in which an element is on top at a
-// time t' with t' − (push time − 1) > window (the γ band constraint; the
-// fixed bottom counts as pushed at time 0, i.e. i = −1).
+// one sequence: the shared enumerator of PDA runs (package nsenum) in the
+// log-sum semiring. window > 0 discards runs in which an element is on top
+// at a time t' with t' − (push time − 1) > window (the γ band constraint;
+// the fixed bottom counts as pushed at time 0).
 func bruteForce(c Config, ld [][]float64, window int) [][]float64 {
-	Q, G := c.States, c.Symbols
-	m := Q * G
-	W := 2*m + Q
-	bottom := bfElem{0, -2}
-	if c.Fixed {
-		bottom.i = -1
-	}
-	cur := map[string]float64{}
-	confs := map[string]bfConf{}
-	c0 := bfConf{0, []bfElem{bottom}}
-	cur[c0.key()] = 0
-	confs[c0.key()] = c0
-	var alphas [][]float64
-	for t := 1; t <= len(ld); t++ {
-		next := map[string]float64{}
-		nconfs := map[string]bfConf{}
-		add := func(cf bfConf, w float64) {
-			if w == math.Inf(-1) {
-				return
-			}
-			top := cf.stack[len(cf.stack)-1]
-			if window > 0 && top.i >= -1 && t-top.i > window {
-				return
-			}
-			k := cf.key()
-			if old, ok := next[k]; ok {
-				next[k] = logAdd(old, w)
-			} else {
-				next[k] = w
-				nconfs[k] = cf
-			}
-		}
-		for k, w := range cur {
-			cf := confs[k]
-			n := len(cf.stack)
-			top := cf.stack[n-1]
-			row := ld[t-1][(cf.q*G+top.sym)*W:]
-			for r := 0; r < Q; r++ {
-				for y := 0; y < G; y++ {
-					st := append(append([]bfElem(nil), cf.stack...), bfElem{y, t - 1})
-					add(bfConf{r, st}, w+row[r*G+y])
-					if !(n == 1 && !c.Fixed) {
-						st := append([]bfElem(nil), cf.stack...)
-						st[n-1].sym = y
-						add(bfConf{r, st}, w+row[m+r*G+y])
-					}
-				}
-				if (c.Fixed && n >= 2) || (!c.Fixed && n >= 3) {
-					st := append([]bfElem(nil), cf.stack[:n-1]...)
-					add(bfConf{r, st}, w+row[2*m+r])
-				}
-			}
-		}
-		cur, confs = next, nconfs
-		al := make([]float64, m)
-		for i := range al {
-			al[i] = math.Inf(-1)
-		}
-		for k, w := range cur {
-			cf := confs[k]
-			top := cf.stack[len(cf.stack)-1]
-			j := cf.q*G + top.sym
-			al[j] = logAdd(al[j], w)
-		}
-		alphas = append(alphas, al)
-	}
-	return alphas
+	ec := nsenum.Config{States: c.States, Symbols: c.Symbols, Fixed: c.Fixed, Window: window}
+	return nsenum.Alphas[float64](ec, semiring.LogSum{}, len(ld), func(t, a int, _ nsenum.Op) float64 { return ld[t-1][a] })
 }
 
 // readingFromLogAlpha computes the reading from log α (external index).
