@@ -359,10 +359,5 @@ func RunsData(dirs []string, wallClock bool) (panels []Panel, skipped []string, 
 	return panels, skipped, nil
 }
 
-// modelLabel is the paper's name of a model kind (nsrnn.Kind.Label).
-func modelLabel(kind string) string {
-	if k, err := nsrnn.LookupKind(kind); err == nil {
-		return k.Label
-	}
-	return kind
-}
+// modelLabel is the paper's name of a model kind (its Style's label).
+func modelLabel(kind string) string { return KindStyle(kind).Label }

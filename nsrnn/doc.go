@@ -164,14 +164,18 @@
 // # Model kinds
 //
 // AllKinds is the table of model kinds: each a Kind declaration with its
-// name, label and colour, its hyperparameters (the Config fields it uses,
-// each with its name, flag help, whether it is required, its stream
-// default and its check), the constructor and sizes of its stack, whether
-// it runs as a stream, and whether its stack is nondeterministic.
-// Everything that lists or distinguishes kinds reads the declarations:
-// Validate (a kind-specific field that the kind does not declare is
-// ErrNotApplicable, a declared one passes its Check), CountParams, New,
-// the command-line flags of the programs, run names, figures and sweeps.
+// name, its hyperparameters (the Config fields it uses, each with its
+// name, flag help, whether it is required, its stream default and its
+// check), the constructor and sizes of its stack, whether it runs as a
+// stream, and whether its stack is nondeterministic. Everything that
+// lists or distinguishes kinds reads the declarations: Validate (a
+// kind-specific field that the kind does not declare is ErrNotApplicable,
+// a declared one passes its Check), CountParams, New, the command-line
+// flags of the programs and sweeps. How figures and tables draw and name
+// a kind (label, colour, run names) is the programs' concern, not the
+// model's: package experiment holds it (experiment.KindStyle,
+// RegisterStyle); a kind declared before this split set Label, Color,
+// Dashed, Paper and SizeName in its Kind, which moved there.
 //
 // # Adding a model kind
 //

@@ -1,9 +1,6 @@
 package nsrnn
 
 import (
-	"fmt"
-	"image/color"
-
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
@@ -29,13 +26,12 @@ func needStackEmbedding(c Config) error {
 
 func init() {
 	RegisterKind(Kind{
-		Name: Gref, Label: "Gref", Color: color.RGBA{0xff, 0x7f, 0x0e, 0xff}, Paper: true,
+		Name:            Gref,
 		Hyperparameters: []Hyperparameter{stackEmbedding(needStackEmbedding)},
 		Stack:           func(n string, c Config) (stacks.Layer, error) { return stacks.NewGref(n, c.Hidden, c.StackEmbedding) },
 		StackParams: func(c Config) float64 {
 			return (float64(c.Hidden) + 1) * (float64(c.StackEmbedding) + 2)
 		},
 		ReadingSize: func(c Config) float64 { return float64(c.StackEmbedding) },
-		SizeName:    func(c Config) string { return fmt.Sprintf("learned-%d", c.StackEmbedding) },
 	})
 }

@@ -1,9 +1,6 @@
 package nsrnn
 
 import (
-	"fmt"
-	"image/color"
-
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
@@ -14,7 +11,7 @@ const JM = "jm"
 
 func init() {
 	RegisterKind(Kind{
-		Name: JM, Label: "JM", Color: color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, Paper: true, Streams: true,
+		Name: JM, Streams: true,
 		Hyperparameters: []Hyperparameter{
 			stackEmbedding(func(c Config) error {
 				if !c.PushHiddenState {
@@ -45,12 +42,6 @@ func init() {
 			return p
 		},
 		ReadingSize: func(c Config) float64 { return float64(jmSize(c)) },
-		SizeName: func(c Config) string {
-			if c.PushHiddenState {
-				return fmt.Sprintf("hidden-%d", c.Hidden)
-			}
-			return fmt.Sprintf("learned-%d", c.StackEmbedding)
-		},
 	})
 }
 

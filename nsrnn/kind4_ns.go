@@ -1,9 +1,6 @@
 package nsrnn
 
 import (
-	"fmt"
-	"image/color"
-
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
@@ -63,17 +60,14 @@ func needStatesSymbols(c Config) error {
 	return Refuse(ErrRequired, "model %s needs states ≥ 1 and symbols ≥ 1, got %d and %d", c.Kind, c.States, c.Symbols)
 }
 
-// nsSizeName names a nondeterministic stack by |Q| and |Γ|: "1-2".
-func nsSizeName(c Config) string { return fmt.Sprintf("%d-%d", c.States, c.Symbols) }
-
 // nsKind declares one variant.
-func nsKind(name, label string, col color.RGBA, normalized, stateReading bool) Kind {
+func nsKind(name string, normalized, stateReading bool) Kind {
 	nsConfig := func(c Config) stacks.NSConfig {
 		return stacks.NSConfig{States: c.States, Symbols: c.Symbols, Normalized: normalized, StateReading: stateReading,
 			Bottom: c.Bottom, Window: c.Window}
 	}
 	return Kind{
-		Name: name, Label: label, Color: col, Paper: true, Streams: true,
+		Name: name, Streams: true,
 		Hyperparameters: nsHyperparameters,
 		Stack:           func(n string, c Config) (stacks.Layer, error) { return stacks.NewNS(n, c.Hidden, nsConfig(c)) },
 		StackParams: func(c Config) float64 {
@@ -87,13 +81,12 @@ func nsKind(name, label string, col color.RGBA, normalized, stateReading bool) K
 			return float64(c.Symbols)
 		},
 		NSConfig: nsConfig,
-		SizeName: nsSizeName,
 	}
 }
 
 func init() {
-	RegisterKind(nsKind(NS, "NS", color.RGBA{0xd6, 0x27, 0x28, 0xff}, true, false))
-	RegisterKind(nsKind(NSS, "NS+S", color.RGBA{0x94, 0x67, 0xbd, 0xff}, true, true))
-	RegisterKind(nsKind(NSU, "NS+U", color.RGBA{0x8c, 0x56, 0x4b, 0xff}, false, false))
-	RegisterKind(nsKind(RNS, "NS+S+U (RNS)", color.RGBA{0xe3, 0x77, 0xc2, 0xff}, false, true))
+	RegisterKind(nsKind(NS, true, false))
+	RegisterKind(nsKind(NSS, true, true))
+	RegisterKind(nsKind(NSU, false, false))
+	RegisterKind(nsKind(RNS, false, true))
 }

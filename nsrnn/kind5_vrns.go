@@ -1,8 +1,6 @@
 package nsrnn
 
 import (
-	"image/color"
-
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
@@ -15,7 +13,7 @@ const VRNS = "vrns"
 
 func init() {
 	RegisterKind(Kind{
-		Name: VRNS, Label: "VRNS", Color: color.RGBA{0xbc, 0xbd, 0x22, 0xff}, Dashed: true,
+		Name: VRNS,
 		Hyperparameters: append(append([]Hyperparameter(nil), nsHyperparameters...),
 			Hyperparameter{Field: "StackEmbedding", Name: "a pushed-vector size", Doc: "size of the pushed vectors of %s", Required: true, Size: true,
 				Check: func(c Config) error {
@@ -48,6 +46,5 @@ func init() {
 		NSConfig: func(c Config) stacks.NSConfig {
 			return stacks.NSConfig{States: c.States, Symbols: c.Symbols, StateReading: true, Bottom: c.Bottom, Window: c.Window}
 		},
-		SizeName: nsSizeName,
 	})
 }

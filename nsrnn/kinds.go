@@ -2,7 +2,6 @@ package nsrnn
 
 import (
 	"fmt"
-	"image/color"
 	"reflect"
 	"slices"
 	"strings"
@@ -11,8 +10,8 @@ import (
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
-// Kind declares one model kind: its name, how figures draw it, the
-// configuration fields it uses (its hyperparameters, with their checks),
+// Kind declares one model kind: its name, the configuration fields it
+// uses (its hyperparameters, with their checks),
 // its stack's constructor and sizes, and what it can do. A kind is one
 // declaration passed to RegisterKind, in a file of its own (kind1_lstm.go,
 // kind2_gref.go, kind3_jm.go, kind4_ns.go and kind5_vrns.go hold the
@@ -24,18 +23,6 @@ type Kind struct {
 	// Name is the kind's name on command lines and in saved files
 	// (Config.Kind).
 	Name string
-	// Label is the paper's name of the kind, for figures and tables.
-	Label string
-	// Color is the kind's colour in figures; Dashed marks kinds drawn
-	// with dashed lines. The kinds of the paper have its figures'
-	// colours (matplotlib's first seven, LSTM blue to NS+S+U pink) and
-	// its solid lines; kinds beyond it take other colours, and may be
-	// dashed to stand apart.
-	Color  color.RGBA
-	Dashed bool
-	// Paper marks the kinds that the paper's formal-language experiment
-	// compares (experiment.PaperModels).
-	Paper bool
 	// Hyperparameters are the fields of Config, beyond those of every
 	// model (Kind, InputVocab, OutputVocab, Embedding, Hidden, Layers,
 	// InitRange), that the kind uses; Validate refuses every other such
@@ -59,10 +46,6 @@ type Kind struct {
 	// Model.Viterbi), returns the stack's configuration; nil for the
 	// other kinds.
 	NSConfig func(c Config) stacks.NSConfig
-	// SizeName names a configuration by its sizes in run names, after
-	// the kind's name and a dash ("1-2" for |Q| = 1, |Γ| = 2;
-	// "hidden-247"); nil names it by its hidden size.
-	SizeName func(c Config) string
 }
 
 // Hyperparameter declares one field of Config that a kind uses.

@@ -1,8 +1,6 @@
 package nsrnn
 
 import (
-	"image/color"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -30,43 +28,6 @@ func TestKindTable(t *testing.T) {
 	}
 	if got := strings.Join(StackFields(), ","); got != "States,Symbols,Window,Bottom,StackEmbedding,BottomVector,PushHiddenState,DepthLimit" {
 		t.Errorf("StackFields() = %s", got)
-	}
-}
-
-// TestPaperColours: the paper's kinds have the colours of its figures,
-// as its source defines them (\definecolor{color0}{rgb}{...} to color6,
-// in the legend's order LSTM, Gref, JM, NS, NS+S, NS+U, NS+S+U), and its
-// solid lines; no other kind shares one of them.
-func TestPaperColours(t *testing.T) {
-	paper := []struct {
-		kind    string
-		r, g, b float64
-	}{
-		{LSTM, 0.12156862745098, 0.466666666666667, 0.705882352941177},
-		{Gref, 1, 0.498039215686275, 0.0549019607843137},
-		{JM, 0.172549019607843, 0.627450980392157, 0.172549019607843},
-		{NS, 0.83921568627451, 0.152941176470588, 0.156862745098039},
-		{NSS, 0.580392156862745, 0.403921568627451, 0.741176470588235},
-		{NSU, 0.549019607843137, 0.337254901960784, 0.294117647058824},
-		{RNS, 0.890196078431372, 0.466666666666667, 0.76078431372549},
-	}
-	channel := func(x float64) uint8 { return uint8(math.Round(255 * x)) }
-	used := map[color.RGBA]string{}
-	for _, p := range paper {
-		k, err := LookupKind(p.kind)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := color.RGBA{channel(p.r), channel(p.g), channel(p.b), 0xff}
-		if k.Color != want || k.Dashed || !k.Paper {
-			t.Errorf("%s: colour %v, dashed %v, paper %v; the paper's figures draw it solid in %v", p.kind, k.Color, k.Dashed, k.Paper, want)
-		}
-		used[want] = p.kind
-	}
-	for _, k := range AllKinds() {
-		if owner, ok := used[k.Color]; ok && owner != k.Name {
-			t.Errorf("%s has the colour of the paper's %s", k.Name, owner)
-		}
 	}
 }
 

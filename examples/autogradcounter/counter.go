@@ -37,7 +37,6 @@ package autogradcounter
 import (
 	"errors"
 	"fmt"
-	"image/color"
 	"math"
 	"math/rand/v2"
 
@@ -55,7 +54,7 @@ const Kind = "counter-autograd"
 
 func init() {
 	nsrnn.RegisterKind(nsrnn.Kind{
-		Name: Kind, Label: "Counter (autograd)", Color: color.RGBA{0x8c, 0x56, 0x4b, 0xff}, Dashed: true, Streams: true,
+		Name: Kind, Streams: true,
 		// Config.StackEmbedding is the number of counters k.
 		Hyperparameters: []nsrnn.Hyperparameter{{
 			Field: "StackEmbedding", Name: "a number of counters", Doc: "number of counters of %s", Required: true, Size: true,
@@ -71,7 +70,6 @@ func init() {
 		},
 		StackParams: func(c nsrnn.Config) float64 { return float64(c.StackEmbedding) * (float64(c.Hidden) + 1) },
 		ReadingSize: func(c nsrnn.Config) float64 { return float64(c.StackEmbedding) },
-		SizeName:    func(c nsrnn.Config) string { return fmt.Sprintf("%d", c.StackEmbedding) },
 	})
 }
 

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"image/color"
 	"math"
 	"math/rand/v2"
 
@@ -39,7 +38,7 @@ const Kind = "counter"
 
 func init() {
 	nsrnn.RegisterKind(nsrnn.Kind{
-		Name: Kind, Label: "Counter", Color: color.RGBA{0x17, 0xbe, 0xcf, 0xff}, Streams: true,
+		Name: Kind, Streams: true,
 		// Config.StackEmbedding is the number of counters k.
 		Hyperparameters: []nsrnn.Hyperparameter{{
 			Field: "StackEmbedding", Name: "a number of counters", Doc: "number of counters of %s", Required: true, Size: true,
@@ -55,7 +54,6 @@ func init() {
 		},
 		StackParams: func(c nsrnn.Config) float64 { return float64(c.StackEmbedding) * (float64(c.Hidden) + 1) },
 		ReadingSize: func(c nsrnn.Config) float64 { return float64(c.StackEmbedding) },
-		SizeName:    func(c nsrnn.Config) string { return fmt.Sprintf("%d", c.StackEmbedding) },
 	})
 }
 

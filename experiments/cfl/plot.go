@@ -41,26 +41,18 @@ const (
 // Figure 3 shows at most this many epochs, as in the paper.
 const fig3Epochs = 30
 
-// modelLabel is the paper's name of a model kind (nsrnn.Kind.Label).
-func modelLabel(kind string) string {
-	if k, err := nsrnn.LookupKind(kind); err == nil {
-		return k.Label
-	}
-	return kind
-}
+// modelLabel is the paper's name of a model kind (experiment.KindStyle).
+func modelLabel(kind string) string { return experiment.KindStyle(kind).Label }
 
 // modelStyle is the colour and dashes of a model kind's lines in every
-// figure (nsrnn.Kind.Color and Dashed).
+// figure (experiment.KindStyle).
 func modelStyle(kind string) (color.Color, []vg.Length) {
-	k, err := nsrnn.LookupKind(kind)
-	if err != nil {
-		return color.Black, nil
-	}
+	st := experiment.KindStyle(kind)
 	var dashes []vg.Length
-	if k.Dashed {
+	if st.Dashed {
 		dashes = []vg.Length{vg.Points(5), vg.Points(2)}
 	}
-	return k.Color, dashes
+	return st.Color, dashes
 }
 
 func runPlot(args []string, stdout, stderr io.Writer) error {

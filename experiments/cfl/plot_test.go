@@ -202,12 +202,13 @@ func TestPlotFigures(t *testing.T) {
 }
 
 // TestPlotStyles checks that the figures take each kind's label, colour
-// and dashes from the kinds table.
+// and dashes from its style (experiment.KindStyle).
 func TestPlotStyles(t *testing.T) {
 	for _, k := range nsrnn.AllKinds() {
 		c, dashes := modelStyle(k.Name)
-		if modelLabel(k.Name) != k.Label || c != color.Color(k.Color) || (len(dashes) > 0) != k.Dashed {
-			t.Errorf("%s: label %q, colour %v, dashes %v; the table says %q, %v, dashed %v", k.Name, modelLabel(k.Name), c, dashes, k.Label, k.Color, k.Dashed)
+		st := experiment.KindStyle(k.Name)
+		if modelLabel(k.Name) != st.Label || c != color.Color(st.Color) || (len(dashes) > 0) != st.Dashed {
+			t.Errorf("%s: label %q, colour %v, dashes %v; the style says %q, %v, dashed %v", k.Name, modelLabel(k.Name), c, dashes, st.Label, st.Color, st.Dashed)
 		}
 	}
 }

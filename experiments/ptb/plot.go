@@ -64,26 +64,14 @@ func (r plotRun) best() float64 {
 }
 
 // ptbModelName names a configuration as the paper's PTB table (and ptb
-// sweep) does, by its kind's SizeName (nsrnn.Kind): lstm-256,
-// jm-hidden-247, jm-learned-22, rns-1-2, ….
-func ptbModelName(c nsrnn.Config) string {
-	k, err := nsrnn.LookupKind(c.Kind)
-	if err != nil {
-		return c.Kind
-	}
-	if k.SizeName != nil {
-		return c.Kind + "-" + k.SizeName(c)
-	}
-	return fmt.Sprintf("%s-%d", c.Kind, c.Hidden)
-}
+// sweep) does (experiment.ModelName): lstm-256, jm-hidden-247,
+// jm-learned-22, rns-1-2, ….
+func ptbModelName(c nsrnn.Config) string { return experiment.ModelName(c) }
 
 // ptbModelLabel is a model's name for legends: the paper's label of its
 // kind with its sizes ("LSTM 256", "RNS 1-2", "JM hidden 247").
 func ptbModelLabel(name, kind string) string {
-	label := kind
-	if k, err := nsrnn.LookupKind(kind); err == nil {
-		label = k.Label
-	}
+	label := experiment.KindStyle(kind).Label
 	rest := name[min(len(kind)+1, len(name)):]
 	if rest == "" {
 		return label

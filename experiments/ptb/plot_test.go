@@ -215,10 +215,9 @@ func TestPTBModelName(t *testing.T) {
 		if name != tc.name {
 			t.Errorf("ptbModelName(%+v) = %q, want %q", tc.cfg, name, tc.name)
 		}
-		k, _ := nsrnn.LookupKind(tc.cfg.Kind)
 		label := tc.label
 		if label == "" {
-			label = k.Label + " 1-2"
+			label = experiment.KindStyle(tc.cfg.Kind).Label + " 1-2"
 		}
 		if got := ptbModelLabel(name, tc.cfg.Kind); got != label {
 			t.Errorf("ptbModelLabel(%q) = %q, want %q", name, got, label)
