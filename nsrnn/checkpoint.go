@@ -375,7 +375,8 @@ func checkState(st *trainState, c *TrainConfig, steps int, stateful bool, lr0 fl
 	case st.BestEpoch > 0 && st.Best == nil:
 		return 0, fmt.Errorf("it has no copy of the best model")
 	}
-	lr, best, bestEpoch, bad, elapsed := lr0, math.Inf(1), 0, 0, 0.0
+	sched := scheduleState{best: math.Inf(1), lr: lr0}
+	elapsed := 0.0
 	for i, r := range st.History {
 		e := i + 1
 		switch {
@@ -389,8 +390,8 @@ func checkState(st *trainState, c *TrainConfig, steps int, stateful bool, lr0 fl
 			return 0, fmt.Errorf("epoch %d: no lower bound %v, the run's %v", e, r.NoLowerBound, c.NoLowerBound)
 		case r.LowerBound != c.LowerBound || r.ValidDifference != c.difference(r.ValidCrossEntropy):
 			return 0, fmt.Errorf("epoch %d: lower bound %g and difference %g do not fit the score %g and the run's lower bound %g", e, r.LowerBound, r.ValidDifference, r.ValidCrossEntropy, c.LowerBound)
-		case r.LearningRate != lr:
-			return 0, fmt.Errorf("epoch %d: learning rate %g, the schedule gives %g", e, r.LearningRate, lr)
+		case r.LearningRate != sched.lr:
+			return 0, fmt.Errorf("epoch %d: learning rate %g, the schedule gives %g", e, r.LearningRate, sched.lr)
 		case !finite(r.EpochSeconds) || r.EpochSeconds < 0:
 			return 0, fmt.Errorf("epoch %d: epoch time %g", e, r.EpochSeconds)
 		}
@@ -398,17 +399,12 @@ func checkState(st *trainState, c *TrainConfig, steps int, stateful bool, lr0 fl
 		if r.ElapsedSeconds != elapsed {
 			return 0, fmt.Errorf("epoch %d: elapsed time %g is not the sum %g of the epochs' times", e, r.ElapsedSeconds, elapsed)
 		}
-		improved := c.Schedule.Improves(r.ValidCrossEntropy, best)
-		if r.Improved != improved {
-			return 0, fmt.Errorf("epoch %d: improved %v, but its score %g against the best %g says %v", e, r.Improved, r.ValidCrossEntropy, best, improved)
-		}
-		if improved {
-			best, bestEpoch, bad = r.ValidCrossEntropy, e, 0
-		} else {
-			bad++
-			lr = c.Schedule.Next(lr, bad)
+		before := sched.best
+		if improved := sched.advance(c.Schedule, e, r.ValidCrossEntropy); r.Improved != improved {
+			return 0, fmt.Errorf("epoch %d: improved %v, but its score %g against the best %g says %v", e, r.Improved, r.ValidCrossEntropy, before, improved)
 		}
 	}
+	lr, best, bestEpoch, bad := sched.lr, sched.best, sched.bestEpoch, sched.bad
 	switch {
 	case st.BestEpoch != bestEpoch || st.BestValid != best:
 		return 0, fmt.Errorf("its best epoch %d (score %g) is not that of its history, %d (score %g)", st.BestEpoch, st.BestValid, bestEpoch, best)

@@ -2,6 +2,7 @@ package nsrnn
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/binary"
 	"encoding/gob"
 	"errors"
@@ -13,6 +14,11 @@ import (
 // Optimizer updates a model's parameters from their gradients. Its state
 // (moments, step counts, the current learning rate) is saved in training
 // checkpoints through MarshalBinary and UnmarshalBinary.
+//
+// A new optimizer is one type: Fit needs nothing else of it. One with
+// state per parameter may also implement ParamChecker, which Fit calls
+// before training. (On a GPU, SGD and Adam update the parameters on the
+// device; another optimizer updates them on the host.)
 type Optimizer interface {
 	// Update applies one step to params given their gradients.
 	Update(params []*Param, grads [][]float64)
@@ -23,8 +29,16 @@ type Optimizer interface {
 	// Name describes the optimizer and its settings, for the checkpoint's
 	// check that a resumed run uses the same one.
 	Name() string
-	MarshalBinary() ([]byte, error)
-	UnmarshalBinary([]byte) error
+	// MarshalBinary and UnmarshalBinary save and restore the state.
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
+}
+
+// ParamChecker is an Optimizer whose state is made for parameters of
+// given sizes: Fit calls CheckParams with the model's (those of its
+// Params, in order) and refuses to train on an error.
+type ParamChecker interface {
+	CheckParams(sizes []int) error
 }
 
 // Adam is the Adam optimizer (Kingma & Ba) with PyTorch's defaults
@@ -57,10 +71,13 @@ func NewAdam(lr float64, sizes []int) *Adam {
 	return a
 }
 
-// checkSizes returns an error unless a's state is for parameters of the
+// CheckParams returns an error unless a's state is for parameters of the
 // given sizes and its settings are usable: β1 and β2 in [0, 1), ε
-// positive and finite.
-func (a *Adam) checkSizes(sizes []int) error {
+// positive and finite (ParamChecker).
+func (a *Adam) CheckParams(sizes []int) error {
+	if a == nil {
+		return errors.New("nsrnn: a nil *Adam")
+	}
 	if !(a.Beta1 >= 0 && a.Beta1 < 1) || !(a.Beta2 >= 0 && a.Beta2 < 1) || !(a.Eps > 0) || math.IsInf(a.Eps, 0) {
 		return fmt.Errorf("nsrnn: Adam with β1 %g, β2 %g, ε %g: want β1 and β2 in [0, 1) and ε positive and finite", a.Beta1, a.Beta2, a.Eps)
 	}

@@ -37,7 +37,7 @@ func (o *scriptedObjective) Validate() (float64, error) {
 type stepSchedule struct{}
 
 func (stepSchedule) Improves(score, best float64) bool { return score < best-0.5 }
-func (stepSchedule) Next(lr float64, bad int) float64 {
+func (stepSchedule) Next(lr float64, epoch, bad int) float64 {
 	if bad == 1 {
 		return lr / 4
 	}
@@ -119,12 +119,9 @@ func TestPlateauSchedule(t *testing.T) {
 			t.Errorf("Improves(%g, %g) = %v, want %v", tc.score, tc.best, got, tc.want)
 		}
 	}
-	for bad, want := range []float64{0: 0.5, 1: 1, 2: 1, 3: 0.5, 4: 1, 5: 1, 6: 0.5} {
-		if bad == 0 {
-			continue
-		}
-		if got := p.Next(1, bad); got != want {
-			t.Errorf("Next(1, %d) = %g, want %g", bad, got, want)
+	for bad, want := range []float64{0: 1, 1: 1, 2: 1, 3: 0.5, 4: 1, 5: 1, 6: 0.5} {
+		if got := p.Next(1, 7, bad); got != want {
+			t.Errorf("Next(1, 7, %d) = %g, want %g", bad, got, want)
 		}
 	}
 	for _, bad := range []Plateau{{Factor: 0}, {Factor: 1.5}, {Factor: 0.5, Patience: -1}, {Factor: 0.5, Threshold: 1}, {Factor: math.NaN()}} {
@@ -134,5 +131,87 @@ func TestPlateauSchedule(t *testing.T) {
 	}
 	if scheduleSetting(&p) != scheduleSetting(p) || scheduleSetting(p) != "{Factor:0.5 Patience:2 Threshold:0.1}" {
 		t.Errorf("scheduleSetting(%+v) = %q: the checkpoints' format changed", p, scheduleSetting(p))
+	}
+}
+
+// warmup raises the rate linearly over its first epochs, to base at epoch
+// warm + 1, then halves it at every epoch without improvement: a schedule
+// that moves the rate after improving epochs too, in one type.
+type warmup struct {
+	base float64
+	warm int
+}
+
+func (warmup) Improves(score, best float64) bool { return score < best }
+func (w warmup) Next(lr float64, epoch, bad int) float64 {
+	if epoch < w.warm {
+		return w.base * float64(epoch+1) / float64(w.warm+1)
+	}
+	if epoch == w.warm {
+		return w.base
+	}
+	if bad > 0 {
+		return lr / 2
+	}
+	return lr
+}
+func (warmup) Check() error { return nil }
+
+// TestFitWarmupSchedule: Fit calls Next after every epoch, improving or
+// not, so a warmup is a schedule of its own; a run stopped after epoch 3
+// resumes with the rates replayed from its history.
+func TestFitWarmupSchedule(t *testing.T) {
+	scores := []float64{5, 4, 3, 3.5, 2, 2.5, 2.6}
+	sched := warmup{base: 1, warm: 3}
+	cfg := func(ckpt string, stopAfter int) TrainConfig {
+		epochs := 0
+		return TrainConfig{Optimizer: NewSGD(0.25), Schedule: sched, EarlyStop: 2, MaxEpochs: 10, Checkpoint: ckpt,
+			Recorder: RecorderFunc(func(e Event) error {
+				if e.Kind == EpochDone {
+					if epochs++; epochs == stopAfter {
+						return ErrStop
+					}
+				}
+				return nil
+			})}
+	}
+	newModel := func() *Model {
+		m, err := New(Config{Kind: LSTM, InputVocab: 2, OutputVocab: 3, Hidden: 2}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := newModel()
+	res, err := Fit(m, &scriptedObjective{m: m, scores: scores}, cfg("", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rates: 0.25, 0.5, 0.75 (warmup), 1 (base), 0.5 after epoch 4 (no
+	// improvement), 0.5 after epoch 5 (improved), then epochs 6 and 7
+	// without improvement stop the run (early stop 2).
+	want := []float64{0.25, 0.5, 0.75, 1, 0.5, 0.5, 0.25}
+	if len(res.History) != len(want) {
+		t.Fatalf("%d epochs, want %d", len(res.History), len(want))
+	}
+	for i, r := range res.History {
+		if r.LearningRate != want[i] {
+			t.Errorf("epoch %d at rate %g, want %g", i+1, r.LearningRate, want[i])
+		}
+	}
+	ckpt := filepath.Join(t.TempDir(), "checkpoint")
+	m2 := newModel()
+	obj := &scriptedObjective{m: m2, scores: scores}
+	if r, err := Fit(m2, obj, cfg(ckpt, 3)); err != nil || r.Finished {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	r2, err := Fit(m2, obj, cfg(ckpt, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r2.History {
+		if r2.History[i].LearningRate != want[i] {
+			t.Errorf("resumed run: epoch %d at rate %g, want %g", i+1, r2.History[i].LearningRate, want[i])
+		}
 	}
 }

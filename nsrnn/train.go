@@ -52,10 +52,12 @@ type Schedule interface {
 	// Improves reports whether a validation score improves on the best
 	// so far (+Inf before the first epoch); lower is better.
 	Improves(score, best float64) bool
-	// Next returns the learning rate after an epoch that did not improve,
-	// given the rate during that epoch and the number of consecutive
-	// epochs without improvement, that one included (bad ≥ 1).
-	Next(lr float64, bad int) float64
+	// Next returns the learning rate for the epoch after epoch (1-based),
+	// given the rate during it and the number of consecutive epochs
+	// without improvement that it ends (0 when it improved). Fit calls it
+	// after every epoch, and replays it over a checkpoint's history, so
+	// that a warmup, a decay by epoch or a decay on a plateau is one type.
+	Next(lr float64, epoch, bad int) float64
 	// Check reports settings that make no schedule.
 	Check() error
 }
@@ -91,8 +93,8 @@ func (p Plateau) Improves(score, best float64) bool {
 
 // Next multiplies lr by Factor at every (Patience+1)-th consecutive epoch
 // without improvement.
-func (p Plateau) Next(lr float64, bad int) float64 {
-	if bad%(p.Patience+1) == 0 {
+func (p Plateau) Next(lr float64, epoch, bad int) float64 {
+	if bad > 0 && bad%(p.Patience+1) == 0 {
 		return lr * p.Factor
 	}
 	return lr
@@ -189,8 +191,8 @@ func (c *TrainConfig) defaults(m *Model) error {
 		c.Optimizer = NewAdam(c.LR, m.paramSizes())
 	} else if err := CheckLearningRate(c.Optimizer.LearningRate()); err != nil {
 		return err
-	} else if a, ok := c.Optimizer.(*Adam); ok && a != nil {
-		if err := a.checkSizes(m.paramSizes()); err != nil {
+	} else if pc, ok := c.Optimizer.(ParamChecker); ok {
+		if err := pc.CheckParams(m.paramSizes()); err != nil {
 			return err
 		}
 	}
@@ -768,6 +770,30 @@ func (t *trainer) checkpoint() error {
 	return nil
 }
 
+// scheduleState is where the schedule stands after some epochs: the best
+// score and its epoch, the epochs without improvement since, and the
+// learning rate of the next epoch.
+type scheduleState struct {
+	best           float64
+	bestEpoch, bad int
+	lr             float64
+}
+
+// advance judges the score of epoch (1-based) and moves the state past
+// it: the one place where a schedule advances, for the trainer and for
+// the replay of a checkpoint's history alike. It reports whether the
+// epoch improved.
+func (s *scheduleState) advance(sched Schedule, epoch int, score float64) bool {
+	improved := sched.Improves(score, s.best)
+	if improved {
+		s.best, s.bestEpoch, s.bad = score, epoch, 0
+	} else {
+		s.bad++
+	}
+	s.lr = sched.Next(s.lr, epoch, s.bad)
+	return improved
+}
+
 // endEpoch validates the model after the epoch's last step, lets the
 // schedule judge the score (keeping the best parameters, decaying the
 // learning rate, stopping early), records the epoch and checkpoints.
@@ -785,18 +811,16 @@ func (t *trainer) endEpoch() error {
 		LowerBound: cfg.LowerBound, ValidDifference: cfg.difference(ce), NoLowerBound: cfg.NoLowerBound,
 		LearningRate: cfg.Optimizer.LearningRate(),
 	}
-	if cfg.Schedule.Improves(ce, st.BestValid) {
-		st.BestValid, st.BestEpoch, st.Bad = ce, epoch, 0
-		r.Improved = true
+	sched := scheduleState{best: st.BestValid, bestEpoch: st.BestEpoch, bad: st.Bad, lr: cfg.Optimizer.LearningRate()}
+	r.Improved = sched.advance(cfg.Schedule, epoch, ce)
+	st.BestValid, st.BestEpoch, st.Bad = sched.best, sched.bestEpoch, sched.bad
+	cfg.Optimizer.SetLearningRate(sched.lr)
+	if r.Improved {
 		if st.Best, err = t.m.MarshalBinary(); err != nil {
 			return err
 		}
-	} else {
-		st.Bad++
-		cfg.Optimizer.SetLearningRate(cfg.Schedule.Next(cfg.Optimizer.LearningRate(), st.Bad))
-		if st.Bad >= cfg.EarlyStop {
-			st.Done = true
-		}
+	} else if st.Bad >= cfg.EarlyStop {
+		st.Done = true
 	}
 	st.Epoch, st.Step, st.LossSum, st.WeightSum = epoch, 0, 0, 0
 	r.EpochSeconds = st.EpochTime + time.Since(t.start).Seconds()
