@@ -212,7 +212,7 @@ func TestGophernotesVersion(t *testing.T) {
 			t.Errorf("the gophernotes notebook's code holds %q, which gophernotes cannot run", bad)
 		}
 	}
-	for _, want := range []string{`"../nsrnn"`, `"../data"`, `"../experiment"`, "Display(display.PNG("} {
+	for _, want := range []string{`"../nsrnn"`, `"../data"`, `"../protocol"`, "Display(display.PNG("} {
 		if !strings.Contains(code, want) {
 			t.Errorf("the gophernotes notebook's code lacks %s", want)
 		}

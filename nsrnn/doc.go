@@ -173,7 +173,7 @@
 // a declared one passes its Check), CountParams, New, the command-line
 // flags of the programs and sweeps. How figures and tables draw and name
 // a kind (label, colour, run names) is the programs' concern, not the
-// model's: package experiment holds it (experiment.KindStyle,
+// model's: package protocol holds it (protocol.KindStyle,
 // RegisterStyle); a kind declared before this split set Label, Color,
 // Dashed, Paper and SizeName in its Kind, which moved there.
 //

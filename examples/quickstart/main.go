@@ -53,8 +53,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 const (
@@ -116,12 +116,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	// The paper's protocol (learning rate, clipping, schedule, early
 	// stopping) on shorter strings; the models differ only in Model, so
 	// they share the data.
-	base := experiment.Settings{
+	base := protocol.Settings{
 		Task: task.Name(), Grammar: task.Definition(), LR: learningRate, Seed: *seed, Epochs: *epochs,
 		TrainSize: *trainSize, ValidSize: *validSize, BatchSize: batchSize, MinLength: minLength, MaxLength: maxLength,
 		Clip: 5, Patience: 5, EarlyStop: 10, Decay: 0.9,
 	}
-	d, err := experiment.SampleRun(task, base)
+	d, err := protocol.SampleRun(task, base)
 	if err != nil {
 		return err
 	}
@@ -162,11 +162,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 // trainModel trains one model on d in dir, resuming from its checkpoint when
 // the directory holds a run with the same settings.
-func trainModel(s experiment.Settings, dir string, d *experiment.RunData, stderr io.Writer) (result, error) {
+func trainModel(s protocol.Settings, dir string, d *protocol.RunData, stderr io.Writer) (result, error) {
 	if err := prepareDir(dir, s); err != nil {
 		return result{}, err
 	}
-	m, err := nsrnn.New(s.Model, experiment.InitSeed(s.Seed))
+	m, err := nsrnn.New(s.Model, protocol.InitSeed(s.Seed))
 	if err != nil {
 		return result{}, err
 	}
@@ -174,8 +174,8 @@ func trainModel(s experiment.Settings, dir string, d *experiment.RunData, stderr
 	fmt.Fprintf(stderr, "training %s (%d parameters) for %d epochs, files in %s\n", name, m.NumParams(), s.Epochs, dir)
 	ran := 0
 	tc := s.TrainConfig(d.LowerBound.Entropy)
-	tc.Checkpoint = filepath.Join(dir, experiment.CheckpointFile)
-	tc.Recorder = nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(dir, experiment.LogFile)), nsrnn.RecorderFunc(func(e nsrnn.Event) error {
+	tc.Checkpoint = filepath.Join(dir, protocol.CheckpointFile)
+	tc.Recorder = nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(dir, protocol.LogFile)), nsrnn.RecorderFunc(func(e nsrnn.Event) error {
 		if e.Kind != nsrnn.EpochDone {
 			return nil
 		}
@@ -201,13 +201,13 @@ func trainModel(s experiment.Settings, dir string, d *experiment.RunData, stderr
 	if !res.Finished {
 		return result{}, fmt.Errorf("training in %s stopped after epoch %d of %d without finishing", dir, res.Epochs, s.Epochs)
 	}
-	if err := m.Save(filepath.Join(dir, experiment.ModelFile)); err != nil {
+	if err := m.Save(filepath.Join(dir, protocol.ModelFile)); err != nil {
 		return result{}, err
 	}
 	// The summary of a finished run, as "cfl train" writes it, so that
 	// "cfl plot" and "cfl select" see the run as finished.
-	sum := experiment.NewSummary(s.Task, m, res, d.LowerBound.Entropy)
-	if err := experiment.WriteJSON(filepath.Join(dir, experiment.SummaryFile), sum); err != nil {
+	sum := protocol.NewSummary(s.Task, m, res, d.LowerBound.Entropy)
+	if err := protocol.WriteJSON(filepath.Join(dir, protocol.SummaryFile), sum); err != nil {
 		return result{}, err
 	}
 	return result{
@@ -219,13 +219,13 @@ func trainModel(s experiment.Settings, dir string, d *experiment.RunData, stderr
 
 // prepareDir creates dir and writes run.json, or checks that the run in an
 // existing dir has the same settings, so that its checkpoint is resumed.
-func prepareDir(dir string, s experiment.Settings) error {
-	err := experiment.PrepareRun(dir, s, true)
-	var se *experiment.SettingsError
+func prepareDir(dir string, s protocol.Settings) error {
+	err := protocol.PrepareRun(dir, s, true)
+	var se *protocol.SettingsError
 	switch {
 	case errors.As(err, &se):
 		return fmt.Errorf("%s holds a run with other settings (%s); delete it or choose another --out", dir, se.Path)
-	case errors.Is(err, experiment.ErrNoRun):
+	case errors.Is(err, protocol.ErrNoRun):
 		return fmt.Errorf("%s exists and is not a quickstart run; delete it or choose another --out", dir)
 	}
 	return err

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 func TestQuickstartTiny(t *testing.T) {
@@ -35,13 +35,13 @@ func TestQuickstartTiny(t *testing.T) {
 			}
 		}
 		// run.json holds the run's settings, as train writes them.
-		s, err := experiment.ReadSettings(dir)
+		s, err := protocol.ReadSettings(dir)
 		if err != nil || s.Task != "marked-reversal" || s.Grammar != "paper" || s.Seed != 3 || s.Epochs != 2 || s.Model.Kind != kind {
 			t.Errorf("run.json: %+v, %v", s, err)
 		}
 		// summary.json holds the finished run's results, as train writes
 		// them, and agrees with what the quickstart printed.
-		sum, err := experiment.ReadSummary(dir)
+		sum, err := protocol.ReadSummary(dir)
 		if err != nil {
 			t.Fatalf("summary.json: %v", err)
 		}
@@ -81,7 +81,7 @@ func TestQuickstartTiny(t *testing.T) {
 	t.Logf("stdout:\n%s", stdout.String())
 
 	// "cfl plot" takes the runs for finished ones: no curve is in progress.
-	panels, skipped, err := experiment.RunsData([]string{out}, false)
+	panels, skipped, err := protocol.RunsData([]string{out}, false)
 	if err != nil || len(skipped) != 0 || len(panels) != 1 || len(panels[0].Curves) != 2 {
 		t.Fatalf("RunsData(%s): panels %+v, skipped %v, %v", out, panels, skipped, err)
 	}

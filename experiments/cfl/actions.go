@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
-	"github.com/nsrnn/nsrnn/internal/cli"
 	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 func init() {
@@ -36,10 +36,10 @@ const (
 // actionsSettings are what determines a model's actions.jsonl: a resumed
 // run must have the same.
 type actionsSettings struct {
-	Run        experiment.Settings `json:"run"`
-	Length     int                 `json:"length"`
-	StringSeed uint64              `json:"string_seed"`
-	String     string              `json:"string"`
+	Run        protocol.Settings `json:"run"`
+	Length     int               `json:"length"`
+	StringSeed uint64            `json:"string_seed"`
+	String     string            `json:"string"`
 }
 
 // readActionsSettings reads the actionsSettings of a model's directory
@@ -87,9 +87,9 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 	grammarFile := grammarFileFlag(fs)
 	grammar := cli.AddGrammarFlag(fs)
 	out := fs.String("out", "", "output directory (required); each model's run goes to DIR/<model>: "+
-		actionsFile+", "+actionsSettingsFile+", "+experiment.LogFile+", "+experiment.CheckpointFile)
+		actionsFile+", "+actionsSettingsFile+", "+protocol.LogFile+", "+protocol.CheckpointFile)
 	modelList := fs.String("models", "ns+s,rns", "comma-separated models that record actions (some of "+joinNames(actionKinds())+")")
-	var s experiment.Settings
+	var s protocol.Settings
 	// All epochs are run: early stopping is off (0) unless set.
 	lengths := protocolFlags(fs, &s, 0.005, 30, 0)
 	hidden := fs.Int("hidden", 20, "LSTM hidden units")
@@ -165,11 +165,11 @@ func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume
 	path := filepath.Join(dir, actionsFile)
 	ok := false
 	defer func() { rd.Close(ok, actionsFile) }()
-	d, err := experiment.SampleRun(t, s)
+	d, err := protocol.SampleRun(t, s)
 	if err != nil {
 		return err
 	}
-	m, err := nsrnn.New(s.Model, experiment.InitSeed(s.Seed))
+	m, err := nsrnn.New(s.Model, protocol.InitSeed(s.Seed))
 	if err != nil {
 		return err
 	}
@@ -215,12 +215,12 @@ func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume
 	defer intr.Stop()
 	stderr = intr.Console() // shared with the message of an interrupt
 	tc := s.TrainConfig(d.LowerBound.Entropy)
-	tc.Checkpoint = filepath.Join(dir, experiment.CheckpointFile)
+	tc.Checkpoint = filepath.Join(dir, protocol.CheckpointFile)
 	tc.CheckpointEvery = every
 	var at stopPoint
 	tc.Recorder = nsrnn.Recorders{
 		record,
-		nsrnn.JSONLog(filepath.Join(dir, experiment.LogFile)),
+		nsrnn.JSONLog(filepath.Join(dir, protocol.LogFile)),
 		cli.Progress(stderr, "actions "+s.Model.Kind, bar),
 		at.recorder(),
 		intr.CheckpointRecorder(),

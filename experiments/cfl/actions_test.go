@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 func TestActionsRecordsEveryEpoch(t *testing.T) {
@@ -94,7 +94,7 @@ func TestActionsResume(t *testing.T) {
 	go func() {
 		ch := <-sigs
 		for {
-			if _, err := os.Stat(filepath.Join(out, "rns", experiment.CheckpointFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(out, "rns", protocol.CheckpointFile)); err == nil {
 				ch <- os.Interrupt
 				return
 			}

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // interruptAtCheckpoint runs the cfl program with args in this process and
@@ -42,7 +42,7 @@ func interruptAtCheckpoint(t *testing.T, out string, args ...string) bool {
 			case <-done:
 				return
 			case <-time.After(2 * time.Millisecond):
-				if _, err := os.Stat(filepath.Join(out, experiment.CheckpointFile)); err == nil {
+				if _, err := os.Stat(filepath.Join(out, protocol.CheckpointFile)); err == nil {
 					ch <- os.Interrupt
 					return
 				}
@@ -50,7 +50,7 @@ func interruptAtCheckpoint(t *testing.T, out string, args ...string) bool {
 		}
 	}()
 	status, _, stderr := run(args...)
-	if _, err := os.Stat(filepath.Join(out, experiment.SummaryFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(out, protocol.SummaryFile)); err == nil {
 		return false
 	}
 	if status != 130 {
@@ -80,7 +80,7 @@ func TestTrainWorkersRecorded(t *testing.T) {
 	if status, _, stderr := run(args(whole, "--workers", "3")...); status != 0 {
 		t.Fatalf("uninterrupted run: status %d: %s", status, stderr)
 	}
-	s, err := experiment.ReadSettings(whole)
+	s, err := protocol.ReadSettings(whole)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,14 +95,14 @@ func TestTrainWorkersRecorded(t *testing.T) {
 	if status == 0 || !strings.Contains(stderr, "--workers 1") || !strings.Contains(stderr, "--workers 3") || !strings.Contains(stderr, part) {
 		t.Errorf("resuming with another --workers: status %d, stderr %q; want a refusal naming both counts and the run", status, stderr)
 	}
-	if after := dirContents(t, part); len(after) != len(before) || after[filepath.Join(part, experiment.CheckpointFile)] != before[filepath.Join(part, experiment.CheckpointFile)] {
+	if after := dirContents(t, part); len(after) != len(before) || after[filepath.Join(part, protocol.CheckpointFile)] != before[filepath.Join(part, protocol.CheckpointFile)] {
 		t.Error("the refused resume changed the run")
 	}
 	if status, _, stderr := run(args(part, "--resume")...); status != 0 {
 		t.Fatalf("resuming without --workers: status %d: %s", status, stderr)
 	}
-	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
-	b, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	a, _ := os.ReadFile(filepath.Join(whole, protocol.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(part, protocol.ModelFile))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Error("the run resumed without --workers differs from the uninterrupted run")
 	}
@@ -116,11 +116,11 @@ func TestTrainWorkersRecorded(t *testing.T) {
 	if status, _, stderr := run(args(old, "--workers", "1")...); status != 0 {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
-	if err := os.Remove(filepath.Join(old, experiment.CheckpointFile)); err != nil {
+	if err := os.Remove(filepath.Join(old, protocol.CheckpointFile)); err != nil {
 		t.Fatal(err)
 	}
 	var raw map[string]any
-	runFile := filepath.Join(old, experiment.RunFile)
+	runFile := filepath.Join(old, protocol.RunFile)
 	b, err = os.ReadFile(runFile)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func TestTrainInterruptWithinEpoch(t *testing.T) {
 	if step < 1 || step >= steps || steps != 60 {
 		t.Fatalf("stopped after batch %d of %d, want one within the 60 of epoch 1", step, steps)
 	}
-	if _, err := os.Stat(filepath.Join(part, experiment.CheckpointFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(part, protocol.CheckpointFile)); err != nil {
 		t.Fatalf("no checkpoint: %v", err)
 	}
 
@@ -185,8 +185,8 @@ func TestTrainInterruptWithinEpoch(t *testing.T) {
 	if want := fmt.Sprintf("rns: resuming at epoch 1 of at most 2, batch %d of 60", step+1); !strings.Contains(stderr, want) {
 		t.Errorf("the resumed run does not say %q:\n%s", want, stderr)
 	}
-	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
-	b, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	a, _ := os.ReadFile(filepath.Join(whole, protocol.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(part, protocol.ModelFile))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Error("the resumed run's model differs from the uninterrupted run's")
 	}
@@ -197,7 +197,7 @@ func TestTrainInterruptWithinEpoch(t *testing.T) {
 		}
 		return recs
 	}
-	if a, b := untimed(filepath.Join(whole, experiment.LogFile)), untimed(filepath.Join(part, experiment.LogFile)); len(a) != 2 || !reflect.DeepEqual(a, b) {
+	if a, b := untimed(filepath.Join(whole, protocol.LogFile)), untimed(filepath.Join(part, protocol.LogFile)); len(a) != 2 || !reflect.DeepEqual(a, b) {
 		t.Errorf("logs without their times: resumed %+v, uninterrupted %+v", b, a)
 	}
 }
@@ -226,8 +226,8 @@ func TestTrainRefusesCheckpointOfOtherRun(t *testing.T) {
 			if status, _, stderr := run(args...); status != 0 {
 				t.Fatalf("status %d: %s", status, stderr)
 			}
-			ckpt := filepath.Join(out, experiment.CheckpointFile)
-			b, err := os.ReadFile(filepath.Join(base, experiment.CheckpointFile))
+			ckpt := filepath.Join(out, protocol.CheckpointFile)
+			b, err := os.ReadFile(filepath.Join(base, protocol.CheckpointFile))
 			if err != nil {
 				t.Fatal(err)
 			}

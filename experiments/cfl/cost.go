@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 	"github.com/nsrnn/nsrnn/stacks"
 	"github.com/spf13/pflag"
 )
@@ -265,7 +265,7 @@ func costSubprocess(exe, kind string, args []string) (costMeasure, error) {
 // when neither it nor --grammar-file is given) or --grammar-file, or, with
 // td, the user's strings. The flags that do not apply to the user's strings
 // are refused with them.
-func costData(fs *pflag.FlagSet, task string, p data.Params, g data.Grammar, src *dataSource) (*data.Task, *experiment.TextData, error) {
+func costData(fs *pflag.FlagSet, task string, p data.Params, g data.Grammar, src *dataSource) (*data.Task, *protocol.TextData, error) {
 	if !src.hasStrings() {
 		if task == "" && *src.grammarFile == "" {
 			task = data.MarkedReversal
@@ -305,7 +305,7 @@ func costConfig(kind string, s costSettings, t *data.Task) (nsrnn.Config, error)
 // measureCost trains one model for s.Epochs epochs on the device dev on a
 // subset of task t's strings (sampled, or the first of the user's strings
 // td) and times the last epoch's training and validation passes.
-func measureCost(kind string, s costSettings, dev nsrnn.Device, t *data.Task, td *experiment.TextData) (*costMeasure, error) {
+func measureCost(kind string, s costSettings, dev nsrnn.Device, t *data.Task, td *protocol.TextData) (*costMeasure, error) {
 	cfg, err := costConfig(kind, s, t)
 	if err != nil {
 		return nil, err
@@ -320,9 +320,9 @@ func measureCost(kind string, s costSettings, dev nsrnn.Device, t *data.Task, td
 		if err != nil {
 			return nil, err
 		}
-		trainSet, validSet = experiment.Batches(tr), experiment.Batches(va)
+		trainSet, validSet = protocol.Batches(tr), protocol.Batches(va)
 	} else {
-		d, err := experiment.SampleRun(t, experiment.Settings{
+		d, err := protocol.SampleRun(t, protocol.Settings{
 			Seed: s.Seed, TrainSize: s.TrainSize, ValidSize: s.ValidSize, BatchSize: s.BatchSize, MinLength: s.MinLength, MaxLength: s.MaxLength,
 		})
 		if err != nil {
@@ -330,7 +330,7 @@ func measureCost(kind string, s costSettings, dev nsrnn.Device, t *data.Task, td
 		}
 		trainSet, validSet = d.Train, d.Valid
 	}
-	m, err := nsrnn.New(cfg, experiment.InitSeed(s.Seed))
+	m, err := nsrnn.New(cfg, protocol.InitSeed(s.Seed))
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +340,7 @@ func measureCost(kind string, s costSettings, dev nsrnn.Device, t *data.Task, td
 	}
 	var last nsrnn.EpochRecord
 	tc := nsrnn.TrainConfig{
-		LR: 0.005, MaxEpochs: s.Epochs, EarlyStop: s.Epochs + 1, Schedule: &nsrnn.Plateau{Factor: 0.9, Patience: s.Epochs + 1}, Seed: experiment.ShuffleSeed(s.Seed),
+		LR: 0.005, MaxEpochs: s.Epochs, EarlyStop: s.Epochs + 1, Schedule: &nsrnn.Plateau{Factor: 0.9, Patience: s.Epochs + 1}, Seed: protocol.ShuffleSeed(s.Seed),
 		Recorder: nsrnn.RecorderFunc(func(e nsrnn.Event) error {
 			if e.Kind == nsrnn.EpochDone {
 				last = *e.Record

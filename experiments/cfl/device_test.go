@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // noCUDA returns why this machine cannot list its GPUs (the CUDA
@@ -152,14 +152,14 @@ func TestTrainDeviceCPU(t *testing.T) {
 	if status, _, stderr := run(args(cpu, "--device", "cpu")...); status != 0 {
 		t.Fatalf("train --device cpu: %s", stderr)
 	}
-	runJSON := readFileString(t, filepath.Join(def, experiment.RunFile))
-	if other := readFileString(t, filepath.Join(cpu, experiment.RunFile)); other != runJSON {
+	runJSON := readFileString(t, filepath.Join(def, protocol.RunFile))
+	if other := readFileString(t, filepath.Join(cpu, protocol.RunFile)); other != runJSON {
 		t.Errorf("run.json with --device cpu:\n%s\nwithout:\n%s", other, runJSON)
 	}
-	if _, ok := readJSONObject(t, filepath.Join(def, experiment.RunFile))["device"]; ok {
+	if _, ok := readJSONObject(t, filepath.Join(def, protocol.RunFile))["device"]; ok {
 		t.Errorf("run.json of a CPU run has a device:\n%s", runJSON)
 	}
-	model := readFileString(t, filepath.Join(def, experiment.ModelFile))
+	model := readFileString(t, filepath.Join(def, protocol.ModelFile))
 
 	for _, c := range []struct {
 		name     string
@@ -176,13 +176,13 @@ func TestTrainDeviceCPU(t *testing.T) {
 			}
 			if c.recorded != "" {
 				// As a run started on that GPU wrote it.
-				path := filepath.Join(out, experiment.RunFile)
-				s, err := experiment.ReadSettings(out)
+				path := filepath.Join(out, protocol.RunFile)
+				s, err := protocol.ReadSettings(out)
 				if err != nil {
 					t.Fatal(err)
 				}
 				s.Device = c.recorded
-				if err := experiment.WriteJSON(path, s); err != nil {
+				if err := protocol.WriteJSON(path, s); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -193,10 +193,10 @@ func TestTrainDeviceCPU(t *testing.T) {
 			if note := "the run trained on " + c.recorded + " before"; c.recorded != "" && !strings.Contains(stderr, note) {
 				t.Errorf("the resume on another device does not say %q: %s", note, stderr)
 			}
-			if got := readFileString(t, filepath.Join(out, experiment.RunFile)); got != runJSON {
+			if got := readFileString(t, filepath.Join(out, protocol.RunFile)); got != runJSON {
 				t.Errorf("run.json after the resume:\n%s\nwant\n%s", got, runJSON)
 			}
-			if readFileString(t, filepath.Join(out, experiment.ModelFile)) != model {
+			if readFileString(t, filepath.Join(out, protocol.ModelFile)) != model {
 				t.Error("the resumed run ended on another model than an uninterrupted run")
 			}
 		})
@@ -323,7 +323,7 @@ func TestTrainDeviceGPU(t *testing.T) {
 	if !strings.Contains(stderr, ", device cuda:0 (") {
 		t.Errorf("a run on the GPU does not say so:\n%s", stderr)
 	}
-	if s, err := experiment.ReadSettings(out); err != nil || s.Device != "cuda:0" {
+	if s, err := protocol.ReadSettings(out); err != nil || s.Device != "cuda:0" {
 		t.Errorf("run.json: device %q (%v), want cuda:0", s.Device, err)
 	}
 	eval := func(extra ...string) float64 {

@@ -3,7 +3,7 @@ package main
 import (
 	"io"
 
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 )
 
 func init() {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 func init() {
@@ -22,11 +22,11 @@ func init() {
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("eval", stdout)
 	modelPath, last := modelFlags(fs, taskFromRun+" unless --task is given")
-	taskName := fs.String("task", "", "task: "+taskNames()+" (default: the run's, from its "+experiment.RunFile+" or "+actionsSettingsFile+")")
+	taskName := fs.String("task", "", "task: "+taskNames()+" (default: the run's, from its "+protocol.RunFile+" or "+actionsSettingsFile+")")
 	params := taskParamFlags(fs)
 	grammar := cli.AddGrammarFlag(fs)
 	gf := fs.Lookup("grammar")
-	gf.Usage = "task definition: " + joinNames(data.GrammarNames()) + " (default: the run's, from its " + experiment.RunFile + " or " + actionsSettingsFile + ", else paper)"
+	gf.Usage = "task definition: " + joinNames(data.GrammarNames()) + " (default: the run's, from its " + protocol.RunFile + " or " + actionsSettingsFile + ", else paper)"
 	gf.DefValue = ""
 	grammarFile := grammarFileFlag(fs)
 	force := fs.Bool("force", false, "evaluate on a --task, --grammar-file, task parameters or under a --grammar other than the run's")
@@ -98,8 +98,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			}
 			return fmt.Errorf("--lengths %s, %s: %w", *lengths, flag, err)
 		}
-		spec := experiment.TestSpec{MinLength: minLen, MaxLength: maxLen, PerLength: *perLength, Seed: *seed}
-		if strs, err = experiment.SampleTestSet(t, spec); err != nil {
+		spec := protocol.TestSpec{MinLength: minLen, MaxLength: maxLen, PerLength: *perLength, Seed: *seed}
+		if strs, err = protocol.SampleTestSet(t, spec); err != nil {
 			return err
 		}
 	}
@@ -107,7 +107,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	// stderr, stdout being the report's.
 	fmt.Fprintf(stderr, "evaluating %s on %d strings…\n", *modelPath, len(strs))
 	start := time.Now()
-	rep, err := experiment.EvaluateByLength(m, t, strs, minLen, maxLen, *batchSize)
+	rep, err := protocol.EvaluateByLength(m, t, strs, minLen, maxLen, *batchSize)
 	if err != nil {
 		// A string of the file outside the language or the lengths: name
 		// its line (one string per line).
@@ -135,7 +135,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 // forced; without a run.json, --task or --grammar-file is required. A run
 // on a grammar file reads it again (it must not have changed), and one on
 // the user's strings has their vocabulary. Errors name the flags.
-func loadEvalRun(path string, last bool, taskName, grammarFile string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, experiment.Settings, error) {
+func loadEvalRun(path string, last bool, taskName, grammarFile string, p data.Params, flag data.Grammar, grammarGiven, force bool) (*data.Task, *nsrnn.Model, protocol.Settings, error) {
 	r, err := openEvalRun(path)
 	if err != nil {
 		return nil, nil, r.s, err
@@ -155,7 +155,7 @@ func loadEvalRun(path string, last bool, taskName, grammarFile string, p data.Pa
 	}
 	var t *data.Task
 	if grammarFile != "" {
-		var d *experiment.FileDigest
+		var d *protocol.FileDigest
 		if t, d, err = taskOrGrammarFile(taskName, grammarFile, p, g); err != nil {
 			return nil, nil, s, err
 		}
@@ -181,7 +181,7 @@ func loadEvalRun(path string, last bool, taskName, grammarFile string, p data.Pa
 // actions run's settings.json) with the path they were read from.
 type evalRun struct {
 	path, dir, file string
-	s               experiment.Settings
+	s               protocol.Settings
 	hasRun          bool
 	settingsPath    string
 }
@@ -189,7 +189,7 @@ type evalRun struct {
 // openEvalRun resolves --model, a run directory or a model or checkpoint
 // file in one, and reads the run's settings if it has any.
 func openEvalRun(path string) (evalRun, error) {
-	r := evalRun{path: path, dir: path, file: filepath.Join(path, experiment.ModelFile)}
+	r := evalRun{path: path, dir: path, file: filepath.Join(path, protocol.ModelFile)}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return r, fmt.Errorf("--model: %w", err)
@@ -212,14 +212,14 @@ func openEvalRun(path string) (evalRun, error) {
 // or with last the model at the checkpoint) and checks it against t.
 func (r evalRun) load(t *data.Task, last bool) (*nsrnn.Model, error) {
 	if _, err := os.Stat(r.file); errors.Is(err, os.ErrNotExist) && r.hasRun {
-		return nil, fmt.Errorf("--model: %w", experiment.MissingModel(r.dir))
+		return nil, fmt.Errorf("--model: %w", protocol.MissingModel(r.dir))
 	}
 	m, err := loadModelFile(r.file, last)
 	if err != nil {
 		return nil, fmt.Errorf("--model: %w", err)
 	}
 	if r.hasRun {
-		if err := experiment.CheckRunModel(m, r.s.Model, r.file); err != nil {
+		if err := protocol.CheckRunModel(m, r.s.Model, r.file); err != nil {
 			return nil, fmt.Errorf("--model: %w", err)
 		}
 	}
@@ -235,7 +235,7 @@ func loadTableEvalRun(r evalRun, last bool, taskName string, p data.Params, flag
 	g := flag
 	switch {
 	case !hasRun && taskName == "":
-		return nil, nil, fmt.Errorf("--task is required: --model %s has no %s to take it from (one of %s)", r.path, experiment.RunFile, taskNames())
+		return nil, nil, fmt.Errorf("--task is required: --model %s has no %s to take it from (one of %s)", r.path, protocol.RunFile, taskNames())
 	case hasRun && taskName == "":
 		taskName = s.Task
 	case hasRun && taskName != s.Task && !force:

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // tinyModelDir trains a tiny marked-reversal model and returns its run
@@ -24,13 +24,13 @@ func tinyModelDir(t *testing.T) string {
 	return out
 }
 
-func evalJSON(t *testing.T, args ...string) experiment.Report {
+func evalJSON(t *testing.T, args ...string) protocol.Report {
 	t.Helper()
 	status, stdout, stderr := run(append([]string{"eval"}, args...)...)
 	if status != 0 {
 		t.Fatalf("eval %v: status %d: %s", args, status, stderr)
 	}
-	var rep experiment.Report
+	var rep protocol.Report
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rep); err != nil {
@@ -116,7 +116,7 @@ func TestEvalCommandCSV(t *testing.T) {
 	if len(rows) != len(rep.ByLength)+2 || strings.Join(rows[0], ",") != header {
 		t.Fatalf("CSV:\n%s", stdout)
 	}
-	want := append(append([]experiment.LengthResult(nil), rep.ByLength...), rep.Overall)
+	want := append(append([]protocol.LengthResult(nil), rep.ByLength...), rep.Overall)
 	for i, row := range rows[1:] {
 		w := want[i]
 		label := strconv.Itoa(w.Length)
@@ -217,13 +217,13 @@ func TestEvalCommandErrors(t *testing.T) {
 	// A corrupted model file is an error naming it.
 	bad := filepath.Join(t.TempDir(), "run")
 	os.MkdirAll(bad, 0o755)
-	os.WriteFile(filepath.Join(bad, experiment.ModelFile), []byte("not a model"), 0o644)
+	os.WriteFile(filepath.Join(bad, protocol.ModelFile), []byte("not a model"), 0o644)
 	status, _, stderr := run("eval", "--model", bad, "--task", "marked-reversal")
 	if status == 0 || !strings.Contains(stderr, bad) {
 		t.Errorf("corrupted model: status %d, stderr %q", status, stderr)
 	}
 	// Without a run.json, --task is required.
-	status, _, stderr = run("eval", "--model", filepath.Join(bad, experiment.ModelFile))
+	status, _, stderr = run("eval", "--model", filepath.Join(bad, protocol.ModelFile))
 	if status == 0 || !strings.Contains(stderr, "--task is required") || !strings.Contains(stderr, "marked-reversal, ") {
 		t.Errorf("no run.json, no --task: status %d, stderr %q", status, stderr)
 	}
@@ -237,7 +237,7 @@ func TestEvalCommandFromRun(t *testing.T) {
 	args := []string{"--lengths", "5:9", "--per-length", "2"}
 	withTask := evalJSON(t, append([]string{"--model", dir, "--task", "marked-reversal"}, args...)...)
 	fromRun := evalJSON(t, append([]string{"--model", dir}, args...)...)
-	fromFile := evalJSON(t, append([]string{"--model", filepath.Join(dir, experiment.ModelFile)}, args...)...)
+	fromFile := evalJSON(t, append([]string{"--model", filepath.Join(dir, protocol.ModelFile)}, args...)...)
 	if fromRun.Task != "marked-reversal" || fromRun.Overall != withTask.Overall || fromFile.Overall != withTask.Overall {
 		t.Errorf("task %q: overall %+v from the run, %+v from the model file, %+v with --task", fromRun.Task, fromRun.Overall, fromFile.Overall, withTask.Overall)
 	}
@@ -245,16 +245,16 @@ func TestEvalCommandFromRun(t *testing.T) {
 	// An unfinished run: run.json, no model yet.
 	unfinished := filepath.Join(t.TempDir(), "run")
 	os.MkdirAll(unfinished, 0o755)
-	b, _ := os.ReadFile(filepath.Join(dir, experiment.RunFile))
-	os.WriteFile(filepath.Join(unfinished, experiment.RunFile), b, 0o644)
+	b, _ := os.ReadFile(filepath.Join(dir, protocol.RunFile))
+	os.WriteFile(filepath.Join(unfinished, protocol.RunFile), b, 0o644)
 	status, stdout, stderr := run("eval", "--model", unfinished)
 	if status == 0 || stdout != "" || !strings.Contains(stderr, "the run has not finished: no model yet") || !strings.Contains(stderr, unfinished) {
 		t.Errorf("unfinished run: status %d, stderr %q", status, stderr)
 	}
 	// A finished run copied without its model (as results directories
 	// keep runs): run.json and summary.json, no model.
-	b, _ = os.ReadFile(filepath.Join(dir, experiment.SummaryFile))
-	os.WriteFile(filepath.Join(unfinished, experiment.SummaryFile), b, 0o644)
+	b, _ = os.ReadFile(filepath.Join(dir, protocol.SummaryFile))
+	os.WriteFile(filepath.Join(unfinished, protocol.SummaryFile), b, 0o644)
 	status, stdout, stderr = run("eval", "--model", unfinished)
 	if status == 0 || stdout != "" || !strings.Contains(stderr, "the run has finished, but its model file is missing") || !strings.Contains(stderr, unfinished) {
 		t.Errorf("finished run without its model: status %d, stderr %q", status, stderr)

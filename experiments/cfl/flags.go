@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/internal/readlimit"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // parseLengths parses a length range written MIN:MAX, with
@@ -86,7 +86,7 @@ func grammarFileFlag(fs *pflag.FlagSet) *string {
 // grammarFile is set, the task of the grammar file under the definition g
 // with the file's digest (nil for --task). Exactly one of the two flags
 // must be given, and the task-parameter flags (p) only with --task.
-func taskOrGrammarFile(taskName, grammarFile string, p data.Params, g data.Grammar) (*data.Task, *experiment.FileDigest, error) {
+func taskOrGrammarFile(taskName, grammarFile string, p data.Params, g data.Grammar) (*data.Task, *protocol.FileDigest, error) {
 	switch {
 	case grammarFile == "" && taskName == "":
 		return nil, nil, fmt.Errorf("--task is required, or --grammar-file (tasks: %s)", taskNames())
@@ -98,7 +98,7 @@ func taskOrGrammarFile(taskName, grammarFile string, p data.Params, g data.Gramm
 	case p != nil:
 		return nil, nil, fmt.Errorf("--grammar-file %s: the task-parameter flags (%s) apply to --task only", grammarFile, strings.Join(data.TaskParamNames(), ", "))
 	}
-	t, d, err := experiment.GrammarFileTask(grammarFile)
+	t, d, err := protocol.GrammarFileTask(grammarFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--grammar-file: %w", err)
 	}

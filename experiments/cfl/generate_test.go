@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // generateJSON runs generate --json on the testdata model and decodes its
@@ -57,7 +57,7 @@ func TestGenerateMarkedReversal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := experiment.ReadSettings(markedRNS)
+	s, err := protocol.ReadSettings(markedRNS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestGenerateMarkedReversal(t *testing.T) {
 // begins every string, --max-length cuts strings, and greedy decoding
 // (--top-k 1) gives one string.
 func TestGenerateOptions(t *testing.T) {
-	model := filepath.Join(markedRNS, experiment.ModelFile)
+	model := filepath.Join(markedRNS, protocol.ModelFile)
 	status, stdout, stderr := run("generate", "--model", model, "--count", "10", "--seed", "5")
 	if status != 0 {
 		t.Fatalf("status %d: %s", status, stderr)

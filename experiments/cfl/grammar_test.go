@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // singlePair reports whether a Dyck string (symbols separated by spaces)
@@ -157,7 +157,7 @@ func TestTrainGrammar(t *testing.T) {
 		if want == "" {
 			want = "paper"
 		}
-		rs := readJSONObject(t, filepath.Join(out, experiment.RunFile))
+		rs := readJSONObject(t, filepath.Join(out, protocol.RunFile))
 		if rs["grammar"] != want {
 			t.Errorf("--grammar %q: run.json grammar %v, want %s", g, rs["grammar"], want)
 		}
@@ -165,7 +165,7 @@ func TestTrainGrammar(t *testing.T) {
 			t.Errorf("released: stderr does not name the grammar:\n%s", stderr)
 		}
 	}
-	s, err := experiment.ReadSettings(filepath.Join(dir, "greleased"))
+	s, err := protocol.ReadSettings(filepath.Join(dir, "greleased"))
 	if err != nil || s.Grammar != data.GrammarReleased {
 		t.Fatalf("settings %+v, %v", s, err)
 	}
@@ -185,10 +185,10 @@ func TestTrainGrammar(t *testing.T) {
 
 	// A run.json from before the flag (no "grammar") resumes as paper.
 	old := filepath.Join(dir, "gpaper")
-	rs := readJSONObject(t, filepath.Join(old, experiment.RunFile))
+	rs := readJSONObject(t, filepath.Join(old, protocol.RunFile))
 	delete(rs, "grammar")
 	b, _ := json.MarshalIndent(rs, "", "  ")
-	os.WriteFile(filepath.Join(old, experiment.RunFile), b, 0o644)
+	os.WriteFile(filepath.Join(old, protocol.RunFile), b, 0o644)
 	if status, _, stderr := run(args(old, "--resume")...); status != 0 {
 		t.Errorf("resuming a run.json without grammar: status %d: %s", status, stderr)
 	}
@@ -204,11 +204,11 @@ func fakeDyckRun(t *testing.T, dir string, g data.Grammar) {
 		t.Fatal(err)
 	}
 	os.MkdirAll(dir, 0o755)
-	if err := m.Save(filepath.Join(dir, experiment.ModelFile)); err != nil {
+	if err := m.Save(filepath.Join(dir, protocol.ModelFile)); err != nil {
 		t.Fatal(err)
 	}
 	if g != "" {
-		if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), experiment.Settings{Task: data.Dyck, Grammar: g, Model: cfg}); err != nil {
+		if err := protocol.WriteJSON(filepath.Join(dir, protocol.RunFile), protocol.Settings{Task: data.Dyck, Grammar: g, Model: cfg}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -238,7 +238,7 @@ func TestEvalGrammar(t *testing.T) {
 	if status == 0 || stdout != "" {
 		t.Errorf("--grammar paper on a released run: status %d, stdout %q", status, stdout)
 	}
-	for _, w := range []string{"--grammar paper", "released", "--force", experiment.RunFile} {
+	for _, w := range []string{"--grammar paper", "released", "--force", protocol.RunFile} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr %q lacks %q", stderr, w)
 		}
@@ -298,15 +298,15 @@ func TestSelectGrammar(t *testing.T) {
 	if err := runSelect([]string{"--sweep", root, "--test-lengths", "4:4", "--per-length", "10", "--json"}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	var sel experiment.Selection
+	var sel protocol.Selection
 	if err := json.Unmarshal(stdout.Bytes(), &sel); err != nil {
 		t.Fatal(err)
 	}
 	if len(sel.Selected) != 2 || sel.Selected[0].Grammar != data.GrammarReleased {
 		t.Fatalf("selection %+v", sel.Selected)
 	}
-	var rep experiment.Report
-	b, _ := os.ReadFile(experiment.TestResultPath(root, data.Dyck, "rns"))
+	var rep protocol.Report
+	b, _ := os.ReadFile(protocol.TestResultPath(root, data.Dyck, "rns"))
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestSelectGrammar(t *testing.T) {
 		if err := runSelect([]string{"--sweep", root, "--no-test", "--json", "--grammar", g}, &stdout, &stderr); err != nil {
 			t.Fatalf("--grammar %s: %v", g, err)
 		}
-		var sel experiment.Selection
+		var sel protocol.Selection
 		json.Unmarshal(stdout.Bytes(), &sel)
 		want := map[string]int{"paper": 1, "released": 2}[g]
 		if len(sel.Selected) != want || string(sel.Selected[0].Grammar) != g || sel.Finished != want {

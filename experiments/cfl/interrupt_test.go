@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // Ctrl-C on `cfl train … 2>&1 | tee log` kills the pipe's reader too: the
@@ -72,7 +72,7 @@ func TestTrainInterruptWithBrokenPipe(t *testing.T) {
 	if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() || ee.ExitCode() != 130 {
 		t.Fatalf("the child ended with %v (signaled %v), want exit status 130", ee, ws.Signaled())
 	}
-	if _, err := os.Stat(filepath.Join(out, experiment.CheckpointFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, protocol.CheckpointFile)); err != nil {
 		t.Fatalf("no checkpoint after the interrupt: %v", err)
 	}
 }

@@ -18,9 +18,9 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/figure"
+	"github.com/nsrnn/nsrnn/experiments/internal/figure"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 func init() {
@@ -41,13 +41,13 @@ const (
 // Figure 3 shows at most this many epochs, as in the paper.
 const fig3Epochs = 30
 
-// modelLabel is the paper's name of a model kind (experiment.KindStyle).
-func modelLabel(kind string) string { return experiment.KindStyle(kind).Label }
+// modelLabel is the paper's name of a model kind (protocol.KindStyle).
+func modelLabel(kind string) string { return protocol.KindStyle(kind).Label }
 
 // modelStyle is the colour and dashes of a model kind's lines in every
-// figure (experiment.KindStyle).
+// figure (protocol.KindStyle).
 func modelStyle(kind string) (color.Color, []vg.Length) {
-	st := experiment.KindStyle(kind)
+	st := protocol.KindStyle(kind)
 	var dashes []vg.Length
 	if st.Dashed {
 		dashes = []vg.Length{vg.Points(5), vg.Points(2)}
@@ -118,15 +118,15 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 		draws = append(draws, d)
 	}
 	if *sweep != "" {
-		sel, err := experiment.ReadSelection(*sweep)
+		sel, err := protocol.ReadSelection(*sweep)
 		if _, ok := errors.AsType[*iofs.PathError](err); ok {
 			return fmt.Errorf("--sweep: %w (run select first)", err)
 		} else if err != nil {
 			return err
 		}
-		var extra []experiment.UnfinishedRun
+		var extra []protocol.UnfinishedRun
 		if *unfinished {
-			if extra, err = experiment.FindUnfinished(*sweep, sel); err != nil {
+			if extra, err = protocol.FindUnfinished(*sweep, sel); err != nil {
 				return fmt.Errorf("--sweep: %w", err)
 			}
 		}
@@ -158,7 +158,7 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(*out, 0o777); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	if err := experiment.CheckWritable(*out); err != nil {
+	if err := protocol.CheckWritable(*out); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	var written []string
@@ -222,9 +222,9 @@ func (pn panel) yLabel() string {
 	return diffLabel
 }
 
-// toPanels turns the figures' data (package experiment) into what is
+// toPanels turns the figures' data (package protocol) into what is
 // drawn.
-func toPanels(ps []experiment.Panel) []panel {
+func toPanels(ps []protocol.Panel) []panel {
 	out := make([]panel, len(ps))
 	for i, p := range ps {
 		out[i].task, out[i].noBound = p.Task, p.NoBound
@@ -268,7 +268,7 @@ type drawFunc func(out string) ([]string, error)
 // with every task's panel. Each argument is a run directory
 // (holding run.json) or a directory under which FindRuns finds runs.
 func prepareRuns(args []string, wallClock bool, stderr io.Writer) (drawFunc, error) {
-	data, skipped, err := experiment.RunsData(args, wallClock)
+	data, skipped, err := protocol.RunsData(args, wallClock)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +284,7 @@ func prepareRuns(args []string, wallClock bool, stderr io.Writer) (drawFunc, err
 		xLabel := fig1XLabel(wallClock)
 		var files []string
 		for _, pn := range panels {
-			fs, err := savePanel(out, fig1Name(pn.task), pn, experiment.TaskTitle(pn.task)+": "+title, xLabel, pn.yLabel())
+			fs, err := savePanel(out, fig1Name(pn.task), pn, protocol.TaskTitle(pn.task)+": "+title, xLabel, pn.yLabel())
 			if err != nil {
 				return nil, err
 			}
@@ -296,7 +296,7 @@ func prepareRuns(args []string, wallClock bool, stderr io.Writer) (drawFunc, err
 		}
 		files = append(files, fs...)
 		csvPath := filepath.Join(out, fig1AllName+".csv")
-		if err := experiment.WritePanelsCSV(csvPath, data, fig1XName(wallClock), "valid_difference"); err != nil {
+		if err := protocol.WritePanelsCSV(csvPath, data, fig1XName(wallClock), "valid_difference"); err != nil {
 			return nil, err
 		}
 		return append(files, csvPath), nil
@@ -306,22 +306,22 @@ func prepareRuns(args []string, wallClock bool, stderr io.Writer) (drawFunc, err
 // prepareSelection reads what Figures 1 and 2 of a selection need and
 // returns the function that draws them: one file per task, and one
 // figure with a panel per task. With conditioned, Figure 2's differences
-// are length-conditioned (experiment.LengthConditioned); the reference
+// are length-conditioned (protocol.LengthConditioned); the reference
 // curves (readReference) are drawn in the panels of their figure and task.
-func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRun, sweep string, wallClock, conditioned bool, ref map[referenceKey][]series, stderr io.Writer) (drawFunc, error) {
-	data, err := experiment.SelectionData(sel, extra, sweep, wallClock)
+func prepareSelection(sel *protocol.Selection, extra []protocol.UnfinishedRun, sweep string, wallClock, conditioned bool, ref map[referenceKey][]series, stderr io.Writer) (drawFunc, error) {
+	data, err := protocol.SelectionData(sel, extra, sweep, wallClock)
 	if err != nil {
 		return nil, err
 	}
 	fig2Caption := "Figure 2: cross-entropy difference on the test set by string length (best run of each model)"
 	fig2Title, fig2Y := "test set by length", "test_difference"
 	if conditioned {
-		data.Test = experiment.LengthConditioned(data.Test)
+		data.Test = protocol.LengthConditioned(data.Test)
 		fig2Caption = "Figure 2: cross-entropy difference on the test set by string length, each length against the distribution given the length, as in the paper (best run of each model)"
 		fig2Title, fig2Y = "test set by length, each given its length", "test_difference_given_length"
 	}
 	for _, task := range data.NoTest {
-		fmt.Fprintf(stderr, "plot: no test results in %s; skipping Figure 2 of %s (run select without --no-test)\n", filepath.Join(sweep, experiment.TestDir, task), task)
+		fmt.Fprintf(stderr, "plot: no test results in %s; skipping Figure 2 of %s (run select without --no-test)\n", filepath.Join(sweep, protocol.TestDir, task), task)
 	}
 	fig1, fig2 := toPanels(data.Valid), toPanels(data.Test)
 	used := map[referenceKey]bool{}
@@ -348,7 +348,7 @@ func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRu
 			{fig2, fig2Name, fig2AllName, fig2Caption, fig2Title, "string length"},
 		} {
 			for _, pn := range f.panels {
-				fs, err := savePanel(out, f.name(pn.task), pn, experiment.TaskTitle(pn.task)+": "+f.title, f.xLabel, pn.yLabel())
+				fs, err := savePanel(out, f.name(pn.task), pn, protocol.TaskTitle(pn.task)+": "+f.title, f.xLabel, pn.yLabel())
 				if err != nil {
 					return nil, err
 				}
@@ -364,7 +364,7 @@ func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRu
 		}
 		for _, c := range []struct {
 			name   string
-			panels []experiment.Panel
+			panels []protocol.Panel
 			x, y   string
 		}{
 			{fig1AllName, data.Valid, fig1XName(wallClock), "valid_difference"},
@@ -374,7 +374,7 @@ func prepareSelection(sel *experiment.Selection, extra []experiment.UnfinishedRu
 				continue
 			}
 			path := filepath.Join(out, c.name+".csv")
-			if err := experiment.WritePanelsCSV(path, c.panels, c.x, c.y); err != nil {
+			if err := protocol.WritePanelsCSV(path, c.panels, c.x, c.y); err != nil {
 				return nil, err
 			}
 			files = append(files, path)
@@ -473,7 +473,7 @@ func savePanels(dir, name, caption string, panels []panel, x, y string) ([]strin
 	}
 	var lines []series
 	for i, pn := range panels {
-		p, err := panelPlot(pn, experiment.TaskTitle(pn.task), x, y)
+		p, err := panelPlot(pn, protocol.TaskTitle(pn.task), x, y)
 		if err != nil {
 			return nil, err
 		}
@@ -839,7 +839,7 @@ func actionTitle(dir, kind string, withSeed bool, epochs int) (string, error) {
 			title += fmt.Sprintf(", seed %d", as.Run.Seed)
 		}
 	}
-	log, err := experiment.ReadLog(filepath.Join(dir, experiment.LogFile))
+	log, err := protocol.ReadLog(filepath.Join(dir, protocol.LogFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return title, nil
 	} else if err != nil {

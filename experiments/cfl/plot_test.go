@@ -20,9 +20,9 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/figure"
+	"github.com/nsrnn/nsrnn/experiments/internal/figure"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // writeFakeActions writes DIR/<model>/actions.jsonl for a marked-reversal
@@ -177,8 +177,8 @@ func TestPlotFigures(t *testing.T) {
 	want = [][]string{{"task", "model", "run", "label", "in_progress", "length", "test_difference"}}
 	for _, task := range tasks {
 		for _, kind := range []string{"lstm", "rns"} {
-			var rep experiment.Report
-			b, err := os.ReadFile(experiment.TestResultPath(root, task, kind))
+			var rep protocol.Report
+			b, err := os.ReadFile(protocol.TestResultPath(root, task, kind))
 			if err != nil || json.Unmarshal(b, &rep) != nil || len(rep.ByLength) == 0 {
 				t.Fatalf("test results of %s %s: %v", task, kind, err)
 			}
@@ -202,11 +202,11 @@ func TestPlotFigures(t *testing.T) {
 }
 
 // TestPlotStyles checks that the figures take each kind's label, colour
-// and dashes from its style (experiment.KindStyle).
+// and dashes from its style (protocol.KindStyle).
 func TestPlotStyles(t *testing.T) {
 	for _, k := range nsrnn.AllKinds() {
 		c, dashes := modelStyle(k.Name)
-		st := experiment.KindStyle(k.Name)
+		st := protocol.KindStyle(k.Name)
 		if modelLabel(k.Name) != st.Label || c != color.Color(st.Color) || (len(dashes) > 0) != st.Dashed {
 			t.Errorf("%s: label %q, colour %v, dashes %v; the style says %q, %v, dashed %v", k.Name, modelLabel(k.Name), c, dashes, st.Label, st.Color, st.Dashed)
 		}
@@ -302,7 +302,7 @@ func TestPlotUnfinished(t *testing.T) {
 	if s := svg(with, fig1Name(data.Dyck)); !strings.Contains(s, "(in progress)") {
 		t.Error("with --unfinished, there is no Dyck panel with its in-progress run")
 	}
-	runs, err := experiment.FindUnfinished(root, mustSelection(t, root))
+	runs, err := protocol.FindUnfinished(root, mustSelection(t, root))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,9 +316,9 @@ func TestPlotUnfinished(t *testing.T) {
 	}
 }
 
-func mustSelection(t *testing.T, root string) *experiment.Selection {
+func mustSelection(t *testing.T, root string) *protocol.Selection {
 	t.Helper()
-	sel, err := experiment.ReadSelection(root)
+	sel, err := protocol.ReadSelection(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +497,7 @@ func TestPlotActionsSeeds(t *testing.T) {
 		for m, ds := range diffs {
 			var as actionsSettings
 			as.Run.Seed = uint64(seed)
-			if err := experiment.WriteJSON(filepath.Join(dir, m, actionsSettingsFile), as); err != nil {
+			if err := protocol.WriteJSON(filepath.Join(dir, m, actionsSettingsFile), as); err != nil {
 				t.Fatal(err)
 			}
 			var b []byte
@@ -505,7 +505,7 @@ func TestPlotActionsSeeds(t *testing.T) {
 				line, _ := json.Marshal(nsrnn.EpochRecord{Epoch: i + 1, ValidDifference: d})
 				b = append(append(b, line...), '\n')
 			}
-			if err := os.WriteFile(filepath.Join(dir, m, experiment.LogFile), b, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, m, protocol.LogFile), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}

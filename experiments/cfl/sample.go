@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 )
 
 func init() {

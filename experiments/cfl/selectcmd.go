@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 func init() {
@@ -26,7 +26,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	also := fs.StringArray("also", nil, "a further directory whose runs are candidates too, such as a later sweep of more learning rates or restarts (repeatable; none by default)")
 	var only data.Grammar
 	fs.Var(grammarFilter{&only}, "grammar", "select only the runs of this task definition ("+
-		joinNames(data.GrammarNames())+"; default: every run, each tested under its own, from its "+experiment.RunFile+")")
+		joinNames(data.GrammarNames())+"; default: every run, each tested under its own, from its "+protocol.RunFile+")")
 	lengths := fs.String("test-lengths", "40:100", "MIN:MAX test lengths")
 	perLength := fs.Int("per-length", 100, "test strings per valid length")
 	seed := fs.Uint64("seed", 7, "seed of the test set (the same for all models of a task)")
@@ -75,7 +75,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if _, err := os.Stat(*sweep); err != nil {
 		return fmt.Errorf("--sweep: %w", err)
 	}
-	runs, err := experiment.FindRuns(*sweep)
+	runs, err := protocol.FindRuns(*sweep)
 	if err != nil {
 		return fmt.Errorf("--sweep: %w", err)
 	}
@@ -95,7 +95,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 		if _, err := os.Stat(dir); err != nil {
 			return fmt.Errorf("--also: %w", err)
 		}
-		more, err := experiment.FindRuns(dir)
+		more, err := protocol.FindRuns(dir)
 		if err != nil {
 			return fmt.Errorf("--also %s: %w", dir, err)
 		}
@@ -109,9 +109,9 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 		runs = append(runs, more...)
 	}
 	if only != "" {
-		runs = slices.DeleteFunc(runs, func(r experiment.Run) bool { return r.Settings.Grammar != only })
+		runs = slices.DeleteFunc(runs, func(r protocol.Run) bool { return r.Settings.Grammar != only })
 	}
-	sel := experiment.SelectRuns(*sweep, runs)
+	sel := protocol.SelectRuns(*sweep, runs)
 	sel.Also = *also
 	if len(sel.Selected) == 0 {
 		return fmt.Errorf("--sweep %s: no finished runs (%d unfinished)", *sweep, sel.Unfinished)
@@ -130,16 +130,16 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if sel.Unfinished > 0 {
-		fmt.Fprintf(stderr, "select: ignoring %d unfinished runs (no %s)\n", sel.Unfinished, experiment.SummaryFile)
+		fmt.Fprintf(stderr, "select: ignoring %d unfinished runs (no %s)\n", sel.Unfinished, protocol.SummaryFile)
 	}
 	// The selection is written into the sweep directory: find out now
 	// rather than after the evaluation.
-	if err := experiment.CheckWritable(*sweep); err != nil {
+	if err := protocol.CheckWritable(*sweep); err != nil {
 		return fmt.Errorf("--sweep: %w", err)
 	}
 	var evalErr error
 	if !*noTest {
-		spec := experiment.TestSpec{MinLength: minLen, MaxLength: maxLen, PerLength: *perLength, Seed: *seed}
+		spec := protocol.TestSpec{MinLength: minLen, MaxLength: maxLen, PerLength: *perLength, Seed: *seed}
 		var reuse []string
 		if !*retest {
 			reuse = append([]string{*sweep}, *also...)
@@ -148,11 +148,11 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	}
 	// selected.json holds what could be evaluated, whatever happened to
 	// the rest.
-	if err := experiment.WriteJSON(filepath.Join(*sweep, experiment.SelectedFile), sel); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(*sweep, protocol.SelectedFile), sel); err != nil {
 		return errors.Join(evalErr, err)
 	}
 	if evalErr != nil {
-		return fmt.Errorf("%w (%s holds the selection, with the test results obtained)", evalErr, filepath.Join(*sweep, experiment.SelectedFile))
+		return fmt.Errorf("%w (%s holds the selection, with the test results obtained)", evalErr, filepath.Join(*sweep, protocol.SelectedFile))
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -171,7 +171,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(skipped) > 0 {
 		return fmt.Errorf("%d of %d selected models could not be tested (see above; test_error in %s): %s",
-			len(skipped), len(sel.Selected), filepath.Join(*sweep, experiment.SelectedFile), strings.Join(skipped, ", "))
+			len(skipped), len(sel.Selected), filepath.Join(*sweep, protocol.SelectedFile), strings.Join(skipped, ", "))
 	}
 	return nil
 }
@@ -182,28 +182,28 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 // is done. A selected run whose report under one of the reuse directories
 // is of the same run and test set is not evaluated again: that report is
 // written there instead.
-func evaluateSelection(sel *experiment.Selection, spec experiment.TestSpec, batchSize int, reuse []string, stderr io.Writer) error {
-	_, err := sel.Evaluate(spec, experiment.TestOptions{
+func evaluateSelection(sel *protocol.Selection, spec protocol.TestSpec, batchSize int, reuse []string, stderr io.Writer) error {
+	_, err := sel.Evaluate(spec, protocol.TestOptions{
 		BatchSize: batchSize,
 		Reuse:     reuse,
-		Reused: func(s *experiment.Selected, path string) {
+		Reused: func(s *protocol.Selected, path string) {
 			fmt.Fprintf(stderr, "select: %s was tested on this test set before: using %s (--retest to test it again)\n", s.Dir, path)
 		},
-		Start: func(s *experiment.Selected, n int) {
+		Start: func(s *protocol.Selected, n int) {
 			fmt.Fprintf(stderr, "select: testing %s on %s (%d strings) …\n", s.Dir, taskLabel(s.Task, s.Grammar), n)
 		},
-		Done: func(s *experiment.Selected, rep *experiment.Report) error {
-			path := experiment.TestResultPath(sel.Sweep, s.Task, s.Model)
+		Done: func(s *protocol.Selected, rep *protocol.Report) error {
+			path := protocol.TestResultPath(sel.Sweep, s.Task, s.Model)
 			if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 				return err
 			}
-			if err := experiment.WriteJSON(path, rep); err != nil {
+			if err := protocol.WriteJSON(path, rep); err != nil {
 				return err
 			}
 			s.TestFile = path
 			return nil
 		},
-		Skipped: func(s *experiment.Selected, err error) {
+		Skipped: func(s *protocol.Selected, err error) {
 			fmt.Fprintf(stderr, "select: skipping the test of %s (%s on %s): %v\n", s.Dir, s.Model, taskLabel(s.Task, s.Grammar), err)
 		},
 	})
@@ -211,7 +211,7 @@ func evaluateSelection(sel *experiment.Selection, spec experiment.TestSpec, batc
 }
 
 // writeSelectionTable prints the selection as an aligned table.
-func writeSelectionTable(w io.Writer, sel *experiment.Selection) error {
+func writeSelectionTable(w io.Writer, sel *protocol.Selection) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "task\tmodel\tlr\tstack\tseed\tbest epoch\tvalid diff\ttest diff\truns")
 	for _, s := range sel.Selected {
@@ -245,7 +245,7 @@ func writeSelectionTable(w io.Writer, sel *experiment.Selection) error {
 		return err
 	}
 	fmt.Fprintf(w, "%d finished runs, %d unfinished ignored; differences in nats per symbol above the lower bound", sel.Finished, sel.Unfinished)
-	if slices.ContainsFunc(sel.Selected, func(s experiment.Selected) bool { return s.NoLowerBound }) {
+	if slices.ContainsFunc(sel.Selected, func(s protocol.Selected) bool { return s.NoLowerBound }) {
 		fmt.Fprint(w, " (\"ce\": the cross-entropy itself, for runs on your own strings, which have no lower bound)")
 	}
 	if sel.Test != nil {

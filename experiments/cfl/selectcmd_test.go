@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // fakeRun writes a run directory with run.json and, when finished, a
@@ -33,7 +33,7 @@ func fakeRunGrammar(t *testing.T, dir, task string, g data.Grammar, kind string,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), experiment.Settings{Task: task, Grammar: g, Model: cfg, LR: lr, Seed: seed}); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(dir, protocol.RunFile), protocol.Settings{Task: task, Grammar: g, Model: cfg, LR: lr, Seed: seed}); err != nil {
 		t.Fatal(err)
 	}
 	if withModel {
@@ -41,7 +41,7 @@ func fakeRunGrammar(t *testing.T, dir, task string, g data.Grammar, kind string,
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := m.Save(filepath.Join(dir, experiment.ModelFile)); err != nil {
+		if err := m.Save(filepath.Join(dir, protocol.ModelFile)); err != nil {
 			t.Fatal(err)
 		}
 		var log []byte
@@ -49,12 +49,12 @@ func fakeRunGrammar(t *testing.T, dir, task string, g data.Grammar, kind string,
 			b, _ := json.Marshal(nsrnn.EpochRecord{Epoch: e, ElapsedSeconds: float64(e) * 1.5, ValidDifference: diff + 0.1/float64(e)})
 			log = append(append(log, b...), '\n')
 		}
-		if err := os.WriteFile(filepath.Join(dir, experiment.LogFile), log, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, protocol.LogFile), log, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if finished {
-		if err := experiment.WriteJSON(filepath.Join(dir, experiment.SummaryFile), experiment.Summary{Task: task, Model: cfg, Epochs: 3, BestEpoch: 2, BestValidCrossEntropyDiff: diff}); err != nil {
+		if err := protocol.WriteJSON(filepath.Join(dir, protocol.SummaryFile), protocol.Summary{Task: task, Model: cfg, Epochs: 3, BestEpoch: 2, BestValidCrossEntropyDiff: diff}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,7 +70,7 @@ func TestSelectHugeTestSet(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--per-length") {
 		t.Errorf("error %v, want one naming --per-length", err)
 	}
-	if _, err := os.Stat(filepath.Join(root, experiment.SelectedFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(root, protocol.SelectedFile)); err == nil {
 		t.Error("selected.json was written")
 	}
 	// Flags that would be ignored are refused.
@@ -88,11 +88,11 @@ func TestModelFileOfAnotherRun(t *testing.T) {
 	lstm, rns := filepath.Join(root, "lstm"), filepath.Join(root, "rns")
 	fakeRun(t, lstm, mr, "lstm", 0.01, 1, 0.3, true, true)
 	fakeRun(t, rns, mr, "rns", 0.01, 1, 0.3, true, true)
-	b, err := os.ReadFile(filepath.Join(rns, experiment.ModelFile))
+	b, err := os.ReadFile(filepath.Join(rns, protocol.ModelFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(lstm, experiment.ModelFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(lstm, protocol.ModelFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
@@ -134,8 +134,8 @@ func TestSelectCommandWithTest(t *testing.T) {
 	if !strings.Contains(stderr.String(), "ignoring 1 unfinished") {
 		t.Errorf("stderr does not mention the unfinished run:\n%s", stderr.String())
 	}
-	var sel experiment.Selection
-	b, err := os.ReadFile(filepath.Join(root, experiment.SelectedFile))
+	var sel protocol.Selection
+	b, err := os.ReadFile(filepath.Join(root, protocol.SelectedFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +146,8 @@ func TestSelectCommandWithTest(t *testing.T) {
 		t.Fatalf("selected.json: %+v", sel.Selected)
 	}
 	for _, m := range []string{"lstm", "rns"} {
-		var rep experiment.Report
-		b, err := os.ReadFile(experiment.TestResultPath(root, mr, m))
+		var rep protocol.Report
+		b, err := os.ReadFile(protocol.TestResultPath(root, mr, m))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestSelectCommandWithTest(t *testing.T) {
 	// set, even without the models; --retest, or another test set,
 	// evaluates them again (and fails here without the models).
 	for _, dir := range []string{"lstm/lr0.01/seed2", "rns/lr0.01/seed1"} {
-		if err := os.Remove(filepath.Join(root, mr, dir, experiment.ModelFile)); err != nil {
+		if err := os.Remove(filepath.Join(root, mr, dir, protocol.ModelFile)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -223,7 +223,7 @@ func TestSelectSkipsCorruptModel(t *testing.T) {
 	fakeRun(t, filepath.Join(root, mr, "lstm", "lr0.01", "seed1"), mr, "lstm", 0.01, 1, 0.3, true, true)
 	fakeRun(t, bad, mr, "gref", 0.01, 1, 0.2, true, true)
 	fakeRun(t, filepath.Join(root, mr, "rns", "lr0.01", "seed1"), mr, "rns", 0.01, 1, 0.1, true, true)
-	if err := os.WriteFile(filepath.Join(bad, experiment.ModelFile), []byte("truncated"), 0o666); err != nil {
+	if err := os.WriteFile(filepath.Join(bad, protocol.ModelFile), []byte("truncated"), 0o666); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
@@ -237,7 +237,7 @@ func TestSelectSkipsCorruptModel(t *testing.T) {
 	if !strings.Contains(stdout.String(), "failed") {
 		t.Errorf("the table does not show the failed test:\n%s", stdout.String())
 	}
-	sel, err := experiment.ReadSelection(root)
+	sel, err := protocol.ReadSelection(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestSelectSkipsCorruptModel(t *testing.T) {
 		if tested := s.TestDiff != nil; tested == (s.Dir == bad) || (s.TestError != "") != (s.Dir == bad) {
 			t.Errorf("%s: test diff %v, error %q", s.Dir, s.TestDiff, s.TestError)
 		}
-		if _, err := os.Stat(experiment.TestResultPath(root, mr, s.Model)); (err == nil) == (s.Dir == bad) {
+		if _, err := os.Stat(protocol.TestResultPath(root, mr, s.Model)); (err == nil) == (s.Dir == bad) {
 			t.Errorf("%s: test report: %v", s.Dir, err)
 		}
 	}
@@ -269,7 +269,7 @@ func TestSelectAlso(t *testing.T) {
 	if err := runSelect([]string{"--sweep", root, "--also", more, "--no-test"}, &stdout, &stderr); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	sel, err := experiment.ReadSelection(root)
+	sel, err := protocol.ReadSelection(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +285,7 @@ func TestSelectAlso(t *testing.T) {
 			t.Errorf("%s: selected %s of %d candidates; want %s of 2", s.Model, s.Dir, s.Candidates, want[s.Model])
 		}
 	}
-	if _, err := os.Stat(filepath.Join(more, experiment.SelectedFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(more, protocol.SelectedFile)); err == nil {
 		t.Errorf("selection written into the --also directory")
 	}
 	for _, args := range [][]string{
@@ -314,7 +314,7 @@ func TestSelectAlso(t *testing.T) {
 // stack: its vector size, "hidden" for a JM pushing its hidden state, |Q|
 // and |Γ| for the nondeterministic stacks, "-" for none.
 func TestSelectionTableStack(t *testing.T) {
-	sel := &experiment.Selection{Selected: []experiment.Selected{
+	sel := &protocol.Selection{Selected: []protocol.Selected{
 		{Task: data.Dyck, Model: nsrnn.LSTM},
 		{Task: data.Dyck, Model: nsrnn.Gref, StackEmbedding: 20},
 		{Task: data.Dyck, Model: nsrnn.JM, PushHiddenState: true},

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 func init() {
@@ -268,7 +268,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	bottom := fs.String("bottom", "", "bottom-symbol behaviour of "+joinNames(cli.KindsUsing("bottom"))+": original (ICLR 2022) or fixed (ICLR 2023, the 2023 release's protocol) (default: train's, original)")
 	pushHidden := fs.Bool("push-hidden-state", false, joinNames(cli.KindsUsing("push-hidden-state"))+" push the hidden state instead of a learned vector (the 2023 release's \"JM pushing the hidden state\"): no --stack-embeddings for them, and their runs go to <kind>-hidden")
 	grammar := cli.AddGrammarFlag(fs)
-	modelList := fs.String("models", "paper", "comma-separated models, or paper (the paper's: "+strings.Join(experiment.PaperModels, ",")+"), or all: "+joinNames(nsrnn.KindNames()))
+	modelList := fs.String("models", "paper", "comma-separated models, or paper (the paper's: "+strings.Join(protocol.PaperModels, ",")+"), or all: "+joinNames(nsrnn.KindNames()))
 	out := fs.String("out", "", "sweep directory (required): "+sweepManifestFile+", and <task>/<model>/lr<LR>/seed<K> for each run with its output in <that>.log")
 	jobs := fs.Int("jobs", runtime.NumCPU(), "runs executed in parallel here (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
 	retries := fs.Int("retries", 1, "times a run that fails with an error (not a signal) is resumed from its last checkpoint before it counts as failed; its results are those it would have had without the failure")
@@ -363,7 +363,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 		}
 	}
 	if *modelList == "paper" {
-		g.Models = slices.Clone(experiment.PaperModels)
+		g.Models = slices.Clone(protocol.PaperModels)
 	} else if g.Models, err = parseList(*modelList, nsrnn.KindNames(), "--models"); err != nil {
 		return err
 	}
@@ -443,12 +443,12 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 	if err := os.MkdirAll(*out, 0o777); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	if err := experiment.CheckWritable(*out); err != nil {
+	if err := protocol.CheckWritable(*out); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	if !exists {
 		m := sweepManifest{sweepGrid: g, Created: time.Now().Format(time.RFC3339), Runs: runs}
-		if err := experiment.WriteJSON(manifest, m); err != nil {
+		if err := protocol.WriteJSON(manifest, m); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
@@ -485,9 +485,9 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error
 				fmt.Fprintf(stderr, "[%d/%d] stopped %s after %.0fs: %v\n", res.Done, res.Total, name, secs, err)
 				return
 			}
-			var s *experiment.Summary
+			var s *protocol.Summary
 			if err == nil {
-				s, err = experiment.ReadSummary(res.Run.Dir)
+				s, err = protocol.ReadSummary(res.Run.Dir)
 			}
 			if err != nil {
 				fmt.Fprintf(stderr, "[%d/%d] FAILED %s after %.0fs%s: %v\n", res.Done, res.Total, name, secs, res.RetryNote(), err)
@@ -560,8 +560,8 @@ func checkSweep(path string, g sweepGrid, runs []sweepRun) (exists bool, err err
 				"restore the file, or use another --out for the new grammar", n.GrammarFile, dir, n.GrammarSHA256, path, o.GrammarSHA256)
 		}
 	}
-	_, err = experiment.CheckSettingsFile(path, g)
-	if se, ok := errors.AsType[*experiment.SettingsError](err); ok {
+	_, err = protocol.CheckSettingsFile(path, g)
+	if se, ok := errors.AsType[*protocol.SettingsError](err); ok {
 		return true, fmt.Errorf("--out %s holds a sweep made with other settings (%s): %s; use another --out for these settings, or the same flags to continue it",
 			dir, path, strings.Join(se.Diffs, "; "))
 	}

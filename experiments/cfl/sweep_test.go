@@ -17,14 +17,14 @@ import (
 	"time"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 func TestSweepGridPaper(t *testing.T) {
 	g := sweepGrid{
-		Tasks: data.TaskNames(), Models: experiment.PaperModels, LRs: []float64{0.01, 0.005, 0.001, 0.0005},
+		Tasks: data.TaskNames(), Models: protocol.PaperModels, LRs: []float64{0.01, 0.005, 0.001, 0.0005},
 		StackEmbeddings: []int{2, 20, 40}, Restarts: 5, Out: "S",
 	}
 	runs := g.enumerate()
@@ -101,7 +101,7 @@ func (f *fakeRunner) run(args []string, logPath string, threads int, _ <-chan os
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return experiment.WriteJSON(filepath.Join(dir, experiment.SummaryFile), experiment.Summary{BestValidCrossEntropyDiff: 0.5, BestEpoch: 1, Epochs: 1, ElapsedSeconds: 1234})
+	return protocol.WriteJSON(filepath.Join(dir, protocol.SummaryFile), protocol.Summary{BestValidCrossEntropyDiff: 0.5, BestEpoch: 1, Epochs: 1, ElapsedSeconds: 1234})
 }
 
 func TestSweepSkipAndResume(t *testing.T) {
@@ -113,15 +113,15 @@ func TestSweepSkipAndResume(t *testing.T) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(d, experiment.RunFile), []byte("{}"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(d, protocol.RunFile), []byte("{}"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := experiment.WriteJSON(filepath.Join(finished, experiment.SummaryFile), experiment.Summary{}); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(finished, protocol.SummaryFile), protocol.Summary{}); err != nil {
 		t.Fatal(err)
 	}
 	log := `{"epoch":1,"valid_cross_entropy":0.9,"lower_bound":0.5,"valid_cross_entropy_diff":0.4,"epoch_seconds":61}` + "\n"
-	if err := os.WriteFile(filepath.Join(interrupted, experiment.LogFile), []byte(log), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(interrupted, protocol.LogFile), []byte(log), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// The dry run tells each run's state, and how far the interrupted
@@ -254,11 +254,11 @@ func TestSweepSlurm(t *testing.T) {
 	if err := os.MkdirAll(runs[5].Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(runs[5].Dir, experiment.RunFile), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(runs[5].Dir, protocol.RunFile), []byte("{}"), 0o644)
 	if o := exec5(); !strings.Contains(o, want+" --resume\n") {
 		t.Errorf("interrupted index 5 printed %q, want %q --resume", o, want)
 	}
-	os.WriteFile(filepath.Join(runs[5].Dir, experiment.SummaryFile), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(runs[5].Dir, protocol.SummaryFile), []byte("{}"), 0o644)
 	if o := exec5(); !strings.Contains(o, "finished already") {
 		t.Errorf("finished index 5 ran again: %q", o)
 	}
@@ -571,7 +571,7 @@ func TestSweepGrammarDigest(t *testing.T) {
 	}
 	old := readJSONObject(t, manifest)
 	delete(old["source"].(map[string]any), "grammar_sha256")
-	if err := experiment.WriteJSON(manifest, old); err != nil {
+	if err := protocol.WriteJSON(manifest, old); err != nil {
 		t.Fatal(err)
 	}
 	if err := sweepCommand(append(slices.Clone(args), "--dry-run"), &bytes.Buffer{}, &bytes.Buffer{}, nil); err != nil {
@@ -609,12 +609,12 @@ func TestSweepDoneLineNoBound(t *testing.T) {
 	valid := writeText(t, dir, "valid.txt", "a b\nb a a b\n")
 	for _, test := range []struct {
 		name    string
-		summary experiment.Summary
+		summary protocol.Summary
 		want    string
 	}{
-		{"no bound", experiment.Summary{NoLowerBound: true, BestValidCrossEntropy: 0.75, BestValidPerplexity: math.Exp(0.75), BestEpoch: 2, Epochs: 3},
+		{"no bound", protocol.Summary{NoLowerBound: true, BestValidCrossEntropy: 0.75, BestValidPerplexity: math.Exp(0.75), BestEpoch: 2, Epochs: 3},
 			": best validation cross-entropy 0.7500 nats per symbol (no lower bound) at epoch 2 of 3\n"},
-		{"bound", experiment.Summary{BestValidCrossEntropy: 0.75, ValidLowerBound: 0.5, BestValidCrossEntropyDiff: 0.25, BestEpoch: 2, Epochs: 3},
+		{"bound", protocol.Summary{BestValidCrossEntropy: 0.75, ValidLowerBound: 0.5, BestValidCrossEntropyDiff: 0.25, BestEpoch: 2, Epochs: 3},
 			": best validation difference 0.2500 nats per symbol at epoch 2 of 3\n"},
 	} {
 		t.Run(test.name, func(t *testing.T) {
@@ -623,7 +623,7 @@ func TestSweepDoneLineNoBound(t *testing.T) {
 				if err := os.MkdirAll(dir, 0o755); err != nil {
 					return err
 				}
-				return experiment.WriteJSON(filepath.Join(dir, experiment.SummaryFile), test.summary)
+				return protocol.WriteJSON(filepath.Join(dir, protocol.SummaryFile), test.summary)
 			}
 			args := []string{"--train", train, "--valid", valid, "--models", "lstm", "--lrs", "0.01", "--restarts", "1",
 				"--epochs", "3", "--out", filepath.Join(t.TempDir(), "sweep")}

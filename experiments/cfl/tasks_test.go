@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // TestSampleTasks2023 samples every 2023 task, and marked
@@ -177,11 +177,11 @@ func TestTrainTasks(t *testing.T) {
 		if status, _, stderr := run(args...); status != 0 {
 			t.Fatalf("%v: status %d: %s", args, status, stderr)
 		}
-		s, err := experiment.ReadSettings(out)
+		s, err := protocol.ReadSettings(out)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := os.ReadFile(filepath.Join(out, experiment.RunFile))
+		b, _ := os.ReadFile(filepath.Join(out, protocol.RunFile))
 		if s.Task != test.task || s.TaskParams.String() != test.p.String() || (test.p == nil) == strings.Contains(string(b), "task_params") {
 			t.Errorf("%s: run.json %s", test.task, b)
 		}
@@ -189,7 +189,7 @@ func TestTrainTasks(t *testing.T) {
 		if status != 0 {
 			t.Fatalf("eval %s: status %d: %s", test.task, status, stderr)
 		}
-		var rep experiment.Report
+		var rep protocol.Report
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 			t.Fatal(err)
 		}

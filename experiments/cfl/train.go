@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // dataSource holds the flags of train that name data other than a task
@@ -46,7 +46,7 @@ func (d *dataSource) hasStrings() bool { return *d.train != "" || *d.valid != ""
 // --task. The flags of the protocol that the user's strings make
 // meaningless (--lengths, --train-size, --valid-size) and those of a task
 // are refused with them.
-func (d *dataSource) resolve(fs *pflag.FlagSet, task string, p data.Params, g data.Grammar) (t *data.Task, td *experiment.TextData, gf *experiment.FileDigest, err error) {
+func (d *dataSource) resolve(fs *pflag.FlagSet, task string, p data.Params, g data.Grammar) (t *data.Task, td *protocol.TextData, gf *protocol.FileDigest, err error) {
 	if !d.hasStrings() {
 		t, gf, err = taskOrGrammarFile(task, *d.grammarFile, p, g)
 		return t, nil, gf, err
@@ -61,7 +61,7 @@ func (d *dataSource) resolve(fs *pflag.FlagSet, task string, p data.Params, g da
 // --test), refusing the flags that do not apply to them: those of a task
 // (--task, --grammar-file, --grammar, the task parameters), --lengths, and
 // the further flags named.
-func (d *dataSource) readStrings(fs *pflag.FlagSet, alsoRefused ...string) (*experiment.TextData, error) {
+func (d *dataSource) readStrings(fs *pflag.FlagSet, alsoRefused ...string) (*protocol.TextData, error) {
 	refused := append(append([]string{"task", "grammar-file", "grammar", "lengths"}, alsoRefused...), data.TaskParamNames()...)
 	for _, name := range refused {
 		if fs.Changed(name) {
@@ -71,7 +71,7 @@ func (d *dataSource) readStrings(fs *pflag.FlagSet, alsoRefused ...string) (*exp
 	if err := requireFlags(fs, "train", "valid"); err != nil {
 		return nil, fmt.Errorf("%w with your own strings", err)
 	}
-	td, err := experiment.ReadTextFiles(*d.train, *d.valid, *d.test)
+	td, err := protocol.ReadTextFiles(*d.train, *d.valid, *d.test)
 	if err != nil {
 		return nil, fmt.Errorf("--train, --valid, --test: %w", err)
 	}
@@ -86,7 +86,7 @@ func init() {
 // the given defaults for the learning rate (0: required), the number of
 // epochs and early stopping, and returns the --lengths flag for
 // checkProtocol.
-func protocolFlags(fs *pflag.FlagSet, s *experiment.Settings, lr float64, epochs, earlyStop int) *string {
+func protocolFlags(fs *pflag.FlagSet, s *protocol.Settings, lr float64, epochs, earlyStop int) *string {
 	lrHelp := "Adam's initial learning rate"
 	if lr == 0 {
 		lrHelp += " (required; the paper searches 0.01, 0.005, 0.001, 0.0005)"
@@ -153,7 +153,7 @@ func resumeWorkers(dir string, resume bool, workers int, changed bool, stderr io
 	if !resume {
 		return workers, workers, nil
 	}
-	saved, err := experiment.ReadSettings(dir)
+	saved, err := protocol.ReadSettings(dir)
 	switch {
 	case err != nil:
 		// No run to resume (a new one) or an unreadable run.json, which
@@ -161,7 +161,7 @@ func resumeWorkers(dir string, resume bool, workers int, changed bool, stderr io
 		return workers, workers, nil
 	case saved.Workers == 0:
 		fmt.Fprintf(stderr, "note: %s predates the recording of --workers; resuming with --workers %d (a count other than the original one changes the results by rounding)\n",
-			filepath.Join(dir, experiment.RunFile), workers)
+			filepath.Join(dir, protocol.RunFile), workers)
 		return workers, 0, nil
 	case changed && workers != saved.Workers:
 		return 0, 0, fmt.Errorf("--workers %d: the run in %s was trained with --workers %d, and parts of another count round differently, so the resumed run would not end where it would have; resume with --workers %d, or without the flag",
@@ -178,7 +178,7 @@ func resumedDevice(dir string, resume bool) (string, bool) {
 	if !resume {
 		return "", false
 	}
-	saved, err := experiment.ReadSettings(dir)
+	saved, err := protocol.ReadSettings(dir)
 	if err != nil {
 		// No run to resume (a new one) or an unreadable run.json, which
 		// cli.OpenRunDir reports.
@@ -189,7 +189,7 @@ func resumedDevice(dir string, resume bool) (string, bool) {
 
 // checkProtocol parses the lengths into s and checks the protocol flags
 // that protocolFlags registered, naming the flag at fault.
-func checkProtocol(s *experiment.Settings, lengths string) error {
+func checkProtocol(s *protocol.Settings, lengths string) error {
 	var err error
 	if s.MinLength, s.MaxLength, err = parseLengths(lengths); err != nil {
 		return fmt.Errorf("--lengths: %w", err)
@@ -240,9 +240,9 @@ func checkSetSizes(trainSize, validSize, maxLen int, lengths string) error {
 type trainPlan struct {
 	fs            *pflag.FlagSet
 	t             *data.Task
-	td            *experiment.TextData
+	td            *protocol.TextData
 	cfg           nsrnn.Config
-	s             experiment.Settings
+	s             protocol.Settings
 	out           string
 	resume, quiet bool
 	workers       int
@@ -256,7 +256,7 @@ type trainPlan struct {
 func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	fs := prog.FlagSet("train", stdout)
 	task, params, grammar, mf := taskModelFlags(fs)
-	var s experiment.Settings
+	var s protocol.Settings
 	lengths := protocolFlags(fs, &s, 0, 200, 10)
 	out := fs.String("out", "", "output directory (required): run.json, log.jsonl, checkpoint, then model and summary.json")
 	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its checkpoint")
@@ -324,14 +324,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	// refused before anything is written: resuming it would start again
 	// from epoch 1 over its log.
 	if *resume {
-		if err := cli.CheckResumable(*out, experiment.RunFile); err != nil {
+		if err := cli.CheckResumable(*out, protocol.RunFile); err != nil {
 			return err
 		}
 	}
 	if *workers, s.Workers, err = resumeWorkers(*out, *resume, *workers, fs.Changed("workers"), stderr); err != nil {
 		return err
 	}
-	m, err := nsrnn.New(cfg, experiment.InitSeed(s.Seed))
+	m, err := nsrnn.New(cfg, protocol.InitSeed(s.Seed))
 	if err != nil {
 		return err
 	}
@@ -350,31 +350,31 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if saved, ok := resumedDevice(*out, *resume); ok {
 		open.Device = saved
 	}
-	rd, err := cli.OpenRunDir(*out, experiment.RunFile, open, *resume, stderr)
+	rd, err := cli.OpenRunDir(*out, protocol.RunFile, open, *resume, stderr)
 	if err != nil {
 		return err
 	}
 	ok := false
 	defer func() { rd.Close(ok) }()
 	if !rd.Created && open.Device != s.Device {
-		path := filepath.Join(*out, experiment.RunFile)
-		if err := experiment.WriteJSON(path, s); err != nil {
+		path := filepath.Join(*out, protocol.RunFile)
+		if err := protocol.WriteJSON(path, s); err != nil {
 			return fmt.Errorf("--device: %w", err)
 		}
 		fmt.Fprintf(stderr, "--device %s: the run trained on %s before; %s updated\n", p.device, cmp.Or(open.Device, "cpu"), path)
 	}
 
-	var d *experiment.RunData
+	var d *protocol.RunData
 	if td != nil {
 		d, err = td.Run(s)
 	} else {
-		d, err = experiment.SampleRun(t, s)
+		d, err = protocol.SampleRun(t, s)
 	}
 	if err != nil {
 		return err
 	}
 	tc := d.TrainConfig(s)
-	tc.Checkpoint = filepath.Join(*out, experiment.CheckpointFile)
+	tc.Checkpoint = filepath.Join(*out, protocol.CheckpointFile)
 	tc.CheckpointEvery = p.every
 	bar := !*quiet && cli.IsTerminal(stderr)
 	intr := catchInterrupts(stderr, cli.IsTerminal(stderr))
@@ -393,7 +393,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	})
 	var at stopPoint
 	tc.Recorder = nsrnn.Recorders{
-		nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile)),
+		nsrnn.JSONLog(filepath.Join(*out, protocol.LogFile)),
 		cli.Progress(stderr, cfg.Kind, bar),
 		at.recorder(),
 		intr.CheckpointRecorder(),
@@ -411,11 +411,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if !res.Finished {
 		return resumeError(intr, "train", args, res.Epochs, at, *out)
 	}
-	if err := m.Save(filepath.Join(*out, experiment.ModelFile)); err != nil {
+	if err := m.Save(filepath.Join(*out, protocol.ModelFile)); err != nil {
 		return err
 	}
-	sum := experiment.NewSummary(t.Name(), m, res, d.LowerBound.Entropy)
-	if err := experiment.WriteJSON(filepath.Join(*out, experiment.SummaryFile), sum); err != nil {
+	sum := protocol.NewSummary(t.Name(), m, res, d.LowerBound.Entropy)
+	if err := protocol.WriteJSON(filepath.Join(*out, protocol.SummaryFile), sum); err != nil {
 		return err
 	}
 	ok = true

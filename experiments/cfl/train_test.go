@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // tinyTrainArgs are the flags of a small, fast training run into out.
@@ -143,7 +143,7 @@ func TestTrainCommandRefusesNonEmptyOut(t *testing.T) {
 
 	// --resume does not adopt a directory that holds no run.
 	status, _, stderr = run(tinyTrainArgs(out, "--resume")...)
-	if status == 0 || !strings.Contains(stderr, "--resume") || !strings.Contains(stderr, experiment.RunFile) {
+	if status == 0 || !strings.Contains(stderr, "--resume") || !strings.Contains(stderr, protocol.RunFile) {
 		t.Errorf("--resume of a directory without a run: status %d, stderr %q", status, stderr)
 	}
 	if after := dirContents(t, out); !reflect.DeepEqual(before, after) {
@@ -227,18 +227,18 @@ func TestTrainCommandFiles(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	sort.Strings(names)
-	if want := []string{experiment.CheckpointFile, experiment.LogFile, experiment.ModelFile, experiment.RunFile, experiment.SummaryFile}; !reflect.DeepEqual(names, want) {
+	if want := []string{protocol.CheckpointFile, protocol.LogFile, protocol.ModelFile, protocol.RunFile, protocol.SummaryFile}; !reflect.DeepEqual(names, want) {
 		t.Errorf("run directory holds %v, want %v", names, want)
 	}
 
-	sum := readJSONObject(t, filepath.Join(out, experiment.SummaryFile))
+	sum := readJSONObject(t, filepath.Join(out, protocol.SummaryFile))
 	for _, k := range []string{"task", "model", "parameters", "epochs", "best_epoch", "best_valid_cross_entropy",
 		"valid_lower_bound", "best_valid_cross_entropy_diff", "elapsed_seconds", "seconds_per_epoch"} {
 		if _, ok := sum[k]; !ok {
 			t.Errorf("summary.json lacks %q: %v", k, sum)
 		}
 	}
-	recs := readLogFile(t, filepath.Join(out, experiment.LogFile))
+	recs := readLogFile(t, filepath.Join(out, protocol.LogFile))
 	if len(recs) != 3 || sum["epochs"] != 3.0 {
 		t.Fatalf("%d log records, %v epochs in the summary; want 3", len(recs), sum["epochs"])
 	}
@@ -259,7 +259,7 @@ func TestTrainCommandFiles(t *testing.T) {
 		t.Errorf("summary: lower bound %v, difference %v, cross-entropy %v", lb, sum["best_valid_cross_entropy_diff"], ce)
 	}
 
-	m, err := nsrnn.Load(filepath.Join(out, experiment.ModelFile))
+	m, err := nsrnn.Load(filepath.Join(out, protocol.ModelFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestTrainCommandFiles(t *testing.T) {
 		t.Errorf("%d epoch lines, want 3:\n%s", len(lines), stderr)
 	}
 
-	rs := readJSONObject(t, filepath.Join(out, experiment.RunFile))
+	rs := readJSONObject(t, filepath.Join(out, protocol.RunFile))
 	for k, want := range map[string]any{"task": "marked-reversal", "lr": 0.01, "seed": 4.0, "epochs": 3.0,
 		"train_size": 40.0, "valid_size": 20.0, "batch_size": 5.0, "min_length": 5.0, "max_length": 9.0,
 		"clip": 5.0, "patience": 5.0, "early_stop": 10.0, "decay": 0.9} {
@@ -297,13 +297,13 @@ func TestTrainCommandFiles(t *testing.T) {
 	}
 
 	// Resuming a finished run changes neither the model nor the results.
-	model, _ := os.ReadFile(filepath.Join(out, experiment.ModelFile))
+	model, _ := os.ReadFile(filepath.Join(out, protocol.ModelFile))
 	if status, _, stderr := run(tinyTrainArgs(out, "--resume")...); status != 0 {
 		t.Fatalf("--resume of a finished run: status %d: %s", status, stderr)
 	}
-	model2, _ := os.ReadFile(filepath.Join(out, experiment.ModelFile))
-	sum2 := readJSONObject(t, filepath.Join(out, experiment.SummaryFile))
-	if !bytes.Equal(model, model2) || sum2["best_valid_cross_entropy"] != ce || len(readLogFile(t, filepath.Join(out, experiment.LogFile))) != 3 {
+	model2, _ := os.ReadFile(filepath.Join(out, protocol.ModelFile))
+	sum2 := readJSONObject(t, filepath.Join(out, protocol.SummaryFile))
+	if !bytes.Equal(model, model2) || sum2["best_valid_cross_entropy"] != ce || len(readLogFile(t, filepath.Join(out, protocol.LogFile))) != 3 {
 		t.Error("resuming a finished run changed its results")
 	}
 }
@@ -394,7 +394,7 @@ func TestTrainCommandResumeAfterKill(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	ckpt := filepath.Join(killed, experiment.CheckpointFile)
+	ckpt := filepath.Join(killed, protocol.CheckpointFile)
 	deadline := time.After(60 * time.Second)
 wait:
 	for {
@@ -418,14 +418,14 @@ wait:
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the child was not killed: %v\n%s", err, childErr.String())
 	}
-	if _, err := os.Stat(filepath.Join(killed, experiment.SummaryFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(killed, protocol.SummaryFile)); err == nil {
 		t.Fatal("the child had finished before it was killed; the test needs longer epochs")
 	}
 	// The kill may fall between the checkpoint and the log written after
 	// it; the resumed run rewrites the log from the checkpoint.
 	done := 0
-	if _, err := os.Stat(filepath.Join(killed, experiment.LogFile)); err == nil {
-		done = len(readLogFile(t, filepath.Join(killed, experiment.LogFile)))
+	if _, err := os.Stat(filepath.Join(killed, protocol.LogFile)); err == nil {
+		done = len(readLogFile(t, filepath.Join(killed, protocol.LogFile)))
 	}
 	t.Logf("killed with %d of 6 epochs in the log", done)
 
@@ -436,25 +436,25 @@ wait:
 		t.Fatalf("uninterrupted run: status %d: %s", status, stderr)
 	}
 
-	sk := readJSONObject(t, filepath.Join(killed, experiment.SummaryFile))
-	sw := readJSONObject(t, filepath.Join(whole, experiment.SummaryFile))
+	sk := readJSONObject(t, filepath.Join(killed, protocol.SummaryFile))
+	sw := readJSONObject(t, filepath.Join(whole, protocol.SummaryFile))
 	for _, k := range []string{"best_valid_cross_entropy", "best_epoch", "epochs", "valid_lower_bound", "best_valid_cross_entropy_diff", "parameters"} {
 		if sk[k] != sw[k] {
 			t.Errorf("summary %s: %v resumed, %v uninterrupted", k, sk[k], sw[k])
 		}
 	}
-	mk, err := os.ReadFile(filepath.Join(killed, experiment.ModelFile))
+	mk, err := os.ReadFile(filepath.Join(killed, protocol.ModelFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw, err := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
+	mw, err := os.ReadFile(filepath.Join(whole, protocol.ModelFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(mk, mw) {
 		t.Error("the resumed run's model file differs from the uninterrupted run's")
 	}
-	lk, lw := readLogFile(t, filepath.Join(killed, experiment.LogFile)), readLogFile(t, filepath.Join(whole, experiment.LogFile))
+	lk, lw := readLogFile(t, filepath.Join(killed, protocol.LogFile)), readLogFile(t, filepath.Join(whole, protocol.LogFile))
 	if !reflect.DeepEqual(noTiming(lk), noTiming(lw)) {
 		t.Errorf("logs differ:\nresumed       %+v\nuninterrupted %+v", lk, lw)
 	}
@@ -463,7 +463,7 @@ wait:
 	entries, _ := os.ReadDir(killed)
 	for _, e := range entries {
 		switch e.Name() {
-		case experiment.CheckpointFile, experiment.LogFile, experiment.ModelFile, experiment.RunFile, experiment.SummaryFile:
+		case protocol.CheckpointFile, protocol.LogFile, protocol.ModelFile, protocol.RunFile, protocol.SummaryFile:
 		default:
 			if !strings.HasPrefix(e.Name(), ".") {
 				t.Errorf("unexpected file %s in the run directory", e.Name())
@@ -525,12 +525,12 @@ func TestTrainCommandReadOnlyOut(t *testing.T) {
 	if status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1")...); status != 0 {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
-	os.Remove(filepath.Join(out, experiment.SummaryFile))
+	os.Remove(filepath.Join(out, protocol.SummaryFile))
 	if err := os.Chmod(out, 0o555); err != nil {
 		t.Fatal(err)
 	}
 	defer os.Chmod(out, 0o755)
-	if experiment.CheckWritable(out) == nil {
+	if protocol.CheckWritable(out) == nil {
 		t.Skip("a read-only directory is writable all the same (running as root?)")
 	}
 	start := time.Now()
@@ -575,7 +575,7 @@ wait:
 			cmd.Process.Kill()
 			t.Fatalf("no checkpoint after 60 s:\n%s", childErr.String())
 		case <-time.After(5 * time.Millisecond):
-			if _, err := os.Stat(filepath.Join(out, experiment.CheckpointFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(out, protocol.CheckpointFile)); err == nil {
 				break wait
 			}
 		}
@@ -585,7 +585,7 @@ wait:
 	}
 	err := <-exited
 	stderr := childErr.String()
-	if _, statErr := os.Stat(filepath.Join(out, experiment.SummaryFile)); statErr == nil {
+	if _, statErr := os.Stat(filepath.Join(out, protocol.SummaryFile)); statErr == nil {
 		t.Skipf("the child finished before the interrupt reached it:\n%s", stderr)
 	}
 	var ee *exec.ExitError
@@ -602,7 +602,7 @@ wait:
 	if i < 0 || !slices.Equal(words[i:], append(args(out), "--resume")) {
 		t.Fatalf("resume command %q, want … %s --resume", resume, strings.Join(args(out), " "))
 	}
-	done := len(readLogFile(t, filepath.Join(out, experiment.LogFile)))
+	done := len(readLogFile(t, filepath.Join(out, protocol.LogFile)))
 	status, _, stderr := run(words[i:]...)
 	if status != 0 {
 		t.Fatalf("resuming: status %d: %s", status, stderr)
@@ -613,8 +613,8 @@ wait:
 	if status, _, stderr := run(args(whole)...); status != 0 {
 		t.Fatalf("uninterrupted run: status %d: %s", status, stderr)
 	}
-	a, _ := os.ReadFile(filepath.Join(out, experiment.ModelFile))
-	b, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
+	a, _ := os.ReadFile(filepath.Join(out, protocol.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(whole, protocol.ModelFile))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Error("the resumed run's model differs from the uninterrupted run's")
 	}
@@ -629,7 +629,7 @@ func TestTrainCommandLockAndTemps(t *testing.T) {
 	if status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1")...); status != 0 {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
-	lock, err := experiment.LockDir(out)
+	lock, err := protocol.LockDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -669,7 +669,7 @@ func TestTrainCommandResumeWithoutCheckpoint(t *testing.T) {
 	if status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1")...); status != 0 {
 		t.Fatalf("status %d: %s", status, stderr)
 	}
-	for _, f := range []string{experiment.CheckpointFile, experiment.SummaryFile, experiment.ModelFile} {
+	for _, f := range []string{protocol.CheckpointFile, protocol.SummaryFile, protocol.ModelFile} {
 		if err := os.Remove(filepath.Join(out, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			t.Fatal(err)
 		}
@@ -682,7 +682,7 @@ func TestTrainCommandResumeWithoutCheckpoint(t *testing.T) {
 	if status == 0 {
 		t.Fatal("--resume of a run without its checkpoint: no error")
 	}
-	for _, want := range []string{"--resume", out, experiment.CheckpointFile, "remove " + out, "drop --resume"} {
+	for _, want := range []string{"--resume", out, protocol.CheckpointFile, "remove " + out, "drop --resume"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr %q does not say %q", stderr, want)
 		}
@@ -696,7 +696,7 @@ func TestTrainCommandResumeWithoutCheckpoint(t *testing.T) {
 	if status, _, stderr := run(tinyTrainArgs(fresh, "--epochs", "1", "--resume")...); status != 0 {
 		t.Fatalf("--resume with an absent --out: status %d: %s", status, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(fresh, experiment.SummaryFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(fresh, protocol.SummaryFile)); err != nil {
 		t.Errorf("--resume with an absent --out: %v", err)
 	}
 }

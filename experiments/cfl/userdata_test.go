@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // writeText writes content to a file named name in dir and returns its
@@ -51,7 +51,7 @@ func TestTrainTextFiles(t *testing.T) {
 	if !strings.Contains(stderr, "no lower bound") || !strings.Contains(stderr, "perplexity") {
 		t.Errorf("stderr does not say there is no lower bound:\n%s", stderr)
 	}
-	s, err := experiment.ReadSettings(out)
+	s, err := protocol.ReadSettings(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestTrainTextFiles(t *testing.T) {
 		s.Files.Test == nil || len(s.Files.Train.SHA256) != 64 || s.TrainSize != 6 || s.ValidSize != 2 || s.MinLength != 2 || s.MaxLength != 4 {
 		t.Fatalf("settings %+v, files %+v", s, s.Files)
 	}
-	sum := readJSONObject(t, filepath.Join(out, experiment.SummaryFile))
+	sum := readJSONObject(t, filepath.Join(out, protocol.SummaryFile))
 	if sum["valid_lower_bound"] != nil || sum["best_valid_cross_entropy_diff"] != nil || sum["no_lower_bound"] != true {
 		t.Errorf("summary.json does not say there is no bound: %v", sum)
 	}
@@ -69,7 +69,7 @@ func TestTrainTextFiles(t *testing.T) {
 	if _, ok := sum["valid_lower_bound"]; !ok {
 		t.Error("summary.json leaves out valid_lower_bound instead of writing null")
 	}
-	log, err := os.ReadFile(filepath.Join(out, experiment.LogFile))
+	log, err := os.ReadFile(filepath.Join(out, protocol.LogFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestTrainTextFiles(t *testing.T) {
 	if status != 0 || !strings.Contains(stdout, "ce ") {
 		t.Errorf("select: status %d: %s%s", status, stdout, stderr)
 	}
-	sel, err := experiment.ReadSelection(dir)
+	sel, err := protocol.ReadSelection(dir)
 	if err != nil || len(sel.Selected) != 1 || !sel.Selected[0].NoLowerBound || sel.Selected[0].TestCrossEntropy == nil {
 		t.Fatalf("selection %+v, %v", sel, err)
 	}
@@ -198,11 +198,11 @@ func TestGrammarFile(t *testing.T) {
 	if status, _, stderr := run(args(outT, "--task", "marked-reversal")...); status != 0 {
 		t.Fatalf("train --task: status %d: %s", status, stderr)
 	}
-	sf, st := readJSONObject(t, filepath.Join(outF, experiment.SummaryFile)), readJSONObject(t, filepath.Join(outT, experiment.SummaryFile))
+	sf, st := readJSONObject(t, filepath.Join(outF, protocol.SummaryFile)), readJSONObject(t, filepath.Join(outT, protocol.SummaryFile))
 	if sf["valid_lower_bound"] != st["valid_lower_bound"] || sf["best_valid_cross_entropy"] != st["best_valid_cross_entropy"] || sf["task"] != "marked-reversal.pcfg" {
 		t.Errorf("grammar file summary %v, task summary %v", sf, st)
 	}
-	s, err := experiment.ReadSettings(outF)
+	s, err := protocol.ReadSettings(outF)
 	if err != nil || s.GrammarFile == nil || len(s.GrammarFile.SHA256) != 64 {
 		t.Fatalf("settings %+v, %v", s, err)
 	}
@@ -266,12 +266,12 @@ func TestTrainTextFilesResume(t *testing.T) {
 	if status, _, stderr := run(textArgs(part, train, valid, append(extra, "--resume")...)...); status != 0 {
 		t.Fatalf("resume: status %d: %s", status, stderr)
 	}
-	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
-	c, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	a, _ := os.ReadFile(filepath.Join(whole, protocol.ModelFile))
+	c, _ := os.ReadFile(filepath.Join(part, protocol.ModelFile))
 	if len(a) == 0 || string(a) != string(c) {
 		t.Error("the resumed run's model differs from the uninterrupted run's")
 	}
-	sw, sp := readJSONObject(t, filepath.Join(whole, experiment.SummaryFile)), readJSONObject(t, filepath.Join(part, experiment.SummaryFile))
+	sw, sp := readJSONObject(t, filepath.Join(whole, protocol.SummaryFile)), readJSONObject(t, filepath.Join(part, protocol.SummaryFile))
 	if sw["best_valid_cross_entropy"] != sp["best_valid_cross_entropy"] || sp["no_lower_bound"] != true {
 		t.Errorf("summaries %v and %v", sw, sp)
 	}
@@ -334,14 +334,14 @@ func TestSweepUserData(t *testing.T) {
 			t.Errorf("run args %s", args)
 		}
 	}
-	s, err := experiment.ReadSettings(filepath.Join(out, "train.txt", "rns", "lr0.01", "seed1"))
+	s, err := protocol.ReadSettings(filepath.Join(out, "train.txt", "rns", "lr0.01", "seed1"))
 	if err != nil || s.Files == nil || s.Model.States != 3 || s.Model.Symbols != 2 {
 		t.Fatalf("rns run settings %+v, %v", s, err)
 	}
 	if status, stdout, stderr := run("select", "--sweep", out); status != 0 || strings.Count(stdout, "train.txt") != 2 {
 		t.Errorf("select: status %d: %s%s", status, stdout, stderr)
 	}
-	sel, err := experiment.ReadSelection(out)
+	sel, err := protocol.ReadSelection(out)
 	if err != nil || len(sel.Selected) != 2 || sel.Selected[0].TestCrossEntropy == nil || sel.Selected[1].TestCrossEntropy == nil {
 		t.Fatalf("selection %+v, %v", sel, err)
 	}
@@ -359,11 +359,11 @@ func TestSweepUserData(t *testing.T) {
 	if err := sweepCommand(gargs, &bytes.Buffer{}, &bytes.Buffer{}, inProcess); err != nil {
 		t.Fatal(err)
 	}
-	s, err = experiment.ReadSettings(filepath.Join(gout, "mr.pcfg", "rns", "lr0.01", "seed1"))
+	s, err = protocol.ReadSettings(filepath.Join(gout, "mr.pcfg", "rns", "lr0.01", "seed1"))
 	if err != nil || s.GrammarFile == nil || s.Model.States != 2 || s.Model.Symbols != 3 {
 		t.Fatalf("grammar-file run settings %+v, %v", s, err)
 	}
-	sum := readJSONObject(t, filepath.Join(gout, "mr.pcfg", "rns", "lr0.01", "seed1", experiment.SummaryFile))
+	sum := readJSONObject(t, filepath.Join(gout, "mr.pcfg", "rns", "lr0.01", "seed1", protocol.SummaryFile))
 	if sum["task"] != "mr.pcfg" || sum["valid_lower_bound"] == nil {
 		t.Errorf("grammar-file run summary %v", sum)
 	}

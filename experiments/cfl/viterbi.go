@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
@@ -25,29 +25,29 @@ func init() {
 // reads a trained model (loadModelFile); taskFrom says where the task
 // comes from.
 func modelFlags(fs *pflag.FlagSet, taskFrom string) (path *string, last *bool) {
-	path = fs.String("model", "", "directory of a cfl train run, or its model file, or the "+experiment.CheckpointFile+
+	path = fs.String("model", "", "directory of a cfl train run, or its model file, or the "+protocol.CheckpointFile+
 		" file of a run in progress (or of a cfl actions run): its best model so far (required); "+taskFrom)
-	last = fs.Bool("last", false, "with --model a "+experiment.CheckpointFile+" file, the model as it was when the checkpoint was written instead of the best so far")
+	last = fs.Bool("last", false, "with --model a "+protocol.CheckpointFile+" file, the model as it was when the checkpoint was written instead of the best so far")
 	return path, last
 }
 
 // taskFromRun is modelFlags' taskFrom for the commands that read the task
 // from the run (loadTaskRun).
-const taskFromRun = "the task comes from the run's " + experiment.RunFile + " (or, for cfl actions, " + actionsSettingsFile + ")"
+const taskFromRun = "the task comes from the run's " + protocol.RunFile + " (or, for cfl actions, " + actionsSettingsFile + ")"
 
 // loadTaskRun loads the model of a cfl train run and the task it was
 // trained on. path is the run directory, or its model file, or its
-// checkpoint file (experiment.CheckpointFile: the best model so far, or
+// checkpoint file (protocol.CheckpointFile: the best model so far, or
 // with last the model at the checkpoint), whose directory must hold the
 // run's run.json, or the settings.json of a cfl actions run: the task and
 // its definition come from there. Errors name the --model flag.
-func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, experiment.Settings, error) {
-	var s experiment.Settings
+func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, protocol.Settings, error) {
+	var s protocol.Settings
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, s, fmt.Errorf("--model: %w", err)
 	}
-	dir, modelPath := path, filepath.Join(path, experiment.ModelFile)
+	dir, modelPath := path, filepath.Join(path, protocol.ModelFile)
 	if !fi.IsDir() {
 		dir, modelPath = filepath.Dir(path), path
 	}
@@ -61,13 +61,13 @@ func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, experiment.S
 	}
 	if _, err := os.Stat(modelPath); errors.Is(err, os.ErrNotExist) {
 		return nil, nil, s, fmt.Errorf("--model %s: the run has not finished: no %s yet (give its %s for the best model so far)",
-			path, experiment.ModelFile, filepath.Join(dir, experiment.CheckpointFile))
+			path, protocol.ModelFile, filepath.Join(dir, protocol.CheckpointFile))
 	}
 	m, err := loadModelFile(modelPath, last)
 	if err != nil {
 		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
 	}
-	if err := experiment.CheckRunModel(m, s.Model, modelPath); err != nil {
+	if err := protocol.CheckRunModel(m, s.Model, modelPath); err != nil {
 		return nil, nil, s, fmt.Errorf("--model: %w", err)
 	}
 	if c := m.Config(); c.InputVocab != len(t.Terminals()) || c.OutputVocab != len(t.Vocabulary()) {
@@ -81,28 +81,28 @@ func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, experiment.S
 // the run settings in the settings.json of a cfl actions run. It returns
 // them with the path of the file read; a directory with neither file is
 // an error wrapping os.ErrNotExist.
-func readRunSettings(dir string) (experiment.Settings, string, error) {
-	path := filepath.Join(dir, experiment.RunFile)
-	s, err := experiment.ReadSettings(dir)
+func readRunSettings(dir string) (protocol.Settings, string, error) {
+	path := filepath.Join(dir, protocol.RunFile)
+	s, err := protocol.ReadSettings(dir)
 	if !errors.Is(err, os.ErrNotExist) {
 		return s, path, err
 	}
 	as, err := readActionsSettings(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return s, "", fmt.Errorf("not a cfl train or actions run: no %s or %s in %s: %w", experiment.RunFile, actionsSettingsFile, dir, os.ErrNotExist)
+		return s, "", fmt.Errorf("not a cfl train or actions run: no %s or %s in %s: %w", protocol.RunFile, actionsSettingsFile, dir, os.ErrNotExist)
 	}
 	return as.Run, filepath.Join(dir, actionsSettingsFile), err
 }
 
 // loadModelFile loads the model file at path or, when path is a
-// checkpoint file (experiment.CheckpointFile), the best model so far in
+// checkpoint file (protocol.CheckpointFile), the best model so far in
 // it, or with last the model at the checkpoint.
 //
 // last with a path other than a checkpoint file is an error.
 func loadModelFile(path string, last bool) (*nsrnn.Model, error) {
-	if filepath.Base(path) != experiment.CheckpointFile {
+	if filepath.Base(path) != protocol.CheckpointFile {
 		if last {
-			return nil, fmt.Errorf("--last is for a %s file; %s is not one", experiment.CheckpointFile, path)
+			return nil, fmt.Errorf("--last is for a %s file; %s is not one", protocol.CheckpointFile, path)
 		}
 		return nsrnn.Load(path)
 	}

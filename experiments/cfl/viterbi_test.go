@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data"
-	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // markedRNS is a run directory of an RNS-RNN trained on marked reversal
@@ -40,7 +40,7 @@ var markedRNSTrainArgs = []string{"--task", "marked-reversal", "--model", "rns",
 	"--lr", "0.01", "--epochs", "100", "--seed", "2", "--quiet"}
 
 // markedRNSFiles are the files of the run kept in testdata.
-var markedRNSFiles = []string{experiment.RunFile, experiment.ModelFile, experiment.SummaryFile}
+var markedRNSFiles = []string{protocol.RunFile, protocol.ModelFile, protocol.SummaryFile}
 
 // TestRegenerateMarkedRNS retrains the testdata model when
 // NSRNN_REGEN_TESTDATA is set (it takes tens of minutes), and refuses one
@@ -53,7 +53,7 @@ func TestRegenerateMarkedRNS(t *testing.T) {
 	if status, _, stderr := run(append(append([]string{"train"}, markedRNSTrainArgs...), "--out", out)...); status != 0 {
 		t.Fatalf("train: status %d: %s", status, stderr)
 	}
-	sum, err := experiment.ReadSummary(out)
+	sum, err := protocol.ReadSummary(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestRegenerateMarkedRNS(t *testing.T) {
 // run's training lengths to a file and returns it with the strings.
 func markedStrings(t *testing.T, count int, seed uint64) (string, [][]int) {
 	t.Helper()
-	s, err := experiment.ReadSettings(markedRNS)
+	s, err := protocol.ReadSettings(markedRNS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +166,8 @@ func TestViterbiMarkedReversalPushesThenPops(t *testing.T) {
 // model file may be given instead of its run directory.
 func TestViterbiAgreesWithModel(t *testing.T) {
 	path, ws := markedStrings(t, 3, 2)
-	recs := viterbiJSON(t, "--model", filepath.Join(markedRNS, experiment.ModelFile), "--in", path)
-	m, err := nsrnn.Load(filepath.Join(markedRNS, experiment.ModelFile))
+	recs := viterbiJSON(t, "--model", filepath.Join(markedRNS, protocol.ModelFile), "--in", path)
+	m, err := nsrnn.Load(filepath.Join(markedRNS, protocol.ModelFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,14 +237,14 @@ func TestViterbiErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := nsrnn.Config{Kind: nsrnn.LSTM, InputVocab: len(task.Terminals()), OutputVocab: len(task.Vocabulary()), Hidden: 3}
-	if err := experiment.PrepareRun(lstm, experiment.Settings{Task: task.Name(), Model: cfg, LR: 0.01}, false); err != nil {
+	if err := protocol.PrepareRun(lstm, protocol.Settings{Task: task.Name(), Model: cfg, LR: 0.01}, false); err != nil {
 		t.Fatal(err)
 	}
 	m, err := nsrnn.New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Save(filepath.Join(lstm, experiment.ModelFile)); err != nil {
+	if err := m.Save(filepath.Join(lstm, protocol.ModelFile)); err != nil {
 		t.Fatal(err)
 	}
 	good := writeFile(t, "0 # 0\n")
@@ -297,18 +297,18 @@ func TestCheckpointAsModel(t *testing.T) {
 		}
 		return stdout
 	}
-	ckpt := filepath.Join(train, experiment.CheckpointFile)
+	ckpt := filepath.Join(train, protocol.CheckpointFile)
 	if got, want := decode("--model", ckpt), decode("--model", train); got != want {
 		t.Errorf("the checkpoint's best model decodes\n%s\nthe run's model\n%s", got, want)
 	}
 	decode("--model", ckpt, "--last")
-	decode("--model", filepath.Join(actions, "ns+s", experiment.CheckpointFile), "--last")
+	decode("--model", filepath.Join(actions, "ns+s", protocol.CheckpointFile), "--last")
 
 	unfinished := filepath.Join(dir, "unfinished")
 	if err := os.MkdirAll(unfinished, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{experiment.RunFile, experiment.CheckpointFile} {
+	for _, f := range []string{protocol.RunFile, protocol.CheckpointFile} {
 		b, err := os.ReadFile(filepath.Join(train, f))
 		if err != nil {
 			t.Fatal(err)
@@ -322,14 +322,14 @@ func TestCheckpointAsModel(t *testing.T) {
 		want string
 	}{
 		{[]string{"--model", train, "--last"}, "--last is for a checkpoint file"},
-		{[]string{"--model", unfinished}, filepath.Join(unfinished, experiment.CheckpointFile)},
+		{[]string{"--model", unfinished}, filepath.Join(unfinished, protocol.CheckpointFile)},
 	} {
 		status, _, stderr := run(append([]string{"viterbi", "--in", in}, c.args...)...)
 		if status == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("viterbi %q: status %d, stderr %q; want an error with %q", c.args, status, stderr, c.want)
 		}
 	}
-	decode("--model", filepath.Join(unfinished, experiment.CheckpointFile))
+	decode("--model", filepath.Join(unfinished, protocol.CheckpointFile))
 
 	eval := func(args ...string) string {
 		t.Helper()
@@ -356,13 +356,13 @@ func TestCheckpointAsModel(t *testing.T) {
 		t.Errorf("eval of the checkpoint's best model\n%s\nof the run's model\n%s", got, want)
 	}
 	// A cfl actions run's task comes from its settings.json, as for viterbi.
-	eval("--model", filepath.Join(actions, "ns+s", experiment.CheckpointFile), "--last")
-	if status, _, stderr := run("eval", "--model", filepath.Join(actions, "ns+s", experiment.CheckpointFile), "--task", "dyck"); status == 0 || !strings.Contains(stderr, actionsSettingsFile) {
+	eval("--model", filepath.Join(actions, "ns+s", protocol.CheckpointFile), "--last")
+	if status, _, stderr := run("eval", "--model", filepath.Join(actions, "ns+s", protocol.CheckpointFile), "--task", "dyck"); status == 0 || !strings.Contains(stderr, actionsSettingsFile) {
 		t.Errorf("eval of a cfl actions run on another task: status %d, stderr %q; want an error naming its %s", status, stderr, actionsSettingsFile)
 	}
 	for _, args := range [][]string{{"--model", train, "--last"}, {"--model", unfinished}} {
 		status, _, stderr := run(append([]string{"eval"}, args...)...)
-		if status == 0 || !strings.Contains(stderr, experiment.CheckpointFile) {
+		if status == 0 || !strings.Contains(stderr, protocol.CheckpointFile) {
 			t.Errorf("eval %q: status %d, stderr %q; want an error naming the checkpoint", args, status, stderr)
 		}
 	}

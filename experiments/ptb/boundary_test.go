@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // --boundary next-chunk trains with the stack update after a chunk's last
@@ -22,7 +22,7 @@ func TestTrainBoundary(t *testing.T) {
 	if _, e, code := runCmd(append([]string{"train", "--data", data, "--out", whole}, next...)...); code != 0 {
 		t.Fatalf("train: %s", e)
 	}
-	if s := readFile(t, filepath.Join(whole, experiment.RunFile)); !strings.Contains(s, `"boundary": "next-chunk"`) {
+	if s := readFile(t, filepath.Join(whole, protocol.RunFile)); !strings.Contains(s, `"boundary": "next-chunk"`) {
 		t.Errorf("run.json does not record the boundary:\n%s", s)
 	}
 	args := append([]string{"train", "--data", data, "--out", part, "--checkpoint-every", "1ns"}, next...)
@@ -35,17 +35,17 @@ func TestTrainBoundary(t *testing.T) {
 	if _, e, code := runCmd("train", "--out", part, "--resume"); code != 0 {
 		t.Fatalf("resume: %s", e)
 	}
-	a, b := readFile(t, filepath.Join(whole, experiment.ModelFile)), readFile(t, filepath.Join(part, experiment.ModelFile))
+	a, b := readFile(t, filepath.Join(whole, protocol.ModelFile)), readFile(t, filepath.Join(part, protocol.ModelFile))
 	if a == "" || a != b {
 		t.Error("the resumed run's model differs from the uninterrupted run's")
 	}
 	if _, e, code := runCmd(append([]string{"train", "--data", data, "--out", in}, tinyModel...)...); code != 0 {
 		t.Fatalf("train in-chunk: %s", e)
 	}
-	if readFile(t, filepath.Join(in, experiment.ModelFile)) == a {
+	if readFile(t, filepath.Join(in, protocol.ModelFile)) == a {
 		t.Error("next-chunk and in-chunk trained the same model")
 	}
-	if s := readFile(t, filepath.Join(in, experiment.RunFile)); strings.Contains(s, "boundary") {
+	if s := readFile(t, filepath.Join(in, protocol.RunFile)); strings.Contains(s, "boundary") {
 		t.Errorf("an in-chunk run.json names a boundary (runs made before the choice have none):\n%s", s)
 	}
 	bad := filepath.Join(root, "bad")

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // TestTrainBadCheckpointEvery: a negative --checkpoint-every is refused
@@ -40,8 +40,8 @@ func TestTrainRefusesCheckpointOfOtherSeed(t *testing.T) {
 			t.Fatalf("train: %s", e)
 		}
 	}
-	ckpt := filepath.Join(b, experiment.CheckpointFile)
-	raw, err := os.ReadFile(filepath.Join(a, experiment.CheckpointFile))
+	ckpt := filepath.Join(b, protocol.CheckpointFile)
+	raw, err := os.ReadFile(filepath.Join(a, protocol.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestEvalHugeBatch(t *testing.T) {
 	// The run copied without its model (as results directories keep
 	// runs), then without its summary too (a run that has not finished).
 	cp := filepath.Join(t.TempDir(), "copy")
-	for _, name := range []string{experiment.RunFile, experiment.SummaryFile, VocabFile} {
+	for _, name := range []string{protocol.RunFile, protocol.SummaryFile, VocabFile} {
 		b, err := os.ReadFile(filepath.Join(out, name))
 		if err != nil {
 			t.Fatal(err)
@@ -147,7 +147,7 @@ func TestEvalHugeBatch(t *testing.T) {
 		if code == 0 || !strings.Contains(e, want) || !strings.Contains(e, cp) || stdout != "" {
 			t.Errorf("eval of a run without its model: code %d, stdout %q, stderr %q; want a refusal with %q", code, stdout, e, want)
 		}
-		os.Remove(filepath.Join(cp, experiment.SummaryFile))
+		os.Remove(filepath.Join(cp, protocol.SummaryFile))
 	}
 }
 
@@ -204,7 +204,7 @@ func TestResumeDamagedRunFile(t *testing.T) {
 	if _, e, code := runCmd(append(args, "--stop-after-steps", "3")...); code != 0 {
 		t.Fatalf("train: %s", e)
 	}
-	path := filepath.Join(out, experiment.RunFile)
+	path := filepath.Join(out, protocol.RunFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

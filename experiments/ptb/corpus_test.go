@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
-	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // wikiCorpus writes the tiny corpus of tinyCorpus under WikiText-2's file
@@ -80,7 +80,7 @@ func TestTrainOtherCorpus(t *testing.T) {
 	if _, e, code := runCmd(append(args, "--epochs", "2", "--resume")...); code == 0 || !strings.Contains(e, valid) {
 		t.Errorf("resume on a changed file: code %d, %s", code, e)
 	}
-	if _, err := os.Stat(filepath.Join(out, experiment.ModelFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, protocol.ModelFile)); err != nil {
 		t.Error(err)
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // tinyLSTM is tinyModel's training with an LSTM, the kind with a GPU
@@ -181,8 +181,8 @@ func TestTrainDeviceCPU(t *testing.T) {
 		t.Errorf("the training line does not name the device:\n%s", e)
 	}
 	mustTrain(t, trainArgs(data, cpu, "--device", "cpu")...)
-	runJSON := readFile(t, filepath.Join(def, experiment.RunFile))
-	if other := readFile(t, filepath.Join(cpu, experiment.RunFile)); other != runJSON {
+	runJSON := readFile(t, filepath.Join(def, protocol.RunFile))
+	if other := readFile(t, filepath.Join(cpu, protocol.RunFile)); other != runJSON {
 		t.Errorf("run.json with --device cpu:\n%s\nwithout:\n%s", other, runJSON)
 	}
 	var keys map[string]json.RawMessage
@@ -192,7 +192,7 @@ func TestTrainDeviceCPU(t *testing.T) {
 	if _, ok := keys["device"]; ok {
 		t.Errorf("run.json of a CPU run has a device:\n%s", runJSON)
 	}
-	model := readFile(t, filepath.Join(def, experiment.ModelFile))
+	model := readFile(t, filepath.Join(def, protocol.ModelFile))
 
 	for _, c := range []struct {
 		name     string
@@ -209,7 +209,7 @@ func TestTrainDeviceCPU(t *testing.T) {
 			mustTrain(t, append(slices.Clone(args), "--device", "cpu", "--stop-after-steps", "40")...)
 			if c.recorded != "" {
 				// As a run started on that GPU wrote it.
-				editFile(t, filepath.Join(out, experiment.RunFile), func(s string) string {
+				editFile(t, filepath.Join(out, protocol.RunFile), func(s string) string {
 					return strings.Replace(s, "{\n", "{\n  \"device\": \""+c.recorded+"\",\n", 1)
 				})
 			}
@@ -220,10 +220,10 @@ func TestTrainDeviceCPU(t *testing.T) {
 			if note := "the run trained on " + c.recorded + " before"; c.recorded != "" && !strings.Contains(e, note) {
 				t.Errorf("the resume on another device does not say %q: %s", note, e)
 			}
-			if got := readFile(t, filepath.Join(out, experiment.RunFile)); got != runJSON {
+			if got := readFile(t, filepath.Join(out, protocol.RunFile)); got != runJSON {
 				t.Errorf("run.json after the resume:\n%s\nwant\n%s", got, runJSON)
 			}
-			if readFile(t, filepath.Join(out, experiment.ModelFile)) != model {
+			if readFile(t, filepath.Join(out, protocol.ModelFile)) != model {
 				t.Error("the resumed run ended on another model than an uninterrupted run")
 			}
 		})

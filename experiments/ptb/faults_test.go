@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // trainArgs are the arguments of a tiny training run of data into out.
@@ -47,7 +47,7 @@ func editFile(t *testing.T, path string, edit func(string) string) {
 // vocabulary digests wrote it: the same settings without them.
 func oldRunJSON(t *testing.T, dir string) {
 	t.Helper()
-	path := filepath.Join(dir, experiment.RunFile)
+	path := filepath.Join(dir, protocol.RunFile)
 	var m map[string]any
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -61,7 +61,7 @@ func oldRunJSON(t *testing.T, dir string) {
 	}
 	delete(m, "data_sha256")
 	delete(m, "vocab_sha256")
-	if err := experiment.WriteJSON(path, m); err != nil {
+	if err := protocol.WriteJSON(path, m); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -238,7 +238,7 @@ func TestResumeOtherData(t *testing.T) {
 	if err := os.MkdirAll(part, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{experiment.RunFile, VocabFile} {
+	for _, f := range []string{protocol.RunFile, VocabFile} {
 		b, err := os.ReadFile(filepath.Join(whole, f))
 		if err != nil {
 			t.Fatal(err)
@@ -249,7 +249,7 @@ func TestResumeOtherData(t *testing.T) {
 	}
 	oldRunJSON(t, part)
 	mustTrain(t, append(args, "--resume", "--stop-after-steps", "20")...)
-	old, _ := os.ReadFile(filepath.Join(part, experiment.RunFile))
+	old, _ := os.ReadFile(filepath.Join(part, protocol.RunFile))
 	if err := os.WriteFile(trainPath, bytes.ReplaceAll(original, []byte("cat"), []byte("cow")), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -260,11 +260,11 @@ func TestResumeOtherData(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustTrain(t, append(args, "--resume")...)
-	if now, _ := os.ReadFile(filepath.Join(part, experiment.RunFile)); !bytes.Equal(now, old) {
+	if now, _ := os.ReadFile(filepath.Join(part, protocol.RunFile)); !bytes.Equal(now, old) {
 		t.Errorf("resuming an old run rewrote its run.json:\n%s\n%s", old, now)
 	}
-	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
-	b, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	a, _ := os.ReadFile(filepath.Join(whole, protocol.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(part, protocol.ModelFile))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Error("the old run, resumed, ended on another model than an uninterrupted run")
 	}
@@ -277,7 +277,7 @@ func TestResumeOtherData(t *testing.T) {
 // vocabAndRun is the content of a run's run.json and vocab.txt.
 func vocabAndRun(t *testing.T, dir string) string {
 	t.Helper()
-	a, _ := os.ReadFile(filepath.Join(dir, experiment.RunFile))
+	a, _ := os.ReadFile(filepath.Join(dir, protocol.RunFile))
 	b, _ := os.ReadFile(filepath.Join(dir, VocabFile))
 	return string(a) + "\x00" + string(b)
 }
@@ -304,7 +304,7 @@ func TestInterruptAndPrintedResume(t *testing.T) {
 	if code != 130 || !found {
 		t.Fatalf("interrupted: status %d, stderr %q; want 130 and a resume command", code, e)
 	}
-	if _, err := os.Stat(filepath.Join(part, experiment.CheckpointFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(part, protocol.CheckpointFile)); err != nil {
 		t.Fatalf("no checkpoint after the interrupt: %v", err)
 	}
 	words := strings.Fields(cmd)
@@ -337,8 +337,8 @@ func TestInterruptAndPrintedResume(t *testing.T) {
 	if !strings.Contains(e, "resuming at epoch") {
 		t.Errorf("the resumed run does not say where it continues: %s", e)
 	}
-	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
-	b, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	a, _ := os.ReadFile(filepath.Join(whole, protocol.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(part, protocol.ModelFile))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Error("the interrupted and resumed run ended on another model than an uninterrupted run")
 	}
@@ -379,7 +379,7 @@ func TestFailedNewRunRemoved(t *testing.T) {
 	if e := mustTrain(t, append(args, "--resume")...); !strings.Contains(e, "removed 3 temporary files") {
 		t.Errorf("the resume does not say it removed the temporary files: %s", e)
 	}
-	for _, n := range append(stale, experiment.LockFile) {
+	for _, n := range append(stale, protocol.LockFile) {
 		if _, err := os.Stat(filepath.Join(out, n)); err == nil {
 			t.Errorf("%s left after the run", n)
 		}
@@ -393,19 +393,19 @@ func TestRunDirectoryLocked(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	args := trainArgs(data, out, "--checkpoint-every", "1ns")
 	mustTrain(t, append(slices.Clone(args), "--stop-after-steps", "5")...)
-	lock, err := experiment.LockDir(out)
+	lock, err := protocol.LockDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := vocabAndRun(t, out)
-	ck, _ := os.ReadFile(filepath.Join(out, experiment.CheckpointFile))
+	ck, _ := os.ReadFile(filepath.Join(out, protocol.CheckpointFile))
 	for _, a := range [][]string{append(slices.Clone(args), "--resume"), {"train", "--out", out, "--resume"}} {
 		_, e, code := runCmd(a...)
 		if code == 0 || !strings.Contains(e, out) || !strings.Contains(e, fmt.Sprintf("process %d", os.Getpid())) {
 			t.Errorf("%v while locked: status %d, %q; want a refusal naming %s and the process", a, code, e, out)
 		}
 	}
-	if ck2, _ := os.ReadFile(filepath.Join(out, experiment.CheckpointFile)); vocabAndRun(t, out) != before || !bytes.Equal(ck, ck2) {
+	if ck2, _ := os.ReadFile(filepath.Join(out, protocol.CheckpointFile)); vocabAndRun(t, out) != before || !bytes.Equal(ck, ck2) {
 		t.Error("a refused run changed the directory")
 	}
 	lock.Release()
@@ -421,10 +421,10 @@ func TestGenerateOnCFLRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Save(filepath.Join(dir, experiment.ModelFile)); err != nil {
+	if err := m.Save(filepath.Join(dir, protocol.ModelFile)); err != nil {
 		t.Fatal(err)
 	}
-	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), experiment.Settings{Task: "dyck", Model: cfg, LR: 0.01}); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(dir, protocol.RunFile), protocol.Settings{Task: "dyck", Model: cfg, LR: 0.01}); err != nil {
 		t.Fatal(err)
 	}
 	for _, withVocab := range []bool{false, true} {
@@ -458,8 +458,8 @@ func TestLineEndsAndBOM(t *testing.T) {
 	mustTrain(t, trainArgs(mac, b, "--epochs", "1")...)
 	va, _ := os.ReadFile(filepath.Join(a, VocabFile))
 	vb, _ := os.ReadFile(filepath.Join(b, VocabFile))
-	ma, _ := os.ReadFile(filepath.Join(a, experiment.ModelFile))
-	mb, _ := os.ReadFile(filepath.Join(b, experiment.ModelFile))
+	ma, _ := os.ReadFile(filepath.Join(a, protocol.ModelFile))
+	mb, _ := os.ReadFile(filepath.Join(b, protocol.ModelFile))
 	if !bytes.Equal(va, vb) || !bytes.Equal(ma, mb) {
 		t.Errorf("CR line ends and a BOM changed the run: vocabularies\n%s\n%s", va, vb)
 	}
@@ -519,7 +519,7 @@ func TestResumeMoreEpochs(t *testing.T) {
 	whole, part := filepath.Join(root, "whole"), filepath.Join(root, "part")
 	mustTrain(t, trainArgs(data, whole, "--epochs", "2")...)
 	mustTrain(t, trainArgs(data, part, "--epochs", "1")...)
-	if _, err := os.Stat(filepath.Join(part, experiment.SummaryFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(part, protocol.SummaryFile)); err != nil {
 		t.Fatalf("the one-epoch run did not finish: %v", err)
 	}
 	if _, e, code := runCmd("train", "--out", part, "--resume", "--epochs", "2", "--lr", "0.25"); code == 0 || !strings.Contains(e, "--lr") {
@@ -529,23 +529,23 @@ func TestResumeMoreEpochs(t *testing.T) {
 	if !strings.Contains(e, "--epochs 2: the run's maximum was 1") {
 		t.Errorf("no note of the new maximum: %q", e)
 	}
-	if _, err := os.Stat(filepath.Join(part, experiment.SummaryFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(part, protocol.SummaryFile)); !os.IsNotExist(err) {
 		t.Errorf("the extended run still has its summary.json while it trains: %v", err)
 	}
 	var rs settings
-	raw, _ := os.ReadFile(filepath.Join(part, experiment.RunFile))
+	raw, _ := os.ReadFile(filepath.Join(part, protocol.RunFile))
 	if err := json.Unmarshal(raw, &rs); err != nil || rs.Epochs != 2 {
 		t.Errorf("run.json after the extension: epochs %d (%v), want 2", rs.Epochs, err)
 	}
 	// A bare resume continues with the recorded maximum.
 	mustTrain(t, "train", "--out", part, "--resume")
-	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
-	b, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	a, _ := os.ReadFile(filepath.Join(whole, protocol.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(part, protocol.ModelFile))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Error("the extended run ended on another model than a run of two epochs from the start")
 	}
 	var sum summary
-	raw, _ = os.ReadFile(filepath.Join(part, experiment.SummaryFile))
+	raw, _ = os.ReadFile(filepath.Join(part, protocol.SummaryFile))
 	if err := json.Unmarshal(raw, &sum); err != nil || sum.Epochs != 2 {
 		t.Errorf("summary after the extension: %d epochs (%v), want 2", sum.Epochs, err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 

@@ -12,7 +12,7 @@ package main
 import (
 	"os"
 
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 )
 
 var prog = cli.New("ptb")

@@ -21,11 +21,11 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/nsrnn/nsrnn/experiment"
+	"github.com/nsrnn/nsrnn/experiments/internal/figure"
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
-	"github.com/nsrnn/nsrnn/internal/figure"
 	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 func init() {
@@ -64,14 +64,14 @@ func (r plotRun) best() float64 {
 }
 
 // ptbModelName names a configuration as the paper's PTB table (and ptb
-// sweep) does (experiment.ModelName): lstm-256, jm-hidden-247,
+// sweep) does (protocol.ModelName): lstm-256, jm-hidden-247,
 // jm-learned-22, rns-1-2, ….
-func ptbModelName(c nsrnn.Config) string { return experiment.ModelName(c) }
+func ptbModelName(c nsrnn.Config) string { return protocol.ModelName(c) }
 
 // ptbModelLabel is a model's name for legends: the paper's label of its
 // kind with its sizes ("LSTM 256", "RNS 1-2", "JM hidden 247").
 func ptbModelLabel(name, kind string) string {
-	label := experiment.KindStyle(kind).Label
+	label := protocol.KindStyle(kind).Label
 	rest := name[min(len(kind)+1, len(name)):]
 	if rest == "" {
 		return label
@@ -109,18 +109,18 @@ func modelOrder(a, b string) int {
 func readPlotRun(dir string) (plotRun, error) {
 	r := plotRun{Dir: dir}
 	var s settings
-	raw, err := readlimit.File(filepath.Join(dir, experiment.RunFile), readlimit.JSON, false)
+	raw, err := readlimit.File(filepath.Join(dir, protocol.RunFile), readlimit.JSON, false)
 	if err != nil {
 		return r, fmt.Errorf("%s: not a ptb run: %w", dir, err)
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return r, fmt.Errorf("%s: %w", filepath.Join(dir, experiment.RunFile), err)
+		return r, fmt.Errorf("%s: %w", filepath.Join(dir, protocol.RunFile), err)
 	}
 	r.Kind, r.Model = s.Model.Kind, ptbModelName(s.Model)
-	if r.Valid, err = readValidPerplexities(filepath.Join(dir, experiment.LogFile)); err != nil {
+	if r.Valid, err = readValidPerplexities(filepath.Join(dir, protocol.LogFile)); err != nil {
 		return r, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, experiment.SummaryFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, protocol.SummaryFile)); err == nil {
 		r.Finished = true
 	}
 	var ev evalResult
@@ -200,7 +200,7 @@ func collectPlotRuns(sweeps, dirs []string) ([]plotRun, error) {
 		if _, err := os.Stat(filepath.Join(s, "sweep.json")); err != nil {
 			return nil, fmt.Errorf("--sweep %s: not a ptb sweep: %w", s, err)
 		}
-		found, err := filepath.Glob(filepath.Join(s, "*", "run-*", experiment.RunFile))
+		found, err := filepath.Glob(filepath.Join(s, "*", "run-*", protocol.RunFile))
 		if err != nil {
 			return nil, err
 		}

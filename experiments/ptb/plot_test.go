@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/figure"
+	"github.com/nsrnn/nsrnn/experiments/internal/figure"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // fakePTBRun writes a run directory with the given validation
@@ -25,23 +25,23 @@ func fakePTBRun(t *testing.T, dir string, cfg nsrnn.Config, valid []float64, tes
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), settings{Model: cfg, LR: 1, Clip: 1}); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(dir, protocol.RunFile), settings{Model: cfg, LR: 1, Clip: 1}); err != nil {
 		t.Fatal(err)
 	}
 	var log strings.Builder
 	for e, v := range valid {
 		fmt.Fprintf(&log, `{"epoch":%d,"train_loss":6,"valid_cross_entropy":%v}`+"\n", e+1, math.Log(v))
 	}
-	if err := os.WriteFile(filepath.Join(dir, experiment.LogFile), []byte(log.String()), 0o666); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, protocol.LogFile), []byte(log.String()), 0o666); err != nil {
 		t.Fatal(err)
 	}
 	if finished {
-		if err := experiment.WriteJSON(filepath.Join(dir, experiment.SummaryFile), summary{Model: cfg}); err != nil {
+		if err := protocol.WriteJSON(filepath.Join(dir, protocol.SummaryFile), summary{Model: cfg}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if test > 0 {
-		if err := experiment.WriteJSON(filepath.Join(dir, "eval-test.json"), evalResult{Split: "test", Perplexity: test}); err != nil {
+		if err := protocol.WriteJSON(filepath.Join(dir, "eval-test.json"), evalResult{Split: "test", Perplexity: test}); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "sg.json"), []byte(fmt.Sprintf(`{"level":"pair","sg_score":%v}`, sg)), 0o666); err != nil {
@@ -126,14 +126,14 @@ func TestPlot(t *testing.T) {
 func TestPlotSweepAndErrors(t *testing.T) {
 	dir := t.TempDir()
 	sweep := filepath.Join(dir, "sweep")
-	if err := experiment.WriteJSON(filepath.Join(sweep, "sweep.json"), sweepSettings{Runs: 1}); err == nil {
+	if err := protocol.WriteJSON(filepath.Join(sweep, "sweep.json"), sweepSettings{Runs: 1}); err == nil {
 		// WriteJSON needs the directory.
 		t.Fatal("expected an error writing into a missing directory")
 	}
 	if err := os.MkdirAll(sweep, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if err := experiment.WriteJSON(filepath.Join(sweep, "sweep.json"), sweepSettings{Runs: 1}); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(sweep, "sweep.json"), sweepSettings{Runs: 1}); err != nil {
 		t.Fatal(err)
 	}
 	jm := nsrnn.Config{Kind: nsrnn.JM, Hidden: 247, PushHiddenState: true, DepthLimit: 10}
@@ -155,14 +155,14 @@ func TestPlotSweepAndErrors(t *testing.T) {
 
 	bad := filepath.Join(dir, "bad")
 	fakePTBRun(t, bad, jm, []float64{500}, 0, 0, false)
-	if err := os.WriteFile(filepath.Join(bad, experiment.LogFile), []byte(`{"epoch":2,"valid_cross_entropy":6}`+"\n"), 0o666); err != nil {
+	if err := os.WriteFile(filepath.Join(bad, protocol.LogFile), []byte(`{"epoch":2,"valid_cross_entropy":6}`+"\n"), 0o666); err != nil {
 		t.Fatal(err)
 	}
 	empty := filepath.Join(dir, "empty")
 	fakePTBRun(t, empty, jm, nil, 0, 0, false)
 	negative := filepath.Join(dir, "negative")
 	fakePTBRun(t, negative, jm, []float64{500}, 0, 0, false)
-	if err := os.WriteFile(filepath.Join(negative, experiment.LogFile), []byte(`{"epoch":1,"valid_cross_entropy":-1}`+"\n"), 0o666); err != nil {
+	if err := os.WriteFile(filepath.Join(negative, protocol.LogFile), []byte(`{"epoch":1,"valid_cross_entropy":-1}`+"\n"), 0o666); err != nil {
 		t.Fatal(err)
 	}
 	// One epoch at perplexity 1 draws (gonum's widening of a one-value
@@ -217,7 +217,7 @@ func TestPTBModelName(t *testing.T) {
 		}
 		label := tc.label
 		if label == "" {
-			label = experiment.KindStyle(tc.cfg.Kind).Label + " 1-2"
+			label = protocol.KindStyle(tc.cfg.Kind).Label + " 1-2"
 		}
 		if got := ptbModelLabel(name, tc.cfg.Kind); got != label {
 			t.Errorf("ptbModelLabel(%q) = %q, want %q", name, got, label)

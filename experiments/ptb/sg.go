@@ -12,7 +12,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/nsrnn/nsrnn/data/syntaxgym"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 

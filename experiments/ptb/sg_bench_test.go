@@ -6,8 +6,8 @@ import (
 
 	"github.com/nsrnn/nsrnn/data/ptb"
 	"github.com/nsrnn/nsrnn/data/syntaxgym"
-	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // BenchmarkSGSuites scores the 33 shared SyntaxGym suites with an
@@ -30,13 +30,13 @@ func BenchmarkSGSuites(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := m.Save(filepath.Join(dir, experiment.ModelFile)); err != nil {
+	if err := m.Save(filepath.Join(dir, protocol.ModelFile)); err != nil {
 		b.Fatal(err)
 	}
 	if err := v.Save(filepath.Join(dir, VocabFile)); err != nil {
 		b.Fatal(err)
 	}
-	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), settings{Model: cfg, Batch: 32, BPTT: 35}); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(dir, protocol.RunFile), settings{Model: cfg, Batch: 32, BPTT: 35}); err != nil {
 		b.Fatal(err)
 	}
 	src, err := modelSource(dir, nsrnn.CPU, false, 32, false, newUnknownWords(), nil)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/nsrnn/nsrnn/data/ptb"
 	"github.com/nsrnn/nsrnn/data/syntaxgym"
-	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // toyRun writes a PTB run directory whose model ignores its context: every
@@ -35,13 +35,13 @@ func toyRun(t *testing.T) string {
 	}
 	bias := m.Params()[len(m.Params())-1].Data()
 	copy(bias, []float64{0, 1, 1, 2, -1, 0})
-	if err := m.Save(filepath.Join(dir, experiment.ModelFile)); err != nil {
+	if err := m.Save(filepath.Join(dir, protocol.ModelFile)); err != nil {
 		t.Fatal(err)
 	}
 	if err := v.Save(filepath.Join(dir, VocabFile)); err != nil {
 		t.Fatal(err)
 	}
-	if err := experiment.WriteJSON(filepath.Join(dir, experiment.RunFile), settings{Data: dir, Model: cfg, Batch: 2, BPTT: 5}); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(dir, protocol.RunFile), settings{Data: dir, Model: cfg, Batch: 2, BPTT: 5}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

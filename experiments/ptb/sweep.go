@@ -21,10 +21,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 func init() {
@@ -397,8 +397,8 @@ func legacySweep(dir string) bool {
 // differ.
 func prepareSweep(dir string, s sweepSettings) error {
 	path := filepath.Join(dir, "sweep.json")
-	exists, err := experiment.CheckSettingsFile(path, s)
-	if se, ok := errors.AsType[*experiment.SettingsError](err); ok {
+	exists, err := protocol.CheckSettingsFile(path, s)
+	if se, ok := errors.AsType[*protocol.SettingsError](err); ok {
 		return fmt.Errorf("--out: %s holds a sweep with other settings (%s); use another directory", dir, strings.Join(se.Diffs, "; "))
 	} else if err != nil {
 		return fmt.Errorf("--out: %w", err)
@@ -406,13 +406,13 @@ func prepareSweep(dir string, s sweepSettings) error {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	if err := experiment.CheckWritable(dir); err != nil {
+	if err := protocol.CheckWritable(dir); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	if exists {
 		return nil
 	}
-	return experiment.WriteJSON(path, s)
+	return protocol.WriteJSON(path, s)
 }
 
 // tookLine is the time of a finished run for its progress line: a resumed
@@ -424,7 +424,7 @@ func tookLine(r cli.SweepResult) string {
 		return took
 	}
 	var sum summary
-	if ok, err := readOptionalJSON(filepath.Join(r.Run.Dir, experiment.SummaryFile), &sum); err != nil || !ok {
+	if ok, err := readOptionalJSON(filepath.Join(r.Run.Dir, protocol.SummaryFile), &sum); err != nil || !ok {
 		return took + " (resumed)"
 	}
 	return fmt.Sprintf("%s (resumed; %.0fs of training in all)", took, sum.ElapsedSeconds)
@@ -520,7 +520,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			var sum summary
-			b, err := readlimit.File(filepath.Join(d, experiment.SummaryFile), readlimit.JSON, false)
+			b, err := readlimit.File(filepath.Join(d, protocol.SummaryFile), readlimit.JSON, false)
 			if err != nil {
 				continue
 			}
@@ -529,7 +529,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			var rs settings
-			b, _ = readlimit.File(filepath.Join(d, experiment.RunFile), readlimit.JSON, false)
+			b, _ = readlimit.File(filepath.Join(d, protocol.RunFile), readlimit.JSON, false)
 			_ = json.Unmarshal(b, &rs)
 			n++
 			if best == nil || sum.BestValidPerplexity < best.ValidPerplexity {
@@ -554,7 +554,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if len(rows) == 0 {
 		return fmt.Errorf("--sweep %s: no model has a finished run: nothing to select", *sweep)
 	}
-	if err := experiment.WriteJSON(filepath.Join(*sweep, "selected.json"), rows); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(*sweep, "selected.json"), rows); err != nil {
 		return err
 	}
 	if *asJSON {

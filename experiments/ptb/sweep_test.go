@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // TestSweepAndSelect runs a small sweep in process and selects its best
@@ -373,7 +373,7 @@ func TestSweepResumedTime(t *testing.T) {
 	if err := os.MkdirAll(runs[1].Dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(runs[1].Dir, experiment.RunFile), []byte("{}"), 0o666); err != nil {
+	if err := os.WriteFile(filepath.Join(runs[1].Dir, protocol.RunFile), []byte("{}"), 0o666); err != nil {
 		t.Fatal(err)
 	}
 	run := func(args []string, logPath string, threads int, sigs <-chan os.Signal) error {
@@ -381,7 +381,7 @@ func TestSweepResumedTime(t *testing.T) {
 		if err := os.MkdirAll(d, 0o777); err != nil {
 			return err
 		}
-		return experiment.WriteJSON(filepath.Join(d, experiment.SummaryFile), summary{ElapsedSeconds: 4321})
+		return protocol.WriteJSON(filepath.Join(d, protocol.SummaryFile), summary{ElapsedSeconds: 4321})
 	}
 	var stderr bytes.Buffer
 	if err := execute(runs, 1, 0, run, &stderr); err != nil {
@@ -430,7 +430,7 @@ func TestSweepDryRunProgress(t *testing.T) {
 	log := `{"epoch":1,"valid_cross_entropy":5,"lower_bound":0,"valid_cross_entropy_diff":5,"epoch_seconds":1800}
 {"epoch":2,"valid_cross_entropy":4.8283137373023015,"lower_bound":0,"valid_cross_entropy_diff":4.8283137373023015,"epoch_seconds":1795.2}
 `
-	if err := os.WriteFile(filepath.Join(dir, experiment.LogFile), []byte(log), 0o666); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, protocol.LogFile), []byte(log), 0o666); err != nil {
 		t.Fatal(err)
 	}
 	lines = dry()

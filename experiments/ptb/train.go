@@ -20,10 +20,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
-	"github.com/nsrnn/nsrnn/experiment"
-	"github.com/nsrnn/nsrnn/internal/cli"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 func init() {
@@ -350,7 +350,7 @@ var savedFlags = []struct {
 }
 
 // settingFlags names the flag of each key of run.json (nested keys joined
-// with dots, as experiment.SettingsError writes them).
+// with dots, as protocol.SettingsError writes them).
 var settingFlags = map[string]string{
 	"data": "--data", "files.train": "--train", "files.valid": "--valid", "files.test": "--test", "vocab_size": "--vocab-size",
 	"files": "--train, --valid, --test", "model.kind": "--model", "model.hidden": "--hidden", "model.embedding": "--hidden",
@@ -366,7 +366,7 @@ var settingFlags = map[string]string{
 // readRunSettings reads the settings of the run in dir; exists is false
 // when dir holds no run.json.
 func readRunSettings(dir string) (s settings, exists bool, err error) {
-	path := filepath.Join(dir, experiment.RunFile)
+	path := filepath.Join(dir, protocol.RunFile)
 	raw, err := readlimit.File(path, readlimit.JSON, false)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -422,7 +422,7 @@ func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) err
 			return err
 		}
 	}
-	path := filepath.Join(dir, experiment.RunFile)
+	path := filepath.Join(dir, protocol.RunFile)
 	given := *s
 	given.DataSHA256, given.VocabSHA256 = saved.DataSHA256, saved.VocabSHA256
 	// --epochs may change: a run's maximum is extended (a draw of a
@@ -430,8 +430,8 @@ func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) err
 	// and --device: a run started on a GPU resumes on the CPU and the
 	// other way round.
 	given.Epochs, given.Device = saved.Epochs, saved.Device
-	if _, err := experiment.CheckSettingsFile(path, given); err != nil {
-		se, ok := errors.AsType[*experiment.SettingsError](err)
+	if _, err := protocol.CheckSettingsFile(path, given); err != nil {
+		se, ok := errors.AsType[*protocol.SettingsError](err)
 		if !ok {
 			return fmt.Errorf("--resume: %w", err)
 		}
@@ -459,7 +459,7 @@ func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) err
 // model, which nsrnn compares itself, and the maximum number of epochs and
 // the device, which a resume may change.
 func checkpointSettings(s settings) (map[string]string, error) {
-	return experiment.CheckpointSettings(s, "model", "epochs", "device")
+	return protocol.CheckpointSettings(s, "model", "epochs", "device")
 }
 
 // updateRun records in the run's run.json the settings s of a resume
@@ -472,8 +472,8 @@ func updateRun(dir string, s, was settings, stderr io.Writer) error {
 	if s.Epochs == was.Epochs {
 		flag = "--device"
 	}
-	path := filepath.Join(dir, experiment.RunFile)
-	if err := experiment.WriteJSON(path, s); err != nil {
+	path := filepath.Join(dir, protocol.RunFile)
+	if err := protocol.WriteJSON(path, s); err != nil {
 		return fmt.Errorf("%s: %w", flag, err)
 	}
 	if s.Device != was.Device {
@@ -484,7 +484,7 @@ func updateRun(dir string, s, was settings, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "--epochs %d: the run's maximum was %d; %s updated\n", s.Epochs, was.Epochs, path)
 	if s.Epochs > was.Epochs {
-		for _, f := range []string{experiment.SummaryFile, experiment.ModelFile} {
+		for _, f := range []string{protocol.SummaryFile, protocol.ModelFile} {
 			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("--epochs: %w", err)
 			}
@@ -591,15 +591,15 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			// A run that cannot be resumed (no checkpoint, not
 			// finished) is refused before anything is written:
 			// resuming it would start again from epoch 1 over its log.
-			if err := cli.CheckResumable(*out, experiment.RunFile); err != nil {
+			if err := cli.CheckResumable(*out, protocol.RunFile); err != nil {
 				return err
 			}
 			saved = &ss
-			if err := saved.checkSaved(filepath.Join(*out, experiment.RunFile)); err != nil {
+			if err := saved.checkSaved(filepath.Join(*out, protocol.RunFile)); err != nil {
 				return fmt.Errorf("--resume: %w", err)
 			}
 			if err := applySaved(fs, saved); err != nil {
-				return fmt.Errorf("--resume: %s: %w", filepath.Join(*out, experiment.RunFile), err)
+				return fmt.Errorf("--resume: %s: %w", filepath.Join(*out, protocol.RunFile), err)
 			}
 		}
 	}
@@ -683,7 +683,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	m, err := nsrnn.New(s.Model, experiment.InitSeed(s.Seed))
+	m, err := nsrnn.New(s.Model, protocol.InitSeed(s.Seed))
 	if err != nil {
 		return err
 	}
@@ -728,14 +728,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if saved != nil {
 		open.Epochs, open.Device = saved.Epochs, saved.Device
 	}
-	rd, err := cli.OpenRunDir(*out, experiment.RunFile, open, *resume, stderr)
+	rd, err := cli.OpenRunDir(*out, protocol.RunFile, open, *resume, stderr)
 	if err != nil {
 		return err
 	}
 	ok := false
 	defer func() { rd.Close(ok, VocabFile) }()
 	intr.OnForcedExit(func() string {
-		if _, err := os.Stat(filepath.Join(*out, experiment.CheckpointFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(*out, protocol.CheckpointFile)); err != nil {
 			created := rd.Created
 			rd.Close(false, VocabFile) // a new run without a checkpoint leaves nothing behind
 			if created {
@@ -767,9 +767,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			if built != s.VocabSHA256 {
-				return fmt.Errorf("--resume: the vocabulary of %s (SHA-256 %s) is not the one %s records (%s)", s.splits()[0].path, short(built), experiment.RunFile, short(s.VocabSHA256))
+				return fmt.Errorf("--resume: the vocabulary of %s (SHA-256 %s) is not the one %s records (%s)", s.splits()[0].path, short(built), protocol.RunFile, short(s.VocabSHA256))
 			}
-			fmt.Fprintf(stderr, "%s was not the run's vocabulary (SHA-256 %s, %s records %s): written again from the corpus\n", vocabPath, short(h), experiment.RunFile, short(s.VocabSHA256))
+			fmt.Fprintf(stderr, "%s was not the run's vocabulary (SHA-256 %s, %s records %s): written again from the corpus\n", vocabPath, short(h), protocol.RunFile, short(s.VocabSHA256))
 			write = true
 		}
 	}
@@ -802,11 +802,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		Optimizer: nsrnn.NewSGD(s.LR), Clip: s.Clip,
 		Schedule:  &nsrnn.Plateau{Factor: s.Decay, Patience: 0, Threshold: 1e-4},
 		EarlyStop: s.EarlyStop, MaxEpochs: s.Epochs,
-		Checkpoint: filepath.Join(*out, experiment.CheckpointFile), CheckpointEvery: *every,
+		Checkpoint: filepath.Join(*out, protocol.CheckpointFile), CheckpointEvery: *every,
 		Settings: ckptSettings,
 	}
 	label := s.Model.Kind
-	recs := nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(*out, experiment.LogFile)),
+	recs := nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(*out, protocol.LogFile)),
 		progress(stderr, label, s.Batch*s.BPTT, terminal, *report), intr.CheckpointRecorder()}
 	if *stopAfter > 0 {
 		steps := 0
@@ -846,7 +846,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "stopped; continue with: %s\n", again)
 		return nil
 	}
-	if err := m.Save(filepath.Join(*out, experiment.ModelFile)); err != nil {
+	if err := m.Save(filepath.Join(*out, protocol.ModelFile)); err != nil {
 		return err
 	}
 	sum := summary{
@@ -862,7 +862,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if res.ElapsedSeconds > 0 {
 		sum.TrainTokensPerSecond = float64(trainB.NumTargets()*res.Epochs) / res.ElapsedSeconds
 	}
-	if err := experiment.WriteJSON(filepath.Join(*out, experiment.SummaryFile), sum); err != nil {
+	if err := protocol.WriteJSON(filepath.Join(*out, protocol.SummaryFile), sum); err != nil {
 		return err
 	}
 	ok = true
@@ -1031,7 +1031,7 @@ func splitFile(run, dataDir, split string, files map[string]string) (string, err
 	case err != nil:
 		return "", fmt.Errorf("--model %s: %w", run, err)
 	case !exists || (s.Data == "" && s.Files == nil):
-		return "", fmt.Errorf("--data or --%s is required: --model %s has no %s naming its corpus", split, run, experiment.RunFile)
+		return "", fmt.Errorf("--data or --%s is required: --model %s has no %s naming its corpus", split, run, protocol.RunFile)
 	}
 	for _, sp := range s.splits() {
 		if sp.key == split || sp.key == names[split] {
@@ -1063,19 +1063,19 @@ func loadRun(dir string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
 	case err != nil:
 		return nil, nil, s, fmt.Errorf("--model %s: %w", dir, err)
 	case !exists:
-		return nil, nil, s, fmt.Errorf("--model %s: not a ptb run: no %s", dir, experiment.RunFile)
+		return nil, nil, s, fmt.Errorf("--model %s: not a ptb run: no %s", dir, protocol.RunFile)
 	case s.Data == "" && s.Files == nil:
-		return nil, nil, s, fmt.Errorf("--model %s: not a ptb train run: its %s names no corpus (\"data\" or \"files\"); a cfl run?", dir, experiment.RunFile)
+		return nil, nil, s, fmt.Errorf("--model %s: not a ptb train run: its %s names no corpus (\"data\" or \"files\"); a cfl run?", dir, protocol.RunFile)
 	}
-	mp := filepath.Join(dir, experiment.ModelFile)
+	mp := filepath.Join(dir, protocol.ModelFile)
 	if _, err := os.Stat(mp); errors.Is(err, os.ErrNotExist) {
-		return nil, nil, s, fmt.Errorf("--model: %w", experiment.MissingModel(dir))
+		return nil, nil, s, fmt.Errorf("--model: %w", protocol.MissingModel(dir))
 	}
 	m, err := nsrnn.Load(mp)
 	if err != nil {
 		return nil, nil, s, err
 	}
-	if err := experiment.CheckRunModel(m, s.Model, mp); err != nil {
+	if err := protocol.CheckRunModel(m, s.Model, mp); err != nil {
 		return nil, nil, s, fmt.Errorf("--model %s: %w", dir, err)
 	}
 	vp := filepath.Join(dir, VocabFile)
@@ -1085,7 +1085,7 @@ func loadRun(dir string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
 			return nil, nil, s, fmt.Errorf("--model %s: %w", dir, err)
 		}
 		if h != s.VocabSHA256 {
-			return nil, nil, s, fmt.Errorf("--model %s: %s is not the vocabulary the run was trained with (SHA-256 %s; %s records %s): restore the run's file", dir, vp, short(h), experiment.RunFile, short(s.VocabSHA256))
+			return nil, nil, s, fmt.Errorf("--model %s: %s is not the vocabulary the run was trained with (SHA-256 %s; %s records %s): restore the run's file", dir, vp, short(h), protocol.RunFile, short(s.VocabSHA256))
 		}
 	}
 	v, err := ptb.LoadVocab(vp, nil)

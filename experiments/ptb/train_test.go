@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nsrnn/nsrnn/experiment"
 	"github.com/nsrnn/nsrnn/nsrnn"
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // tinyCorpus writes a small corpus with the PTB file names: sentences of
@@ -63,7 +63,7 @@ func TestTrainResumeBitIdentical(t *testing.T) {
 	if code != 0 || !strings.Contains(e, "--resume") {
 		t.Fatalf("stopped run: code %d, %s", code, e)
 	}
-	if _, err := os.Stat(filepath.Join(part, experiment.ModelFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(part, protocol.ModelFile)); err == nil {
 		t.Fatal("a stopped run wrote its model")
 	}
 	if _, e, code := runCmd(args...); code == 0 {
@@ -88,13 +88,13 @@ func TestTrainResumeBitIdentical(t *testing.T) {
 	if va, vb := readFile(t, filepath.Join(whole, VocabFile)), readFile(t, filepath.Join(part, VocabFile)); va != vb {
 		t.Errorf("vocab.txt after resume:\n%s\nwant\n%s", vb, va)
 	}
-	a, _ := os.ReadFile(filepath.Join(whole, experiment.ModelFile))
-	b, _ := os.ReadFile(filepath.Join(part, experiment.ModelFile))
+	a, _ := os.ReadFile(filepath.Join(whole, protocol.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(part, protocol.ModelFile))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Error("the resumed run's model differs from the uninterrupted run's")
 	}
-	la, _ := experiment.ReadLog(filepath.Join(whole, experiment.LogFile))
-	lb, _ := experiment.ReadLog(filepath.Join(part, experiment.LogFile))
+	la, _ := protocol.ReadLog(filepath.Join(whole, protocol.LogFile))
+	lb, _ := protocol.ReadLog(filepath.Join(part, protocol.LogFile))
 	for i := range la {
 		la[i].ElapsedSeconds, la[i].EpochSeconds = 0, 0
 	}
@@ -114,7 +114,7 @@ func TestTrainResumeBitIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sum summary
-	raw, _ := os.ReadFile(filepath.Join(whole, experiment.SummaryFile))
+	raw, _ := os.ReadFile(filepath.Join(whole, protocol.SummaryFile))
 	if err := json.Unmarshal(raw, &sum); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestTrainPrecision(t *testing.T) {
 			t.Fatalf("train: %s", e)
 		}
 		var s settings
-		raw, _ := os.ReadFile(filepath.Join(out, experiment.RunFile))
+		raw, _ := os.ReadFile(filepath.Join(out, protocol.RunFile))
 		if err := json.Unmarshal(raw, &s); err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestTrainPrecision(t *testing.T) {
 		return res.Perplexity
 	}
 	var sum summary
-	raw, _ := os.ReadFile(filepath.Join(runs["float32"], experiment.SummaryFile))
+	raw, _ := os.ReadFile(filepath.Join(runs["float32"], protocol.SummaryFile))
 	if err := json.Unmarshal(raw, &sum); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestTrainResumeWithoutCheckpoint(t *testing.T) {
 	if _, e, code := runCmd(append(args, "--resume")...); code != 0 {
 		t.Fatalf("--resume of a finished run: %s", e)
 	}
-	for _, f := range []string{experiment.CheckpointFile, experiment.SummaryFile, experiment.ModelFile} {
+	for _, f := range []string{protocol.CheckpointFile, protocol.SummaryFile, protocol.ModelFile} {
 		if err := os.Remove(filepath.Join(out, f)); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
@@ -261,7 +261,7 @@ func TestTrainResumeWithoutCheckpoint(t *testing.T) {
 	if code == 0 {
 		t.Fatal("--resume of a run without its checkpoint: no error")
 	}
-	for _, want := range []string{"--resume", out, experiment.CheckpointFile, "remove " + out, "drop --resume"} {
+	for _, want := range []string{"--resume", out, protocol.CheckpointFile, "remove " + out, "drop --resume"} {
 		if !strings.Contains(e, want) {
 			t.Errorf("stderr %q does not say %q", e, want)
 		}

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package experiment
-
-import "os"
-
-// flock does nothing where there is no flock(2): the directory is not
-// locked.
-func flock(*os.File) (bool, error) { return true, nil }
