@@ -454,19 +454,19 @@ func TestPlotOneTaskCanvas(t *testing.T) {
 func TestFitCaption(t *testing.T) {
 	const caption = "Figure 1: cross-entropy difference on the validation set during training (best run of each model)"
 	w := 4.5 * vg.Inch
-	text, band := fitCaption(caption, w)
+	text, band := figure.FitCaption(caption, w)
 	lines := strings.Split(text, "\n")
 	if len(lines) < 2 || strings.Join(lines, " ") != caption {
 		t.Errorf("caption wrapped into %q", lines)
 	}
 	for _, l := range lines {
-		if lw := captionStyle().Width(l); lw > w {
+		if lw := figure.CaptionStyle().Width(l); lw > w {
 			t.Errorf("caption line %q is %v wide, more than the figure's %v", l, lw, w)
 		}
 	}
-	one, oneBand := fitCaption(caption, 20*vg.Inch)
+	one, oneBand := figure.FitCaption(caption, 20*vg.Inch)
 	if one != caption || oneBand != vg.Points(24) || band <= oneBand {
-		t.Errorf("fitCaption: %q in %v on a wide figure, %v on a narrow one", one, oneBand, band)
+		t.Errorf("figure.FitCaption: %q in %v on a wide figure, %v on a narrow one", one, oneBand, band)
 	}
 }
 

@@ -258,7 +258,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	return sweepCommand(args, stdout, stderr, cli.Subprocess(exe))
 }
 
-func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Runner) error {
+func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Launcher) error {
 	fs := prog.FlagSet("sweep", stdout)
 	taskList := fs.String("task", "", "comma-separated tasks, or all (the paper's five), or "+data.Group2023+" (the seven of the authors' 2023 release) (required, or --grammar-file, or --train and --valid): "+taskNames())
 	params := taskParamFlags(fs)

@@ -432,7 +432,7 @@ func tookLine(r cli.SweepResult) string {
 
 // execute trains the unfinished runs, jobs at a time, with run (each in a
 // subprocess of this program).
-func execute(runs []cli.SweepRun, jobs, retries int, run cli.Runner, stderr io.Writer) error {
+func execute(runs []cli.SweepRun, jobs, retries int, run cli.Launcher, stderr io.Writer) error {
 	var failed []string
 	interrupt := make(chan os.Signal, 2)
 	notifySweepSignals(interrupt)

@@ -253,7 +253,7 @@ func TestSweepFiles(t *testing.T) {
 }
 
 // inProcess runs a sweep's run in this process (the sweep executor's
-// Runner).
+// Launcher).
 func inProcess(args []string, logPath string, threads int, _ <-chan os.Signal) error {
 	if code := prog.Main(args, io.Discard, io.Discard); code != 0 {
 		return fmt.Errorf("exit %d", code)
