@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // The encoding of a State: stateMagic, then the header States, Symbols,
@@ -268,4 +269,82 @@ func TapeBytes(c Config, batch, maxSteps int) float64 {
 		v = blocks*m + capPos*(2*v+m) // P, V, Vbar and the per-row reading adjoints
 	}
 	return float64(batch) * 8 * (blocks*(4*m*m+2) + capPos*m*float64(c.States)*4 + v)
+}
+
+func (s *seq) saveState(np int, st *seqState) {
+	m, mm := s.m, s.m*s.m
+	off := s.np - np
+	// The slices of st are overwritten, their memory reused when large
+	// enough (Tape.StateInto).
+	st.la = append(st.la[:0], s.la[off*m:s.np*m]...)
+	st.aE = append(st.aE[:0], s.aE[off*m:s.np*m]...)
+	st.abar = append(st.abar[:0], s.abar[off:s.np]...)
+	st.psi = append(st.psi[:0], s.psi[off:s.np]...)
+	if s.M == 0 {
+		// The NS stack carries its potential relative to the oldest
+		// position; the vector stack carries it as it is, so that a run
+		// continued from the state equals the whole run bit for bit.
+		for i := range st.psi {
+			st.psi[i] -= s.psi[off]
+		}
+	}
+	nb := np * (np - 1) / 2 // the blocks (a, b), a < b < np
+	st.E = slices.Grow(st.E[:0], nb*mm)
+	st.Lx = slices.Grow(st.Lx[:0], nb*mm)
+	st.beta = slices.Grow(st.beta[:0], nb)
+	for a := 0; a < np; a++ {
+		for b := a + 1; b < np; b++ {
+			bi := s.blk(a+off, b+off)
+			st.E = append(st.E, s.E[bi*mm:(bi+1)*mm]...)
+			st.Lx = append(st.Lx, s.Lx[bi*mm:(bi+1)*mm]...)
+			st.beta = append(st.beta, s.beta[bi])
+		}
+	}
+	if s.M > 0 {
+		st.V = append(st.V[:0], s.V[(off+1)*s.M:s.np*s.M]...)
+		// The factors hb as the steps made them (scaled, not by exp).
+		st.hb = slices.Grow(st.hb[:0], nb)
+		for a := 0; a < np; a++ {
+			for b := a + 1; b < np; b++ {
+				st.hb = append(st.hb, s.hb[s.blk(a+off, b+off)])
+			}
+		}
+	}
+}
+
+func (s *seq) beginState(np int, st *seqState) {
+	m, mm := s.m, s.m*s.m
+	copy(s.la, st.la)
+	copy(s.aE, st.aE)
+	copy(s.abar, st.abar)
+	copy(s.psi, st.psi)
+	for p := 0; p < np; p++ {
+		s.ha[p] = hfac(s.abar[p] - s.psi[p])
+	}
+	clear(s.Ca[:np*m])
+	clear(s.AXa[:np*m])
+	clear(s.rowLive)
+	j := 0
+	for a := 0; a < np; a++ {
+		for b := a + 1; b < np; b++ {
+			bi := s.blk(a, b)
+			copy(s.E[bi*mm:(bi+1)*mm], st.E[j*mm:(j+1)*mm])
+			copy(s.Lx[bi*mm:(bi+1)*mm], st.Lx[j*mm:(j+1)*mm])
+			s.markRows(a, bi)
+			s.beta[bi] = st.beta[j]
+			if st.hb != nil {
+				s.hb[bi] = st.hb[j]
+			} else {
+				s.setH(a, b)
+			}
+			s.clearAdj(bi)
+			j++
+		}
+	}
+	if s.M > 0 {
+		copy(s.V[s.M:np*s.M], st.V)
+		clear(s.Vbar[:np*s.M])
+	}
+	s.np = np
+	s.base = np - 1
 }
