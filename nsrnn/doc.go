@@ -179,11 +179,12 @@
 //
 // # Adding a model kind
 //
-// A kind is one file: a Kind passed to RegisterKind from an init function.
-// The library's are kind1_lstm.go, kind2_gref.go, kind3_jm.go, kind4_ns.go
-// (the four NS variants) and kind5_vrns.go, registered in the order of
-// their file names; a kind added to the library is a kind6_….go. A package
-// outside this module registers its kind the same way, when it is
+// A kind is one file: a Kind passed to RegisterKind. The library's are
+// declared in kind_lstm.go, kind_gref.go, kind_jm.go, kind_ns.go (the four
+// NS variants) and kind_vrns.go, and registered in the explicit order of
+// one list in kinds.go (that of AllKinds); a kind added to the library is
+// a kind_….go and an entry of that list. A package outside this module
+// registers its kind from an init function, when it is
 // imported, and its models are then built, validated, trained (Train,
 // Fit), run as streams, saved and loaded like the library's; the program
 // that loads a saved model imports the package that registers its kind.

@@ -13,9 +13,9 @@ import (
 // Kind declares one model kind: its name, the configuration fields it
 // uses (its hyperparameters, with their checks),
 // its stack's constructor and sizes, and what it can do. A kind is one
-// declaration passed to RegisterKind, in a file of its own (kind1_lstm.go,
-// kind2_gref.go, kind3_jm.go, kind4_ns.go and kind5_vrns.go hold the
-// library's): Config.Validate, CountParams, New, the command-line flags,
+// declaration passed to RegisterKind, in a file of its own (kind_lstm.go,
+// kind_gref.go, kind_jm.go, kind_ns.go and kind_vrns.go hold the
+// library's, registered in the order of one list): Config.Validate, CountParams, New, the command-line flags,
 // run names, figures and the programs' lists of kinds all read the
 // declarations, so that adding a kind, in this module or outside it, is
 // one new file.
@@ -189,6 +189,18 @@ func (c Config) FieldSet(field string) bool {
 var registry struct {
 	sync.RWMutex
 	kinds []Kind
+}
+
+// The library's kinds, registered in this order (that of AllKinds): the
+// paper's, then those added since.
+func init() {
+	for _, k := range []Kind{
+		lstmKind(), grefKind(), jmKind(),
+		nsKind(NS, true, false), nsKind(NSS, true, true), nsKind(NSU, false, false), nsKind(RNS, false, true),
+		vrnsKind(),
+	} {
+		RegisterKind(k)
+	}
 }
 
 // RegisterKind adds a model kind to the table, after those registered

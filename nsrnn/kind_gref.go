@@ -24,8 +24,9 @@ func needStackEmbedding(c Config) error {
 	return nil
 }
 
-func init() {
-	RegisterKind(Kind{
+// grefKind declares the stratification stack.
+func grefKind() Kind {
+	return Kind{
 		Name:            Gref,
 		Hyperparameters: []Hyperparameter{stackEmbedding(needStackEmbedding)},
 		Stack:           func(n string, c Config) (stacks.Layer, error) { return stacks.NewGref(n, c.Hidden, c.StackEmbedding) },
@@ -33,5 +34,5 @@ func init() {
 			return (float64(c.Hidden) + 1) * (float64(c.StackEmbedding) + 2)
 		},
 		ReadingSize: func(c Config) float64 { return float64(c.StackEmbedding) },
-	})
+	}
 }

@@ -11,8 +11,9 @@ import (
 // it run as a stream.
 const VRNS = "vrns"
 
-func init() {
-	RegisterKind(Kind{
+// vrnsKind declares the vector RNS stack.
+func vrnsKind() Kind {
+	return Kind{
 		Name: VRNS,
 		Hyperparameters: append(append([]Hyperparameter(nil), nsHyperparameters...),
 			Hyperparameter{Field: "StackEmbedding", Name: "a pushed-vector size", Doc: "size of the pushed vectors of %s", Required: true, Size: true,
@@ -46,5 +47,5 @@ func init() {
 		NSConfig: func(c Config) stacks.NSConfig {
 			return stacks.NSConfig{States: c.States, Symbols: c.Symbols, StateReading: true, Bottom: c.Bottom, Window: c.Window}
 		},
-	})
+	}
 }

@@ -4,8 +4,9 @@ package nsrnn
 // every model, and it runs as a stream.
 const LSTM = "lstm"
 
-func init() {
-	RegisterKind(Kind{
+// lstmKind declares the LSTM without a stack.
+func lstmKind() Kind {
+	return Kind{
 		Name: LSTM, Streams: true,
-	})
+	}
 }

@@ -9,8 +9,9 @@ import (
 // controller's hidden state; with a DepthLimit it runs as a stream.
 const JM = "jm"
 
-func init() {
-	RegisterKind(Kind{
+// jmKind declares the superposition stack.
+func jmKind() Kind {
+	return Kind{
 		Name: JM, Streams: true,
 		Hyperparameters: []Hyperparameter{
 			stackEmbedding(func(c Config) error {
@@ -42,7 +43,7 @@ func init() {
 			return p
 		},
 		ReadingSize: func(c Config) float64 { return float64(jmSize(c)) },
-	})
+	}
 }
 
 // jmSize is the size of the vectors of a JM stack.

@@ -83,10 +83,3 @@ func nsKind(name string, normalized, stateReading bool) Kind {
 		NSConfig: nsConfig,
 	}
 }
-
-func init() {
-	RegisterKind(nsKind(NS, true, false))
-	RegisterKind(nsKind(NSS, true, true))
-	RegisterKind(nsKind(NSU, false, false))
-	RegisterKind(nsKind(RNS, false, true))
-}
