@@ -33,6 +33,15 @@
 // that a killed process left there. Files are
 // written atomically by WriteJSON, with mode 0666 less the umask.
 //
+// OpenRunDir is what a training command does with its directory, all of
+// it: prepare it (PrepareDir), lock it, and at Close remove a new run that
+// ended before its first checkpoint (with the ancestors made for it), so
+// that the same directory can be used again; CheckResumable refuses a run
+// that cannot be resumed (no checkpoint, not finished) before anything is
+// written. RunState tells a new, interrupted or finished run apart, and
+// RunProgress and RunStatus describe how far one has come from its log:
+// what sweeps list and schedule.
+//
 // # Settings and seeds
 //
 // Settings are what determines a run of the formal-language protocol: the

@@ -158,7 +158,7 @@ func runActions(args []string, stdout, stderr io.Writer) error {
 // every checkpointed epoch; a resumed run drops the records of later ones.
 func recordActions(as actionsSettings, t *data.Task, w []int, dir string, resume bool, every time.Duration, args []string, bar bool, stderr io.Writer) error {
 	s := as.Run
-	rd, err := cli.OpenRunDir(dir, actionsSettingsFile, as, resume, stderr)
+	rd, err := protocol.OpenRunDir(dir, actionsSettingsFile, as, resume, stderr)
 	if err != nil {
 		return err
 	}

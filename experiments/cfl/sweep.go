@@ -659,11 +659,11 @@ func settingKey(args []string) string {
 
 // printDryRun prints each run's state (new, resume, finished), the command
 // that runs it on the device dev and, under it, how far it has come
-// (cli.RunProgress), then the count of runs in each state.
+// (protocol.RunProgress), then the count of runs in each state.
 func printDryRun(w io.Writer, runs []sweepRun, dev nsrnn.Device) error {
 	count := map[string]int{}
 	for _, r := range runs {
-		st, progress, err := cli.RunStatus(r.Dir, false)
+		st, progress, err := protocol.RunStatus(r.Dir, false)
 		if err != nil {
 			return err
 		}
@@ -673,6 +673,6 @@ func printDryRun(w io.Writer, runs []sweepRun, dev nsrnn.Device) error {
 			fmt.Fprintf(w, "%-8s %s\n", "", progress)
 		}
 	}
-	fmt.Fprintf(w, "%d runs: %d finished, %d to resume, %d new\n", len(runs), count[cli.RunFinished], count[cli.RunResume], count[cli.RunNew])
+	fmt.Fprintf(w, "%d runs: %d finished, %d to resume, %d new\n", len(runs), count[protocol.RunFinished], count[protocol.RunResume], count[protocol.RunNew])
 	return nil
 }

@@ -157,7 +157,7 @@ func resumeWorkers(dir string, resume bool, workers int, changed bool, stderr io
 	switch {
 	case err != nil:
 		// No run to resume (a new one) or an unreadable run.json, which
-		// cli.OpenRunDir reports.
+		// protocol.OpenRunDir reports.
 		return workers, workers, nil
 	case saved.Workers == 0:
 		fmt.Fprintf(stderr, "note: %s predates the recording of --workers; resuming with --workers %d (a count other than the original one changes the results by rounding)\n",
@@ -181,7 +181,7 @@ func resumedDevice(dir string, resume bool) (string, bool) {
 	saved, err := protocol.ReadSettings(dir)
 	if err != nil {
 		// No run to resume (a new one) or an unreadable run.json, which
-		// cli.OpenRunDir reports.
+		// protocol.OpenRunDir reports.
 		return "", false
 	}
 	return saved.Device, true
@@ -324,7 +324,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	// refused before anything is written: resuming it would start again
 	// from epoch 1 over its log.
 	if *resume {
-		if err := cli.CheckResumable(*out, protocol.RunFile); err != nil {
+		if err := protocol.CheckResumable(*out, protocol.RunFile); err != nil {
 			return err
 		}
 	}
@@ -350,7 +350,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if saved, ok := resumedDevice(*out, *resume); ok {
 		open.Device = saved
 	}
-	rd, err := cli.OpenRunDir(*out, protocol.RunFile, open, *resume, stderr)
+	rd, err := protocol.OpenRunDir(*out, protocol.RunFile, open, *resume, stderr)
 	if err != nil {
 		return err
 	}

@@ -331,7 +331,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		// Each run with its state and, once it has trained, how far it
 		// has come.
 		for _, r := range runs {
-			st, progress, err := cli.RunStatus(r.Dir, true)
+			st, progress, err := protocol.RunStatus(r.Dir, true)
 			if err != nil {
 				return err
 			}

@@ -106,7 +106,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			// A run that cannot be resumed (no checkpoint, not
 			// finished) is refused before anything is written:
 			// resuming it would start again from epoch 1 over its log.
-			if err := cli.CheckResumable(*out, protocol.RunFile); err != nil {
+			if err := protocol.CheckResumable(*out, protocol.RunFile); err != nil {
 				return err
 			}
 			saved = &ss
@@ -243,7 +243,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if saved != nil {
 		open.Epochs, open.Device = saved.Epochs, saved.Device
 	}
-	rd, err := cli.OpenRunDir(*out, protocol.RunFile, open, *resume, stderr)
+	rd, err := protocol.OpenRunDir(*out, protocol.RunFile, open, *resume, stderr)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // Launcher executes one run with the given arguments, its output appended to
@@ -76,9 +78,9 @@ func Subprocess(exe string) Launcher {
 }
 
 // Resumed reports whether the run was trained in more than one part: it
-// was interrupted before this sweep (State RunResume) or resumed after a
+// was interrupted before this sweep (State protocol.RunResume) or resumed after a
 // failure. Its Elapsed is then the time of its last part only.
-func (r SweepResult) Resumed() bool { return r.State == RunResume || r.Retries > 0 }
+func (r SweepResult) Resumed() bool { return r.State == protocol.RunResume || r.Retries > 0 }
 
 // RetryNote is what a report line says of the retries a run took: empty
 // for none.
@@ -108,8 +110,8 @@ func Retryable(err error) bool {
 // SweepResult is what RunSweep reports about each run it executed.
 type SweepResult struct {
 	Run SweepRun
-	// State is the run's state before it was executed (RunNew or
-	// RunResume).
+	// State is the run's state before it was executed (protocol.RunNew or
+	// protocol.RunResume).
 	State string
 	// Err is the run's error, nil when it finished.
 	Err error
@@ -149,7 +151,7 @@ func SweepStopping(stderr io.Writer) func(os.Signal, int, int) {
 	}
 }
 
-// RunSweep executes the unfinished runs (RunState), jobs at a time, each
+// RunSweep executes the unfinished runs (protocol.RunState), jobs at a time, each
 // with run and GOMAXPROCS = CPUs/jobs (at least 1), resuming interrupted
 // ones (with r.Resume) and skipping finished ones. Interrupted runs go
 // first, in the order of runs, then the runs not started: a sweep run
@@ -178,13 +180,13 @@ func RunSweep(runs []SweepRun, jobs, retries int, run Launcher, interrupt <-chan
 	}
 	var todo, fresh []job
 	for _, r := range runs {
-		st, err := RunState(r.Dir)
+		st, err := protocol.RunState(r.Dir)
 		if err != nil {
 			return 0, err
 		}
 		switch st {
-		case RunFinished:
-		case RunResume:
+		case protocol.RunFinished:
+		case protocol.RunResume:
 			todo = append(todo, job{r, st})
 		default:
 			fresh = append(fresh, job{r, st})
@@ -277,7 +279,7 @@ func RunSweep(runs []SweepRun, jobs, retries int, run Launcher, interrupt <-chan
 				if err == nil {
 					err = run(j.r.CommandArgs(j.state), j.r.LogFile(), threads, sigs)
 					for err != nil && tries < retries && Retryable(err) && !stopping() {
-						st, serr := RunState(j.r.Dir)
+						st, serr := protocol.RunState(j.r.Dir)
 						if serr != nil {
 							err = errors.Join(err, serr)
 							break

@@ -464,24 +464,24 @@ func TestRunProgress(t *testing.T) {
 		{filepath.Join(dir, "absent"), false, "", ""},
 		{damaged, false, "", protocol.LogFile + ":2"},
 	} {
-		got, err := RunProgress(c.dir, c.perplexity)
+		got, err := protocol.RunProgress(c.dir, c.perplexity)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("RunProgress(%s, %t): error %v, want one naming %q", c.dir, c.perplexity, err, c.err)
+				t.Errorf("protocol.RunProgress(%s, %t): error %v, want one naming %q", c.dir, c.perplexity, err, c.err)
 			}
 			continue
 		}
 		if err != nil || got != c.want {
-			t.Errorf("RunProgress(%s, %t) = %q, %v; want %q", c.dir, c.perplexity, got, err, c.want)
+			t.Errorf("protocol.RunProgress(%s, %t) = %q, %v; want %q", c.dir, c.perplexity, got, err, c.want)
 		}
 	}
-	// RunStatus gives the state, and a damaged log's error as its
+	// protocol.RunStatus gives the state, and a damaged log's error as its
 	// progress.
-	if st, progress, err := RunStatus(damaged, false); err != nil || st != RunResume || !strings.Contains(progress, protocol.LogFile+":2") {
-		t.Errorf("RunStatus(damaged, false) = %q, %q, %v; want resume and the log's error", st, progress, err)
+	if st, progress, err := protocol.RunStatus(damaged, false); err != nil || st != protocol.RunResume || !strings.Contains(progress, protocol.LogFile+":2") {
+		t.Errorf("protocol.RunStatus(damaged, false) = %q, %q, %v; want resume and the log's error", st, progress, err)
 	}
-	if st, progress, err := RunStatus(filepath.Join(dir, "absent"), false); err != nil || st != RunNew || progress != "" {
-		t.Errorf("RunStatus(absent) = %q, %q, %v; want new and no progress", st, progress, err)
+	if st, progress, err := protocol.RunStatus(filepath.Join(dir, "absent"), false); err != nil || st != protocol.RunNew || progress != "" {
+		t.Errorf("protocol.RunStatus(absent) = %q, %q, %v; want new and no progress", st, progress, err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package cli
+package protocol
 
 import (
 	"io"
@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // TestRunDirLeavesNothing: a new run abandoned before its first
@@ -17,7 +15,7 @@ func TestRunDirLeavesNothing(t *testing.T) {
 	type settings struct{ X int }
 	root := t.TempDir()
 	dir := filepath.Join(root, "a", "b", "run")
-	r, err := OpenRunDir(dir, protocol.RunFile, settings{1}, false, io.Discard)
+	r, err := OpenRunDir(dir, RunFile, settings{1}, false, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +38,7 @@ func TestRunDirLeavesNothing(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, "x"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenRunDir(other, protocol.RunFile, settings{1}, false, io.Discard); err == nil {
+	if _, err := OpenRunDir(other, RunFile, settings{1}, false, io.Discard); err == nil {
 		t.Error("a non-empty directory was taken without resume")
 	}
 	if _, err := os.Stat(filepath.Join(other, "x")); err != nil {
@@ -48,15 +46,15 @@ func TestRunDirLeavesNothing(t *testing.T) {
 	}
 	// A run with a checkpoint is kept for resuming, with its ancestors.
 	dir = filepath.Join(root, "c", "run")
-	r, err = OpenRunDir(dir, protocol.RunFile, settings{1}, false, io.Discard)
+	r, err = OpenRunDir(dir, RunFile, settings{1}, false, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, protocol.CheckpointFile), []byte("ckpt"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, CheckpointFile), []byte("ckpt"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r.Close(false)
-	if _, err := os.Stat(filepath.Join(dir, protocol.CheckpointFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, CheckpointFile)); err != nil {
 		t.Errorf("a run with a checkpoint was removed: %v", err)
 	}
 }
@@ -73,13 +71,13 @@ func TestCheckResumable(t *testing.T) {
 		{"absent", nil, true},
 		{"empty", []string{}, true},
 		{"no run", []string{"notes.txt"}, true},
-		{"interrupted", []string{protocol.RunFile, protocol.LogFile, protocol.CheckpointFile}, true},
-		{"finished", []string{protocol.RunFile, protocol.LogFile, protocol.CheckpointFile, protocol.SummaryFile}, true},
-		{"finished without checkpoint", []string{protocol.RunFile, protocol.LogFile, protocol.SummaryFile}, true},
-		{"killed before its first checkpoint", []string{protocol.RunFile, protocol.LogFile}, false},
-		{"not started", []string{protocol.RunFile}, true},
-		{"not started, with other files", []string{protocol.RunFile, "vocab.txt"}, true},
-		{"killed, with other files", []string{protocol.RunFile, protocol.LogFile, "vocab.txt"}, false},
+		{"interrupted", []string{RunFile, LogFile, CheckpointFile}, true},
+		{"finished", []string{RunFile, LogFile, CheckpointFile, SummaryFile}, true},
+		{"finished without checkpoint", []string{RunFile, LogFile, SummaryFile}, true},
+		{"killed before its first checkpoint", []string{RunFile, LogFile}, false},
+		{"not started", []string{RunFile}, true},
+		{"not started, with other files", []string{RunFile, "vocab.txt"}, true},
+		{"killed, with other files", []string{RunFile, LogFile, "vocab.txt"}, false},
 	} {
 		dir := filepath.Join(t.TempDir(), "run")
 		if tc.files != nil {
@@ -92,13 +90,13 @@ func TestCheckResumable(t *testing.T) {
 				}
 			}
 		}
-		err := CheckResumable(dir, protocol.RunFile)
+		err := CheckResumable(dir, RunFile)
 		if tc.ok {
 			if err != nil {
 				t.Errorf("%s: %v", tc.name, err)
 			}
-		} else if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "no "+protocol.CheckpointFile) {
-			t.Errorf("%s: error %v, want one naming %s and the missing %s", tc.name, err, dir, protocol.CheckpointFile)
+		} else if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "no "+CheckpointFile) {
+			t.Errorf("%s: error %v, want one naming %s and the missing %s", tc.name, err, dir, CheckpointFile)
 		}
 		entries, _ := os.ReadDir(dir)
 		if len(entries) != len(tc.files) {

@@ -1,4 +1,4 @@
-package cli
+package protocol
 
 import (
 	"errors"
@@ -7,12 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/nsrnn/nsrnn/protocol"
 )
 
 // RunDir is the directory of a training run that a command holds: locked
-// against other processes (protocol.LockDir), and created with its
+// against other processes (LockDir), and created with its
 // settings file or checked against the settings of the run it resumes.
 type RunDir struct {
 	// Dir is the directory and File its settings file's name.
@@ -22,7 +20,7 @@ type RunDir struct {
 	Created bool
 	existed bool     // dir existed before
 	parents []string // the ancestors of dir made for it, deepest first
-	lock    *protocol.DirLock
+	lock    *DirLock
 }
 
 // missingParents returns the ancestors of dir that do not exist, deepest
@@ -58,9 +56,9 @@ func (r *RunDir) removeMade() {
 
 // CheckResumable returns an error for a run in dir that --resume cannot
 // continue: dir holds the run's settings file (file, such as run.json)
-// and its log (protocol.LogFile), so that it has started training, but
-// neither its checkpoint (protocol.CheckpointFile) nor, for a finished
-// run, its summary (protocol.SummaryFile), as a process killed before
+// and its log (LogFile), so that it has started training, but
+// neither its checkpoint (CheckpointFile) nor, for a finished
+// run, its summary (SummaryFile), as a process killed before
 // its first checkpoint, or a checkpoint removed by hand, leaves it.
 // Resuming such a run would start it again from epoch 1 over its log. The
 // error names dir and what is missing, and how to start afresh. An absent
@@ -78,36 +76,36 @@ func CheckResumable(dir, file string) error {
 		}
 		return false, fmt.Errorf("--resume: %w", err)
 	}
-	for _, name := range []string{protocol.CheckpointFile, protocol.SummaryFile} {
+	for _, name := range []string{CheckpointFile, SummaryFile} {
 		if ok, err := exists(name); ok || err != nil {
 			return err
 		}
 	}
-	for _, name := range []string{file, protocol.LogFile} {
+	for _, name := range []string{file, LogFile} {
 		if ok, err := exists(name); !ok || err != nil {
 			return err
 		}
 	}
 	return fmt.Errorf("--resume: the run in %s cannot be resumed: it has its %s and %s but no %s (it was stopped before its first checkpoint, or the checkpoint was removed) and has not finished (no %s); to start the run afresh, remove %s and run the command again, or drop --resume and give another --out",
-		dir, file, protocol.LogFile, protocol.CheckpointFile, protocol.SummaryFile, dir)
+		dir, file, LogFile, CheckpointFile, SummaryFile, dir)
 }
 
 // OpenRunDir locks dir, removing the temporary files that a killed
 // process left there (and saying so on stderr), then creates the run
 // directory with its settings file, or checks that a resumed run's
-// settings match the saved ones (protocol.PrepareDir), with errors that
+// settings match the saved ones (PrepareDir), with errors that
 // name the flags: --out for a directory that holds another run or another
 // process, --resume for other settings. An existing non-empty directory is
 // never overwritten without resume. The caller must Close the RunDir.
 func OpenRunDir[S any](dir, file string, s S, resume bool, stderr io.Writer) (*RunDir, error) {
 	_, statErr := os.Stat(dir)
 	r := &RunDir{Dir: dir, File: file, existed: statErr == nil, parents: missingParents(dir)}
-	lock, err := protocol.LockDir(dir)
+	lock, err := LockDir(dir)
 	// Another run of a sweep, abandoned at the same moment, may remove a
 	// parent they share (removeMade) between LockDir's making of dir and
 	// its lock file: make it again.
 	for try := 0; try < 3 && errors.Is(err, os.ErrNotExist); try++ {
-		lock, err = protocol.LockDir(dir)
+		lock, err = LockDir(dir)
 	}
 	if err != nil {
 		r.removeMade()
@@ -117,14 +115,14 @@ func OpenRunDir[S any](dir, file string, s S, resume bool, stderr io.Writer) (*R
 	if len(lock.Removed) > 0 {
 		fmt.Fprintf(stderr, "removed %d temporary files left in %s by a killed process: %s\n", len(lock.Removed), dir, strings.Join(lock.Removed, ", "))
 	}
-	r.Created, err = protocol.PrepareDir(dir, file, s, resume)
-	var se *protocol.SettingsError
+	r.Created, err = PrepareDir(dir, file, s, resume)
+	var se *SettingsError
 	switch {
 	case err == nil:
 		return r, nil
-	case errors.Is(err, protocol.ErrNotEmpty):
+	case errors.Is(err, ErrNotEmpty):
 		err = fmt.Errorf("--out %s exists and is not empty; use --resume to continue its run, or choose another directory", dir)
-	case errors.Is(err, protocol.ErrNoRun):
+	case errors.Is(err, ErrNoRun):
 		err = fmt.Errorf("--resume: %s holds no run (no %s); choose another --out", dir, file)
 	case errors.As(err, &se):
 		err = fmt.Errorf("--resume: the flags differ from those of the run in %s (%s): %s; choose another --out for these flags", dir, se.Path, strings.Join(se.Diffs, "; "))
@@ -148,11 +146,11 @@ func (r *RunDir) Close(ok bool, files ...string) {
 	}
 	abandon := false
 	if !ok && r.Created {
-		_, err := os.Stat(filepath.Join(r.Dir, protocol.CheckpointFile))
+		_, err := os.Stat(filepath.Join(r.Dir, CheckpointFile))
 		abandon = errors.Is(err, os.ErrNotExist)
 	}
 	if abandon {
-		for _, f := range append([]string{r.File, protocol.LogFile}, files...) {
+		for _, f := range append([]string{r.File, LogFile}, files...) {
 			os.Remove(filepath.Join(r.Dir, f))
 		}
 	}
