@@ -1,8 +1,6 @@
 package stacks
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash"
 	"math"
@@ -321,26 +319,9 @@ func (s *NS) UnmarshalState(data []byte) (State, error) {
 	if err := s.Carryable(); err != nil {
 		return nil, err
 	}
-	if len(data) < 8 {
-		return nil, errors.New("stacks: malformed NS state")
-	}
-	n := int(binary.LittleEndian.Uint64(data))
-	if n < 0 || n > (len(data)-8)/8 {
-		return nil, errors.New("stacks: malformed NS state")
-	}
-	r := make([]float64, n)
-	for i := range r {
-		r[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8+8*i:]))
-	}
-	k, err := nskernel.UnmarshalState(data[8+8*n:])
+	r, k, err := decodeCarried(data, s.cfg.kernel(), s.ReadingSize(), "NS")
 	if err != nil {
-		return nil, fmt.Errorf("stacks: %w", err)
-	}
-	if k.Config() != s.cfg.kernel() {
-		return nil, fmt.Errorf("stacks: NS state of another configuration (%+v, not %+v)", k.Config(), s.cfg.kernel())
-	}
-	if n != k.Batch()*s.ReadingSize() {
-		return nil, errors.New("stacks: malformed NS state: reading of the wrong size")
+		return nil, err
 	}
 	return &nsState{k: k, reading: r}, nil
 }
@@ -354,17 +335,7 @@ type nsState struct {
 
 func (s *nsState) Batch() int { return s.k.Batch() }
 
-func (s *nsState) MarshalBinary() ([]byte, error) {
-	b := binary.LittleEndian.AppendUint64(nil, uint64(len(s.reading)))
-	for _, v := range s.reading {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-	}
-	k, err := s.k.MarshalBinary()
-	if err != nil {
-		return nil, err
-	}
-	return append(b, k...), nil
-}
+func (s *nsState) MarshalBinary() ([]byte, error) { return appendCarried(nil, s.reading, s.k) }
 
 // nsInstance is an NS stack bound to one graph.
 type nsInstance struct {

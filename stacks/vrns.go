@@ -378,25 +378,12 @@ func (s *VRNS) UnmarshalState(data []byte) (State, error) {
 		return nil, bad
 	}
 	data = data[len(vrnsStateMagic):]
-	bv := BottomVector(binary.LittleEndian.Uint64(data))
-	n := binary.LittleEndian.Uint64(data[8:])
-	data = data[16:]
-	if n > uint64(len(data))/8 {
-		return nil, bad
+	if bv := BottomVector(binary.LittleEndian.Uint64(data)); bv != s.cfg.BottomVector {
+		return nil, fmt.Errorf("stacks: VRNS state of another configuration (a %v bottom vector, not %+v)", bv, s.cfg)
 	}
-	r := make([]float64, n)
-	for i := range r {
-		r[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:]))
-	}
-	k, err := nskernel.UnmarshalState(data[8*n:])
+	r, k, err := decodeCarried(data[8:], s.cfg.kernel(), s.ReadingSize(), "VRNS")
 	if err != nil {
-		return nil, fmt.Errorf("stacks: %w", err)
-	}
-	if k.Config() != s.cfg.kernel() || bv != s.cfg.BottomVector {
-		return nil, fmt.Errorf("stacks: VRNS state of another configuration (%+v with a %v bottom vector, not %+v)", k.Config(), bv, s.cfg)
-	}
-	if n != uint64(k.Batch()*s.ReadingSize()) {
-		return nil, fmt.Errorf("%w: reading of the wrong size", bad)
+		return nil, err
 	}
 	return &vrnsState{cfg: s.cfg, k: k, reading: r}, nil
 }
@@ -416,17 +403,8 @@ func (s *vrnsState) Batch() int { return s.k.Batch() }
 
 // MarshalBinary implements State: exact.
 func (s *vrnsState) MarshalBinary() ([]byte, error) {
-	b := append([]byte(nil), vrnsStateMagic...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(s.cfg.BottomVector))
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(s.reading)))
-	for _, v := range s.reading {
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
-	}
-	k, err := s.k.MarshalBinary()
-	if err != nil {
-		return nil, err
-	}
-	return append(b, k...), nil
+	header := append([]byte(nil), vrnsStateMagic...)
+	return appendCarried(binary.LittleEndian.AppendUint64(header, uint64(s.cfg.BottomVector)), s.reading, s.k)
 }
 
 // vrnsInstance is a VRNS stack bound to one graph.
