@@ -1,7 +1,6 @@
 package nsrnn
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -268,32 +267,50 @@ func TestBoundaryNextChunkResumes(t *testing.T) {
 	}
 }
 
-// The GPU computes BoundaryInChunk only: a stream of a model there
-// refuses BoundaryNextChunk, and a stream set to it before the model moved
-// there refuses its next chunk, with errors wrapping ErrNoDeviceKernel.
+// On a GPU, BoundaryNextChunk gives the CPU's losses and gradients, chunk
+// after chunk (a first chunk of one token, which makes no update, then
+// chunks of several lengths), for every kind that streams there.
 func TestBoundaryNextChunkGPU(t *testing.T) {
 	d := gpu(t)
-	cfg := streamConfigs()["rns-D3"]
-	m := newTiny(t, cfg, 1)
-	s, err := m.NewStream(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetBoundary(BoundaryNextChunk); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.SetDevice(d); err != nil {
-		t.Fatal(err)
-	}
-	x, y := randomStream(rand.New(rand.NewPCG(1, 1)), 2, 3, cfg.InputVocab)
-	if _, err := s.Loss(x, y); !errors.Is(err, ErrNoDeviceKernel) {
-		t.Errorf("a next-chunk stream's chunk on %v: %v, want ErrNoDeviceKernel", d, err)
-	}
-	s2, err := m.NewStream(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s2.SetBoundary(BoundaryNextChunk); !errors.Is(err, ErrNoDeviceKernel) {
-		t.Errorf("SetBoundary(next-chunk) on %v: %v, want ErrNoDeviceKernel", d, err)
+	for _, name := range []string{"jm-depth3", "jm-hidden", "rns-D3", "ns-D3", "rns-D3-fix", "vrns-D3"} {
+		cfg := streamConfigs()[name]
+		for _, p := range []Precision{Float64, Float32} {
+			cpu, g := twins(t, d, cfg, p)
+			sc, err := cpu.NewStream(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sg, err := g.NewStream(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range []*Stream{sc, sg} {
+				if err := s.SetBoundary(BoundaryNextChunk); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rng := rand.New(rand.NewPCG(6, 6))
+			tol := tolerance(p)
+			// Three chunks of one shape at the end: the second is captured
+			// as a graph, the third replays it.
+			for c, n := range append(slices.Clone(boundaryChunks), 4, 4, 4) {
+				x, y := randomStream(rng, 2, n, cfg.InputVocab)
+				l1, g1, err := sc.Gradient(x, y)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g1 = cloneGrads(g1)
+				l2, g2, err := sg.Gradient(x, y)
+				if err != nil {
+					t.Fatalf("%s %v chunk %d on %v: %v", name, p, c+1, d, err)
+				}
+				if e := relErr(l2, l1); e > tol {
+					t.Errorf("%s %v chunk %d: loss %v on the GPU, %v on the CPU", name, p, c+1, l2, l1)
+				}
+				if e := gradErr(g2, g1); e > tol {
+					t.Errorf("%s %v chunk %d: gradients differ by %.2g relative", name, p, c+1, e)
+				}
+			}
+		}
 	}
 }

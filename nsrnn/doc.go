@@ -52,8 +52,8 @@
 // and carried as a constant (BoundaryInChunk, the default), or, as the
 // authors' code does, computed at the start of the next chunk from the
 // carried hidden state, inside its graph, so that the next chunk's loss
-// trains the stack's action layer through it (BoundaryNextChunk, on the
-// CPU). A chunk's loss is the mean cross-entropy over its
+// trains the stack's action layer through it (BoundaryNextChunk; on the
+// CPU and the GPU). A chunk's loss is the mean cross-entropy over its
 // targets (nats per token); NoTarget marks a position without one. Only
 // models whose stack can carry its state have streams: the LSTM, JM with a
 // depth limit and the memory-limited nondeterministic stacks.

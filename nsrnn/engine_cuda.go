@@ -121,6 +121,7 @@ type passKey struct {
 	prec              Precision
 	T, B, P, first, S int
 	grad, lp, logits  bool
+	lead              bool
 	// stack is the stack's shape (cudaStack.shape).
 	stack int
 }
@@ -534,9 +535,13 @@ func (e *cudaEngine) gemm(p Precision, tA, tB bool, M, N, K int, a cuda.Ptr, lda
 // reading the last layer's h from row block first (0 in sentence mode,
 // h_0 … h_n; 1 in stream mode, h_1 … h_T).
 type lstmRun struct {
-	prec         Precision
-	T, B, P      int
-	first        int
+	prec    Precision
+	T, B, P int
+	first   int
+	// lead (a stream of BoundaryNextChunk from a carried state): stack
+	// step 1 is the update deferred from the previous chunk, from the
+	// carried h_0, step t+1 follows token t, and token t reads r_t.
+	lead         bool
 	tok, tgt     []int32 // tok[t·B+b], tgt[t·B+b] (−1: none)
 	divisor      float64
 	grad, logits bool
@@ -623,7 +628,7 @@ func (e *cudaEngine) run(r *lstmRun, bf *lstmBufs, st cudaStack, S int) (float64
 // it: one launch instead of hundreds. A capture that fails turns capture
 // off for the engine, and the pass runs launch by launch.
 func (e *cudaEngine) pass(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
-	key := passKey{prec: r.prec, T: r.T, B: r.B, P: r.P, first: r.first, S: S, grad: r.grad, lp: r.lp, logits: r.logits}
+	key := passKey{prec: r.prec, T: r.T, B: r.B, P: r.P, first: r.first, S: S, grad: r.grad, lp: r.lp, logits: r.logits, lead: r.lead}
 	if st != nil {
 		key.stack = st.shape()
 	}
@@ -1154,13 +1159,21 @@ func (e *cudaEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome,
 	if err := e.streams(); err != nil {
 		return outcome{}, err
 	}
-	if s.boundary != BoundaryInChunk && m.stack != nil {
-		return outcome{}, fmt.Errorf("nsrnn: chunk boundary %v on %v: %w; it runs on the CPU", s.boundary, e.dev, ErrNoDeviceKernel)
-	}
 	if err := m.checkSize(B, T, T, T, true); err != nil {
 		return outcome{}, err
 	}
 	r := &lstmRun{prec: m.Precision, T: T, B: B, P: T, first: 1, grad: p.grad, lp: p.logProbs || p.logits, logits: p.logits}
+	// The stack steps: one after every token; with BoundaryNextChunk none
+	// after the last, and, from a carried state, first the one deferred
+	// from the previous chunk.
+	S := T
+	deferLast := s.boundary == BoundaryNextChunk && m.stack != nil
+	if deferLast {
+		r.lead = s.state != nil
+		if !r.lead {
+			S = T - 1
+		}
+	}
 	r.tok = make([]int32, T*B)
 	r.tgt = make([]int32, T*B)
 	count := 0
@@ -1194,14 +1207,14 @@ func (e *cudaEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome,
 		if s.state != nil {
 			st = s.state.stack
 		}
-		if err := e.stack.prepare(r, T, st, onDevice); err != nil {
+		if err := e.stack.prepare(r, S, st, onDevice); err != nil {
 			return outcome{}, err
 		}
 		if err := e.stack.load(r, st, onDevice); err != nil {
 			return outcome{}, err
 		}
 	}
-	res, err := e.finish(r, bf, p, T)
+	res, err := e.finish(r, bf, p, S)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -1209,7 +1222,10 @@ func (e *cudaEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
-	if e.stack != nil {
+	st.boundary = s.boundary
+	// A chunk of one token with its update deferred, from the initial
+	// state, makes no update: the stack stays initial (nil), as on the CPU.
+	if e.stack != nil && !(deferLast && S == 0) {
 		// The save overwrites the device's copy of the previous state:
 		// a state that may still be held (another stream's, or one handed
 		// out) comes to the host first.

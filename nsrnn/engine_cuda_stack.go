@@ -317,12 +317,23 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) err
 			return err
 		}
 	}
+	if r.lead && T > 0 {
+		// The update deferred from the previous chunk, from the carried
+		// h_0 (row block 0).
+		if err := st.forward(r, 1, bf.hs[L-1]); err != nil {
+			return err
+		}
+	}
 	for t := 1; t <= T; t++ {
 		for l := 0; l < L; l++ {
 			wih, whh, _, _ := layerIdx(l)
 			zt := bf.z[l].Offset((t - 1) * zblk)
 			if l == 0 {
-				rd, ldr := st.reading(t - 1)
+				read := t - 1
+				if r.lead {
+					read = t
+				}
+				rd, ldr := st.reading(read)
 				if err := e.gemm(p, false, true, B, 4*H, mR, rd, ldr, W(wih).Offset(in0*es), ld0, 1, zt, 4*H); err != nil {
 					return err
 				}
@@ -337,7 +348,12 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) err
 				return err
 			}
 		}
-		if t <= S {
+		switch {
+		case r.lead && t < T:
+			if err := st.forward(r, t+1, bf.hs[L-1].Offset(t*blk)); err != nil {
+				return err
+			}
+		case !r.lead && t <= S:
 			if err := st.forward(r, t, bf.hs[L-1].Offset(t*blk)); err != nil {
 				return err
 			}
@@ -381,19 +397,28 @@ func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int
 			return err
 		}
 	}
-	for t := T; t >= 1; t-- {
-		if t <= S {
-			var drt cuda.Ptr
-			if t < T {
-				// r_t fed layer 0 at step t+1.
-				wih, _, _, _ := layerIdx(0)
-				drt = dr
-				if err := e.gemm(p, false, false, B, mR, 4*H, bf.dz[0].Offset(t*zblk), 4*H, W(wih).Offset(in0*es), ld0, 0, dr, mR); err != nil {
-					return err
-				}
+	// stackBack runs stack step k backward, the step from h_t (row block
+	// t) whose reading fed layer 0 at token t+1 (none for t = T).
+	stackBack := func(k, t int) error {
+		var drt cuda.Ptr
+		if t < T {
+			wih, _, _, _ := layerIdx(0)
+			drt = dr
+			if err := e.gemm(p, false, false, B, mR, 4*H, bf.dz[0].Offset(t*zblk), 4*H, W(wih).Offset(in0*es), ld0, 0, dr, mR); err != nil {
+				return err
 			}
-			h := bf.hs[L-1].Offset(t * blk)
-			if err := st.backward(r, t, drt, h, bf.dhs[L-1].Offset(t*blk)); err != nil {
+		}
+		return st.backward(r, k, drt, bf.hs[L-1].Offset(t*blk), bf.dhs[L-1].Offset(t*blk))
+	}
+	for t := T; t >= 1; t-- {
+		switch {
+		case r.lead && t < T:
+			// Step t+1 followed token t.
+			if err := stackBack(t+1, t); err != nil {
+				return err
+			}
+		case !r.lead && t <= S:
+			if err := stackBack(t, t); err != nil {
 				return err
 			}
 		}
@@ -413,6 +438,13 @@ func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int
 					return err
 				}
 			}
+		}
+	}
+	if r.lead {
+		// Step 1, from the carried h_0: its gradient into h_0 (row block
+		// 0) goes nowhere, the state being a constant.
+		if err := stackBack(1, 0); err != nil {
+			return err
 		}
 	}
 	ones, err := e.ones(p, TB)
@@ -437,8 +469,12 @@ func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int
 			}
 			continue
 		}
-		// Layer 0: the stack's readings r_0 … r_{T−1}, then the inputs.
+		// Layer 0: the stack's readings r_0 … r_{T−1} (with lead r_1 …
+		// r_T), then the inputs.
 		rd, ldr := st.readings()
+		if r.lead {
+			rd = rd.Offset(B * ldr * es)
+		}
 		if err := e.gemm(p, true, false, 4*H, mR, TB, dz, 4*H, rd, ldr, 0, G(wih).Offset(in0*es), ld0); err != nil {
 			return err
 		}
@@ -456,7 +492,7 @@ func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int
 			return err
 		}
 	}
-	if ig, ok := st.(initialGrader); ok {
+	if ig, ok := st.(initialGrader); ok && !r.lead {
 		// r_0 fed layer 0 at step 1.
 		wih, _, _, _ := layerIdx(0)
 		if err := e.gemm(p, false, false, B, mR, 4*H, bf.dz[0], 4*H, W(wih).Offset(in0*es), ld0, 0, dr, mR); err != nil {
@@ -466,7 +502,11 @@ func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int
 			return err
 		}
 	}
-	return st.weightGrads(r, bf.hs[L-1].Offset(blk), G, e.stackFirst())
+	hsFirst := bf.hs[L-1].Offset(blk) // h_1 … h_S
+	if r.lead {
+		hsFirst = bf.hs[L-1] // h_0 … h_{S−1}
+	}
+	return st.weightGrads(r, hsFirst, G, e.stackFirst())
 }
 
 // cudaGref is the stratification stack on the GPU (sentence mode only: its

@@ -78,7 +78,7 @@ const (
 	// through it into the stack's own parameters (the action layer, and
 	// a learned pushed vector), one more update per chunk than
 	// BoundaryInChunk differentiates. The carried state holds the stack
-	// before that update.
+	// before that update. Both run on the CPU and on a GPU.
 	BoundaryNextChunk
 )
 
@@ -113,9 +113,6 @@ func (s *Stream) SetBoundary(b Boundary) error {
 	}
 	if s.state != nil && b != s.boundary {
 		return fmt.Errorf("nsrnn: the chunk boundary of a stream is set at its initial state (Reset first); it carries a state of boundary %v", s.boundary)
-	}
-	if b == BoundaryNextChunk && !s.m.Device().IsCPU() {
-		return fmt.Errorf("nsrnn: chunk boundary %v on %v: %w; it runs on the CPU", b, s.m.Device(), ErrNoDeviceKernel)
 	}
 	s.boundary = b
 	return nil

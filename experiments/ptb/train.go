@@ -79,7 +79,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	report := fs.Duration("report-every", time.Minute, "progress line interval when stderr is not a terminal")
 	stopAfter := fs.Int("stop-after-steps", 0, "stop cleanly after this many training steps (for testing resumption)")
 	precFlag := precisionFlag(fs, "float32", "recorded in run.json")
-	boundaryFlag := fs.String("boundary", nsrnn.BoundaryInChunk.String(), "where the stack update after a chunk's last token is computed: in-chunk (in that chunk, its result carried to the next as a constant) or next-chunk (as the authors' code: at the start of the next chunk, from the carried hidden state, so that the next chunk's loss trains the stack's action layer through it; on the CPU only); forward values are the same; recorded in run.json")
+	boundaryFlag := fs.String("boundary", nsrnn.BoundaryInChunk.String(), "where the stack update after a chunk's last token is computed: in-chunk (in that chunk, its result carried to the next as a constant) or next-chunk (as the authors' code: at the start of the next chunk, from the carried hidden state, so that the next chunk's loss trains the stack's action layer through it); forward values are the same; recorded in run.json")
 	devFlag := cli.DeviceFlag(fs, "ptb", "recorded in run.json; --resume may give another")
 	if err := fs.Parse(args); err != nil {
 		return err
