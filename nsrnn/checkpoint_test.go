@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,8 +173,19 @@ func TestCheckpointVersion2Resumes(t *testing.T) {
 			if !res.Finished || len(res.History) != len(want.History) {
 				t.Errorf("result %+v", res)
 			}
-			if v == "v3" && !slices.Equal(withoutTiming(res.History), withoutTiming(want.History)) {
-				t.Errorf("the run resumed from version 3 ends with the history\n%+v\nthe uninterrupted run with\n%+v", res.History, want.History)
+			// The file was written by the pure-Go build; under the
+			// openblas tag the products round differently from the
+			// checkpoint on, so the scores agree to rounding, not bits
+			// (exact resumption within one build is tested above).
+			if v == "v3" {
+				for i, r := range res.History {
+					w := want.History[i]
+					if r.Epoch != w.Epoch || r.LearningRate != w.LearningRate || r.Improved != w.Improved ||
+						math.Abs(r.ValidCrossEntropy-w.ValidCrossEntropy) > 1e-12*math.Abs(w.ValidCrossEntropy) ||
+						math.Abs(r.TrainLoss-w.TrainLoss) > 1e-12*math.Abs(w.TrainLoss) {
+						t.Errorf("epoch %d of the run resumed from version 3: %+v; the uninterrupted run's %+v", i+1, r, w)
+					}
+				}
 			}
 		})
 		t.Run("testdata sentences "+v, func(t *testing.T) {
