@@ -15,7 +15,7 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 	// The per-column factors of the forward pass (see step).
 	inc := s.psi[b] - s.psi[b-1]
 	cr, cp := hfac(dRep-inc), hfac(dPop-inc)
-	vec, vec9, z12 := s.vec(), s.vec9(), s.z12()
+	vec, vec9, z9, z12 := s.kern.vec6, s.kern.vec9, s.kern.z9, s.kern.z12
 	vm := vec || vec9 || z12 // mulAddV serves m
 	if vm {
 		// Transposed rep and pop weights: the products with them below
@@ -107,7 +107,7 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 		switch {
 		case vec:
 			permXT6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
-		case vec9 && useZ:
+		case z9:
 			permXR9x3(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
 			clear(s.cpt[:(b-2-lo)*27])
 		case vec9:
@@ -239,7 +239,7 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 			switch {
 			case vec:
 				popSumBackVec6x2(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*24:(a-lo+nk)*24], wk)
-			case vec9 && useZ:
+			case z9:
 				bexp9x3(s.bx, B)
 				popSumBackZ9x3(s.C[bk0*mm:(bk0+nk)*mm], s.cpt[(a-lo)*27:(a-lo+nk)*27], s.bx, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*27:(a-lo+nk)*27], wk)
 			case z12:
@@ -266,7 +266,7 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 		}
 	}
 
-	if vec9 && useZ && b-2 > lo {
+	if z9 && b-2 > lo {
 		addCPT(s.CP[s.gp(lo+1, b)*mq:], s.cpt, b-2-lo)
 	}
 	if z12 && b-2 > lo {

@@ -29,6 +29,7 @@ var eBad = math.Exp(-bwdThr)
 type seq struct {
 	layout
 	m, nq, ns, na int // |Q||Γ|, |Q|, |Γ|, actions per column (internal)
+	kern          kernelChoice
 	sread         bool
 
 	E, Lx, C, AX []float64
@@ -86,17 +87,31 @@ type seq struct {
 	gva, aa    []float64 // per row a of a column: the reading adjoint against V[a+1] (m each); per-row α adjoint (m)
 }
 
-// vec reports whether the vector kernels of m = 6, |Q| = 2 serve this
-// shape, with the G' blocks of a column copied into their layouts.
-func (s *seq) vec() bool { return useVec && s.m == 6 && s.nq == 2 }
+// kernelChoice is which vector kernels serve a sequence's shape, decided
+// once, when it is made (seq.init), from the CPU's features (useVec,
+// useZ; the tests turn them off before making tapes, to check the scalar
+// kernels) and the shape:
+type kernelChoice struct {
+	// vec6: m = 6, |Q| = 2 (AVX2), with the G′ blocks of a column copied
+	// into their layouts;
+	vec6 bool
+	// vec9: m = 9, |Q| = 3 (AVX2; the backward kernel takes the G′ blocks
+	// of a column transposed), and z9 its 512-bit pop kernels (AVX-512);
+	vec9, z9 bool
+	// z12: the 512-bit pop kernels of m = 12, |Q| = 3 (AVX-512).
+	z12 bool
+}
 
-// vec9 reports whether the vector kernels of m = 9, |Q| = 3 serve this
-// shape (the backward one takes the G' blocks of a column transposed).
-func (s *seq) vec9() bool { return useVec && s.m == 9 && s.nq == 3 }
-
-// z12 reports whether the 512-bit pop kernels of m = 12, |Q| = 3 serve this
-// sequence (the tests turn useVec off to check the scalar kernels).
-func (s *seq) z12() bool { return useVec && useZ && s.m == 12 && s.nq == 3 && s.bx != nil }
+// chooseKernels returns the kernels for a sequence of m = |Q|·|Γ| with
+// |Q| = nq whose layouts for the 512-bit kernels are allocated (bx).
+func chooseKernels(m, nq int, bx bool) kernelChoice {
+	return kernelChoice{
+		vec6: useVec && m == 6 && nq == 2,
+		vec9: useVec && m == 9 && nq == 3,
+		z9:   useVec && useZ && m == 9 && nq == 3,
+		z12:  useVec && useZ && m == 12 && nq == 3 && bx,
+	}
+}
 
 func (s *seq) init(c Config, capPos int) {
 	s.nq, s.ns = c.States, c.Symbols
@@ -164,6 +179,7 @@ func (s *seq) init(c Config, capPos int) {
 		s.eRepT = make([]float64, mm)
 		s.ePopT = make([]float64, mq)
 	}
+	s.kern = chooseKernels(m, s.nq, s.bx != nil)
 	if s.M = c.Vector; s.M > 0 {
 		s.V = make([]float64, capPos*s.M)
 		s.Vbar = make([]float64, capPos*s.M)
@@ -436,7 +452,7 @@ func (s *seq) step(ld, v, out []float64) {
 			s.axpNZ[pi] = false
 		}
 	}
-	vec, z9, z12 := s.vec(), s.vec9() && useZ, s.z12()
+	vec, z9, z12 := s.kern.vec6, s.kern.z9, s.kern.z12
 	if b-2 > lo {
 		switch {
 		case vec:
