@@ -242,31 +242,10 @@
 // handed out through State or was given through SetState: those stay as
 // they are, whatever the stream does next.
 //
-// Matrix products go through gonum's BLAS interface. The default build
-// uses gonum's pure-Go implementation, so the library builds anywhere;
-// built with the tag openblas (go build -tags openblas, with cgo and
-// OpenBLAS installed, e.g. Debian's libopenblas-dev) they use OpenBLAS,
-// which is an order of magnitude faster at the Penn Treebank sizes and
-// still pays at the small sizes of the formal-language experiments (20
-// units, batch 10): on one thread, in interleaved rounds of
-// BenchmarkTrainStep, a training step of the Gref and JM models took
-// about 1.65× less time with OpenBLAS (medians), and one of the
-// nondeterministic stacks about 1.15× less (fastest rounds), their time
-// being mostly the dynamic program's. BLAS says
-// which one a program was built with; the two round differently, so the
-// same seed gives the same results only under the same one. Without OpenBLAS's headers the
-// tagged build stops with a message naming the package to install.
-//
-// OpenBLAS picks its kernels for the CPU it runs on, and the environment
-// variable OPENBLAS_CORETYPE overrides the choice. On AVX-512 CPUs that an
-// OpenBLAS build does not know, it may fall back to older kernels: on an
-// AMD EPYC (Zen 5) machine, Debian's OpenBLAS 0.3.21 with
-// OPENBLAS_CORETYPE=SkylakeX trained the Penn Treebank models 1.5–1.6×
-// faster than with its Haswell kernels. On a CPU without AVX-512 that
-// setting stops the program with an illegal instruction (SIGILL): leave
-// it unset there. The stack's dynamic program has AVX2 and AVX-512
-// kernels of its own for the common block sizes, chosen at run time (the
-// build tag purego leaves them out).
+// Matrix products go through gonum's BLAS interface, in pure Go by
+// default and with OpenBLAS under the build tag openblas, an order of
+// magnitude faster at the Penn Treebank sizes: BLAS says which, and its
+// documentation how to build and tune it.
 //
 // # Precision
 //
