@@ -50,6 +50,9 @@ type Config struct {
 	// layers Xavier-uniform with zero bias. It must be finite and at most
 	// MaxInitRange.
 	InitRange float64 `json:"init_range,omitempty"`
+	// Options are the hyperparameters of the kinds registered outside
+	// this package that declare their own (Hyperparameter.Option).
+	Options Options `json:"options,omitempty"`
 }
 
 // Validate reports an impossible configuration. The error is a
@@ -267,6 +270,13 @@ func (c Config) inputSize() int {
 // message ("states and symbols apply only to …").
 func (c Config) checkStackFields(kind Kind) []*FieldError {
 	var fields []*FieldError
+	known := StackFields()
+	for _, name := range c.Options.Names() {
+		if !slices.Contains(known, optionPrefix+name) {
+			fields = append(fields, &FieldError{Field: optionPrefix + name, Reason: ErrNotApplicable,
+				msg: fmt.Sprintf("option %s is declared by no registered model kind", name)})
+		}
+	}
 	notApplicable := map[string][]string{} // the kinds using a field → names of those set
 	var groups []string
 	for _, f := range StackFields() {

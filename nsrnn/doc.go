@@ -189,7 +189,12 @@
 // Fit), run as streams, saved and loaded like the library's; the program
 // that loads a saved model imports the package that registers its kind.
 // Names never clash: RegisterKind panics on a name already registered, as
-// on an inconsistent declaration; it is safe for concurrent use.
+// on an inconsistent declaration; it is safe for concurrent use. A kind
+// uses Config's fields for the hyperparameters it shares with the
+// library's kinds, and declares those of its own as options
+// (Hyperparameter.Option): integers kept in Config.Options by name, checked
+// by Validate like fields, saved with the model, and given to programs
+// as flags of their names.
 //
 // The stack itself is a stacks.Layer: parameters of package param, bound
 // to each graph through a param.Binding, and an Instance whose steps are

@@ -54,6 +54,13 @@ type Hyperparameter struct {
 	// command-line flag is its JSON name with dashes for underscores
 	// (Flag: "states", "stack-embedding").
 	Field string
+	// Option, in place of Field, names an integer hyperparameter of the
+	// kind's own, kept in Config.Options: a kind registered outside this
+	// package declares its hyperparameters so, instead of borrowing a
+	// field of another kind's ("counters"; lower-case letters, digits and
+	// dashes, from a letter; its flag is its name). Its checks are those
+	// of a field; Config.Options.Get reads it.
+	Option string
 	// Name is what messages call the field, a noun phrase ("states", "a
 	// window").
 	Name string
@@ -84,7 +91,12 @@ type Hyperparameter struct {
 
 // Flag is the hyperparameter's command-line flag, without its dashes: the
 // field's JSON name with dashes for underscores.
-func (h Hyperparameter) Flag() string { return FieldFlag(h.Field) }
+func (h Hyperparameter) Flag() string {
+	if h.Option != "" {
+		return h.Option
+	}
+	return FieldFlag(h.Field)
+}
 
 // Refuse returns the error of a Hyperparameter's Check: a *FieldError
 // with the reason (ErrRequired, ErrOutOfRange) and the formatted message,
@@ -120,8 +132,9 @@ func (k Kind) hyperparameter(field string) (Hyperparameter, bool) {
 }
 
 // commonFields are the Config fields of every model; the others are the
-// kinds' hyperparameters.
-var commonFields = []string{"Kind", "InputVocab", "OutputVocab", "Embedding", "Hidden", "Layers", "InitRange"}
+// kinds' hyperparameters (Options holds the options of the kinds that
+// declare their own, which StackFields lists one by one).
+var commonFields = []string{"Kind", "InputVocab", "OutputVocab", "Embedding", "Hidden", "Layers", "InitRange", "Options"}
 
 // stackFields are the Config fields that kinds may declare, in Config's
 // order, with their flags.
@@ -144,6 +157,15 @@ func StackFields() []string {
 	for i, f := range stackFields {
 		names[i] = f.Name
 	}
+	// Then the options that registered kinds declare, "Options.<name>",
+	// in the order of registration.
+	for _, k := range AllKinds() {
+		for _, h := range k.Hyperparameters {
+			if _, ok := optionOf(h.Field); ok && !slices.Contains(names, h.Field) {
+				names = append(names, h.Field)
+			}
+		}
+	}
 	return names
 }
 
@@ -151,6 +173,9 @@ func StackFields() []string {
 // with dashes for underscores ("stack-embedding" for StackEmbedding); ""
 // for a name that is not a field of Config.
 func FieldFlag(field string) string {
+	if name, ok := optionOf(field); ok {
+		return name
+	}
 	f, ok := reflect.TypeFor[Config]().FieldByName(field)
 	if !ok {
 		return ""
@@ -160,13 +185,22 @@ func FieldFlag(field string) string {
 }
 
 // jsonName is the JSON name of a Config field.
-func jsonName(field string) string { return strings.ReplaceAll(FieldFlag(field), "-", "_") }
+func jsonName(field string) string {
+	if name, ok := optionOf(field); ok {
+		return "options." + name
+	}
+	return strings.ReplaceAll(FieldFlag(field), "-", "_")
+}
 
 // FieldValue returns a pointer to the field of c named field (its Go
 // name): an *int, *bool, *float64, *stacks.Bottom, …, for a program that
 // sets fields by name (a command line's flags). It panics if Config has
 // no such field, a programmer error.
 func (c *Config) FieldValue(field string) any {
+	if name, ok := optionOf(field); ok {
+		// A flag value (String, Set, Type) that sets the option.
+		return optionValue{c, name}
+	}
 	v := reflect.ValueOf(c).Elem().FieldByName(field)
 	if !v.IsValid() {
 		panic("nsrnn: Config has no field " + field)
@@ -178,6 +212,9 @@ func (c *Config) FieldValue(field string) any {
 // value other than its zero value, its default. It panics if Config has
 // no such field, a programmer error.
 func (c Config) FieldSet(field string) bool {
+	if name, ok := optionOf(field); ok {
+		return c.Options.Get(name) != 0
+	}
 	v := reflect.ValueOf(c).FieldByName(field)
 	if !v.IsValid() {
 		panic("nsrnn: Config has no field " + field)
@@ -224,15 +261,23 @@ func RegisterKind(k Kind) {
 	if k.Stack != nil && (k.StackParams == nil || k.ReadingSize == nil) {
 		panic(fmt.Sprintf("nsrnn: RegisterKind(%s): a Stack needs StackParams and ReadingSize", k.Name))
 	}
+	k.Hyperparameters = slices.Clone(k.Hyperparameters)
 	for i, h := range k.Hyperparameters {
-		if !slices.ContainsFunc(stackFields, func(f reflect.StructField) bool { return f.Name == h.Field }) {
+		if h.Option != "" {
+			// An option of the kind's own, named among the fields as
+			// "Options.<name>".
+			if h.Field != "" || !optionName(h.Option) || FieldFlag(h.Option) != "" || slices.ContainsFunc(stackFields, func(f reflect.StructField) bool { return FieldFlag(f.Name) == h.Option }) {
+				panic(fmt.Sprintf("nsrnn: RegisterKind(%s): option %q: declare a Field or an Option (lower-case letters, digits and dashes, from a letter), not the name of a flag of a field", k.Name, h.Option))
+			}
+			h.Field = optionPrefix + h.Option
+			k.Hyperparameters[i] = h
+		} else if !slices.ContainsFunc(stackFields, func(f reflect.StructField) bool { return f.Name == h.Field }) {
 			panic(fmt.Sprintf("nsrnn: RegisterKind(%s): hyperparameter %q is not one of %s", k.Name, h.Field, strings.Join(StackFields(), ", ")))
 		}
 		if slices.ContainsFunc(k.Hyperparameters[:i], func(o Hyperparameter) bool { return o.Field == h.Field }) {
 			panic(fmt.Sprintf("nsrnn: RegisterKind(%s): hyperparameter %s declared twice", k.Name, h.Field))
 		}
 	}
-	k.Hyperparameters = slices.Clone(k.Hyperparameters)
 	registry.Lock()
 	defer registry.Unlock()
 	if slices.ContainsFunc(registry.kinds, func(o Kind) bool { return o.Name == k.Name }) {

@@ -47,6 +47,10 @@ func TestRegisterKindPanics(t *testing.T) {
 		{"unknown field", Kind{Name: "x2", Hyperparameters: []Hyperparameter{{Field: "Depth"}}}},
 		{"field twice", Kind{Name: "x3", Hyperparameters: []Hyperparameter{{Field: "Window"}, {Field: "Window"}}}},
 		{"stack without sizes", Kind{Name: "x4", Stack: noStack}},
+		{"option with a field", Kind{Name: "x5", Hyperparameters: []Hyperparameter{{Field: "Window", Option: "w"}}}},
+		{"option not a flag name", Kind{Name: "x6", Hyperparameters: []Hyperparameter{{Option: "Counters"}}}},
+		{"option named as a field's flag", Kind{Name: "x7", Hyperparameters: []Hyperparameter{{Option: "states"}}}},
+		{"option twice", Kind{Name: "x8", Hyperparameters: []Hyperparameter{{Option: "k"}, {Option: "k"}}}},
 	} {
 		func() {
 			defer func() {

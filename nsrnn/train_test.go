@@ -57,6 +57,14 @@ func tinyConfig(kind string, in, out int) Config {
 	if kind == VRNS {
 		cfg.StackEmbedding = 2
 	}
+	// A kind's required options of its own (Hyperparameter.Option).
+	if k, err := LookupKind(kind); err == nil {
+		for _, h := range k.Hyperparameters {
+			if name, ok := optionOf(h.Field); ok && h.Required {
+				cfg.Options = cfg.Options.With(name, 2)
+			}
+		}
+	}
 	return cfg
 }
 

@@ -55,21 +55,22 @@ const Kind = "counter-autograd"
 func init() {
 	nsrnn.RegisterKind(nsrnn.Kind{
 		Name: Kind, Streams: true,
-		// Config.StackEmbedding is the number of counters k.
+		// The number of counters k, an option of the kind's own:
+		// Config.Options "counters", flag --counters.
 		Hyperparameters: []nsrnn.Hyperparameter{{
-			Field: "StackEmbedding", Name: "a number of counters", Doc: "number of counters of %s", Required: true, Size: true,
+			Option: "counters", Name: "a number of counters", Doc: "number of counters of %s", Required: true, Size: true,
 			Check: func(c nsrnn.Config) error {
-				if c.StackEmbedding < 1 {
-					return nsrnn.Refuse(nsrnn.ErrRequired, "model %s needs a number of counters (stack embedding) ≥ 1, got %d", c.Kind, c.StackEmbedding)
+				if k := c.Options.Get("counters"); k < 1 {
+					return nsrnn.Refuse(nsrnn.ErrRequired, "model %s needs a number of counters (--counters) ≥ 1, got %d", c.Kind, k)
 				}
 				return nil
 			},
 		}},
 		Stack: func(name string, c nsrnn.Config) (stacks.Layer, error) {
-			return New(name, c.Hidden, c.StackEmbedding), nil
+			return New(name, c.Hidden, c.Options.Get("counters")), nil
 		},
-		StackParams: func(c nsrnn.Config) float64 { return float64(c.StackEmbedding) * (float64(c.Hidden) + 1) },
-		ReadingSize: func(c nsrnn.Config) float64 { return float64(c.StackEmbedding) },
+		StackParams: func(c nsrnn.Config) float64 { return float64(c.Options.Get("counters")) * (float64(c.Hidden) + 1) },
+		ReadingSize: func(c nsrnn.Config) float64 { return float64(c.Options.Get("counters")) },
 	})
 }
 

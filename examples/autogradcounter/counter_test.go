@@ -49,7 +49,7 @@ func twins(t testing.TB, cfg nsrnn.Config) (autograd, fused *nsrnn.Model) {
 // same gradient of every parameter of the whole model, in sentence mode
 // (several lengths, two workers) and in stream mode across chunks.
 func TestEqualsFusedKernel(t *testing.T) {
-	cfg := nsrnn.Config{InputVocab: 3, OutputVocab: 4, Hidden: 6, Embedding: 0, StackEmbedding: 3, InitRange: 0.5}
+	cfg := nsrnn.Config{InputVocab: 3, OutputVocab: 4, Hidden: 6, Embedding: 0, Options: nsrnn.MakeOptions(map[string]int{"counters": 3}), InitRange: 0.5}
 	a, f := twins(t, cfg)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, workers := range []int{0, 2} {
@@ -116,7 +116,7 @@ func TestEqualsFusedKernel(t *testing.T) {
 
 // Trained with nsrnn.Train, the two kinds take the same steps.
 func TestTrainsAsFusedKernel(t *testing.T) {
-	cfg := nsrnn.Config{InputVocab: 3, OutputVocab: 4, Hidden: 5, StackEmbedding: 2}
+	cfg := nsrnn.Config{InputVocab: 3, OutputVocab: 4, Hidden: 5, Options: nsrnn.MakeOptions(map[string]int{"counters": 2})}
 	a, f := twins(t, cfg)
 	rng := rand.New(rand.NewPCG(4, 4))
 	batches := func(k int) []nsrnn.Batch {
@@ -180,7 +180,7 @@ func maxRelErr(a, b [][]float64) float64 {
 // backward) of the two counter kinds at the size of the paper's CFL
 // experiments: batch 10, length 60, 20 hidden units, 20 counters.
 func BenchmarkTrainStep(b *testing.B) {
-	cfg := nsrnn.Config{InputVocab: 3, OutputVocab: 4, Hidden: 20, StackEmbedding: 20}
+	cfg := nsrnn.Config{InputVocab: 3, OutputVocab: 4, Hidden: 20, Options: nsrnn.MakeOptions(map[string]int{"counters": 20})}
 	a, f := twins(b, cfg)
 	rng := rand.New(rand.NewPCG(1, 2))
 	data := make([][]int, 10)

@@ -28,7 +28,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	cfg := nsrnn.Config{Kind: autogradcounter.Kind, InputVocab: len(task.Terminals()), OutputVocab: len(task.Vocabulary()),
-		Hidden: 8, StackEmbedding: 2}
+		Hidden: 8, Options: nsrnn.MakeOptions(map[string]int{"counters": 2})}
 	m, err := nsrnn.New(cfg, 1)
 	if err != nil {
 		log.Fatal(err)

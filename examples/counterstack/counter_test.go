@@ -24,7 +24,7 @@ func TestConformance(t *testing.T) {
 // GPU is refused at once (whether or not one is there) with an error
 // naming the kind, and the model keeps working on the CPU.
 func TestNoGPU(t *testing.T) {
-	m, err := nsrnn.New(nsrnn.Config{Kind: counterstack.Kind, InputVocab: 3, OutputVocab: 4, Hidden: 5, StackEmbedding: 2}, 1)
+	m, err := nsrnn.New(nsrnn.Config{Kind: counterstack.Kind, InputVocab: 3, OutputVocab: 4, Hidden: 5, Options: nsrnn.MakeOptions(map[string]int{"counters": 2})}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

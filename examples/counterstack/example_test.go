@@ -29,7 +29,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	cfg := nsrnn.Config{Kind: counterstack.Kind, InputVocab: len(task.Terminals()), OutputVocab: len(task.Vocabulary()),
-		Hidden: 8, StackEmbedding: 2}
+		Hidden: 8, Options: nsrnn.MakeOptions(map[string]int{"counters": 2})}
 	n, err := nsrnn.CountParams(cfg)
 	if err != nil {
 		log.Fatal(err)
@@ -43,7 +43,7 @@ func Example() {
 	// The declaration's checks: a field the kind does not declare, and
 	// the one it requires.
 	bad := cfg
-	bad.States, bad.StackEmbedding = 2, 0
+	bad.States, bad.Options = 2, ""
 	fmt.Println(bad.Validate())
 
 	before, err := m.CrossEntropy(valid)
@@ -85,7 +85,7 @@ func Example() {
 	fmt.Println("chunks agree:", math.Abs(mean-all) < 1e-12)
 	// Output:
 	// parameters: 534 true
-	// nsrnn: invalid model configuration: states apply only to ns, ns+s, ns+u, rns, vrns, not counter; model counter needs a number of counters (stack embedding) ≥ 1, got 0
+	// nsrnn: invalid model configuration: states apply only to ns, ns+s, ns+u, rns, vrns, not counter; model counter needs a number of counters (--counters) ≥ 1, got 0
 	// epochs: 3 better: true
 	// chunks agree: true
 }

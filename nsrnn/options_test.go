@@ -1,0 +1,125 @@
+package nsrnn
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nsrnn/nsrnn/stacks"
+)
+
+// Options keep a canonical form (so that equal options compare equal),
+// drop zeros, and read and write JSON objects; a name that cannot name an
+// option is refused.
+func TestOptions(t *testing.T) {
+	a := MakeOptions(map[string]int{"b": 2, "a": 1, "z": 0})
+	b := Options("").With("a", 1).With("b", 2)
+	if a != b || a != "a=1,b=2" {
+		t.Errorf("MakeOptions %q, With %q, want both a=1,b=2", a, b)
+	}
+	if a.Get("b") != 2 || a.Get("c") != 0 || !slices.Equal(a.Names(), []string{"a", "b"}) {
+		t.Errorf("Get and Names of %q", a)
+	}
+	if a.With("a", 0) != "b=2" {
+		t.Errorf("setting a to 0 leaves %q", a.With("a", 0))
+	}
+	js, err := json.Marshal(struct {
+		O Options `json:"o,omitempty"`
+		E Options `json:"e,omitempty"`
+	}{O: a})
+	if err != nil || string(js) != `{"o":{"a":1,"b":2}}` {
+		t.Errorf("JSON %s, %v", js, err)
+	}
+	var back struct{ O Options }
+	if err := json.Unmarshal([]byte(`{"O":{"b":2,"a":1}}`), &back); err != nil || back.O != a {
+		t.Errorf("from JSON: %q, %v", back.O, err)
+	}
+	for _, bad := range []string{`{"O":{"A":1}}`, `{"O":{"a=b":1}}`, `{"O":{"a":1.5}}`, `{"O":[1]}`} {
+		if err := json.Unmarshal([]byte(bad), &back); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("With of a bad name did not panic")
+		}
+	}()
+	Options("").With("1a", 1)
+}
+
+// A kind declares an option of its own: Validate checks it (required, its
+// Check), refuses it for a kind that does not declare it and refuses an
+// option that no kind declares; the programs' flag is its name; a model
+// saved with it loads with it, and configurations compare with ==.
+func TestKindOption(t *testing.T) {
+	RegisterKind(Kind{Name: "optkind", Streams: true,
+		Hyperparameters: []Hyperparameter{{Option: "cells", Name: "a number of cells", Doc: "cells of %s", Required: true, Size: true}},
+		Stack: func(name string, c Config) (stacks.Layer, error) {
+			return stacks.NewJM(name, c.Hidden, c.Options.Get("cells"), false, 3)
+		},
+		StackParams: func(c Config) float64 {
+			return 3*float64(c.Hidden+1) + float64(c.Hidden+1)*float64(c.Options.Get("cells"))
+		},
+		ReadingSize: func(c Config) float64 { return float64(c.Options.Get("cells")) },
+	})
+	k, err := LookupKind("optkind")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.Uses("Options.cells") || k.Flags()[0] != "cells" || !slices.Contains(StackFields(), "Options.cells") || FieldFlag("Options.cells") != "cells" {
+		t.Errorf("the option's field and flag: uses %v, flags %v, fields %v", k.Uses("Options.cells"), k.Flags(), StackFields())
+	}
+	base := Config{Kind: "optkind", InputVocab: 3, OutputVocab: 4, Hidden: 5}
+	if err := base.Validate(); !errors.Is(err, ErrRequired) || !strings.Contains(err.Error(), "a number of cells") {
+		t.Errorf("without the required option: %v", err)
+	}
+	c := base
+	c.Options = MakeOptions(map[string]int{"cells": 2})
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	other := Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 5, Options: c.Options}
+	if err := other.Validate(); !errors.Is(err, ErrNotApplicable) || !strings.Contains(err.Error(), "optkind") {
+		t.Errorf("the option on an LSTM: %v", err)
+	}
+	unknown := c
+	unknown.Options = c.Options.With("nobody", 1)
+	if err := unknown.Validate(); !errors.Is(err, ErrNotApplicable) || !strings.Contains(err.Error(), "nobody") {
+		t.Errorf("an option no kind declares: %v", err)
+	}
+	var fv interface {
+		Set(string) error
+		String() string
+	}
+	fv = (&c).FieldValue("Options.cells").(interface {
+		Set(string) error
+		String() string
+	})
+	if err := fv.Set("3"); err != nil || c.Options.Get("cells") != 3 || fv.String() != "3" || !c.FieldSet("Options.cells") {
+		t.Errorf("the option as a flag value: %v, %q", err, c.Options)
+	}
+	if fv.Set("x") == nil {
+		t.Error("a flag value that is not an integer was accepted")
+	}
+	m, err := New(c, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "model")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Config() != m.Config() || back.Config().Options.Get("cells") != 3 {
+		t.Errorf("loaded %+v, saved %+v", back.Config(), m.Config())
+	}
+	if n, err := CountParams(c); err != nil || n != m.NumParams() {
+		t.Errorf("CountParams %d (%v), the model has %d", n, err, m.NumParams())
+	}
+}
