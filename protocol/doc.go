@@ -10,6 +10,12 @@
 //	recs, err := protocol.ReadLog("runs/rns/log.jsonl")     // one record per epoch
 //	rep, err := protocol.EvaluateByLength(m, task, strs, 40, 100, 10)
 //
+// (The package was named experiment until 2026-11-28, one letter from the
+// programs' folder experiments; programs that imported it import
+// github.com/nsrnn/nsrnn/protocol instead, with the same names, and the
+// run directory's handling that the programs kept to themselves, OpenRunDir
+// and RunState, is here now.)
+//
 // Only PrepareRun, PrepareDir, CheckWritable (a probe it removes),
 // LockDir (a lock file) and WriteJSON write files; errors are returned,
 // never panics.
