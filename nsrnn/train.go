@@ -57,6 +57,8 @@ type Schedule interface {
 	// without improvement that it ends (0 when it improved). Fit calls it
 	// after every epoch, and replays it over a checkpoint's history, so
 	// that a warmup, a decay by epoch or a decay on a plateau is one type.
+	// (Until 2026-11-28 it was Next(lr, bad), called only after an epoch
+	// without improvement: such a schedule returns lr when bad is 0.)
 	Next(lr float64, epoch, bad int) float64
 	// Check reports settings that make no schedule.
 	Check() error
