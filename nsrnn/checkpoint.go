@@ -110,7 +110,7 @@ func saveCheckpoint(path string, m *Model, opt Optimizer, obj Objective, st *tra
 	var err error
 	st.Model, st.Optimizer = nil, nil
 	st.Objective = nil
-	if so, ok := obj.(StatefulObjective); ok && st.Step > 0 {
+	if so, ok := unwrapObjective(obj).(StatefulObjective); ok && st.Step > 0 {
 		if st.Objective, err = so.MarshalState(); err != nil {
 			return err
 		}
@@ -306,7 +306,7 @@ func loadCheckpoint(path string, m *Model, settings map[string]string, c *TrainC
 	if d := diffSettings(st.Settings, now); len(d) > 0 {
 		return nil, fmt.Errorf("%s: the checkpoint was made with other settings; resume with the same ones or start afresh in another place:\n  %s", path, strings.Join(d, "\n  "))
 	}
-	_, stateful := obj.(StatefulObjective)
+	_, stateful := unwrapObjective(obj).(StatefulObjective)
 	lr, err := checkState(st, c, obj.Steps(), stateful, opt.LearningRate())
 	if err != nil {
 		return nil, bad("%v", err)
@@ -327,7 +327,7 @@ func loadCheckpoint(path string, m *Model, settings map[string]string, c *TrainC
 		return nil, bad("the optimizer's learning rate %g is not %g, the rate the schedule gives after the recorded epochs", got, lr)
 	}
 	if st.Objective != nil {
-		if err := obj.(StatefulObjective).UnmarshalState(st.Objective); err != nil {
+		if err := unwrapObjective(obj).(StatefulObjective).UnmarshalState(st.Objective); err != nil {
 			return nil, bad("objective state: %v", err)
 		}
 	}

@@ -66,7 +66,10 @@
 // paper's Plateau, or one of your own: Improves, Next and Check), early
 // stopping and the best parameters restored at the end; a Recorder
 // receives its events
-// (progress, logs, early interruption with ErrStop). Train is Fit on the
+// (progress, logs, early interruption with ErrStop). An objective may carry
+// the lower bound of its validation score (Bounded: WithLowerBound,
+// WithoutLowerBound), whose difference Fit then reports per epoch; Train
+// gives its objective the bound of TrainConfig.LowerBound. Train is Fit on the
 // formal-language protocol (SentenceObjective: Adam, clipping at 5, ×0.9
 // after 5 epochs without improvement, stop after 10, at most 200 epochs);
 // StreamObjective is truncated backpropagation through time over a Stream.

@@ -147,6 +147,12 @@ type TrainConfig struct {
 	// LowerBound is the validation set's true-entropy lower bound in nats
 	// per symbol; the records report the difference from it. It must be
 	// finite.
+	//
+	// The bound is the evaluation's, and an objective carries it
+	// (Bounded: WithLowerBound, WithoutLowerBound), which is how Train
+	// passes these two fields on; Fit still reads them for an objective
+	// that does not, as it did before objectives carried bounds, and
+	// refuses both at once.
 	LowerBound float64
 	// NoLowerBound says that the validation data has no known lower
 	// bound (the user's own strings, of no known distribution): LowerBound
@@ -557,13 +563,88 @@ func SentenceObjective(m *Model, train, valid []Batch, seed uint64) (Objective, 
 }
 
 // Train trains m on the training batches with the formal-language
-// protocol (SentenceObjective with cfg.Seed, then Fit).
+// protocol: SentenceObjective with cfg.Seed, whose validation score has
+// the lower bound cfg.LowerBound (or none, with cfg.NoLowerBound;
+// WithLowerBound, WithoutLowerBound), then Fit.
 func Train(m *Model, train, valid []Batch, cfg TrainConfig) (*TrainResult, error) {
 	obj, err := SentenceObjective(m, train, valid, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
+	if cfg.NoLowerBound {
+		if cfg.LowerBound != 0 {
+			return nil, fmt.Errorf("nsrnn: lower bound %g given with NoLowerBound", cfg.LowerBound)
+		}
+		obj = WithoutLowerBound(obj)
+	} else {
+		obj = WithLowerBound(obj, cfg.LowerBound)
+	}
+	cfg.LowerBound, cfg.NoLowerBound = 0, false
 	return Fit(m, obj, cfg)
+}
+
+// Bounded is an Objective whose validation score (a cross-entropy) has a
+// known lower bound, such as the true entropy of the data of a task with
+// a known distribution, or is known to have none (data of no known
+// distribution). Fit then reports, per epoch, the difference of the
+// score from the bound (EpochRecord.ValidDifference), or marks the records
+// NoLowerBound. WithLowerBound and WithoutLowerBound make one from any
+// objective: the bound belongs to the evaluation, not to the trainer.
+type Bounded interface {
+	Objective
+	// LowerBound returns the bound and true, or 0 and false where the
+	// score has none.
+	LowerBound() (bound float64, known bool)
+}
+
+// boundedObjective wraps an objective with the bound of its score.
+type boundedObjective struct {
+	Objective
+	bound float64
+	known bool
+}
+
+func (b *boundedObjective) LowerBound() (float64, bool) { return b.bound, b.known }
+
+// Unwrap returns the objective wrapped: Fit finds through it what the
+// objective can do (carry a state, stay on a device).
+func (b *boundedObjective) Unwrap() Objective { return b.Objective }
+
+// WithLowerBound returns obj, whose validation score has the lower bound
+// bound (finite; Fit refuses another).
+func WithLowerBound(obj Objective, bound float64) Bounded {
+	return &boundedObjective{Objective: obj, bound: bound, known: true}
+}
+
+// WithoutLowerBound returns obj, whose validation score has no known lower
+// bound: Fit marks its records NoLowerBound.
+func WithoutLowerBound(obj Objective) Bounded { return &boundedObjective{Objective: obj} }
+
+// unwrapObjective returns the objective that obj wraps (Unwrap), all the
+// way in.
+func unwrapObjective(obj Objective) Objective {
+	for {
+		u, ok := obj.(interface{ Unwrap() Objective })
+		if !ok {
+			return obj
+		}
+		obj = u.Unwrap()
+	}
+}
+
+// boundOf returns the bound of the first Bounded objective on the chain
+// of obj's wrappers.
+func boundOf(obj Objective) (Bounded, bool) {
+	for {
+		if b, ok := obj.(Bounded); ok {
+			return b, true
+		}
+		u, ok := obj.(interface{ Unwrap() Objective })
+		if !ok {
+			return nil, false
+		}
+		obj = u.Unwrap()
+	}
 }
 
 // Fit trains m on obj: each step's gradient is clipped by global norm and
@@ -615,6 +696,13 @@ func newTrainer(m *Model, obj Objective, cfg TrainConfig) (*trainer, error) {
 	}
 	if err := m.cfg.CheckTraining(); err != nil {
 		return nil, err
+	}
+	if b, ok := boundOf(obj); ok {
+		if cfg.LowerBound != 0 || cfg.NoLowerBound {
+			return nil, errors.New("nsrnn: a lower bound given both by the objective (Bounded) and by TrainConfig")
+		}
+		bound, known := b.LowerBound()
+		cfg.LowerBound, cfg.NoLowerBound = bound, !known
 	}
 	if err := cfg.defaults(m); err != nil {
 		return nil, err
@@ -712,7 +800,7 @@ func (t *trainer) trainEpoch() error {
 func (t *trainer) step(epoch int) (loss, weight float64, err error) {
 	st := t.st
 	de, onDevice := t.m.eng.(deviceEngine)
-	ds, deviceObj := t.obj.(deviceObjective)
+	ds, deviceObj := unwrapObjective(t.obj).(deviceObjective)
 	var grads [][]float64
 	if onDevice && deviceObj {
 		loss, weight, err = ds.deviceGradient(epoch, st.Step)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -723,5 +724,101 @@ func TestTextLog(t *testing.T) {
 	}
 	if first := strings.SplitN(b.String(), "\n", 2)[0]; !strings.HasPrefix(first, "training resumes in epoch 4 after step 0 of") {
 		t.Errorf("the resumed run's first line %q", first)
+	}
+}
+
+// The lower bound belongs to the objective: Fit with WithLowerBound gives
+// the records and result of Fit with TrainConfig.LowerBound, and
+// WithoutLowerBound those of NoLowerBound; a bound given both ways is
+// refused; a wrapped stream objective still checkpoints its state within
+// an epoch and resumes exactly.
+func TestObjectiveLowerBound(t *testing.T) {
+	train, valid, lb, in, out := tinyTask(t, 20, 10)
+	fit := func(wrap func(Objective) Objective, c TrainConfig) *TrainResult {
+		t.Helper()
+		m := newTiny(t, tinyConfig(RNS, in, out), 1)
+		obj, err := SentenceObjective(m, train, valid, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Fit(m, wrap(obj), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	same := func(o Objective) Objective { return o }
+	base := TrainConfig{LR: 0.01, MaxEpochs: 2, Seed: 3}
+	withCfg := base
+	withCfg.LowerBound = lb
+	a := fit(same, withCfg)
+	b := fit(func(o Objective) Objective { return WithLowerBound(o, lb) }, base)
+	if !slices.Equal(withoutTiming(a.History), withoutTiming(b.History)) || a.LowerBound != b.LowerBound || a.BestValidDifference != b.BestValidDifference {
+		t.Errorf("WithLowerBound: %+v\nTrainConfig.LowerBound: %+v", b, a)
+	}
+	if b.History[0].ValidDifference != b.History[0].ValidCrossEntropy-lb {
+		t.Errorf("the difference %v is not the score %v less the bound %v", b.History[0].ValidDifference, b.History[0].ValidCrossEntropy, lb)
+	}
+	noCfg := base
+	noCfg.NoLowerBound = true
+	c := fit(same, noCfg)
+	d := fit(func(o Objective) Objective { return WithoutLowerBound(o) }, base)
+	if !slices.Equal(withoutTiming(c.History), withoutTiming(d.History)) || !d.NoLowerBound || !d.History[0].NoLowerBound {
+		t.Errorf("WithoutLowerBound: %+v\nNoLowerBound: %+v", d, c)
+	}
+	m := newTiny(t, tinyConfig(RNS, in, out), 1)
+	obj, _ := SentenceObjective(m, train, valid, 3)
+	if _, err := Fit(m, WithLowerBound(obj, lb), withCfg); err == nil || !strings.Contains(err.Error(), "both") {
+		t.Errorf("a bound given twice: %v", err)
+	}
+
+	// A wrapped stream objective: stopped within an epoch and resumed.
+	cfg := streamConfigs()["rns-D3"]
+	dir := t.TempDir()
+	full := newTiny(t, cfg, 1)
+	want, err := Fit(full, WithoutLowerBound(tinyStream(t, full, 4)), streamTC(filepath.Join(dir, "full")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "part")
+	part := newTiny(t, cfg, 1)
+	sc := streamTC(path)
+	sc.Recorder = RecorderFunc(func(e Event) error {
+		if e.Kind == Checkpointed && e.Epoch == 2 && e.Step == 3 {
+			return ErrStop
+		}
+		return nil
+	})
+	if _, err := Fit(part, WithoutLowerBound(tinyStream(t, part, 4)), sc); err != nil {
+		t.Fatal(err)
+	}
+	if st := readState(t, path); st.Objective == nil {
+		t.Fatal("the wrapped stream objective's state is not in the checkpoint")
+	}
+	resumed := newTiny(t, cfg, 99)
+	got, err := Fit(resumed, WithoutLowerBound(tinyStream(t, resumed, 4)), streamTC(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(withoutTiming(got.History), withoutTiming(want.History)) || !sameBits(paramData(resumed), paramData(full)) {
+		t.Errorf("the resumed wrapped run differs:\n%+v\n%+v", got.History, want.History)
+	}
+}
+
+// Through the bound's wrapper, Fit still finds what the objective can do:
+// carry a stream's state (StatefulObjective) and keep its gradient on a
+// device (deviceObjective).
+func TestBoundedUnwraps(t *testing.T) {
+	m := newTiny(t, streamConfigs()["rns-D3"], 1)
+	obj := WithLowerBound(WithoutLowerBound(tinyStream(t, m, 4)), 0)
+	inner := unwrapObjective(obj)
+	if _, ok := inner.(StatefulObjective); !ok {
+		t.Error("the wrapped stream objective is not stateful")
+	}
+	if _, ok := inner.(deviceObjective); !ok {
+		t.Error("the wrapped stream objective has no device gradient")
+	}
+	if b, ok := boundOf(obj); !ok || b != obj {
+		t.Error("boundOf does not find the outer bound first")
 	}
 }
