@@ -103,6 +103,9 @@ type sweepSettings struct {
 	// LRRange is the learning rate's range (--lr-range), or zero for the
 	// legacy range of sweeps made before it was recorded.
 	LRRange [2]float64 `json:"lr_range,omitzero"`
+	// Boundary is the runs' --boundary, "next-chunk", or empty for
+	// "in-chunk" (sweeps made before the choice existed).
+	Boundary string `json:"boundary,omitempty"`
 }
 
 // lrRange returns the range the sweep draws learning rates from.
@@ -167,6 +170,9 @@ func plan(s sweepSettings, out string) ([]sweepRun, error) {
 			r.Args = append(r.Args, "--lr", strconv.FormatFloat(r.LR, 'g', -1, 64), "--clip", strconv.FormatFloat(r.Clip, 'g', -1, 64),
 				"--epochs", strconv.Itoa(s.Epochs), "--batch", strconv.Itoa(s.Batch), "--bptt", strconv.Itoa(s.BPTT),
 				"--seed", strconv.Itoa(i+1), "--precision", cmp.Or(s.Precision, "float64"), "--out", r.Dir, "--resume")
+			if s.Boundary != "" {
+				r.Args = append(r.Args, "--boundary", s.Boundary)
+			}
 			runs = append(runs, r)
 		}
 	}
@@ -214,6 +220,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	lrFlag := fs.String("lr-range", fmt.Sprintf("%g:%g", float64(lrMin), float64(lrMax)), "MIN:MAX of the log-uniform learning rates, for the per-token mean loss (the authors' released range; a sweep keeps the range it was made with)")
 	out := fs.String("out", "", "sweep directory (required): sweep.json, and <model>/run-NN for each run with its output in <that>.log")
 	precFlag := precisionFlag(fs, "float32", "of every run")
+	boundaryFlag := fs.String("boundary", nsrnn.BoundaryInChunk.String(), "every run's --boundary: where the stack update after a chunk's last token is computed, in-chunk or next-chunk (as the authors' code); recorded in sweep.json")
 	jobs := fs.Int("jobs", 1, "runs trained at once on this machine (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
 	retries := fs.Int("retries", 1, "times a run that fails with an error (not a signal) is resumed from its last checkpoint before it counts as failed; its results are those it would have had without the failure")
 	slurm := cli.AddSlurmFlags(fs, "ptb", "2-00:00:00", "8G", 2)
@@ -255,6 +262,11 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--bptt %d must be at least 1", s.BPTT)
 	case s.Hidden < 0:
 		return fmt.Errorf("--hidden %d must not be negative (0: the paper's sizes)", s.Hidden)
+	}
+	if b, err := nsrnn.ParseBoundary(*boundaryFlag); err != nil {
+		return fmt.Errorf("--boundary: %w", err)
+	} else if b != nsrnn.BoundaryInChunk {
+		s.Boundary = b.String()
 	}
 	if err := slurm.Check(); err != nil {
 		return err

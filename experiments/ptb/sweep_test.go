@@ -467,3 +467,30 @@ func TestHelpDecayDefault(t *testing.T) {
 		t.Errorf("help train does not show --decay's default as 2/3 ≈ 0.667:\n%s", o)
 	}
 }
+
+// --boundary next-chunk reaches every run of a sweep and its sweep.json;
+// the default leaves both as they were before the choice existed.
+func TestSweepBoundary(t *testing.T) {
+	base := sweepSettings{Data: "d", Models: []string{"jm-hidden-247"}, Runs: 2, Seed: 1, Epochs: 2, Batch: 32, BPTT: 35}
+	for _, b := range []string{"", "next-chunk"} {
+		s := base
+		s.Boundary = b
+		runs, err := plan(s, "out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			joined := strings.Join(r.Args, " ")
+			if got := strings.Contains(joined, "--boundary next-chunk"); got != (b != "") {
+				t.Errorf("boundary %q: run args %s", b, joined)
+			}
+		}
+		js, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(js), `"boundary"`); got != (b != "") {
+			t.Errorf("boundary %q: sweep.json %s", b, js)
+		}
+	}
+}
