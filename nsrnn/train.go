@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
+	"github.com/nsrnn/nsrnn/internal/boundjson"
 )
 
 // Batch is a set of sequences of one length, as symbol indices. It is an
@@ -267,13 +268,7 @@ func (r EpochRecord) MarshalJSON() ([]byte, error) {
 	if !r.NoLowerBound {
 		return json.Marshal(epochRecordJSON(r))
 	}
-	// The shallower fields hide the embedded ones of the same names, and
-	// nil pointers with omitempty are left out.
-	return json.Marshal(struct {
-		epochRecordJSON
-		LowerBound      *float64 `json:"lower_bound,omitempty"`
-		ValidDifference *float64 `json:"valid_cross_entropy_diff,omitempty"`
-	}{epochRecordJSON: epochRecordJSON(r)})
+	return boundjson.Marshal(epochRecordJSON(r), []string{"lower_bound", "valid_cross_entropy_diff"}, nil)
 }
 
 // TrainResult summarizes a training run.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nsrnn/nsrnn/internal/boundjson"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -51,11 +52,7 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 	if !s.NoLowerBound {
 		return json.Marshal(summaryJSON(s))
 	}
-	return json.Marshal(struct {
-		summaryJSON
-		ValidLowerBound           *float64 `json:"valid_lower_bound"`
-		BestValidCrossEntropyDiff *float64 `json:"best_valid_cross_entropy_diff"`
-	}{summaryJSON: summaryJSON(s)})
+	return boundjson.Marshal(summaryJSON(s), nil, []string{"valid_lower_bound", "best_valid_cross_entropy_diff"})
 }
 
 // NewSummary is the summary of a training run of task with model m and

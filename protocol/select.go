@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/internal/boundjson"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -125,10 +126,7 @@ func (s Selected) MarshalJSON() ([]byte, error) {
 	if !s.NoLowerBound {
 		return json.Marshal(selectedJSON(s))
 	}
-	return json.Marshal(struct {
-		selectedJSON
-		ValidDiff *float64 `json:"valid_cross_entropy_diff,omitempty"`
-	}{selectedJSON: selectedJSON(s)})
+	return boundjson.Marshal(selectedJSON(s), []string{"valid_cross_entropy_diff"}, nil)
 }
 
 // score is the selection criterion: the best validation cross-entropy
