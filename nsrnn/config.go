@@ -279,7 +279,7 @@ func (c Config) checkStackFields(kind Kind) []*FieldError {
 	}
 	notApplicable := map[string][]string{} // the kinds using a field → names of those set
 	var groups []string
-	for _, f := range StackFields() {
+	for _, f := range known {
 		h, ok := kind.hyperparameter(f)
 		if !ok {
 			if c.FieldSet(f) {

@@ -53,25 +53,9 @@ import (
 const Kind = "counter-autograd"
 
 func init() {
-	nsrnn.RegisterKind(nsrnn.Kind{
-		Name: Kind, Streams: true,
-		// The number of counters k, an option of the kind's own:
-		// Config.Options "counters", flag --counters.
-		Hyperparameters: []nsrnn.Hyperparameter{{
-			Option: "counters", Name: "a number of counters", Doc: "number of counters of %s", Required: true, Size: true,
-			Check: func(c nsrnn.Config) error {
-				if k := c.Options.Get("counters"); k < 1 {
-					return nsrnn.Refuse(nsrnn.ErrRequired, "model %s needs a number of counters (--counters) ≥ 1, got %d", c.Kind, k)
-				}
-				return nil
-			},
-		}},
-		Stack: func(name string, c nsrnn.Config) (stacks.Layer, error) {
-			return New(name, c.Hidden, c.Options.Get("counters")), nil
-		},
-		StackParams: func(c nsrnn.Config) float64 { return float64(c.Options.Get("counters")) * (float64(c.Hidden) + 1) },
-		ReadingSize: func(c nsrnn.Config) float64 { return float64(c.Options.Get("counters")) },
-	})
+	// The same declaration as counterstack's (option --counters, sizes),
+	// with this package's layer.
+	nsrnn.RegisterKind(counterstack.Declare(Kind, func(name string, hidden, k int) stacks.Layer { return New(name, hidden, k) }))
 }
 
 // Layer is a counter stack of k counters driven by a hidden state of size

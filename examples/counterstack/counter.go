@@ -37,10 +37,16 @@ import (
 const Kind = "counter"
 
 func init() {
-	nsrnn.RegisterKind(nsrnn.Kind{
-		Name: Kind, Streams: true,
-		// The number of counters k, an option of the kind's own:
-		// Config.Options "counters", flag --counters.
+	nsrnn.RegisterKind(Declare(Kind, func(name string, hidden, k int) stacks.Layer { return New(name, hidden, k) }))
+}
+
+// Declare returns the declaration of a counter-stack kind named name
+// whose layers newLayer makes (hidden units, k counters): its option
+// "counters" (Config.Options, flag --counters), required and at least 1,
+// and its sizes. Package autogradcounter declares its kind with it too.
+func Declare(name string, newLayer func(name string, hidden, k int) stacks.Layer) nsrnn.Kind {
+	return nsrnn.Kind{
+		Name: name, Streams: true,
 		Hyperparameters: []nsrnn.Hyperparameter{{
 			Option: "counters", Name: "a number of counters", Doc: "number of counters of %s", Required: true, Size: true,
 			Check: func(c nsrnn.Config) error {
@@ -50,12 +56,12 @@ func init() {
 				return nil
 			},
 		}},
-		Stack: func(name string, c nsrnn.Config) (stacks.Layer, error) {
-			return New(name, c.Hidden, c.Options.Get("counters")), nil
+		Stack: func(n string, c nsrnn.Config) (stacks.Layer, error) {
+			return newLayer(n, c.Hidden, c.Options.Get("counters")), nil
 		},
 		StackParams: func(c nsrnn.Config) float64 { return float64(c.Options.Get("counters")) * (float64(c.Hidden) + 1) },
 		ReadingSize: func(c nsrnn.Config) float64 { return float64(c.Options.Get("counters")) },
-	})
+	}
 }
 
 // Layer is a counter stack of k counters driven by a hidden state of size

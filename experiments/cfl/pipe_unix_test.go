@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -100,7 +99,7 @@ func TestTrainSignalDuringLongBatch(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCFLChild$", "--", "train", "--train", train, "--valid", valid,
 		"--model", "lstm", "--hidden", "4", "--lr", "0.01", "--epochs", "2", "--out", out)
 	cmd.Env = append(os.Environ(), cflChildEnv+"=1", "NSRNN_TEST_STOP_GRACE=1s")
-	var stderr syncBuffer
+	var stderr screenBuffer // the child writes it while the test reads it
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -138,22 +137,4 @@ func TestTrainSignalDuringLongBatch(t *testing.T) {
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the new run without a checkpoint was left in %s (%v)", out, err)
 	}
-}
-
-// syncBuffer collects a child's output while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
