@@ -21,14 +21,31 @@
 #    or failed, each speed figure and its PyTorch reference, each profile's
 #    device time per token.
 #
-# It takes about 3 minutes on an H100; every step has a time limit so that
-# the whole stays under 8. Logs: env.txt, tests.log, bench.log, torch.log,
+# Every step has a time limit, capped by what is left of the check's
+# budget (CHECK_SECONDS, default 420 s), so that the whole ends on time. Logs: env.txt, tests.log, bench.log, torch.log,
 # bench-nographs.log, profile.txt, e2e.log, summary.json.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: sh check.sh OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+# Every step runs under a time limit capped by what is left of the whole
+# check's budget (CHECK_SECONDS, default 420): the check ends on time with
+# its logs and summary.json written, whatever hangs. The steps run in
+# order of what has least been shown on a card before.
+deadline=$(( $(date +%s) + ${CHECK_SECONDS:-420} ))
+step() {
+	lim=$1
+	shift
+	left=$(( deadline - $(date +%s) ))
+	[ "$left" -lt "$lim" ] && lim=$left
+	if [ "$lim" -le 3 ]; then
+		echo "(skipped, the check's time is spent: $*)"
+		return 124
+	fi
+	timeout "$lim" "$@"
+}
+summarize() { python3 "$here/summarize.py" "$out" > /dev/null 2>&1; }
 work=$(mktemp -d)
 cd "$work"
 for f in "$here"/*.gz; do gunzip -c "$f" > "$(basename "$f" .gz)"; done
@@ -47,38 +64,57 @@ for f in "$here"/ptb-data/*.gz; do gunzip -c "$f" > "ptb-data/$(basename "$f" .g
 cat "$out/env.txt"
 
 echo "== correctness" >&2
-NSRNN_TEST_REQUIRE_GPU=1 timeout 90 ./cuda.test -test.v -test.count 1 > "$out/tests.log" 2>&1
-NSRNN_TEST_REQUIRE_GPU=1 timeout 150 ./nsrnn.test -test.v -test.count 1 -test.run 'GPU|CUDA|Device' >> "$out/tests.log" 2>&1
-grep -E '^(--- |ok|FAIL|PASS)' "$out/tests.log" | grep -v -- '--- PASS' | head -40 >&2
-python3 "$here/summarize.py" "$out" >&2
+step 60 env NSRNN_TEST_REQUIRE_GPU=1 ./cuda.test -test.v -test.count 1 > "$out/tests.log" 2>&1
+step 150 env NSRNN_TEST_REQUIRE_GPU=1 ./nsrnn.test -test.v -test.count 1 -test.run 'GPU|CUDA|Device' >> "$out/tests.log" 2>&1
+echo "exit $?" >> "$out/tests.log"
+grep -E '^(--- |ok|FAIL|PASS|exit)' "$out/tests.log" | grep -v -- '--- PASS' | head -40 >&2
+summarize
 
-echo "== speed" >&2
+echo "== speed: the nondeterministic stacks and the CFL step" >&2
 : > "$out/bench.log"
 : > "$out/torch.log"
-for round in 1 2; do
-	echo "round $round" >> "$out/bench.log"
-	timeout 100 ./nsrnn.test -test.run XXX -test.benchtime 100x \
-		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)' >> "$out/bench.log" 2>&1
-	for kind in train eval; do
-		for b in 32 256; do
-			echo "round $round $kind B$b: $(DEVICE=cuda BATCH=$b timeout 60 python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
-		done
-	done
-done
-# The nondeterministic stacks: RNS 1-2 and RNS 3-4 (their state crosses
-# between host and device at every chunk, in log space).
-timeout 150 ./nsrnn.test -test.run XXX -test.benchtime 30x \
+# RNS 1-2 and RNS 3-4 on PTB (their state crosses between host and device
+# at every chunk, in log space).
+step 90 ./nsrnn.test -test.run XXX -test.benchtime 30x \
 	-test.bench 'GPU(Train|Eval)PTB/rns-(1-2|3-4)(-f32)?/B32' >> "$out/bench.log" 2>&1
-# The same passes launched kernel by kernel, without CUDA graphs.
-NSRNN_CUDA_GRAPHS=0 timeout 100 ./nsrnn.test -test.run XXX -test.benchtime 100x \
-	-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)/B32' > "$out/bench-nographs.log" 2>&1
 # The CFL step (sentence mode, batch 10, length 60) on the GPU and on two
 # of this machine's cores.
-timeout 60 ./nsrnn.test -test.run XXX -test.benchtime 50x -test.bench 'GPUTrainStepCFL' >> "$out/bench.log" 2>&1
-GOMAXPROCS=2 timeout 60 taskset -c 0,1 ./nsrnn.test -test.run XXX -test.benchtime 20x \
+step 40 ./nsrnn.test -test.run XXX -test.benchtime 50x -test.bench 'GPUTrainStepCFL' >> "$out/bench.log" 2>&1
+step 40 env GOMAXPROCS=2 taskset -c 0,1 ./nsrnn.test -test.run XXX -test.benchtime 20x \
 	-test.bench '^BenchmarkTrainStep$/^(lstm|rns|rns-Q3)$' >> "$out/bench.log" 2>&1
-cat "$out/bench.log" "$out/torch.log" "$out/bench-nographs.log" | grep -E 'tokens/s|Benchmark' >&2
-python3 "$here/summarize.py" "$out" >&2
+grep -E 'Benchmark' "$out/bench.log" >&2
+summarize
+
+echo "== programs" >&2
+{
+	# The CFL epoch of the speed goal: RNS |Q| = 2, |Γ| = 3, 200 + 50
+	# strings of marked reversal, on the GPU and on two of this machine's
+	# cores.
+	for dev in cuda cpu; do
+		echo "\$ cfl train --device $dev (rns 2-3, marked reversal, three epochs of 200 + 50 strings)"
+		pin=""
+		[ $dev = cpu ] && pin="taskset -c 0,1"
+		step 50 $pin ./cfl train --task marked-reversal --model rns --states 2 --symbols 3 --lr 0.005 \
+			--train-size 200 --valid-size 50 --epochs 3 --device $dev --out runs/cfl-rns-$dev 2>&1 | tail -2
+		grep -o '"epoch_seconds":[0-9.]*' runs/cfl-rns-$dev/log.jsonl
+	done
+	echo "\$ ptb train --device cuda (lstm-256, one epoch, float32)"
+	step 60 ./ptb train --data ptb-data --model lstm --hidden 256 --lr 20 --clip 0.25 --epochs 1 \
+		--precision float32 --device cuda --out runs/ptb-lstm 2>&1 | tail -5
+	echo "exit $?"
+	echo "\$ run.json"; cat runs/ptb-lstm/run.json
+	echo "\$ ptb eval --device cuda"
+	step 30 ./ptb eval --model runs/ptb-lstm --split test --device cuda 2>&1 | tail -3
+	echo "\$ ptb eval --device cpu (the same run on the CPU)"
+	step 40 ./ptb eval --model runs/ptb-lstm --split test --device cpu 2>&1 | tail -3
+	echo "\$ cfl train --device cuda (lstm, marked reversal, two epochs of 200 + 50 strings)"
+	step 30 ./cfl train --task marked-reversal --model lstm --hidden 20 --lr 0.005 --train-size 200 --valid-size 50 \
+		--epochs 2 --device cuda --out runs/cfl-lstm 2>&1 | tail -4
+	echo "exit $?"
+	grep -o '"epoch_seconds":[0-9.]*' runs/cfl-lstm/log.jsonl
+} > "$out/e2e.log" 2>&1
+cat "$out/e2e.log" >&2
+summarize
 
 echo "== profiles" >&2
 # Where the time goes: every kernel, product and copy of the same
@@ -87,42 +123,28 @@ echo "== profiles" >&2
 # name is the timed run's).
 # (-test.bench splits its pattern at slashes, one part per level: the CFL
 # step is a run of its own.)
-NSRNN_CUDA_PROFILE=1 NSRNN_CUDA_PROFILE_OUT="$out/profile.txt" timeout 120 ./nsrnn.test -test.run XXX -test.benchtime 10x \
+step 90 env NSRNN_CUDA_PROFILE=1 NSRNN_CUDA_PROFILE_OUT="$out/profile.txt" ./nsrnn.test -test.run XXX -test.benchtime 10x \
 	-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247|rns-1-2|rns-3-4)(-f32)?/B32$' > /dev/null 2>&1
-NSRNN_CUDA_PROFILE=1 NSRNN_CUDA_PROFILE_OUT="$out/profile.txt" timeout 60 ./nsrnn.test -test.run XXX -test.benchtime 10x \
+step 30 env NSRNN_CUDA_PROFILE=1 NSRNN_CUDA_PROFILE_OUT="$out/profile.txt" ./nsrnn.test -test.run XXX -test.benchtime 10x \
 	-test.bench 'GPUTrainStepCFL' > /dev/null 2>&1
 grep -E '^(==|total|per token)' "$out/profile.txt" >&2
-python3 "$here/summarize.py" "$out" >&2
+summarize
 
-echo "== programs" >&2
-{
-	echo "\$ ptb train --device cuda (lstm-256, one epoch, float32)"
-	timeout 150 ./ptb train --data ptb-data --model lstm --hidden 256 --lr 20 --clip 0.25 --epochs 1 \
-		--precision float32 --device cuda --out runs/ptb-lstm 2>&1 | tail -5
-	echo "exit $?"
-	echo "\$ run.json"; cat runs/ptb-lstm/run.json
-	echo "\$ ptb eval --device cuda"
-	timeout 60 ./ptb eval --model runs/ptb-lstm --split test --device cuda 2>&1 | tail -3
-	echo "\$ ptb eval --device cpu (the same run on the CPU)"
-	timeout 60 ./ptb eval --model runs/ptb-lstm --split test --device cpu 2>&1 | tail -3
-	echo "\$ cfl train --device cuda (lstm, marked reversal, two epochs of 200 + 50 strings)"
-	timeout 60 ./cfl train --task marked-reversal --model lstm --hidden 20 --lr 0.005 --train-size 200 --valid-size 50 \
-		--epochs 2 --device cuda --out runs/cfl-lstm 2>&1 | tail -4
-	echo "exit $?"
-	grep -o '"epoch_seconds":[0-9.]*' runs/cfl-lstm/log.jsonl
-	# The CFL epoch of the speed goal: RNS |Q| = 2, |Γ| = 3, 200 + 50
-	# strings of marked reversal, on the GPU and on two of this machine's
-	# cores.
-	for dev in cuda cpu; do
-		echo "\$ cfl train --device $dev (rns 2-3, marked reversal, three epochs of 200 + 50 strings)"
-		pin=""
-		[ $dev = cpu ] && pin="taskset -c 0,1"
-		timeout 90 $pin ./cfl train --task marked-reversal --model rns --states 2 --symbols 3 --lr 0.005 \
-			--train-size 200 --valid-size 50 --epochs 3 --device $dev --out runs/cfl-rns-$dev 2>&1 | tail -2
-		grep -o '"epoch_seconds":[0-9.]*' runs/cfl-rns-$dev/log.jsonl
+echo "== speed: LSTM-256 and JM-247 beside PyTorch" >&2
+for round in 1 2; do
+	echo "round $round" >> "$out/bench.log"
+	step 60 ./nsrnn.test -test.run XXX -test.benchtime 100x \
+		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)' >> "$out/bench.log" 2>&1
+	for kind in train eval; do
+		for b in 32 256; do
+			echo "round $round $kind B$b: $(step 30 env DEVICE=cuda BATCH=$b python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
+		done
 	done
-} > "$out/e2e.log" 2>&1
-cat "$out/e2e.log" >&2
+	[ $round = 1 ] && step 40 env NSRNN_CUDA_GRAPHS=0 ./nsrnn.test -test.run XXX -test.benchtime 100x \
+		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)/B32' > "$out/bench-nographs.log" 2>&1
+done
+cat "$out/bench.log" "$out/torch.log" "$out/bench-nographs.log" | grep -E 'tokens/s|Benchmark' >&2
 
 python3 "$here/summarize.py" "$out" >&2
+echo "check finished with $(( deadline - $(date +%s) )) s of its budget left" >&2
 rm -rf "$work"
