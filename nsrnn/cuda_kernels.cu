@@ -39,6 +39,37 @@ __device__ double block_max(double v, double* sh) {
 	return r;
 }
 
+// The group kernels below compute each output with a group of W
+// consecutive threads (a warp, or an aligned part of one), which split its
+// terms and combine them with warp shuffles: the NS dynamic program's
+// reductions run over up to Dw·|Q||Γ| terms for few outputs, which one
+// thread per output leaves to a few hundred threads of the card. The
+// launch has W threads per output; under the emulator (GPUEMU, threads run
+// one after another) lane 0 alone does the whole reduction. The butterfly
+// gives every lane the same bits (addition and fmax are commutative), and
+// the order is fixed: the same inputs give the same result every time.
+#ifdef GPUEMU
+#define LANES(W) 1
+#else
+#define LANES(W) (W)
+#endif
+
+template <int W>
+__device__ __forceinline__ double group_sum(double v) {
+#ifndef GPUEMU
+	for (int o = W / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+#endif
+	return v;
+}
+
+template <int W>
+__device__ __forceinline__ double group_max(double v) {
+#ifndef GPUEMU
+	for (int o = W / 2; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+#endif
+	return v;
+}
+
 extern "C" {
 
 // embed_gather: X[r, :] = W[tok[r], :] for rows r of E columns.
@@ -550,71 +581,75 @@ __global__ void ns_gp(double* gp, const double* lg, const double* logw, int p, i
 }
 
 // ns_col: column p of γ: γ[p−1→p] = Δpush, and for d ≥ 2 the replace and
-// pop terms.
+// pop terms; a group of 8 threads per entry (b, d, qx, ry), over its
+// |Q||Γ| replace and (d−2)|Q| pop terms.
 __global__ void ns_col(double* lg, const double* gp, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
 	int m = Q * G, L = 2 * m + Q;
 	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	if (idx >= (long)B * Dw * m * m) return;
-	int ry = idx % m, qx = (idx / m) % m, dd = (idx / ((long)m * m)) % Dw;
-	int b = idx / ((long)m * m * Dw);
+	long o = idx / 8;
+	int lane = idx % 8;
+	if (lane >= LANES(8) || o >= (long)B * Dw * m * m) return;
+	int ry = o % m, qx = (o / m) % m, dd = (o / ((long)m * m)) % Dw;
+	int b = o / ((long)m * m * Dw);
 	int d = dd + 1, i = p - d;
 	if (i < 0) return;
 	const double* w = logw + (long)b * m * L;
 	double* out = lg + (((long)b * NP + p) * Dw + dd) * m * m + qx * m + ry;
 	if (d == 1) {
-		*out = w[qx * L + ry];
+		if (lane == 0) *out = w[qx * L + ry];
 		return;
 	}
 	int r = ry / G, y = ry % G;
 	const double* rep = lg + (((long)b * NP + (p - 1)) * Dw + (d - 2)) * m * m + qx * m;
-	double mx = NEG;
+	int n = m + (d - 2) * Q;
+	double mx = NEG, s = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		double s = 0;
-		for (int sz = 0; sz < m; sz++) {
-			double x = rep[sz] + w[sz * L + m + ry];
+		for (int j = lane; j < n; j += LANES(8)) {
+			double x;
+			if (j < m) {
+				x = rep[j] + w[j * L + m + ry];
+			} else {
+				int dk = (j - m) / Q + 1, u = (j - m) % Q, k = i + dk, uy = u * G + y;
+				x = lg[(((long)b * NP + k) * Dw + (dk - 1)) * m * m + qx * m + uy] +
+				    gp[(((long)b * NP + p) * Dw + (d - dk - 1)) * m * Q + uy * Q + r];
+			}
 			if (pass == 0) mx = fmax(mx, x);
 			else s += exp(x - mx);
 		}
-		for (int dk = 1; dk <= d - 2; dk++) {
-			int k = i + dk;
-			const double* gk = lg + (((long)b * NP + k) * Dw + (dk - 1)) * m * m + qx * m;
-			const double* gq = gp + (((long)b * NP + p) * Dw + (d - dk - 1)) * m * Q;
-			for (int u = 0; u < Q; u++) {
-				int uy = u * G + y;
-				double x = gk[uy] + gq[uy * Q + r];
-				if (pass == 0) mx = fmax(mx, x);
-				else s += exp(x - mx);
-			}
+		if (pass == 0) {
+			mx = group_max<8>(mx);
+			if (mx == NEG) break;
 		}
-		if (pass == 0 && mx == NEG) {
-			*out = NEG;
-			return;
-		}
-		if (pass == 1) *out = mx + log(s);
 	}
+	if (mx != NEG) mx += log(group_sum<8>(s));
+	if (lane == 0) *out = mx;
 }
 
-// ns_alpha: α[p][ry] = ⊕_{d, qx} α[p−d][qx] + γ[p−d→p][qx→ry].
+// ns_alpha: α[p][ry] = ⊕_{d, qx} α[p−d][qx] + γ[p−d→p][qx→ry]; a group of
+// 32 threads per (b, ry), over the terms (d, qx).
 __global__ void ns_alpha(double* la, const double* lg, int p, int B, int NP, int Dw, int m) {
-	int idx = blockIdx.x * blockDim.x + threadIdx.x;
-	if (idx >= B * m) return;
-	int b = idx / m, ry = idx % m;
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	int o = idx / 32, lane = idx % 32;
+	if (lane >= LANES(32) || o >= B * m) return;
+	int b = o / m, ry = o % m;
+	int n = min(Dw, p) * m;
+	const double* g = lg + ((long)b * NP + p) * Dw * m * m + ry;
+	const double* a = la + (long)b * NP * m;
 	double mx = NEG;
-	for (int pass = 0; pass < 2; pass++) {
-		double s = 0;
-		for (int d = 1; d <= Dw && p - d >= 0; d++) {
-			const double* a = la + ((long)b * NP + (p - d)) * m;
-			const double* g = lg + (((long)b * NP + p) * Dw + (d - 1)) * m * m + ry;
-			for (int qx = 0; qx < m; qx++) {
-				double x = a[qx] + g[qx * m];
-				if (pass == 0) mx = fmax(mx, x);
-				else s += exp(x - mx);
-			}
-		}
-		if (pass == 0 && mx == NEG) break;
-		if (pass == 1) mx = mx + log(s);
+	for (int j = lane; j < n; j += LANES(32)) {
+		int d = j / m + 1, qx = j % m;
+		mx = fmax(mx, a[(p - d) * m + qx] + g[((long)(d - 1) * m + qx) * m]);
 	}
-	la[((long)b * NP + p) * m + ry] = mx;
+	mx = group_max<32>(mx);
+	if (mx != NEG) {
+		double s = 0;
+		for (int j = lane; j < n; j += LANES(32)) {
+			int d = j / m + 1, qx = j % m;
+			s += exp(a[(p - d) * m + qx] + g[((long)(d - 1) * m + qx) * m] - mx);
+		}
+		mx += log(group_sum<32>(s));
+	}
+	if (lane == 0) la[((long)b * NP + p) * m + ry] = mx;
 }
 
 // ns_read: the reading of α[p] (B rows of R): the normalized α over (r, y)
@@ -729,21 +764,25 @@ __global__ void ns_back_rep(double* dlg, const double* lg, const double* logw, i
 	dlg[src] += s;
 }
 
-// ns_back_rep_w: ∂L/∂Δrep of the step.
+// ns_back_rep_w: ∂L/∂Δrep of the step; a group of 32 threads per
+// (b, sz, ry), over the terms (d, qx).
 __global__ void ns_back_rep_w(double* dlogw, const double* dlg, const double* lg, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
 	int m = Q * G, L = 2 * m + Q;
-	int idx = blockIdx.x * blockDim.x + threadIdx.x;
-	if (idx >= B * m * m) return;
-	int ry = idx % m, sz = (idx / m) % m, b = idx / (m * m);
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	int o = idx / 32, lane = idx % 32;
+	if (lane >= LANES(32) || o >= B * m * m) return;
+	int ry = o % m, sz = (o / m) % m, b = o / (m * m);
 	double wr = logw[(long)b * m * L + sz * L + m + ry];
+	int n = (min(Dw, p) - 1) * m;
 	double s = 0;
-	for (int d = 2; d <= Dw && p - d >= 0; d++) {
-		const double* src = lg + (((long)b * NP + (p - 1)) * Dw + (d - 2)) * m * m;
-		const double* e = lg + (((long)b * NP + p) * Dw + (d - 1)) * m * m;
-		const double* g = dlg + (((long)b * NP + p) * Dw + (d - 1)) * m * m;
-		for (int qx = 0; qx < m; qx++) s += share(src[qx * m + sz] + wr, e[qx * m + ry], g[qx * m + ry]);
+	for (int j = lane; j < n; j += LANES(32)) {
+		int d = j / m + 2, qx = j % m;
+		long src = (((long)b * NP + (p - 1)) * Dw + (d - 2)) * m * m + qx * m + sz;
+		long e = (((long)b * NP + p) * Dw + (d - 1)) * m * m + qx * m + ry;
+		s += share(lg[src] + wr, lg[e], dlg[e]);
 	}
-	dlogw[(long)b * m * L + sz * L + m + ry] = s;
+	s = group_sum<32>(s);
+	if (lane == 0) dlogw[(long)b * m * L + sz * L + m + ry] = s;
 }
 
 // ns_back_pop: ∂L/∂γ[i→k] through the pop terms of γ[i→p], for every
@@ -771,31 +810,34 @@ __global__ void ns_back_pop(double* dlg, const double* lg, const double* gp, int
 }
 
 // ns_back_gp: ∂L/∂γ′[k→p] (dgp, the column's: [d−1][uy][r]) through the
-// pop terms of the rows i < k.
+// pop terms of the rows i < k; a group of 32 threads per (b, d′, uy, r),
+// over the terms (d, qx).
 __global__ void ns_back_gp(double* dgp, const double* dlg, const double* lg, const double* gp, int p, int B, int NP, int Dw, int Q, int G) {
 	int m = Q * G;
-	int idx = blockIdx.x * blockDim.x + threadIdx.x;
-	if (idx >= B * Dw * m * Q) return;
-	int r = idx % Q, uy = (idx / Q) % m, dd = (idx / (Q * m)) % Dw, b = idx / (Q * m * Dw);
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	int o = idx / 32, lane = idx % 32;
+	if (lane >= LANES(32) || o >= B * Dw * m * Q) return;
+	int r = o % Q, uy = (o / Q) % m, dd = (o / (Q * m)) % Dw, b = o / (Q * m * Dw);
 	int dp = dd + 1, k = p - dp;
 	double* out = dgp + ((long)b * Dw + dd) * m * Q + uy * Q + r;
 	if (dp < 2 || k < 0) {
-		*out = 0;
+		if (lane == 0) *out = 0;
 		return;
 	}
 	int y = uy % G, ry = r * G + y;
 	double x1 = gp[(((long)b * NP + p) * Dw + dd) * m * Q + uy * Q + r];
 	double s = 0;
 	if (x1 != NEG) {
-		for (int d = dp + 1; d <= Dw && p - d >= 0; d++) {
-			int dk = d - dp;
-			const double* gk = lg + (((long)b * NP + k) * Dw + (dk - 1)) * m * m;
-			const double* e = lg + (((long)b * NP + p) * Dw + (d - 1)) * m * m;
-			const double* g = dlg + (((long)b * NP + p) * Dw + (d - 1)) * m * m;
-			for (int qx = 0; qx < m; qx++) s += share(gk[qx * m + uy] + x1, e[qx * m + ry], g[qx * m + ry]);
+		int n = (min(Dw, p) - dp) * m;
+		for (int j = lane; j < n; j += LANES(32)) {
+			int dk = j / m + 1, qx = j % m, d = dp + dk;
+			double gk = lg[(((long)b * NP + k) * Dw + (dk - 1)) * m * m + qx * m + uy];
+			long e = (((long)b * NP + p) * Dw + (d - 1)) * m * m + qx * m + ry;
+			s += share(gk + x1, lg[e], dlg[e]);
 		}
+		s = group_sum<32>(s);
 	}
-	*out = s;
+	if (lane == 0) *out = s;
 }
 
 // ns_back_gp_g: ∂L/∂γ[k→p−1] through γ′[k→p].
@@ -817,21 +859,26 @@ __global__ void ns_back_gp_g(double* dlg, const double* lg, const double* gp, co
 	dlg[src] += s;
 }
 
-// ns_back_pop_w: ∂L/∂Δpop of the step.
+// ns_back_pop_w: ∂L/∂Δpop of the step; a group of 32 threads per
+// (b, sz, r), over the terms (d′, uy).
 __global__ void ns_back_pop_w(double* dlogw, const double* lg, const double* gp, const double* dgp, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
 	int m = Q * G, L = 2 * m + Q;
-	int idx = blockIdx.x * blockDim.x + threadIdx.x;
-	if (idx >= B * m * Q) return;
-	int r = idx % Q, sz = (idx / Q) % m, b = idx / (Q * m);
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	int o = idx / 32, lane = idx % 32;
+	if (lane >= LANES(32) || o >= B * m * Q) return;
+	int r = o % Q, sz = (o / Q) % m, b = o / (Q * m);
 	double wp = logw[(long)b * m * L + sz * L + 2 * m + r];
+	int n = (min(Dw, p) - 1) * m;
 	double s = 0;
-	for (int dp = 2; dp <= Dw && p - dp >= 0; dp++) {
-		const double* src = lg + (((long)b * NP + (p - 1)) * Dw + (dp - 2)) * m * m;
-		const double* e = gp + (((long)b * NP + p) * Dw + (dp - 1)) * m * Q;
-		const double* g = dgp + ((long)b * Dw + (dp - 1)) * m * Q;
-		for (int uy = 0; uy < m; uy++) s += share(src[uy * m + sz] + wp, e[uy * Q + r], g[uy * Q + r]);
+	for (int j = lane; j < n; j += LANES(32)) {
+		int dp = j / m + 2, uy = j % m;
+		double src = lg[(((long)b * NP + (p - 1)) * Dw + (dp - 2)) * m * m + uy * m + sz];
+		long e = (((long)b * NP + p) * Dw + (dp - 1)) * m * Q + uy * Q + r;
+		long g = ((long)b * Dw + (dp - 1)) * m * Q + uy * Q + r;
+		s += share(src + wp, gp[e], dgp[g]);
 	}
-	dlogw[(long)b * m * L + sz * L + 2 * m + r] = s;
+	s = group_sum<32>(s);
+	if (lane == 0) dlogw[(long)b * m * L + sz * L + 2 * m + r] = s;
 }
 
 // ns_act_back: the gradient of the step's scores (B, m·L) from that of its
@@ -852,6 +899,23 @@ __global__ void ns_act_back(real* dlogits, const double* dlogw, const double* lo
 } // extern "C"
 
 extern "C" {
+
+// small_nn: C[b·ldc + j] = Σ_k A[b·lda + k]·W[k·ldw + j] for b < B and
+// j < n, a group of 32 threads per entry over k < K, summed in float64:
+// the reading's part of the LSTM's input gradient (n = the reading's few
+// columns, K = 4H), for which cuBLAS picks a product that leaves most of
+// the card idle.
+__global__ void small_nn(real* C, int ldc, const real* A, int lda, const real* W, int ldw, int B, int n, int K) {
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	int o = idx / 32, lane = idx % 32;
+	if (lane >= LANES(32) || o >= B * n) return;
+	int b = o / n, j = o % n;
+	const real* a = A + (long)b * lda;
+	double s = 0;
+	for (int k = lane; k < K; k += LANES(32)) s += (double)a[k] * (double)W[(long)k * ldw + j];
+	s = group_sum<32>(s);
+	if (lane == 0) C[(long)b * ldc + j] = (real)s;
+}
 
 // rows_copy: dst[b·ldd + k] = src[b·lds + k] for k < n and b < B: the
 // carried part of every sequence's stack in or out of a staging buffer.

@@ -531,6 +531,15 @@ func (e *cudaEngine) gemm(p Precision, tA, tB bool, M, N, K int, a cuda.Ptr, lda
 	return nil
 }
 
+// readingGrad computes, in precision p, dr (B×n, row-major) = dz (B×K) ·
+// w (K×n of row length ldw): the gradient of a stack reading of n
+// columns that fed the LSTM's input, through the slice w of its input
+// weights. It is a product too narrow for cuBLAS to fill the card (n is
+// |Γ| or |Q||Γ|, K = 4H), so one group of threads per entry (small_nn).
+func (e *cudaEngine) readingGrad(p Precision, B, n, K int, dz, w cuda.Ptr, ldw int, dr cuda.Ptr) error {
+	return e.launch(p, "small_nn", 32*B*n, dr, n, dz, K, w, ldw, B, n, K)
+}
+
 // lstmRun describes one pass: T steps of B sequences, P output positions
 // reading the last layer's h from row block first (0 in sentence mode,
 // h_0 … h_n; 1 in stream mode, h_1 … h_T).

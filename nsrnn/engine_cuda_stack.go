@@ -404,7 +404,7 @@ func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int
 		if t < T {
 			wih, _, _, _ := layerIdx(0)
 			drt = dr
-			if err := e.gemm(p, false, false, B, mR, 4*H, bf.dz[0].Offset(t*zblk), 4*H, W(wih).Offset(in0*es), ld0, 0, dr, mR); err != nil {
+			if err := e.readingGrad(p, B, mR, 4*H, bf.dz[0].Offset(t*zblk), W(wih).Offset(in0*es), ld0, dr); err != nil {
 				return err
 			}
 		}
@@ -495,7 +495,7 @@ func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int
 	if ig, ok := st.(initialGrader); ok && !r.lead {
 		// r_0 fed layer 0 at step 1.
 		wih, _, _, _ := layerIdx(0)
-		if err := e.gemm(p, false, false, B, mR, 4*H, bf.dz[0], 4*H, W(wih).Offset(in0*es), ld0, 0, dr, mR); err != nil {
+		if err := e.readingGrad(p, B, mR, 4*H, bf.dz[0], W(wih).Offset(in0*es), ld0, dr); err != nil {
 			return err
 		}
 		if err := ig.initialGrad(r, dr, G, e.stackFirst()); err != nil {
@@ -1094,10 +1094,10 @@ func (n *cudaNS) forward(r *lstmRun, t int, h cuda.Ptr) error {
 	if err := e.launch(p, "ns_gp", B*n.Dw*n.m*n.Q, n.gp, n.lg, logw, pos, B, n.NP, n.Dw, n.Q, n.G); err != nil {
 		return err
 	}
-	if err := e.launch(p, "ns_col", B*n.Dw*n.m*n.m, n.lg, n.gp, logw, pos, B, n.NP, n.Dw, n.Q, n.G); err != nil {
+	if err := e.launch(p, "ns_col", 8*B*n.Dw*n.m*n.m, n.lg, n.gp, logw, pos, B, n.NP, n.Dw, n.Q, n.G); err != nil {
 		return err
 	}
-	if err := e.launch(p, "ns_alpha", B*n.m, n.la, n.lg, pos, B, n.NP, n.Dw, n.m); err != nil {
+	if err := e.launch(p, "ns_alpha", 32*B*n.m, n.la, n.lg, pos, B, n.NP, n.Dw, n.m); err != nil {
 		return err
 	}
 	if n.vec != nil {
@@ -1138,11 +1138,11 @@ func (n *cudaNS) backward(r *lstmRun, t int, dr, h, dh cuda.Ptr) error {
 		{"ns_back_alpha_a", B * Dw * m, []any{n.dla, n.lg, n.la, pos, B, NP, Dw, m}},
 		{"ns_back_push", B * m * m, []any{n.dlogw, n.dlg, pos, B, NP, Dw, Q, G}},
 		{"ns_back_rep", B * Dw * m * m, []any{n.dlg, n.lg, logw, pos, B, NP, Dw, Q, G}},
-		{"ns_back_rep_w", B * m * m, []any{n.dlogw, n.dlg, n.lg, logw, pos, B, NP, Dw, Q, G}},
+		{"ns_back_rep_w", 32 * B * m * m, []any{n.dlogw, n.dlg, n.lg, logw, pos, B, NP, Dw, Q, G}},
 		{"ns_back_pop", B * Dw * Dw * m * m, []any{n.dlg, n.lg, n.gp, pos, B, NP, Dw, Q, G}},
-		{"ns_back_gp", B * Dw * m * Q, []any{n.dgp, n.dlg, n.lg, n.gp, pos, B, NP, Dw, Q, G}},
+		{"ns_back_gp", 32 * B * Dw * m * Q, []any{n.dgp, n.dlg, n.lg, n.gp, pos, B, NP, Dw, Q, G}},
 		{"ns_back_gp_g", B * Dw * m * m, []any{n.dlg, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
-		{"ns_back_pop_w", B * m * Q, []any{n.dlogw, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
+		{"ns_back_pop_w", 32 * B * m * Q, []any{n.dlogw, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
 		{"ns_act_back", B * m, []any{dlogits, n.dlogw, logw, B, m, n.L, n.normalized()}},
 	}
 	if n.vec != nil {

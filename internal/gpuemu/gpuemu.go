@@ -19,7 +19,9 @@
 // grid of blocks whose kernel is correct for any block size, cooperative
 // kernels included (block reductions with strided loops over
 // threadIdx.x), each block as a single thread. Kernels that need a
-// particular block size cannot be emulated.
+// particular block size cannot be emulated. The macro GPUEMU is defined
+// for the emulator's compiler: a kernel whose threads cooperate within a
+// warp (shuffles) can give one thread the whole of its work there.
 //
 // # Requirements
 //
@@ -407,6 +409,9 @@ var kernelSig = regexp.MustCompile(`__global__\s+void\s+(\w+)\s*\(([^)]*)\)`)
 const shim = `#include <cmath>
 #include <cstring>
 #include <cstdint>
+#include <algorithm>
+#define GPUEMU 1
+using std::min; using std::max;
 using std::exp; using std::log; using std::tanh; using std::sqrt; using std::fmax; using std::fmin; using std::fabs;
 struct emu_uint3 { unsigned x, y, z; };
 static emu_uint3 threadIdx, blockIdx, blockDim, gridDim;
