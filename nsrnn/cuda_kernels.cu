@@ -97,28 +97,77 @@ __global__ void onehot_add(real* Z, const real* W, const int* tok, int rows, int
 	Z[i] += W[(long)j * in + tok[r]];
 }
 
-// lstm_cell: one step of B rows. Z (B, 4H) holds the pre-activations and
-// receives the activations i, f, g, o; cprev (B, H) is c_{t−1}; c, tc and
-// h (B, H) receive c_t, tanh(c_t) and h_t.
-__global__ void lstm_cell(real* Z, const real* cprev, real* c, real* tc, real* h, int B, int H) {
-	int idx = blockIdx.x * blockDim.x + threadIdx.x;
-	if (idx >= B * H) return;
-	int b = idx / H, j = idx % H;
-	real* z = Z + (long)b * 4 * H;
-	real i = sigm(z[j]);
-	real f = sigm(z[H + j]);
-	real g = tanh(z[2 * H + j]);
-	real o = sigm(z[3 * H + j]);
-	real cn = f * cprev[idx] + i * g;
-	real t = tanh(cn);
-	z[j] = i;
-	z[H + j] = f;
-	z[2 * H + j] = g;
-	z[3 * H + j] = o;
-	c[idx] = cn;
-	tc[idx] = t;
-	h[idx] = o * t;
+} // extern "C"
+
+// lstm_step: one step of an LSTM layer, the recurrent product and the cell
+// in one kernel. Z (B, 4H) holds the step's pre-activations without the
+// recurrent term; the kernel adds hprev·Whhᵀ (hprev (B, H) is h_{t−1},
+// Whh (4H, H)) and, where K2 > 0, x2·W2ᵀ (x2 (B, K2) of row length ldx2,
+// W2 (4H, K2) of row length ldw2: a stack reading and its input weights),
+// then replaces the pre-activations by the activations i, f, g, o;
+// cprev (B, H) is c_{t−1}; c, tc and h (B, H) receive c_t, tanh(c_t) and
+// h_t. One block per STEP_U hidden units (their 4·STEP_U gate rows) and
+// STEP_B rows of the batch, the products tiled over k through shared
+// memory: the step is one launch instead of a product and a cell, and
+// spreads over ⌈H/STEP_U⌉·⌈B/STEP_B⌉ blocks. Correct for any block size.
+#define STEP_U 2
+#define STEP_B 32
+#define STEP_K 32
+__device__ void lstm_step_tile(real* acc, real (*hsh)[STEP_K + 1], real (*wsh)[STEP_K + 1], const real* x, int ldx, const real* W, int ldw, int K, int B, int H, int b0, int u0) {
+	int tid = threadIdx.x, nt = blockDim.x;
+	for (int k0 = 0; k0 < K; k0 += STEP_K) {
+		__syncthreads();
+		for (int e = tid; e < STEP_B * STEP_K; e += nt) {
+			int bb = e / STEP_K, kk = e % STEP_K, b = b0 + bb, k = k0 + kk;
+			hsh[bb][kk] = (b < B && k < K) ? x[(long)b * ldx + k] : (real)0;
+		}
+		for (int e = tid; e < 4 * STEP_U * STEP_K; e += nt) {
+			int rr = e / STEP_K, kk = e % STEP_K, u = u0 + rr % STEP_U, k = k0 + kk;
+			wsh[rr][kk] = (u < H && k < K) ? W[((long)(rr / STEP_U) * H + u) * ldw + k] : (real)0;
+		}
+		__syncthreads();
+		for (int e = tid; e < STEP_B * 4 * STEP_U; e += nt) {
+			int bb = e / (4 * STEP_U), rr = e % (4 * STEP_U);
+			real s = acc[e];
+			for (int kk = 0; kk < STEP_K; kk++) s += hsh[bb][kk] * wsh[rr][kk];
+			acc[e] = s;
+		}
+	}
 }
+
+extern "C" __global__ void lstm_step(real* Z, const real* hprev, const real* Whh, const real* x2, int ldx2, const real* W2, int ldw2, int K2, const real* cprev, real* c, real* tc, real* h, int B, int H) {
+	__shared__ real hsh[STEP_B][STEP_K + 1];
+	__shared__ real wsh[4 * STEP_U][STEP_K + 1];
+	__shared__ real acc[STEP_B * 4 * STEP_U];
+	int nu = (H + STEP_U - 1) / STEP_U;
+	int u0 = (blockIdx.x % nu) * STEP_U, b0 = (blockIdx.x / nu) * STEP_B;
+	for (int e = threadIdx.x; e < STEP_B * 4 * STEP_U; e += blockDim.x) acc[e] = 0;
+	lstm_step_tile(acc, hsh, wsh, hprev, H, Whh, H, H, B, H, b0, u0);
+	if (K2 > 0) lstm_step_tile(acc, hsh, wsh, x2, ldx2, W2, ldw2, K2, B, H, b0, u0);
+	__syncthreads();
+	for (int e = threadIdx.x; e < STEP_B * STEP_U; e += blockDim.x) {
+		int bb = e / STEP_U, uu = e % STEP_U, b = b0 + bb, j = u0 + uu;
+		if (b >= B || j >= H) continue;
+		real* z = Z + (long)b * 4 * H;
+		const real* a = acc + bb * 4 * STEP_U;
+		long idx = (long)b * H + j;
+		real i = sigm(z[j] + a[uu]);
+		real f = sigm(z[H + j] + a[STEP_U + uu]);
+		real g = tanh(z[2 * H + j] + a[2 * STEP_U + uu]);
+		real o = sigm(z[3 * H + j] + a[3 * STEP_U + uu]);
+		real cn = f * cprev[idx] + i * g;
+		real t = tanh(cn);
+		z[j] = i;
+		z[H + j] = f;
+		z[2 * H + j] = g;
+		z[3 * H + j] = o;
+		c[idx] = cn;
+		tc[idx] = t;
+		h[idx] = o * t;
+	}
+}
+
+extern "C" {
 
 // lstm_cell_back: the step's backward pass. A (B, 4H) are its activations,
 // cprev c_{t−1}, tc tanh(c_t), dh the whole gradient of h_t; dc holds the
@@ -581,48 +630,50 @@ __global__ void ns_gp(double* gp, const double* lg, const double* logw, int p, i
 }
 
 // ns_col: column p of γ: γ[p−1→p] = Δpush, and for d ≥ 2 the replace and
-// pop terms; a group of 8 threads per entry (b, d, qx, ry), over its
-// |Q||Γ| replace and (d−2)|Q| pop terms.
+// pop terms; one thread per entry (b, d, qx, ry), so that neighbouring
+// threads read neighbouring entries (a group per entry, as the kernels
+// below, was slower on an H200: its lanes read far-apart distances).
 __global__ void ns_col(double* lg, const double* gp, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
 	int m = Q * G, L = 2 * m + Q;
 	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	long o = idx / 8;
-	int lane = idx % 8;
-	if (lane >= LANES(8) || o >= (long)B * Dw * m * m) return;
-	int ry = o % m, qx = (o / m) % m, dd = (o / ((long)m * m)) % Dw;
-	int b = o / ((long)m * m * Dw);
+	if (idx >= (long)B * Dw * m * m) return;
+	int ry = idx % m, qx = (idx / m) % m, dd = (idx / ((long)m * m)) % Dw;
+	int b = idx / ((long)m * m * Dw);
 	int d = dd + 1, i = p - d;
 	if (i < 0) return;
 	const double* w = logw + (long)b * m * L;
 	double* out = lg + (((long)b * NP + p) * Dw + dd) * m * m + qx * m + ry;
 	if (d == 1) {
-		if (lane == 0) *out = w[qx * L + ry];
+		*out = w[qx * L + ry];
 		return;
 	}
 	int r = ry / G, y = ry % G;
 	const double* rep = lg + (((long)b * NP + (p - 1)) * Dw + (d - 2)) * m * m + qx * m;
-	int n = m + (d - 2) * Q;
-	double mx = NEG, s = 0;
+	double mx = NEG;
 	for (int pass = 0; pass < 2; pass++) {
-		for (int j = lane; j < n; j += LANES(8)) {
-			double x;
-			if (j < m) {
-				x = rep[j] + w[j * L + m + ry];
-			} else {
-				int dk = (j - m) / Q + 1, u = (j - m) % Q, k = i + dk, uy = u * G + y;
-				x = lg[(((long)b * NP + k) * Dw + (dk - 1)) * m * m + qx * m + uy] +
-				    gp[(((long)b * NP + p) * Dw + (d - dk - 1)) * m * Q + uy * Q + r];
-			}
+		double s = 0;
+		for (int sz = 0; sz < m; sz++) {
+			double x = rep[sz] + w[sz * L + m + ry];
 			if (pass == 0) mx = fmax(mx, x);
 			else s += exp(x - mx);
 		}
-		if (pass == 0) {
-			mx = group_max<8>(mx);
-			if (mx == NEG) break;
+		for (int dk = 1; dk <= d - 2; dk++) {
+			int k = i + dk;
+			const double* gk = lg + (((long)b * NP + k) * Dw + (dk - 1)) * m * m + qx * m;
+			const double* gq = gp + (((long)b * NP + p) * Dw + (d - dk - 1)) * m * Q;
+			for (int u = 0; u < Q; u++) {
+				int uy = u * G + y;
+				double x = gk[uy] + gq[uy * Q + r];
+				if (pass == 0) mx = fmax(mx, x);
+				else s += exp(x - mx);
+			}
 		}
+		if (pass == 0 && mx == NEG) {
+			*out = NEG;
+			return;
+		}
+		if (pass == 1) *out = mx + log(s);
 	}
-	if (mx != NEG) mx += log(group_sum<8>(s));
-	if (lane == 0) *out = mx;
 }
 
 // ns_alpha: α[p][ry] = ⊕_{d, qx} α[p−d][qx] + γ[p−d→p][qx→ry]; a group of
