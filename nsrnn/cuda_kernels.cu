@@ -97,77 +97,28 @@ __global__ void onehot_add(real* Z, const real* W, const int* tok, int rows, int
 	Z[i] += W[(long)j * in + tok[r]];
 }
 
-} // extern "C"
-
-// lstm_step: one step of an LSTM layer, the recurrent product and the cell
-// in one kernel. Z (B, 4H) holds the step's pre-activations without the
-// recurrent term; the kernel adds hprev·Whhᵀ (hprev (B, H) is h_{t−1},
-// Whh (4H, H)) and, where K2 > 0, x2·W2ᵀ (x2 (B, K2) of row length ldx2,
-// W2 (4H, K2) of row length ldw2: a stack reading and its input weights),
-// then replaces the pre-activations by the activations i, f, g, o;
-// cprev (B, H) is c_{t−1}; c, tc and h (B, H) receive c_t, tanh(c_t) and
-// h_t. One block per STEP_U hidden units (their 4·STEP_U gate rows) and
-// STEP_B rows of the batch, the products tiled over k through shared
-// memory: the step is one launch instead of a product and a cell, and
-// spreads over ⌈H/STEP_U⌉·⌈B/STEP_B⌉ blocks. Correct for any block size.
-#define STEP_U 2
-#define STEP_B 32
-#define STEP_K 32
-__device__ void lstm_step_tile(real* acc, real (*hsh)[STEP_K + 1], real (*wsh)[STEP_K + 1], const real* x, int ldx, const real* W, int ldw, int K, int B, int H, int b0, int u0) {
-	int tid = threadIdx.x, nt = blockDim.x;
-	for (int k0 = 0; k0 < K; k0 += STEP_K) {
-		__syncthreads();
-		for (int e = tid; e < STEP_B * STEP_K; e += nt) {
-			int bb = e / STEP_K, kk = e % STEP_K, b = b0 + bb, k = k0 + kk;
-			hsh[bb][kk] = (b < B && k < K) ? x[(long)b * ldx + k] : (real)0;
-		}
-		for (int e = tid; e < 4 * STEP_U * STEP_K; e += nt) {
-			int rr = e / STEP_K, kk = e % STEP_K, u = u0 + rr % STEP_U, k = k0 + kk;
-			wsh[rr][kk] = (u < H && k < K) ? W[((long)(rr / STEP_U) * H + u) * ldw + k] : (real)0;
-		}
-		__syncthreads();
-		for (int e = tid; e < STEP_B * 4 * STEP_U; e += nt) {
-			int bb = e / (4 * STEP_U), rr = e % (4 * STEP_U);
-			real s = acc[e];
-			for (int kk = 0; kk < STEP_K; kk++) s += hsh[bb][kk] * wsh[rr][kk];
-			acc[e] = s;
-		}
-	}
+// lstm_cell: one step of B rows. Z (B, 4H) holds the pre-activations and
+// receives the activations i, f, g, o; cprev (B, H) is c_{t−1}; c, tc and
+// h (B, H) receive c_t, tanh(c_t) and h_t.
+__global__ void lstm_cell(real* Z, const real* cprev, real* c, real* tc, real* h, int B, int H) {
+	int idx = blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= B * H) return;
+	int b = idx / H, j = idx % H;
+	real* z = Z + (long)b * 4 * H;
+	real i = sigm(z[j]);
+	real f = sigm(z[H + j]);
+	real g = tanh(z[2 * H + j]);
+	real o = sigm(z[3 * H + j]);
+	real cn = f * cprev[idx] + i * g;
+	real t = tanh(cn);
+	z[j] = i;
+	z[H + j] = f;
+	z[2 * H + j] = g;
+	z[3 * H + j] = o;
+	c[idx] = cn;
+	tc[idx] = t;
+	h[idx] = o * t;
 }
-
-extern "C" __global__ void lstm_step(real* Z, const real* hprev, const real* Whh, const real* x2, int ldx2, const real* W2, int ldw2, int K2, const real* cprev, real* c, real* tc, real* h, int B, int H) {
-	__shared__ real hsh[STEP_B][STEP_K + 1];
-	__shared__ real wsh[4 * STEP_U][STEP_K + 1];
-	__shared__ real acc[STEP_B * 4 * STEP_U];
-	int nu = (H + STEP_U - 1) / STEP_U;
-	int u0 = (blockIdx.x % nu) * STEP_U, b0 = (blockIdx.x / nu) * STEP_B;
-	for (int e = threadIdx.x; e < STEP_B * 4 * STEP_U; e += blockDim.x) acc[e] = 0;
-	lstm_step_tile(acc, hsh, wsh, hprev, H, Whh, H, H, B, H, b0, u0);
-	if (K2 > 0) lstm_step_tile(acc, hsh, wsh, x2, ldx2, W2, ldw2, K2, B, H, b0, u0);
-	__syncthreads();
-	for (int e = threadIdx.x; e < STEP_B * STEP_U; e += blockDim.x) {
-		int bb = e / STEP_U, uu = e % STEP_U, b = b0 + bb, j = u0 + uu;
-		if (b >= B || j >= H) continue;
-		real* z = Z + (long)b * 4 * H;
-		const real* a = acc + bb * 4 * STEP_U;
-		long idx = (long)b * H + j;
-		real i = sigm(z[j] + a[uu]);
-		real f = sigm(z[H + j] + a[STEP_U + uu]);
-		real g = tanh(z[2 * H + j] + a[2 * STEP_U + uu]);
-		real o = sigm(z[3 * H + j] + a[3 * STEP_U + uu]);
-		real cn = f * cprev[idx] + i * g;
-		real t = tanh(cn);
-		z[j] = i;
-		z[H + j] = f;
-		z[2 * H + j] = g;
-		z[3 * H + j] = o;
-		c[idx] = cn;
-		tc[idx] = t;
-		h[idx] = o * t;
-	}
-}
-
-extern "C" {
 
 // lstm_cell_back: the step's backward pass. A (B, 4H) are its activations,
 // cprev c_{t−1}, tc tanh(c_t), dh the whole gradient of h_t; dc holds the

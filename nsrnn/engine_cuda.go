@@ -531,18 +531,6 @@ func (e *cudaEngine) gemm(p Precision, tA, tB bool, M, N, K int, a cuda.Ptr, lda
 	return nil
 }
 
-// lstmStep runs one step of an LSTM layer of B rows and H units (the
-// kernel lstm_step): z (B, 4H) holds the pre-activations without the
-// recurrent term hprev·Whhᵀ, and, where k2 > 0, without x2·w2ᵀ either
-// (x2 (B, k2) of row length ldx2, w2 (4H, k2) of row length ldw2); it
-// receives the activations, and c, tc and h the step's c_t, tanh(c_t)
-// and h_t from cprev = c_{t−1}.
-func (e *cudaEngine) lstmStep(p Precision, B, H int, z, hprev, whh, x2 cuda.Ptr, ldx2 int, w2 cuda.Ptr, ldw2, k2 int, cprev, c, tc, h cuda.Ptr) error {
-	const stepU, stepB = 2, 32 // STEP_U and STEP_B of cuda_kernels.cu
-	grid := ((H + stepU - 1) / stepU) * ((B + stepB - 1) / stepB)
-	return e.launchGrid(p, "lstm_step", uint32(grid), z, hprev, whh, x2, ldx2, w2, ldw2, k2, cprev, c, tc, h, B, H)
-}
-
 // readingGrad computes, in precision p, dr (B×n, row-major) = dz (B×K) ·
 // w (K×n of row length ldw): the gradient of a stack reading of n
 // columns that fed the LSTM's input, through the slice w of its input
@@ -742,7 +730,10 @@ func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 		blk := B * H * es
 		for t := 1; t <= T; t++ {
 			zt := z.Offset((t - 1) * B * 4 * H * es)
-			if err := e.lstmStep(p, B, H, zt, hs.Offset((t-1)*blk), W(whh), 0, 0, 0, 0, 0, cs.Offset((t-1)*blk), cs.Offset(t*blk), tc.Offset((t-1)*blk), hs.Offset(t*blk)); err != nil {
+			if err := e.gemm(p, false, true, B, 4*H, H, hs.Offset((t-1)*blk), H, W(whh), H, 1, zt, 4*H); err != nil {
+				return err
+			}
+			if err := e.launch(p, "lstm_cell", B*H, zt, cs.Offset((t-1)*blk), cs.Offset(t*blk), tc.Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
 				return err
 			}
 		}

@@ -328,19 +328,23 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) err
 		for l := 0; l < L; l++ {
 			wih, whh, _, _ := layerIdx(l)
 			zt := bf.z[l].Offset((t - 1) * zblk)
-			// The layer's input that changes with the stack: the
-			// reading for layer 0, the layer below's h_t above it.
-			x2, ldx2, w2, ldw2, k2 := bf.hs[l-min(l, 1)].Offset(t*blk), H, W(wih), H, H
 			if l == 0 {
 				read := t - 1
 				if r.lead {
 					read = t
 				}
 				rd, ldr := st.reading(read)
-				x2, ldx2, w2, ldw2, k2 = rd, ldr, W(wih).Offset(in0*es), ld0, mR
+				if err := e.gemm(p, false, true, B, 4*H, mR, rd, ldr, W(wih).Offset(in0*es), ld0, 1, zt, 4*H); err != nil {
+					return err
+				}
+			} else if err := e.gemm(p, false, true, B, 4*H, H, bf.hs[l-1].Offset(t*blk), H, W(wih), H, 1, zt, 4*H); err != nil {
+				return err
 			}
 			hs, cs := bf.hs[l], bf.cs[l]
-			if err := e.lstmStep(p, B, H, zt, hs.Offset((t-1)*blk), W(whh), x2, ldx2, w2, ldw2, k2, cs.Offset((t-1)*blk), cs.Offset(t*blk), bf.tc[l].Offset((t-1)*blk), hs.Offset(t*blk)); err != nil {
+			if err := e.gemm(p, false, true, B, 4*H, H, hs.Offset((t-1)*blk), H, W(whh), H, 1, zt, 4*H); err != nil {
+				return err
+			}
+			if err := e.launch(p, "lstm_cell", B*H, zt, cs.Offset((t-1)*blk), cs.Offset(t*blk), bf.tc[l].Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
 				return err
 			}
 		}
