@@ -140,41 +140,52 @@ __global__ void lstm_cell_back(const real* A, const real* cprev, const real* tc,
 }
 
 // softmax_rows: one block per row r of S (rows, V), the scores without
-// their bias. It adds the bias, then takes the row's log-normalizer
-// logz[r] and, where tgt[r] ≥ 0, its cross-entropy rowloss[r] (0 without
-// a target). mode 0 leaves the biased scores; mode 1 replaces them by the
-// gradient of the loss, scale·(softmax − onehot) with scale = 1/div[0]
-// (0 for rows without a target); mode 2 by the log-probabilities.
+// their bias. It takes the biased row's log-normalizer logz[r] and, where
+// tgt[r] ≥ 0, its cross-entropy rowloss[r] (0 without a target). mode 0
+// leaves the biased scores in S; mode 1 replaces them by the gradient of
+// the loss, scale·(softmax − onehot) with scale = 1/div[0] (0 for rows
+// without a target); mode 2 by the log-probabilities; mode 3 (the loss
+// alone) leaves S as it was. The normalizer is taken in one pass over the
+// row (each thread keeps a running maximum and its sum of exponentials,
+// rescaled when the maximum grows), so that the loss alone reads the row
+// once, and the gradient or log-probabilities twice.
 __global__ void softmax_rows(real* S, const real* bias, const int* tgt, double* logz, double* rowloss, int V, int mode, const int* div) {
 	__shared__ double sh[BLOCK];
+	const double neg = __longlong_as_double(0xfff0000000000000ULL); // −∞
 	double scale = 1.0 / (double)div[0];
 	int r = blockIdx.x;
 	real* row = S + (long)r * V;
-	double m = __longlong_as_double(0xfff0000000000000ULL); // −∞
+	__shared__ double xy; // the target's biased score
+	int y = tgt[r];
+	double m = neg, s = 0;
 	for (int v = threadIdx.x; v < V; v += blockDim.x) {
 		real x = row[v] + bias[v];
-		row[v] = x;
-		m = fmax(m, (double)x);
+		if (mode == 0) row[v] = x;
+		double d = (double)x;
+		if (v == y) xy = d;
+		if (d > m) {
+			s = s * exp(m - d) + 1.0;
+			m = d;
+		} else if (d != neg) {
+			s += exp(d - m);
+		}
 	}
-	m = block_max(m, sh);
-	double s = 0;
-	for (int v = threadIdx.x; v < V; v += blockDim.x) s += exp((double)row[v] - m);
-	s = block_sum(s, sh);
-	double z = m + log(s);
-	int y = tgt[r];
+	double M = block_max(m, sh);
+	s = block_sum(m == neg ? 0.0 : s * exp(m - M), sh);
+	double z = M + log(s);
 	if (threadIdx.x == 0) {
 		logz[r] = z;
-		rowloss[r] = y >= 0 ? z - (double)row[y] : 0.0;
+		rowloss[r] = y >= 0 ? z - xy : 0.0;
 	}
-	__syncthreads();
 	if (mode == 1) {
 		for (int v = threadIdx.x; v < V; v += blockDim.x) {
-			double p = y >= 0 ? scale * exp((double)row[v] - z) : 0.0;
+			double x = (double)(real)(row[v] + bias[v]);
+			double p = y >= 0 ? scale * exp(x - z) : 0.0;
 			if (v == y) p -= scale;
 			row[v] = (real)p;
 		}
 	} else if (mode == 2) {
-		for (int v = threadIdx.x; v < V; v += blockDim.x) row[v] = (real)((double)row[v] - z);
+		for (int v = threadIdx.x; v < V; v += blockDim.x) row[v] = (real)((double)(real)(row[v] + bias[v]) - z);
 	}
 }
 

@@ -852,3 +852,41 @@ func TestGPUHostPathsUseTrainedParameters(t *testing.T) {
 		t.Fatal("the recorder never ran its check")
 	}
 }
+
+// The surprisals of sentences (Model.Surprisals, the SG score's input) on
+// the GPU equal the CPU's, both as surprisals (the log-probabilities of
+// the output layer) and as the released script's raw scores (RawLogit:
+// the output layer's biased scores, left in place by its softmax).
+func TestGPUSurprisalsMatchCPU(t *testing.T) {
+	d := gpu(t)
+	for _, name := range []string{"wide-vocab", "jm-hidden-d3", "rns-1-2-D35", "vrns-zero-D3"} {
+		c := gpuConfigs()[name]
+		cpu, g := twins(t, d, c, Float64)
+		rng := rand.New(rand.NewPCG(3, 4))
+		sents := make([][]int, 5)
+		for i := range sents {
+			sents[i] = make([]int, 1+rng.IntN(9))
+			for j := range sents[i] {
+				sents[i][j] = 1 + rng.IntN(min(c.InputVocab, c.OutputVocab)-1)
+			}
+		}
+		for _, raw := range []bool{false, true} {
+			opt := SurprisalOptions{Start: 0, Batch: 2, RawLogit: raw}
+			want, err := cpu.Surprisals(sents, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := g.Surprisals(sents, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				for j := range want[i] {
+					if e := relErr(got[i][j], want[i][j]); e > 1e-9 {
+						t.Fatalf("%s, raw %v: sentence %d token %d: %v on the GPU, %v on the CPU", name, raw, i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		}
+	}
+}

@@ -773,12 +773,14 @@ func (e *cudaEngine) output(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int) error 
 	if err := e.gemm(p, false, true, R, V, H, hout, H, e.working(whyIdx), H, 0, bf.s, V); err != nil {
 		return err
 	}
-	mode := 0
+	mode := 3 // the loss alone
 	switch {
 	case r.grad:
 		mode = 1
 	case r.lp && !r.logits:
 		mode = 2
+	case r.logits:
+		mode = 0
 	}
 	if err := e.launchGrid(p, "softmax_rows", uint32(R), bf.s, e.working(bhyIdx), bf.tgt, bf.logz, bf.rowloss, V, mode, bf.div); err != nil {
 		return err
