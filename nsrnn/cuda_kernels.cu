@@ -70,6 +70,17 @@ __device__ __forceinline__ double group_max(double v) {
 	return v;
 }
 
+// group_of sets o and lane, this thread's output and its lane in a launch
+// of 32 threads per output (engine_cuda.go's launchGroups), and reports
+// whether it has work: whole warps past the n outputs have none, and
+// under the emulator neither have the lanes but the first.
+__device__ __forceinline__ bool group_of(long n, int* o, int* lane) {
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	*o = idx / 32;
+	*lane = idx % 32;
+	return *lane < LANES(32) && *o < n;
+}
+
 extern "C" {
 
 // embed_gather: X[r, :] = W[tok[r], :] for rows r of E columns.
@@ -641,9 +652,8 @@ __global__ void ns_col(double* lg, const double* gp, const double* logw, int p, 
 // ns_alpha: α[p][ry] = ⊕_{d, qx} α[p−d][qx] + γ[p−d→p][qx→ry]; a group of
 // 32 threads per (b, ry), over the terms (d, qx).
 __global__ void ns_alpha(double* la, const double* lg, int p, int B, int NP, int Dw, int m) {
-	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	int o = idx / 32, lane = idx % 32;
-	if (lane >= LANES(32) || o >= B * m) return;
+	int o, lane;
+	if (!group_of((long)B * m, &o, &lane)) return;
 	int b = o / m, ry = o % m;
 	int n = min(Dw, p) * m;
 	const double* g = lg + ((long)b * NP + p) * Dw * m * m + ry;
@@ -781,9 +791,8 @@ __global__ void ns_back_rep(double* dlg, const double* lg, const double* logw, i
 // (b, sz, ry), over the terms (d, qx).
 __global__ void ns_back_rep_w(double* dlogw, const double* dlg, const double* lg, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
 	int m = Q * G, L = 2 * m + Q;
-	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	int o = idx / 32, lane = idx % 32;
-	if (lane >= LANES(32) || o >= B * m * m) return;
+	int o, lane;
+	if (!group_of((long)B * m * m, &o, &lane)) return;
 	int ry = o % m, sz = (o / m) % m, b = o / (m * m);
 	double wr = logw[(long)b * m * L + sz * L + m + ry];
 	int n = (min(Dw, p) - 1) * m;
@@ -827,9 +836,8 @@ __global__ void ns_back_pop(double* dlg, const double* lg, const double* gp, int
 // over the terms (d, qx).
 __global__ void ns_back_gp(double* dgp, const double* dlg, const double* lg, const double* gp, int p, int B, int NP, int Dw, int Q, int G) {
 	int m = Q * G;
-	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	int o = idx / 32, lane = idx % 32;
-	if (lane >= LANES(32) || o >= B * Dw * m * Q) return;
+	int o, lane;
+	if (!group_of((long)B * Dw * m * Q, &o, &lane)) return;
 	int r = o % Q, uy = (o / Q) % m, dd = (o / (Q * m)) % Dw, b = o / (Q * m * Dw);
 	int dp = dd + 1, k = p - dp;
 	double* out = dgp + ((long)b * Dw + dd) * m * Q + uy * Q + r;
@@ -876,9 +884,8 @@ __global__ void ns_back_gp_g(double* dlg, const double* lg, const double* gp, co
 // (b, sz, r), over the terms (d′, uy).
 __global__ void ns_back_pop_w(double* dlogw, const double* lg, const double* gp, const double* dgp, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
 	int m = Q * G, L = 2 * m + Q;
-	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	int o = idx / 32, lane = idx % 32;
-	if (lane >= LANES(32) || o >= B * m * Q) return;
+	int o, lane;
+	if (!group_of((long)B * m * Q, &o, &lane)) return;
 	int r = o % Q, sz = (o / Q) % m, b = o / (Q * m);
 	double wp = logw[(long)b * m * L + sz * L + 2 * m + r];
 	int n = (min(Dw, p) - 1) * m;
@@ -919,9 +926,8 @@ extern "C" {
 // columns, K = 4H), for which cuBLAS picks a product that leaves most of
 // the card idle.
 __global__ void small_nn(real* C, int ldc, const real* A, int lda, const real* W, int ldw, int B, int n, int K) {
-	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
-	int o = idx / 32, lane = idx % 32;
-	if (lane >= LANES(32) || o >= B * n) return;
+	int o, lane;
+	if (!group_of((long)B * n, &o, &lane)) return;
 	int b = o / n, j = o % n;
 	const real* a = A + (long)b * lda;
 	double s = 0;

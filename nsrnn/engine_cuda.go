@@ -497,6 +497,15 @@ func (e *cudaEngine) launch(p Precision, name string, n int, args ...any) error 
 	return nil
 }
 
+// groupLanes is the number of threads that compute one output of a
+// group kernel (a warp; the kernels' group_of).
+const groupLanes = 32
+
+// launchGroups runs group kernel name of precision p over n outputs.
+func (e *cudaEngine) launchGroups(p Precision, name string, n int, args ...any) error {
+	return e.launch(p, name, groupLanes*n, args...)
+}
+
 // launchGrid runs kernel name of precision p on grid blocks; the kernel
 // is correct for any block size.
 func (e *cudaEngine) launchGrid(p Precision, name string, grid uint32, args ...any) error {
@@ -537,7 +546,7 @@ func (e *cudaEngine) gemm(p Precision, tA, tB bool, M, N, K int, a cuda.Ptr, lda
 // weights. It is a product too narrow for cuBLAS to fill the card (n is
 // |Γ| or |Q||Γ|, K = 4H), so one group of threads per entry (small_nn).
 func (e *cudaEngine) readingGrad(p Precision, B, n, K int, dz, w cuda.Ptr, ldw int, dr cuda.Ptr) error {
-	return e.launch(p, "small_nn", 32*B*n, dr, n, dz, K, w, ldw, B, n, K)
+	return e.launchGroups(p, "small_nn", B*n, dr, n, dz, K, w, ldw, B, n, K)
 }
 
 // lstmRun describes one pass: T steps of B sequences, P output positions

@@ -1097,7 +1097,7 @@ func (n *cudaNS) forward(r *lstmRun, t int, h cuda.Ptr) error {
 	if err := e.launch(p, "ns_col", B*n.Dw*n.m*n.m, n.lg, n.gp, logw, pos, B, n.NP, n.Dw, n.Q, n.G); err != nil {
 		return err
 	}
-	if err := e.launch(p, "ns_alpha", 32*B*n.m, n.la, n.lg, pos, B, n.NP, n.Dw, n.m); err != nil {
+	if err := e.launchGroups(p, "ns_alpha", B*n.m, n.la, n.lg, pos, B, n.NP, n.Dw, n.m); err != nil {
 		return err
 	}
 	if n.vec != nil {
@@ -1138,11 +1138,11 @@ func (n *cudaNS) backward(r *lstmRun, t int, dr, h, dh cuda.Ptr) error {
 		{"ns_back_alpha_a", B * Dw * m, []any{n.dla, n.lg, n.la, pos, B, NP, Dw, m}},
 		{"ns_back_push", B * m * m, []any{n.dlogw, n.dlg, pos, B, NP, Dw, Q, G}},
 		{"ns_back_rep", B * Dw * m * m, []any{n.dlg, n.lg, logw, pos, B, NP, Dw, Q, G}},
-		{"ns_back_rep_w", 32 * B * m * m, []any{n.dlogw, n.dlg, n.lg, logw, pos, B, NP, Dw, Q, G}},
+		{"ns_back_rep_w", groupLanes * B * m * m, []any{n.dlogw, n.dlg, n.lg, logw, pos, B, NP, Dw, Q, G}},
 		{"ns_back_pop", B * Dw * Dw * m * m, []any{n.dlg, n.lg, n.gp, pos, B, NP, Dw, Q, G}},
-		{"ns_back_gp", 32 * B * Dw * m * Q, []any{n.dgp, n.dlg, n.lg, n.gp, pos, B, NP, Dw, Q, G}},
+		{"ns_back_gp", groupLanes * B * Dw * m * Q, []any{n.dgp, n.dlg, n.lg, n.gp, pos, B, NP, Dw, Q, G}},
 		{"ns_back_gp_g", B * Dw * m * m, []any{n.dlg, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
-		{"ns_back_pop_w", 32 * B * m * Q, []any{n.dlogw, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
+		{"ns_back_pop_w", groupLanes * B * m * Q, []any{n.dlogw, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
 		{"ns_act_back", B * m, []any{dlogits, n.dlogw, logw, B, m, n.L, n.normalized()}},
 	}
 	if n.vec != nil {
