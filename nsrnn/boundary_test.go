@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nsrnn/nsrnn/internal/gradcheck"
 )
 
 // boundaryChunks are the chunk lengths of the boundary tests: a first
@@ -307,7 +309,7 @@ func TestBoundaryNextChunkGPU(t *testing.T) {
 				if e := relErr(l2, l1); e > tol {
 					t.Errorf("%s %v chunk %d: loss %v on the GPU, %v on the CPU", name, p, c+1, l2, l1)
 				}
-				if e := gradErr(g2, g1); e > tol {
+				if e := gradcheck.TensorsErr(g2, g1); e > tol {
 					t.Errorf("%s %v chunk %d: gradients differ by %.2g relative", name, p, c+1, e)
 				}
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/internal/cuda"
 	"github.com/nsrnn/nsrnn/internal/gpuemu"
+	"github.com/nsrnn/nsrnn/internal/gradcheck"
 	"github.com/nsrnn/nsrnn/stacks"
 )
 
@@ -227,24 +228,6 @@ func relErr(a, b float64) float64 {
 	return math.Abs(a-b) / s
 }
 
-// gradErr is the largest, over tensors, of ‖a−b‖/‖b‖ (‖a−b‖ where b is 0).
-func gradErr(a, b [][]float64) float64 {
-	worst := 0.0
-	for i := range b {
-		var d, n float64
-		for j := range b[i] {
-			d += (a[i][j] - b[i][j]) * (a[i][j] - b[i][j])
-			n += b[i][j] * b[i][j]
-		}
-		e := math.Sqrt(d)
-		if n > 0 {
-			e /= math.Sqrt(n)
-		}
-		worst = max(worst, e)
-	}
-	return worst
-}
-
 // tolerance is the GPU's agreement with the CPU in float64: the CPU's own
 // rounding times the products' lengths; in float32 the GPU computes every
 // product, state and score in float32.
@@ -278,7 +261,7 @@ func TestGPUSentenceMatchesCPU(t *testing.T) {
 				if e := relErr(l2, l1); e > tol {
 					t.Errorf("%s %v n=%d: loss %v on the GPU, %v on the CPU (relative %.2g)", name, p, n, l2, l1, e)
 				}
-				if e := gradErr(g2, g1); e > tol {
+				if e := gradcheck.TensorsErr(g2, g1); e > tol {
 					t.Errorf("%s %v n=%d: gradients differ by %.2g relative", name, p, n, e)
 				}
 				lp1, err := cpu.LogProbs(batch)
@@ -326,8 +309,8 @@ func stateErr(t *testing.T, a, b *Stream) float64 {
 		if x.Positions != y.Positions {
 			t.Fatalf("states of %d and %d positions", x.Positions, y.Positions)
 		}
-		worst := gradErr(b.State().lstm, a.State().lstm)
-		worst = max(worst, gradErr([][]float64{y.Reading}, [][]float64{x.Reading}))
+		worst := gradcheck.TensorsErr(b.State().lstm, a.State().lstm)
+		worst = max(worst, gradcheck.TensorsErr([][]float64{y.Reading}, [][]float64{x.Reading}))
 		for i := range x.LogAlpha {
 			for _, pair := range [][2][]float64{{x.LogAlpha[i], y.LogAlpha[i]}, {x.LogGamma[i], y.LogGamma[i]}} {
 				for j := range pair[0] {
@@ -409,7 +392,7 @@ func TestGPUStreamMatchesCPU(t *testing.T) {
 				if e := relErr(l2, l1); e > tol {
 					t.Errorf("%s %v chunk %d: loss %v on the GPU, %v on the CPU", name, p, k, l2, l1)
 				}
-				if e := gradErr(g2, g1); e > tol {
+				if e := gradcheck.TensorsErr(g2, g1); e > tol {
 					t.Errorf("%s %v chunk %d: gradients differ by %.2g relative", name, p, k, e)
 				}
 				if e := stateErr(t, s1, s2); e > tol {
@@ -581,8 +564,8 @@ func TestGPUDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l1 != l2 || gradErr(g1, g2) != 0 {
-			t.Fatalf("%v: two runs differ: loss %v and %v, gradients by %g", p, l1, l2, gradErr(g1, g2))
+		if l1 != l2 || gradcheck.TensorsErr(g1, g2) != 0 {
+			t.Fatalf("%v: two runs differ: loss %v and %v, gradients by %g", p, l1, l2, gradcheck.TensorsErr(g1, g2))
 		}
 	}
 }
@@ -612,8 +595,8 @@ func TestGPUGraphsReplay(t *testing.T) {
 			t.Fatalf("%s: no pass was captured (noGraphs %v)", name, e.noGraphs)
 		}
 		for i := 1; i < 3; i++ {
-			if losses[i] != losses[0] || gradErr(grads[i], grads[0]) != 0 {
-				t.Fatalf("%s: pass %d (captured or replayed) gives loss %v, the first %v; gradients differ by %g", name, i+1, losses[i], losses[0], gradErr(grads[i], grads[0]))
+			if losses[i] != losses[0] || gradcheck.TensorsErr(grads[i], grads[0]) != 0 {
+				t.Fatalf("%s: pass %d (captured or replayed) gives loss %v, the first %v; gradients differ by %g", name, i+1, losses[i], losses[0], gradcheck.TensorsErr(grads[i], grads[0]))
 			}
 		}
 		if !carries(t, c) {
@@ -785,7 +768,7 @@ func TestGPUResumeAcrossDevices(t *testing.T) {
 					t.Errorf("%s resumed on %v: epoch %d validation %v, uninterrupted %v", name, resumeOn, i+1, got.History[i].ValidCrossEntropy, want.History[i].ValidCrossEntropy)
 				}
 			}
-			if e := gradErr(paramData(m), wantParams); e > 1e-9 {
+			if e := gradcheck.TensorsErr(paramData(m), wantParams); e > 1e-9 {
 				t.Errorf("%s resumed on %v: parameters differ from the uninterrupted GPU run's by %.2g relative", name, resumeOn, e)
 			}
 		}
@@ -839,7 +822,7 @@ func TestGPUHostPathsUseTrainedParameters(t *testing.T) {
 				t.Errorf("sample %d: %+v from the model on the GPU, %+v from its parameters on the CPU", i, onGPU[i], onCPU[i])
 			}
 		}
-		if gradErr(lwGPU, lwCPU) != 0 {
+		if gradcheck.TensorsErr(lwGPU, lwCPU) != 0 {
 			t.Error("the action weights of the model on the GPU are not those of its parameters")
 		}
 		checked = true

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/nsrnn/nsrnn/internal/gradcheck"
 )
 
 // With EnvCUDAProfile=1 the engine times every operation it queues: the
@@ -40,8 +42,8 @@ func TestGPUProfile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l1 != l2 || gradErr(g2, g1) != 0 {
-			t.Fatalf("%s: profiling changed the results: loss %v against %v, gradients by %g", name, l2, l1, gradErr(g2, g1))
+		if l1 != l2 || gradcheck.TensorsErr(g2, g1) != 0 {
+			t.Fatalf("%s: profiling changed the results: loss %v against %v, gradients by %g", name, l2, l1, gradcheck.TensorsErr(g2, g1))
 		}
 		once := map[string]int{}
 		for _, r := range p.rows() {

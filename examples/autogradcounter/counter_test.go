@@ -7,6 +7,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/examples/autogradcounter"
 	"github.com/nsrnn/nsrnn/examples/counterstack"
+	"github.com/nsrnn/nsrnn/internal/gradcheck"
 	"github.com/nsrnn/nsrnn/nsrnn"
 	"github.com/nsrnn/nsrnn/stacks"
 	"github.com/nsrnn/nsrnn/stacks/stackstest"
@@ -74,7 +75,7 @@ func TestEqualsFusedKernel(t *testing.T) {
 			if d := math.Abs(la - lf); d > 1e-12*math.Abs(lf) {
 				t.Errorf("workers %d, n = %d: loss %v (autograd) against %v (fused)", workers, n, la, lf)
 			}
-			if e := maxRelErr(ga, gf); e > 1e-10 {
+			if e := gradcheck.TensorsErr(ga, gf); e > 1e-10 {
 				t.Errorf("workers %d, n = %d: gradients differ by %.3g relative", workers, n, e)
 			}
 		}
@@ -108,7 +109,7 @@ func TestEqualsFusedKernel(t *testing.T) {
 		if d := math.Abs(la - lf); d > 1e-12*math.Abs(lf) {
 			t.Errorf("chunk %d: loss %v (autograd) against %v (fused)", c, la, lf)
 		}
-		if e := maxRelErr(ga, gf); e > 1e-10 {
+		if e := gradcheck.TensorsErr(ga, gf); e > 1e-10 {
 			t.Errorf("chunk %d: gradients differ by %.3g relative", c, e)
 		}
 	}
@@ -156,24 +157,6 @@ func clone(g [][]float64) [][]float64 {
 		out[i] = append([]float64(nil), g[i]...)
 	}
 	return out
-}
-
-// maxRelErr is the largest over tensors of ‖a−b‖/‖b‖ (‖a−b‖ where b is 0).
-func maxRelErr(a, b [][]float64) float64 {
-	worst := 0.0
-	for i := range b {
-		var d, n float64
-		for j := range b[i] {
-			d += (a[i][j] - b[i][j]) * (a[i][j] - b[i][j])
-			n += b[i][j] * b[i][j]
-		}
-		e := math.Sqrt(d)
-		if n > 0 {
-			e /= math.Sqrt(n)
-		}
-		worst = max(worst, e)
-	}
-	return worst
 }
 
 // BenchmarkTrainStep times one training step (Model.Gradient, forward and

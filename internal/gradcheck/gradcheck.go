@@ -173,3 +173,23 @@ func scalar(v G.Value) (float64, error) {
 	}
 	return 0, fmt.Errorf("gradcheck: loss is not a float64 scalar: %v", v)
 }
+
+// TensorsErr is the largest, over tensors i, of ‖a[i]−b[i]‖/‖b[i]‖ (the
+// absolute ‖a[i]−b[i]‖ where b[i] is zero): how far gradients a, tensor by
+// tensor, are from reference gradients b of the same shapes.
+func TensorsErr(a, b [][]float64) float64 {
+	worst := 0.0
+	for i := range b {
+		var d, n float64
+		for j := range b[i] {
+			d += (a[i][j] - b[i][j]) * (a[i][j] - b[i][j])
+			n += b[i][j] * b[i][j]
+		}
+		e := math.Sqrt(d)
+		if n > 0 {
+			e /= math.Sqrt(n)
+		}
+		worst = max(worst, e)
+	}
+	return worst
+}
