@@ -1081,15 +1081,32 @@ func (n *cudaNS) forward(r *lstmRun, t int, h cuda.Ptr) error {
 	e, p, B, H := n.e, r.prec, r.B, n.e.m.cfg.Hidden
 	f := e.stackFirst()
 	W := e.working
-	es := elem(p)
-	logits := n.logits.Offset((t - 1) * B * n.A * es)
-	logw := n.logw.Offset((t - 1) * B * n.A * 8)
+	logits := n.logits.Offset((t - 1) * B * n.A * elem(p))
 	if err := e.gemm(p, false, true, B, n.A, H, h, H, W(f), H, 0, logits, n.A); err != nil {
 		return err
 	}
-	if err := e.launch(p, "ns_act", B*n.m, logw, logits, W(f+1), B, n.m, n.L, n.normalized()); err != nil {
+	if err := e.launch(p, "ns_act", B*n.m, n.logWeights(t), logits, W(f+1), B, n.m, n.L, n.normalized()); err != nil {
 		return err
 	}
+	if err := n.advance(p, t); err != nil {
+		return err
+	}
+	if n.vec != nil {
+		return n.forwardVec(r, t, n.P0-1+t, h)
+	}
+	rt, _ := n.reading(t)
+	return e.launch(p, "ns_read", B, rt, n.la, n.P0-1+t, B, n.NP, n.Q, n.G, n.stateReading())
+}
+
+// logWeights returns step t's action log-weights log Δ[t] (B rows of A).
+func (n *cudaNS) logWeights(t int) cuda.Ptr { return n.logw.Offset((t - 1) * n.B * n.A * 8) }
+
+// advance runs the dynamic program's step t from its log-weights
+// (logWeights(t)): γ's new column and α[t]. It is the device's half of
+// the tape's Step, without the reading.
+func (n *cudaNS) advance(p Precision, t int) error {
+	e, B := n.e, n.B
+	logw := n.logWeights(t)
 	pos := n.P0 - 1 + t
 	if err := e.launch(p, "ns_gp", B*n.Dw*n.m*n.Q, n.gp, n.lg, logw, pos, B, n.NP, n.Dw, n.Q, n.G); err != nil {
 		return err
@@ -1097,14 +1114,7 @@ func (n *cudaNS) forward(r *lstmRun, t int, h cuda.Ptr) error {
 	if err := e.launch(p, "ns_col", B*n.Dw*n.m*n.m, n.lg, n.gp, logw, pos, B, n.NP, n.Dw, n.Q, n.G); err != nil {
 		return err
 	}
-	if err := e.launchGroups(p, "ns_alpha", B*n.m, n.la, n.lg, pos, B, n.NP, n.Dw, n.m); err != nil {
-		return err
-	}
-	if n.vec != nil {
-		return n.forwardVec(r, t, pos, h)
-	}
-	rt, _ := n.reading(t)
-	return e.launch(p, "ns_read", B, rt, n.la, pos, B, n.NP, n.Q, n.G, n.stateReading())
+	return e.launchGroups(p, "ns_alpha", B*n.m, n.la, n.lg, pos, B, n.NP, n.Dw, n.m)
 }
 
 func (n *cudaNS) zeroAdjoint(r *lstmRun) error {
@@ -1122,45 +1132,64 @@ func (n *cudaNS) zeroAdjoint(r *lstmRun) error {
 func (n *cudaNS) backward(r *lstmRun, t int, dr, h, dh cuda.Ptr) error {
 	e, p, B, H := n.e, r.prec, r.B, n.e.m.cfg.Hidden
 	f := e.stackFirst()
-	W := e.working
-	es := elem(p)
-	logw := n.logw.Offset((t - 1) * B * n.A * 8)
-	dlogits := n.dlogits.Offset((t - 1) * B * n.A * es)
 	pos := n.P0 - 1 + t
-	m, NP, Dw, Q, G := n.m, n.NP, n.Dw, n.Q, n.G
-	steps := []struct {
-		name string
-		n    int
-		args []any
-	}{
-		{"ns_back_read", B, []any{n.dla, n.la, dr, pos, B, NP, Q, G, n.stateReading()}},
-		{"ns_back_alpha_g", B * Dw * m * m, []any{n.dlg, n.lg, n.la, n.dla, pos, B, NP, Dw, m}},
-		{"ns_back_alpha_a", B * Dw * m, []any{n.dla, n.lg, n.la, pos, B, NP, Dw, m}},
-		{"ns_back_push", B * m * m, []any{n.dlogw, n.dlg, pos, B, NP, Dw, Q, G}},
-		{"ns_back_rep", B * Dw * m * m, []any{n.dlg, n.lg, logw, pos, B, NP, Dw, Q, G}},
-		{"ns_back_rep_w", groupLanes * B * m * m, []any{n.dlogw, n.dlg, n.lg, logw, pos, B, NP, Dw, Q, G}},
-		{"ns_back_pop", B * Dw * Dw * m * m, []any{n.dlg, n.lg, n.gp, pos, B, NP, Dw, Q, G}},
-		{"ns_back_gp", groupLanes * B * Dw * m * Q, []any{n.dgp, n.dlg, n.lg, n.gp, pos, B, NP, Dw, Q, G}},
-		{"ns_back_gp_g", B * Dw * m * m, []any{n.dlg, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
-		{"ns_back_pop_w", groupLanes * B * m * Q, []any{n.dlogw, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
-		{"ns_act_back", B * m, []any{dlogits, n.dlogw, logw, B, m, n.L, n.normalized()}},
-	}
 	if n.vec != nil {
+		// The reading is the vectors', not α's.
 		if err := n.backwardVecRead(r, t, pos, dr); err != nil {
 			return err
 		}
-		steps = steps[1:] // the reading is the vectors', not α's
+	} else if err := e.launch(p, "ns_back_read", B, n.dla, n.la, dr, pos, B, n.NP, n.Q, n.G, n.stateReading()); err != nil {
+		return err
 	}
-	for _, s := range steps {
-		if err := e.launch(p, s.name, s.n, s.args...); err != nil {
-			return err
-		}
+	if err := n.retreat(p, t); err != nil {
+		return err
 	}
-	if err := e.gemm(p, false, false, B, H, n.A, dlogits, n.A, W(f), H, 1, dh, H); err != nil {
+	dlogits := n.dlogits.Offset((t - 1) * B * n.A * elem(p))
+	if err := e.launch(p, "ns_act_back", B*n.m, dlogits, n.dlogw, n.logWeights(t), B, n.m, n.L, n.normalized()); err != nil {
+		return err
+	}
+	if err := e.gemm(p, false, false, B, H, n.A, dlogits, n.A, e.working(f), H, 1, dh, H); err != nil {
 		return err
 	}
 	if n.vec != nil {
 		return n.backwardVec(r, t, pos, dh)
+	}
+	return nil
+}
+
+// retreat runs the dynamic program's step t backward, once the
+// gradient of step t's reading is in α's adjoint: it writes ∂L/∂log Δ[t]
+// into dlogw (B rows of A) and sends the rest into the adjoints of the
+// earlier steps. It is the device's half of the tape's Backward.
+func (n *cudaNS) retreat(p Precision, t int) error {
+	e, B := n.e, n.B
+	logw := n.logWeights(t)
+	pos := n.P0 - 1 + t
+	m, NP, Dw, Q, G := n.m, n.NP, n.Dw, n.Q, n.G
+	steps := []struct {
+		name   string
+		n      int
+		groups bool
+		args   []any
+	}{
+		{"ns_back_alpha_g", B * Dw * m * m, false, []any{n.dlg, n.lg, n.la, n.dla, pos, B, NP, Dw, m}},
+		{"ns_back_alpha_a", B * Dw * m, false, []any{n.dla, n.lg, n.la, pos, B, NP, Dw, m}},
+		{"ns_back_push", B * m * m, false, []any{n.dlogw, n.dlg, pos, B, NP, Dw, Q, G}},
+		{"ns_back_rep", B * Dw * m * m, false, []any{n.dlg, n.lg, logw, pos, B, NP, Dw, Q, G}},
+		{"ns_back_rep_w", B * m * m, true, []any{n.dlogw, n.dlg, n.lg, logw, pos, B, NP, Dw, Q, G}},
+		{"ns_back_pop", B * Dw * Dw * m * m, false, []any{n.dlg, n.lg, n.gp, pos, B, NP, Dw, Q, G}},
+		{"ns_back_gp", B * Dw * m * Q, true, []any{n.dgp, n.dlg, n.lg, n.gp, pos, B, NP, Dw, Q, G}},
+		{"ns_back_gp_g", B * Dw * m * m, false, []any{n.dlg, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
+		{"ns_back_pop_w", B * m * Q, true, []any{n.dlogw, n.lg, n.gp, n.dgp, logw, pos, B, NP, Dw, Q, G}},
+	}
+	for _, s := range steps {
+		launch := e.launch
+		if s.groups {
+			launch = e.launchGroups
+		}
+		if err := launch(p, s.name, s.n, s.args...); err != nil {
+			return err
+		}
 	}
 	return nil
 }
