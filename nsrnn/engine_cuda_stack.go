@@ -723,8 +723,7 @@ func (n *cudaNS) params() int {
 }
 
 func (n *cudaNS) prepare(r *lstmRun, S int, st stacks.State, onDevice bool) error {
-	e, B := n.e, r.B
-	c := n.cfg
+	B := r.B
 	n.carried, n.fromKept = nil, false
 	if d, ok := st.(*deviceStackState); ok && onDevice && d.n == n && d.gen == n.kept.gen && n.kept.np > 0 && n.kept.B == B && n.kept.prec == r.prec {
 		// The device keeps the state that the latest pass saved.
@@ -738,6 +737,14 @@ func (n *cudaNS) prepare(r *lstmRun, S int, st stacks.State, onDevice bool) erro
 			return fmt.Errorf("nsrnn: %w", err)
 		}
 	}
+	return n.size(r, S)
+}
+
+// size sets the pass's sizes for S steps from n.carried (or the kept
+// state, or the initial stack) and sizes its buffers.
+func (n *cudaNS) size(r *lstmRun, S int) error {
+	e, B := n.e, r.B
+	c := n.cfg
 	n.Q, n.G = c.States, c.Symbols
 	n.m = n.Q * n.G
 	n.L = 2*n.m + n.Q
@@ -963,6 +970,19 @@ func (n *cudaNS) save(r *lstmRun) (stacks.State, error) {
 
 // fetch copies the kept state to the host as a stacks.State.
 func (n *cudaNS) fetch() (stacks.State, error) {
+	ls, err := n.fetchLog()
+	if err != nil {
+		return nil, err
+	}
+	st, err := n.states().StateFromLog(ls)
+	if err != nil {
+		return nil, fmt.Errorf("nsrnn: %w", err)
+	}
+	return st, nil
+}
+
+// fetchLog copies the kept state to the host in log space.
+func (n *cudaNS) fetchLog() (*stacks.NSLogState, error) {
 	e, B, m, mm := n.e, n.kept.B, n.m, n.m*n.m
 	np, colLen := n.kept.np, n.kept.Dw*n.m*n.m
 	ga := make([]float64, B*np*m)
@@ -1002,11 +1022,7 @@ func (n *cudaNS) fetch() (stacks.State, error) {
 		}
 		ls.LogGamma[b] = lg
 	}
-	st, err := n.states().StateFromLog(ls)
-	if err != nil {
-		return nil, fmt.Errorf("nsrnn: %w", err)
-	}
-	return st, nil
+	return ls, nil
 }
 
 // deviceStackState is a nondeterministic stack's carried state that the

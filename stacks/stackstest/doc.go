@@ -1,7 +1,12 @@
-// Package stackstest is a conformance suite for the stack layers of package
-// stacks (stacks.Layer and stacks.Instance), in the manner of gonum's
-// lapack/testlapack: exported functions that take a *testing.T and a
-// Factory and run the checks that every stack kind must pass.
+// Package stackstest holds the conformance suites of package stacks, in
+// the manner of gonum's lapack/testlapack: exported functions that take a
+// *testing.T and a way to make the thing under test, and run the checks
+// that every implementation must pass. There are two: one for the stack
+// layers (stacks.Layer and stacks.Instance, made by a Factory), and one
+// for the nondeterministic stack's dynamic program (a Tape, made by a
+// TapeMaker), which the CPU's tape and the GPU's run alike.
+//
+// # Stack layers
 //
 // The checks are:
 //
@@ -73,4 +78,28 @@
 //		t.Fatal(err)
 //	}
 //	n.CheckGradients(t, 1)
+//
+// # The nondeterministic stack's tape
+//
+// A tape runs the dynamic program of the NS stacks (RNS, NS, NS+S, NS+U)
+// from given action log-weights: Begin, Step for t = 1 … n, Backward for
+// t = n … 1, and State for the memory-limited variant. TestTape runs its
+// checks over TapeConfigs (|Q| and |Γ| from 1 to 3, both bottoms, both
+// readings, unlimited and windows of 1, 2 and 5):
+//
+//   - TapeReadings: every reading of runs of 12 steps against the dynamic
+//     program of stacks.Inside in the log-sum semiring, to 1e-11.
+//   - TapeGradients: ∂L/∂log Δ for a random linear loss of the readings
+//     against central differences; −∞ log-weights have gradient 0.
+//   - TapeChunks: a run continued from the carried state of its first
+//     part reads as the whole run, to 1e-12.
+//   - TapeRepeat: a second run reads and differentiates bit for bit as
+//     the first.
+//
+// Tape is generic in its carried state, so that each implementation keeps
+// its own: the CPU's tape runs it as
+//
+//	stackstest.TestTape(t, func(c stacks.NSConfig, batch, maxSteps int) stackstest.Tape[*nskernel.State] {
+//		return nskernel.NewTape(kernelConfig(c), batch, maxSteps)
+//	})
 package stackstest

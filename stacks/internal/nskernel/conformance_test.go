@@ -3,16 +3,22 @@ package nskernel_test
 import (
 	"testing"
 
+	"github.com/nsrnn/nsrnn/stacks"
 	"github.com/nsrnn/nsrnn/stacks/internal/nskernel"
-	"github.com/nsrnn/nsrnn/stacks/internal/nskernel/nskerneltest"
+	"github.com/nsrnn/nsrnn/stacks/stackstest"
 )
 
-// TestConformance runs the tape's conformance suite on the CPU's tape,
-// serial and with helper goroutines.
+// kernelConfig is the tape's configuration of an NS stack's.
+func kernelConfig(c stacks.NSConfig) nskernel.Config {
+	return nskernel.Config{States: c.States, Symbols: c.Symbols, Fixed: c.Bottom == stacks.Fixed, StateReading: c.StateReading, Window: c.Window}
+}
+
+// TestConformance runs the tape suite on the CPU's tape, serial and with
+// helper goroutines.
 func TestConformance(t *testing.T) {
 	for _, threads := range []int{1, 3} {
-		nskerneltest.Test(t, func(c nskernel.Config, batch, maxSteps int) nskerneltest.Tape {
-			tp := nskernel.NewTape(c, batch, maxSteps)
+		stackstest.TestTape(t, func(c stacks.NSConfig, batch, maxSteps int) stackstest.Tape[*nskernel.State] {
+			tp := nskernel.NewTape(kernelConfig(c), batch, maxSteps)
 			tp.SetThreads(threads)
 			return tp
 		})

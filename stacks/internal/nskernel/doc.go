@@ -131,10 +131,10 @@
 // Semirings and checks. Program is the same recurrences written once over
 // any semiring (package semiring): its log-sum instance is the reference
 // that the fast kernels are tested against, its max-plus instance with
-// back-pointers is Viterbi. Package nskerneltest is the conformance suite
+// back-pointers is Viterbi. stackstest.TestTape is the conformance suite
 // of a tape (readings against Program, gradients against finite
 // differences, chunked runs against whole ones, repeated runs bit for
-// bit), which Tape passes and another implementation of the tape runs the
-// same way; package nsenum, the brute-force enumerator of the automaton's
+// bit), which Tape passes and the GPU's implementation of the tape (in
+// package nsrnn) runs the same way; package nsenum, the brute-force enumerator of the automaton's
 // runs, is the oracle of Program in every semiring.
 package nskernel
