@@ -293,7 +293,7 @@ func TestGPUSentenceMatchesCPU(t *testing.T) {
 // equal; it returns the largest difference relative to the largest value.
 func stateErr(t *testing.T, a, b *Stream) float64 {
 	t.Helper()
-	if ns, ok := a.m.stack.(logStater); ok {
+	if ns, ok := a.m.stack.(*stacks.NS); ok {
 		logState := func(st *State) *stacks.NSLogState {
 			hs, err := hostStackState(st.stack)
 			if err != nil {

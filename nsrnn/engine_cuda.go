@@ -40,9 +40,7 @@ func cudaStackSupported(l stacks.Layer) bool {
 		return true
 	case *stacks.NS:
 		// The stacks with an actions layer (not NewNSScores's).
-		return len(s.Params()) == 2
-	case *stacks.VRNS:
-		return true
+		return len(s.Params()) > 0
 	}
 	return false
 }

@@ -53,9 +53,10 @@ func (e *cudaEngine) newCUDAStack() (cudaStack, error) {
 	case *stacks.Gref:
 		return &cudaGref{e: e, s: s}, nil
 	case *stacks.NS:
+		if s.Config().Vector > 0 {
+			return newCUDAVRNS(e, s), nil
+		}
 		return &cudaNS{e: e, s: s, cfg: s.Config()}, nil
-	case *stacks.VRNS:
-		return newCUDAVRNS(e, s), nil
 	}
 	return nil, fmt.Errorf("nsrnn: model kind %s: %w", e.m.cfg.Kind, ErrNoDeviceKernel)
 }
@@ -700,27 +701,7 @@ type cudaNS struct {
 
 func (n *cudaNS) shape() int { return n.P0 }
 
-// logStater is a nondeterministic stack whose states convert to and from
-// log space (stacks.NS, stacks.VRNS).
-type logStater interface {
-	LogState(stacks.State) (*stacks.NSLogState, error)
-	StateFromLog(*stacks.NSLogState) (stacks.State, error)
-}
-
-// states returns the stack's state conversions.
-func (n *cudaNS) states() logStater {
-	if n.vec != nil {
-		return n.vec.s
-	}
-	return n.s
-}
-
-func (n *cudaNS) params() int {
-	if n.vec != nil {
-		return len(n.vec.s.Params())
-	}
-	return 2
-}
+func (n *cudaNS) params() int { return len(n.s.Params()) }
 
 func (n *cudaNS) prepare(r *lstmRun, S int, st stacks.State, onDevice bool) error {
 	B := r.B
@@ -733,7 +714,7 @@ func (n *cudaNS) prepare(r *lstmRun, S int, st stacks.State, onDevice bool) erro
 		if err != nil {
 			return err
 		}
-		if n.carried, err = n.states().LogState(hs); err != nil {
+		if n.carried, err = n.s.LogState(hs); err != nil {
 			return fmt.Errorf("nsrnn: %w", err)
 		}
 	}
@@ -974,7 +955,7 @@ func (n *cudaNS) fetch() (stacks.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := n.states().StateFromLog(ls)
+	st, err := n.s.StateFromLog(ls)
 	if err != nil {
 		return nil, fmt.Errorf("nsrnn: %w", err)
 	}
@@ -1239,7 +1220,6 @@ func (n *cudaNS) weightGrads(r *lstmRun, hs cuda.Ptr, G func(int) cuda.Ptr, firs
 // stack's program on the GPU: the stack elements' vectors and the reading
 // they make.
 type vrnsPart struct {
-	s  *stacks.VRNS
 	mv int
 	// bottom is the bottom vector's kind for vr_bottom: 0 learned, 1
 	// zeros, 2 ones.
@@ -1252,10 +1232,10 @@ type vrnsPart struct {
 
 // newCUDAVRNS returns the GPU implementation of a VRNS stack: the NS
 // program with the vector payload.
-func newCUDAVRNS(e *cudaEngine, s *stacks.VRNS) *cudaNS {
+func newCUDAVRNS(e *cudaEngine, s *stacks.NS) *cudaNS {
 	c := s.Config()
-	n := &cudaNS{e: e, cfg: stacks.NSConfig{States: c.States, Symbols: c.Symbols, Bottom: c.Bottom, Window: c.Window}}
-	n.vec = &vrnsPart{s: s, mv: c.Vector}
+	n := &cudaNS{e: e, s: s, cfg: stacks.NSConfig{States: c.States, Symbols: c.Symbols, Bottom: c.Bottom, Window: c.Window}}
+	n.vec = &vrnsPart{mv: c.Vector}
 	switch c.BottomVector {
 	case stacks.ZeroBottom:
 		n.vec.bottom = 1

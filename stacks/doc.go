@@ -102,11 +102,16 @@
 //
 // # The vector stack
 //
-// VRNS (NewVRNS) is the RNS stack of the authors' later release in which
-// every push also pushes a vector v_t = σ(W_v h_t + b_v) of size m, and the
-// reading is the expected top vector of each (state, symbol), of size
-// |Q||Γ|m. Its semantics, including the initial bottom's vector (learned,
-// zero or one), are in the documentation of VRNS.
+// VRNS is the RNS stack of the authors' later release in which every push
+// also pushes a vector v_t = σ(W_v h_t + b_v) of size m, and the reading
+// is the expected top vector of each (state, symbol), of size |Q||Γ|m. It
+// is not a layer of its own but the nondeterministic stack with a vector
+// payload: NSConfig.Vector = m on the RNS variant, which NewVRNS makes from
+// a VRNSConfig (and VRNS is another name of the type NS). Its carried
+// state has the NS stacks' encoding behind a header of its own, and its
+// Config is the NSConfig (VRNSConfig.NS converts). Its
+// semantics, including the initial bottom's vector (learned, zero or one),
+// are in the documentation of VRNS.
 //
 // # Viterbi decoding
 //

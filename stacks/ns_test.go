@@ -277,6 +277,11 @@ func TestNSConfigAndErrors(t *testing.T) {
 		{"negative window", stacks.NSConfig{States: 1, Symbols: 1, Window: -1}, 3, "Window"},
 		{"bad bottom", stacks.NSConfig{States: 1, Symbols: 1, Bottom: 2}, 3, "bottom"},
 		{"no hidden", stacks.NSConfig{States: 1, Symbols: 1}, 0, "hidden"},
+		{"negative vector", stacks.NSConfig{States: 1, Symbols: 1, StateReading: true, Vector: -1}, 3, "vector size"},
+		{"vectors normalized", stacks.NSConfig{States: 1, Symbols: 1, Normalized: true, StateReading: true, Vector: 2}, 3, "NS+S"},
+		{"vectors by symbol", stacks.NSConfig{States: 1, Symbols: 1, Vector: 2}, 3, "StateReading"},
+		{"bottom vector without vectors", stacks.NSConfig{States: 1, Symbols: 1, BottomVector: stacks.ZeroBottom}, 3, "without vectors"},
+		{"bad bottom vector", stacks.NSConfig{States: 1, Symbols: 1, StateReading: true, Vector: 1, BottomVector: 3}, 3, "bottom vector"},
 	} {
 		if tc.hidden > 0 {
 			if err := tc.cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -292,5 +297,58 @@ func TestNSConfigAndErrors(t *testing.T) {
 	}
 	if err := nsConfig(1, 1, false, false, stacks.Fixed, 1).Validate(); err != nil {
 		t.Errorf("valid configuration: %v", err)
+	}
+	if _, err := stacks.NewNSScores("ns", stacks.NSConfig{States: 1, Symbols: 1, StateReading: true, Vector: 2}); err == nil || !strings.Contains(err.Error(), "no vector layer") {
+		t.Errorf("NewNSScores with vectors gave %v, want an error about the vector layer", err)
+	}
+}
+
+// TestNSWithVectorsIsVRNS checks that the vector stack is the
+// nondeterministic stack with a vector payload: NewNS with the NSConfig
+// of a VRNSConfig makes the layer NewVRNS makes (its variant, sizes and
+// parameters), and both read alike in a graph.
+func TestNSWithVectorsIsVRNS(t *testing.T) {
+	vc := stacks.VRNSConfig{States: 2, Symbols: 2, Vector: 3, Bottom: stacks.Fixed, Window: 3}
+	c := vc.NS()
+	if c.Variant() != "VRNS" || c.ReadingSize() != vc.ReadingSize() || c.NumParams(5) != vc.NumParams(5) || c.ReadingSize() != 12 {
+		t.Errorf("%+v: variant %q, reading size %d, %d parameters", c, c.Variant(), c.ReadingSize(), c.NumParams(5))
+	}
+	var layers [2]stacks.Layer
+	var readings [2][][]float64
+	for i := range layers {
+		var err error
+		if i == 0 {
+			layers[i], err = stacks.NewNS("s", 4, c)
+		} else {
+			layers[i], err = stacks.NewVRNS("s", 4, vc)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		layers[i].Init(param.Scheme{Uniform: 1}, rand.New(rand.NewPCG(3, 3)))
+		n := 0
+		for _, p := range layers[i].Params() {
+			n += p.Size()
+		}
+		if n != c.NumParams(4) {
+			t.Errorf("layer %d has %d parameters, NumParams says %d", i, n, c.NumParams(4))
+		}
+		d := stackstest.NewData(rand.New(rand.NewPCG(4, 4)), 2, 4, c.ReadingSize(), 6)
+		net, err := stackstest.NewNet(layers[i], d, stackstest.Options{Steps: 6, Feedback: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer net.Close()
+		if err := net.Run(); err != nil {
+			t.Fatal(err)
+		}
+		readings[i] = net.Readings()
+	}
+	for s := range readings[0] {
+		for j, v := range readings[0][s] {
+			if math.Float64bits(v) != math.Float64bits(readings[1][s][j]) {
+				t.Fatalf("step %d reading[%d]: NewNS %v, NewVRNS %v", s+1, j, v, readings[1][s][j])
+			}
+		}
 	}
 }

@@ -45,13 +45,16 @@ func checkRunner(batch, maxSteps int) error {
 	return nil
 }
 
-// nsRunner runs an NS stack forward on its own tape.
+// nsRunner runs a nondeterministic stack forward on its own tape.
 type nsRunner struct {
 	s            *NS
 	batch, max   int
 	tape         *nskernel.Tape
 	logits, logw []float64
-	steps        int
+	// v is the step's pushed vectors and bottom v_0, for a stack with
+	// vectors.
+	v, bottom []float64
+	steps     int
 }
 
 // NewRunner implements Runners. The runner's tape keeps every column, as
@@ -70,13 +73,26 @@ func (s *NS) NewRunner(batch, maxSteps int) (Runner, error) {
 	if s.cfg.Normalized {
 		r.logw = make([]float64, len(r.logits))
 	}
-	return r, r.tape.Begin(nil)
+	if !s.vector() {
+		return r, r.tape.Begin(nil)
+	}
+	r.v, r.bottom = make([]float64, batch*s.cfg.Vector), make([]float64, s.cfg.Vector)
+	var w0 []float64
+	if s.w0 != nil {
+		w0 = s.w0.Data()
+	}
+	s.bottomVector(r.bottom, w0)
+	return r, r.tape.BeginVector(nil, r.bottom)
 }
 
 func (r *nsRunner) Initial(out []float64) {
-	n := r.s.ReadingSize()
+	n, k := r.s.ReadingSize(), r.s.cfg.kernel()
 	for b := 0; b < r.batch; b++ {
-		r.s.cfg.kernel().InitialReading(out[b*n : (b+1)*n])
+		if r.s.vector() {
+			k.InitialVectorReading(out[b*n:(b+1)*n], r.bottom)
+		} else {
+			k.InitialReading(out[b*n : (b+1)*n])
+		}
 	}
 }
 
@@ -86,16 +102,24 @@ func (r *nsRunner) Step(h, out []float64) error {
 	if r.steps >= r.max {
 		return fmt.Errorf("stacks: runner made for %d steps", r.max)
 	}
-	cfg := r.s.cfg
-	if r.s.scores {
+	s, cfg := r.s, r.s.cfg
+	if s.scores {
 		copy(r.logits, h)
 	} else {
-		linalg.Affine(r.logits, h, r.s.w.Data(), r.s.b.Data(), r.batch, r.s.hidden, cfg.NumActions())
+		linalg.Affine(r.logits, h, s.w.Data(), s.b.Data(), r.batch, s.hidden, cfg.NumActions())
 	}
 	if cfg.Normalized {
 		nskernel.LogSoftmaxRows(r.logw, r.logits, cfg.kernel(), r.batch)
 	}
-	r.tape.Step(r.logw, out)
+	if s.vector() {
+		linalg.Affine(r.v, h, s.wv.Data(), s.bv.Data(), r.batch, s.hidden, cfg.Vector)
+		for i, x := range r.v {
+			r.v[i] = sigmoid(x)
+		}
+		r.tape.StepVector(r.logw, r.v, out)
+	} else {
+		r.tape.Step(r.logw, out)
+	}
 	r.steps++
 	return nil
 }
@@ -216,56 +240,5 @@ func (r *grefRunner) Step(h, out []float64) error {
 	grefActions(s, r.u, r.d, r.v, h, [6][]float64{s.wu.Data(), s.bu.Data(), s.wd.Data(), s.bd.Data(), s.wv.Data(), s.bv.Data()}, r.batch)
 	r.steps++
 	r.tape.Forward(r.steps, r.u, r.d, r.v, out)
-	return nil
-}
-
-type vrnsRunner struct {
-	s             *VRNS
-	batch, max    int
-	tape          *nskernel.Tape
-	logw, v, bott []float64
-	steps         int
-}
-
-// NewRunner implements Runners.
-func (s *VRNS) NewRunner(batch, maxSteps int) (Runner, error) {
-	if err := checkRunner(batch, maxSteps); err != nil {
-		return nil, err
-	}
-	if err := s.CheckSize(batch, maxSteps, false); err != nil {
-		return nil, err
-	}
-	r := &vrnsRunner{s: s, batch: batch, max: maxSteps, tape: nskernel.NewTape(s.cfg.kernel(), batch, maxSteps),
-		logw: make([]float64, batch*s.cfg.NumActions()), v: make([]float64, batch*s.cfg.Vector),
-		bott: make([]float64, s.cfg.Vector)}
-	var w0 []float64
-	if s.w0 != nil {
-		w0 = s.w0.Data()
-	}
-	s.bottomVector(r.bott, w0)
-	return r, r.tape.BeginVector(nil, r.bott)
-}
-
-func (r *vrnsRunner) Initial(out []float64) {
-	n := r.s.ReadingSize()
-	for b := 0; b < r.batch; b++ {
-		r.s.cfg.kernel().InitialVectorReading(out[b*n:(b+1)*n], r.bott)
-	}
-}
-
-func (r *vrnsRunner) Steps() int { return r.steps }
-
-func (r *vrnsRunner) Step(h, out []float64) error {
-	if r.steps >= r.max {
-		return fmt.Errorf("stacks: runner made for %d steps", r.max)
-	}
-	s := r.s
-	linalg.Affine(r.logw, h, s.wa.Data(), s.ba.Data(), r.batch, s.hidden, s.cfg.NumActions())
-	linalg.Affine(r.v, h, s.wv.Data(), s.bv.Data(), r.batch, s.hidden, s.cfg.Vector)
-	for i, x := range r.v {
-		r.v[i] = 1 / (1 + math.Exp(-x))
-	}
-	r.tape.StepVector(r.logw, r.v, out)
-	r.steps++
 	return nil
 }
