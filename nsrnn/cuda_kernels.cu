@@ -54,8 +54,8 @@ __device__ double block_max(double v, double* sh) {
 #define LANES(W) (W)
 #endif
 
-template <int W>
-__device__ __forceinline__ double group_sum(double v) {
+template <int W, typename T>
+__device__ __forceinline__ T group_sum(T v) {
 #ifndef GPUEMU
 	for (int o = W / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
 #endif
@@ -79,6 +79,27 @@ __device__ __forceinline__ bool group_of(long n, int* o, int* lane) {
 	*o = idx / 32;
 	*lane = idx % 32;
 	return *lane < LANES(32) && *o < n;
+}
+
+// cell_at applies the LSTM cell to row b, unit j: Z (B, 4H) holds the
+// pre-activations and receives the activations i, f, g, o; cprev (B, H)
+// is c_{t−1}; c, tc and h (B, H) receive c_t, tanh(c_t) and h_t.
+__device__ __forceinline__ void cell_at(real* Z, const real* cprev, real* c, real* tc, real* h, int b, int j, int H) {
+	long idx = (long)b * H + j;
+	real* z = Z + (long)b * 4 * H;
+	real i = sigm(z[j]);
+	real f = sigm(z[H + j]);
+	real g = tanh(z[2 * H + j]);
+	real o = sigm(z[3 * H + j]);
+	real cn = f * cprev[idx] + i * g;
+	real t = tanh(cn);
+	z[j] = i;
+	z[H + j] = f;
+	z[2 * H + j] = g;
+	z[3 * H + j] = o;
+	c[idx] = cn;
+	tc[idx] = t;
+	h[idx] = o * t;
 }
 
 extern "C" {
@@ -114,21 +135,52 @@ __global__ void onehot_add(real* Z, const real* W, const int* tok, int rows, int
 __global__ void lstm_cell(real* Z, const real* cprev, real* c, real* tc, real* h, int B, int H) {
 	int idx = blockIdx.x * blockDim.x + threadIdx.x;
 	if (idx >= B * H) return;
-	int b = idx / H, j = idx % H;
-	real* z = Z + (long)b * 4 * H;
-	real i = sigm(z[j]);
-	real f = sigm(z[H + j]);
-	real g = tanh(z[2 * H + j]);
-	real o = sigm(z[3 * H + j]);
-	real cn = f * cprev[idx] + i * g;
-	real t = tanh(cn);
-	z[j] = i;
-	z[H + j] = f;
-	z[2 * H + j] = g;
-	z[3 * H + j] = o;
-	c[idx] = cn;
-	tc[idx] = t;
-	h[idx] = o * t;
+	cell_at(Z, cprev, c, tc, h, idx / H, idx % H, H);
+}
+
+// lstm_rec: one step of an LSTM layer, its recurrent product and its cell
+// in one kernel: Z (B, 4H) holds the step's pre-activations without the
+// recurrent term, to which it adds hprev·Whhᵀ (hprev (B, H) is h_{t−1},
+// Whh (4H, H)) before the cell of lstm_cell. A warp per hidden unit j and
+// REC_ROWS rows of the batch: its lanes split the H terms of the unit's
+// four gate rows (k ≡ lane mod 32, loaded directly, no shared memory or
+// synchronization), combine them with shuffles, and lane 0 applies the
+// cell. Launched as a group kernel over H·⌈B/REC_ROWS⌉ outputs.
+#define REC_ROWS 4
+__global__ void lstm_rec(real* Z, const real* hprev, const real* Whh, const real* cprev, real* c, real* tc, real* h, int B, int H) {
+	int o, lane;
+	int nb = (B + REC_ROWS - 1) / REC_ROWS;
+	if (!group_of((long)H * nb, &o, &lane)) return;
+	int j = o % H, b0 = (o / H) * REC_ROWS;
+	int rows = min(REC_ROWS, B - b0);
+	const real* w0 = Whh + (long)j * H;
+	const real* w1 = Whh + (long)(H + j) * H;
+	const real* w2 = Whh + (long)(2 * H + j) * H;
+	const real* w3 = Whh + (long)(3 * H + j) * H;
+	real acc[REC_ROWS][4];
+	for (int r = 0; r < REC_ROWS; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0;
+	for (int k = lane; k < H; k += LANES(32)) {
+		real a0 = w0[k], a1 = w1[k], a2 = w2[k], a3 = w3[k];
+#pragma unroll
+		for (int r = 0; r < REC_ROWS; r++) {
+			if (r < rows) {
+				real x = hprev[(long)(b0 + r) * H + k];
+				acc[r][0] += x * a0;
+				acc[r][1] += x * a1;
+				acc[r][2] += x * a2;
+				acc[r][3] += x * a3;
+			}
+		}
+	}
+#pragma unroll
+	for (int r = 0; r < REC_ROWS; r++)
+		for (int g = 0; g < 4; g++) acc[r][g] = group_sum<32>(acc[r][g]);
+	if (lane != 0) return;
+	for (int r = 0; r < rows; r++) {
+		real* z = Z + (long)(b0 + r) * 4 * H;
+		for (int g = 0; g < 4; g++) z[g * H + j] += acc[r][g];
+		cell_at(Z, cprev, c, tc, h, b0 + r, j, H);
+	}
 }
 
 // lstm_cell_back: the step's backward pass. A (B, 4H) are its activations,

@@ -112,6 +112,8 @@ type cudaEngine struct {
 	seen     map[passKey]bool
 	gen      int
 	noGraphs bool
+	// fusedStep runs each LSTM step as one kernel (EnvCUDALSTMStep).
+	fusedStep bool
 }
 
 // passKey is the shape of a pass, which its captured graph replays.
@@ -131,6 +133,29 @@ const maxGraphs = 256
 // off the capture of passes as CUDA graphs (each pass then launches its
 // kernels one by one), for comparison and debugging.
 const EnvCUDAGraphs = "NSRNN_CUDA_GRAPHS"
+
+// EnvCUDALSTMStep is the environment variable "NSRNN_CUDA_LSTM_STEP":
+// "fused" runs each step of an LSTM layer as one kernel (the recurrent
+// product split over a warp per hidden unit, and the cell) instead of a
+// cuBLAS product and the cell's kernel; anything else keeps the product.
+// It is for measuring the two against each other on a card; the results
+// agree to rounding (the product's terms are summed in another order).
+const EnvCUDALSTMStep = "NSRNN_CUDA_LSTM_STEP"
+
+// lstmStep runs one step of an LSTM layer: zt (B, 4H) += hprev·Whhᵀ, then
+// the cell, from c_{t−1} (cprev) to c, tanh(c) (tc) and h.
+func (e *cudaEngine) lstmStep(p Precision, zt, hprev, whh, cprev, c, tc, h cuda.Ptr, B, H int) error {
+	if e.fusedStep {
+		return e.launchGroups(p, "lstm_rec", H*((B+recRows-1)/recRows), zt, hprev, whh, cprev, c, tc, h, B, H)
+	}
+	if err := e.gemm(p, false, true, B, 4*H, H, hprev, H, whh, H, 1, zt, 4*H); err != nil {
+		return err
+	}
+	return e.launch(p, "lstm_cell", B*H, zt, cprev, c, tc, h, B, H)
+}
+
+// recRows is the batch rows of a warp of lstm_rec (REC_ROWS).
+const recRows = 4
 
 // movedBuffers forgets the captured passes, which refer to buffers that
 // moved.
@@ -308,7 +333,8 @@ func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
 		ctx = pd
 	}
 	e := &cudaEngine{m: m, dev: d, ctx: ctx, mods: map[Precision]gpuKernels{}, ws: map[string]*cudaBuf{},
-		graphs: map[passKey]gpuGraph{}, seen: map[passKey]bool{}, noGraphs: os.Getenv(EnvCUDAGraphs) == "0" || profiling()}
+		graphs: map[passKey]gpuGraph{}, seen: map[passKey]bool{}, noGraphs: os.Getenv(EnvCUDAGraphs) == "0" || profiling(),
+		fusedStep: os.Getenv(EnvCUDALSTMStep) == "fused"}
 	if m.stack != nil {
 		if e.stack, err = e.newCUDAStack(); err != nil {
 			ctx.Close()
@@ -737,10 +763,7 @@ func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 		blk := B * H * es
 		for t := 1; t <= T; t++ {
 			zt := z.Offset((t - 1) * B * 4 * H * es)
-			if err := e.gemm(p, false, true, B, 4*H, H, hs.Offset((t-1)*blk), H, W(whh), H, 1, zt, 4*H); err != nil {
-				return err
-			}
-			if err := e.launch(p, "lstm_cell", B*H, zt, cs.Offset((t-1)*blk), cs.Offset(t*blk), tc.Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
+			if err := e.lstmStep(p, zt, hs.Offset((t-1)*blk), W(whh), cs.Offset((t-1)*blk), cs.Offset(t*blk), tc.Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
 				return err
 			}
 		}

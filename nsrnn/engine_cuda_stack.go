@@ -342,10 +342,7 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) err
 				return err
 			}
 			hs, cs := bf.hs[l], bf.cs[l]
-			if err := e.gemm(p, false, true, B, 4*H, H, hs.Offset((t-1)*blk), H, W(whh), H, 1, zt, 4*H); err != nil {
-				return err
-			}
-			if err := e.launch(p, "lstm_cell", B*H, zt, cs.Offset((t-1)*blk), cs.Offset(t*blk), bf.tc[l].Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
+			if err := e.lstmStep(p, zt, hs.Offset((t-1)*blk), W(whh), cs.Offset((t-1)*blk), cs.Offset(t*blk), bf.tc[l].Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
 				return err
 			}
 		}

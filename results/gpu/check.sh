@@ -21,9 +21,12 @@
 #    or failed, each speed figure and its PyTorch reference, each profile's
 #    device time per token.
 #
+# The LSTM-256 and JM-247 rates are measured with the fused LSTM step
+# (NSRNN_CUDA_LSTM_STEP=fused) as well, in the same rounds, as model+fused.
+#
 # Every step has a time limit, capped by what is left of the check's
 # budget (CHECK_SECONDS, default 420 s), so that the whole ends on time. Logs: env.txt, tests.log, bench.log, torch.log,
-# bench-nographs.log, profile.txt, e2e.log, summary.json.
+# bench-nographs.log, profile.txt, profile-fused.txt, e2e.log, summary.json.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: sh check.sh OUTDIR}
@@ -127,6 +130,9 @@ step 90 env NSRNN_CUDA_PROFILE=1 NSRNN_CUDA_PROFILE_OUT="$out/profile.txt" ./nsr
 	-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247|rns-1-2|rns-3-4)(-f32)?/B32$' > /dev/null 2>&1
 step 30 env NSRNN_CUDA_PROFILE=1 NSRNN_CUDA_PROFILE_OUT="$out/profile.txt" ./nsrnn.test -test.run XXX -test.benchtime 10x \
 	-test.bench 'GPUTrainStepCFL' > /dev/null 2>&1
+# The fused LSTM step's profile, apart (the tables are keyed by name).
+step 30 env NSRNN_CUDA_LSTM_STEP=fused NSRNN_CUDA_PROFILE=1 NSRNN_CUDA_PROFILE_OUT="$out/profile-fused.txt" ./nsrnn.test -test.run XXX \
+	-test.benchtime 10x -test.bench 'GPU(Train|Eval)PTB/lstm-256(-f32)?/B32$' > /dev/null 2>&1
 grep -E '^(==|total|per token)' "$out/profile.txt" >&2
 summarize
 
@@ -135,6 +141,11 @@ for round in 1 2; do
 	echo "round $round" >> "$out/bench.log"
 	step 60 ./nsrnn.test -test.run XXX -test.benchtime 100x \
 		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)' >> "$out/bench.log" 2>&1
+	# The fused LSTM step (NSRNN_CUDA_LSTM_STEP=fused) in the same round,
+	# named model+fused in bench.log.
+	step 40 env NSRNN_CUDA_LSTM_STEP=fused ./nsrnn.test -test.run XXX -test.benchtime 100x \
+		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)(-f32)?/B32' 2>&1 |
+		sed -E 's#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\1+fused/#' >> "$out/bench.log"
 	for kind in train eval; do
 		for b in 32 256; do
 			echo "round $round $kind B$b: $(step 30 env DEVICE=cuda BATCH=$b python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
