@@ -162,7 +162,9 @@
 // slowly: for testing a program's GPU path. NSRNN_CUDA_PROFILE=1 times
 // every kernel, product and copy on the device's clock (EnvCUDAProfile);
 // the GPU benchmarks then write a table per benchmark to the file named
-// by NSRNN_CUDA_PROFILE_OUT.
+// by NSRNN_CUDA_PROFILE_OUT. NSRNN_CUDA_LSTM_STEP=fused runs each LSTM step
+// as one kernel instead of a cuBLAS product and the cell's kernel
+// (EnvCUDALSTMStep), to measure the two against each other.
 //
 // # Model kinds
 //
