@@ -102,6 +102,53 @@ __device__ __forceinline__ void cell_at(real* Z, const real* cprev, real* c, rea
 	h[idx] = o * t;
 }
 
+// lstm_rec_rows: one step of an LSTM layer, its recurrent product and its
+// cell: Z (B, 4H) holds the step's pre-activations without the recurrent
+// term, to which it adds hprev·Whhᵀ (hprev (B, H) is h_{t−1}, Whh (4H, H))
+// before the cell of lstm_cell. A warp per hidden unit j and R rows of the
+// batch: its lanes split the H terms of the unit's four gate rows (k ≡
+// lane mod 32, loaded directly, no shared memory or synchronization),
+// combine them with shuffles, and lane 0 applies the cell. Launched as a
+// group kernel over H·⌈B/R⌉ outputs.
+template <int R>
+__device__ __forceinline__ void lstm_rec_rows(real* Z, const real* hprev, const real* Whh, const real* cprev, real* c, real* tc, real* h, int B, int H) {
+	int o, lane;
+	int nb = (B + R - 1) / R;
+	if (!group_of((long)H * nb, &o, &lane)) return;
+	int j = o % H, b0 = (o / H) * R;
+	int rows = min(R, B - b0);
+	const real* w0 = Whh + (long)j * H;
+	const real* w1 = Whh + (long)(H + j) * H;
+	const real* w2 = Whh + (long)(2 * H + j) * H;
+	const real* w3 = Whh + (long)(3 * H + j) * H;
+	real acc[R][4];
+#pragma unroll
+	for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0;
+	for (int k = lane; k < H; k += LANES(32)) {
+		real a0 = w0[k], a1 = w1[k], a2 = w2[k], a3 = w3[k];
+#pragma unroll
+		for (int r = 0; r < R; r++) {
+			if (r < rows) {
+				real x = hprev[(long)(b0 + r) * H + k];
+				acc[r][0] += x * a0;
+				acc[r][1] += x * a1;
+				acc[r][2] += x * a2;
+				acc[r][3] += x * a3;
+			}
+		}
+	}
+#pragma unroll
+	for (int r = 0; r < R; r++)
+#pragma unroll
+		for (int g = 0; g < 4; g++) acc[r][g] = group_sum<32>(acc[r][g]);
+	if (lane != 0) return;
+	for (int r = 0; r < rows; r++) {
+		real* z = Z + (long)(b0 + r) * 4 * H;
+		for (int g = 0; g < 4; g++) z[g * H + j] += acc[r][g];
+		cell_at(Z, cprev, c, tc, h, b0 + r, j, H);
+	}
+}
+
 extern "C" {
 
 // embed_gather: X[r, :] = W[tok[r], :] for rows r of E columns.
@@ -138,49 +185,17 @@ __global__ void lstm_cell(real* Z, const real* cprev, real* c, real* tc, real* h
 	cell_at(Z, cprev, c, tc, h, idx / H, idx % H, H);
 }
 
-// lstm_rec: one step of an LSTM layer, its recurrent product and its cell
-// in one kernel: Z (B, 4H) holds the step's pre-activations without the
-// recurrent term, to which it adds hprev·Whhᵀ (hprev (B, H) is h_{t−1},
-// Whh (4H, H)) before the cell of lstm_cell. A warp per hidden unit j and
-// REC_ROWS rows of the batch: its lanes split the H terms of the unit's
-// four gate rows (k ≡ lane mod 32, loaded directly, no shared memory or
-// synchronization), combine them with shuffles, and lane 0 applies the
-// cell. Launched as a group kernel over H·⌈B/REC_ROWS⌉ outputs.
-#define REC_ROWS 4
+// lstm_rec, lstm_rec2, lstm_rec8: one step of an LSTM layer, its recurrent
+// product and its cell in one kernel (lstm_rec_rows), with 4, 2 and 8 rows
+// of the batch per warp.
 __global__ void lstm_rec(real* Z, const real* hprev, const real* Whh, const real* cprev, real* c, real* tc, real* h, int B, int H) {
-	int o, lane;
-	int nb = (B + REC_ROWS - 1) / REC_ROWS;
-	if (!group_of((long)H * nb, &o, &lane)) return;
-	int j = o % H, b0 = (o / H) * REC_ROWS;
-	int rows = min(REC_ROWS, B - b0);
-	const real* w0 = Whh + (long)j * H;
-	const real* w1 = Whh + (long)(H + j) * H;
-	const real* w2 = Whh + (long)(2 * H + j) * H;
-	const real* w3 = Whh + (long)(3 * H + j) * H;
-	real acc[REC_ROWS][4];
-	for (int r = 0; r < REC_ROWS; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0;
-	for (int k = lane; k < H; k += LANES(32)) {
-		real a0 = w0[k], a1 = w1[k], a2 = w2[k], a3 = w3[k];
-#pragma unroll
-		for (int r = 0; r < REC_ROWS; r++) {
-			if (r < rows) {
-				real x = hprev[(long)(b0 + r) * H + k];
-				acc[r][0] += x * a0;
-				acc[r][1] += x * a1;
-				acc[r][2] += x * a2;
-				acc[r][3] += x * a3;
-			}
-		}
-	}
-#pragma unroll
-	for (int r = 0; r < REC_ROWS; r++)
-		for (int g = 0; g < 4; g++) acc[r][g] = group_sum<32>(acc[r][g]);
-	if (lane != 0) return;
-	for (int r = 0; r < rows; r++) {
-		real* z = Z + (long)(b0 + r) * 4 * H;
-		for (int g = 0; g < 4; g++) z[g * H + j] += acc[r][g];
-		cell_at(Z, cprev, c, tc, h, b0 + r, j, H);
-	}
+	lstm_rec_rows<4>(Z, hprev, Whh, cprev, c, tc, h, B, H);
+}
+__global__ void lstm_rec2(real* Z, const real* hprev, const real* Whh, const real* cprev, real* c, real* tc, real* h, int B, int H) {
+	lstm_rec_rows<2>(Z, hprev, Whh, cprev, c, tc, h, B, H);
+}
+__global__ void lstm_rec8(real* Z, const real* hprev, const real* Whh, const real* cprev, real* c, real* tc, real* h, int B, int H) {
+	lstm_rec_rows<8>(Z, hprev, Whh, cprev, c, tc, h, B, H);
 }
 
 // lstm_cell_back: the step's backward pass. A (B, 4H) are its activations,

@@ -116,7 +116,7 @@ func TestCUDAKernelsCompile(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", p, err)
 		}
-		for _, k := range []string{"embed_gather", "bias_rows", "onehot_add", "lstm_cell", "lstm_rec", "lstm_cell_back", "softmax_rows", "sum_scaled", "scatter_rows", "scatter_cols", "sumsq_partial", "sgd_update", "adam_update", "to_real", "jm_act", "jm_step", "jm_back_cells", "jm_back_actions", "add_rows", "gref_act", "gref_step", "gref_read", "gref_back", "ns_init", "ns_act", "ns_gp", "ns_col", "ns_alpha", "ns_read", "ns_back_read", "ns_back_alpha_g", "ns_back_alpha_a", "ns_back_push", "ns_back_rep", "ns_back_rep_w", "ns_back_pop", "ns_back_gp", "ns_back_gp_g", "ns_back_pop_w", "ns_act_back", "small_nn", "rows_copy", "fill", "vr_vec", "vr_bottom", "vr_P", "vr_read", "vr_back_P", "vr_back_V", "vr_back_Z", "vr_back_P_g", "vr_back_P_a", "vr_back_vec", "vr_back_bottom"} {
+		for _, k := range []string{"embed_gather", "bias_rows", "onehot_add", "lstm_cell", "lstm_rec", "lstm_rec2", "lstm_rec8", "lstm_cell_back", "softmax_rows", "sum_scaled", "scatter_rows", "scatter_cols", "sumsq_partial", "sgd_update", "adam_update", "to_real", "jm_act", "jm_step", "jm_back_cells", "jm_back_actions", "add_rows", "gref_act", "gref_step", "gref_read", "gref_back", "ns_init", "ns_act", "ns_gp", "ns_col", "ns_alpha", "ns_read", "ns_back_read", "ns_back_alpha_g", "ns_back_alpha_a", "ns_back_push", "ns_back_rep", "ns_back_rep_w", "ns_back_pop", "ns_back_gp", "ns_back_gp_g", "ns_back_pop_w", "ns_act_back", "small_nn", "rows_copy", "fill", "vr_vec", "vr_bottom", "vr_P", "vr_read", "vr_back_P", "vr_back_V", "vr_back_Z", "vr_back_P_g", "vr_back_P_a", "vr_back_vec", "vr_back_bottom"} {
 			if !strings.Contains(string(ptx), ".entry "+k+"(") {
 				t.Errorf("%v: the PTX has no kernel %s", p, k)
 			}
@@ -249,16 +249,21 @@ func TestGPUSentenceMatchesCPU(t *testing.T) {
 // gradients and log-probabilities as the product and cell kernels do: for
 // LSTMs of one to three layers, hidden sizes below and above a warp, and
 // the stacks whose readings feed layer 0; batches of 5 leave the last
-// warp's group of rows part-filled.
+// warp's group of rows part-filled (with 2 and 4 rows per warp) or fill
+// part of one (8).
 func TestGPUFusedLSTMStepMatchesCPU(t *testing.T) {
-	t.Setenv(EnvCUDALSTMStep, "fused")
 	d := gpu(t)
 	all := gpuConfigs()
 	some := map[string]Config{}
 	for _, name := range []string{"onehot", "embed-2", "onehot-3", "wide-vocab", "jm-hidden", "gref", "rns-2-2-D3", "vrns-fixed"} {
 		some[name] = all[name]
 	}
-	checkGPUSentences(t, d, some)
+	for v := range fusedSteps {
+		t.Run(v, func(t *testing.T) {
+			t.Setenv(EnvCUDALSTMStep, v)
+			checkGPUSentences(t, d, some)
+		})
+	}
 }
 
 // checkGPUSentences checks the GPU's loss, gradients and log-probabilities

@@ -112,8 +112,9 @@ type cudaEngine struct {
 	seen     map[passKey]bool
 	gen      int
 	noGraphs bool
-	// fusedStep runs each LSTM step as one kernel (EnvCUDALSTMStep).
-	fusedStep bool
+	// fusedStep, a key of fusedSteps, runs each LSTM step as one kernel
+	// (EnvCUDALSTMStep).
+	fusedStep string
 }
 
 // passKey is the shape of a pass, which its captured graph replays.
@@ -136,26 +137,32 @@ const EnvCUDAGraphs = "NSRNN_CUDA_GRAPHS"
 
 // EnvCUDALSTMStep is the environment variable "NSRNN_CUDA_LSTM_STEP":
 // "fused" runs each step of an LSTM layer as one kernel (the recurrent
-// product split over a warp per hidden unit, and the cell) instead of a
-// cuBLAS product and the cell's kernel; anything else keeps the product.
-// It is for measuring the two against each other on a card; the results
-// agree to rounding (the product's terms are summed in another order).
+// product split over a warp per hidden unit and four rows of the batch,
+// and the cell) instead of a cuBLAS product and the cell's kernel;
+// "fused2" and "fused8" do so with two and eight rows per warp; anything
+// else keeps the product. It is for measuring them against each other on a
+// card; the results agree to rounding (the product's terms are summed in
+// another order).
 const EnvCUDALSTMStep = "NSRNN_CUDA_LSTM_STEP"
+
+// fusedSteps are the fused LSTM step kernels by EnvCUDALSTMStep's value,
+// with their batch rows per warp.
+var fusedSteps = map[string]struct {
+	kernel string
+	rows   int
+}{"fused": {"lstm_rec", 4}, "fused2": {"lstm_rec2", 2}, "fused8": {"lstm_rec8", 8}}
 
 // lstmStep runs one step of an LSTM layer: zt (B, 4H) += hprev·Whhᵀ, then
 // the cell, from c_{t−1} (cprev) to c, tanh(c) (tc) and h.
 func (e *cudaEngine) lstmStep(p Precision, zt, hprev, whh, cprev, c, tc, h cuda.Ptr, B, H int) error {
-	if e.fusedStep {
-		return e.launchGroups(p, "lstm_rec", H*((B+recRows-1)/recRows), zt, hprev, whh, cprev, c, tc, h, B, H)
+	if f, ok := fusedSteps[e.fusedStep]; ok {
+		return e.launchGroups(p, f.kernel, H*((B+f.rows-1)/f.rows), zt, hprev, whh, cprev, c, tc, h, B, H)
 	}
 	if err := e.gemm(p, false, true, B, 4*H, H, hprev, H, whh, H, 1, zt, 4*H); err != nil {
 		return err
 	}
 	return e.launch(p, "lstm_cell", B*H, zt, cprev, c, tc, h, B, H)
 }
-
-// recRows is the batch rows of a warp of lstm_rec (REC_ROWS).
-const recRows = 4
 
 // movedBuffers forgets the captured passes, which refer to buffers that
 // moved.
@@ -334,7 +341,7 @@ func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
 	}
 	e := &cudaEngine{m: m, dev: d, ctx: ctx, mods: map[Precision]gpuKernels{}, ws: map[string]*cudaBuf{},
 		graphs: map[passKey]gpuGraph{}, seen: map[passKey]bool{}, noGraphs: os.Getenv(EnvCUDAGraphs) == "0" || profiling(),
-		fusedStep: os.Getenv(EnvCUDALSTMStep) == "fused"}
+		fusedStep: os.Getenv(EnvCUDALSTMStep)}
 	if m.stack != nil {
 		if e.stack, err = e.newCUDAStack(); err != nil {
 			ctx.Close()

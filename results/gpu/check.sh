@@ -21,8 +21,9 @@
 #    or failed, each speed figure and its PyTorch reference, each profile's
 #    device time per token.
 #
-# The LSTM-256 and JM-247 rates are measured with the fused LSTM step
-# (NSRNN_CUDA_LSTM_STEP=fused) as well, in the same rounds, as model+fused.
+# The LSTM-256 and JM-247 rates are measured with the fused LSTM steps
+# (NSRNN_CUDA_LSTM_STEP=fused, fused2, fused8) as well, in the same rounds,
+# as model+VARIANT.
 #
 # Every step has a time limit, capped by what is left of the check's
 # budget (CHECK_SECONDS, default 420 s), so that the whole ends on time. Logs: env.txt, tests.log, bench.log, torch.log,
@@ -141,11 +142,16 @@ for round in 1 2; do
 	echo "round $round" >> "$out/bench.log"
 	step 60 ./nsrnn.test -test.run XXX -test.benchtime 100x \
 		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)' >> "$out/bench.log" 2>&1
-	# The fused LSTM step (NSRNN_CUDA_LSTM_STEP=fused) in the same round,
-	# named model+fused in bench.log.
-	step 40 env NSRNN_CUDA_LSTM_STEP=fused ./nsrnn.test -test.run XXX -test.benchtime 100x \
-		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)(-f32)?/B32' 2>&1 |
-		sed -E 's#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\1+fused/#' >> "$out/bench.log"
+	# The fused LSTM steps (NSRNN_CUDA_LSTM_STEP=fused, fused2, fused8: 4,
+	# 2 and 8 batch rows per warp) in the same round, named model+VARIANT
+	# in bench.log; JM-247 with the first only.
+	for v in fused fused2 fused8; do
+		models='lstm-256|jm-247'
+		[ $v = fused ] || models='lstm-256'
+		step 30 env NSRNN_CUDA_LSTM_STEP=$v ./nsrnn.test -test.run XXX -test.benchtime 100x \
+			-test.bench "GPU(Train|Eval)PTB/($models)(-f32)?/B32" 2>&1 |
+			sed -E "s#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\\1+$v/#" >> "$out/bench.log"
+	done
 	for kind in train eval; do
 		for b in 32 256; do
 			echo "round $round $kind B$b: $(step 30 env DEVICE=cuda BATCH=$b python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
