@@ -10,7 +10,8 @@
 # /work/runs/ptb-search2 from results/ptb/search2 (their models and
 # checkpoints are not committed): the finished ones keep their
 # summary.json, and the draws whose summary.json was never committed (JM
-# draws 1-4, and RNS 3-4 draw 3, trained to the end as rns-3-4-lr30) get
+# draws 1-4, and RNS 3-4 draws 3 and 5, trained to the end as
+# rns-3-4-lr30 and rns-3-4-lr10) get
 # a placeholder one, so that the sweep counts them finished instead of
 # training them again from nothing. A draw that was interrupted in
 # /work/runs/ptb-search2 resumes from its checkpoint.
@@ -22,7 +23,7 @@ out=/work/runs/ptb-search2
 mkdir -p "$out"
 cp -rn "$repo/results/ptb/search2/." "$out/"
 cp "$repo/results/ptb/search2/sweep.json" "$out/sweep.json"
-for d in jm-hidden-247/run-01 jm-hidden-247/run-02 jm-hidden-247/run-03 jm-hidden-247/run-04 rns-3-4/run-03; do
+for d in jm-hidden-247/run-01 jm-hidden-247/run-02 jm-hidden-247/run-03 jm-hidden-247/run-04 rns-3-4/run-03 rns-3-4/run-05; do
 	[ -f "$out/$d/summary.json" ] || echo '{"placeholder":"judged before; its logs are in results/ptb/search2"}' > "$out/$d/summary.json"
 done
 GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1 nohup "$ptb" sweep --data "$data/ptb" --models jm-hidden-247,rns-3-4 \
