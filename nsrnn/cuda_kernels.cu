@@ -987,20 +987,48 @@ __global__ void ns_act_back(real* dlogits, const double* dlogw, const double* lo
 
 extern "C" {
 
-// small_nn: C[b·ldc + j] = Σ_k A[b·lda + k]·W[k·ldw + j] for b < B and
-// j < n, a group of 32 threads per entry over k < K, summed in float64:
-// the reading's part of the LSTM's input gradient (n = the reading's few
-// columns, K = 4H), for which cuBLAS picks a product that leaves most of
-// the card idle.
-__global__ void small_nn(real* C, int ldc, const real* A, int lda, const real* W, int ldw, int B, int n, int K) {
-	int o, lane;
-	if (!group_of((long)B * n, &o, &lane)) return;
-	int b = o / n, j = o % n;
-	const real* a = A + (long)b * lda;
+// The products that cuBLAS runs far below the card's rate: few terms
+// (gemm_k) or few columns (gemm_n), such as a stack reading's 2 to 12
+// columns against the LSTM's input weights or an action layer of 3 to 12
+// outputs. Both compute row-major C (M×N) = beta·C + A (M×K) · B′, B′
+// being B (K×N, row length ldb) or, with transB, the transpose of B (N×K,
+// row length ldb), each entry's K terms summed in float64 in a fixed order
+// (C is not read where beta is 0).
+
+// gemm_k: one thread per entry, its terms one after another.
+__global__ void gemm_k(real* C, int ldc, const real* A, int lda, const real* Bm, int ldb, int transB, int M, int N, int K, double beta) {
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= (long)M * N) return;
+	int i = idx / N, j = idx % N;
+	const real* a = A + (long)i * lda;
 	double s = 0;
-	for (int k = lane; k < K; k += LANES(32)) s += (double)a[k] * (double)W[(long)k * ldw + j];
+	if (transB) {
+		const real* b = Bm + (long)j * ldb;
+		for (int k = 0; k < K; k++) s += (double)a[k] * (double)b[k];
+	} else {
+		for (int k = 0; k < K; k++) s += (double)a[k] * (double)Bm[(long)k * ldb + j];
+	}
+	real* c = C + (long)i * ldc + j;
+	*c = beta == 0 ? (real)s : (real)(beta * (double)*c + s);
+}
+
+// gemm_n: a group of 32 threads per entry, splitting its terms.
+__global__ void gemm_n(real* C, int ldc, const real* A, int lda, const real* Bm, int ldb, int transB, int M, int N, int K, double beta) {
+	int o, lane;
+	if (!group_of((long)M * N, &o, &lane)) return;
+	int i = o / N, j = o % N;
+	const real* a = A + (long)i * lda;
+	double s = 0;
+	if (transB) {
+		const real* b = Bm + (long)j * ldb;
+		for (int k = lane; k < K; k += LANES(32)) s += (double)a[k] * (double)b[k];
+	} else {
+		for (int k = lane; k < K; k += LANES(32)) s += (double)a[k] * (double)Bm[(long)k * ldb + j];
+	}
 	s = group_sum<32>(s);
-	if (lane == 0) C[(long)b * ldc + j] = (real)s;
+	if (lane != 0) return;
+	real* c = C + (long)i * ldc + j;
+	*c = beta == 0 ? (real)s : (real)(beta * (double)*c + s);
 }
 
 // rows_copy: dst[b·ldd + k] = src[b·lds + k] for k < n and b < B: the

@@ -116,7 +116,7 @@ func TestCUDAKernelsCompile(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", p, err)
 		}
-		for _, k := range []string{"embed_gather", "bias_rows", "onehot_add", "lstm_cell", "lstm_rec", "lstm_rec2", "lstm_rec8", "lstm_cell_back", "softmax_rows", "sum_scaled", "scatter_rows", "scatter_cols", "sumsq_partial", "sgd_update", "adam_update", "to_real", "jm_act", "jm_step", "jm_back_cells", "jm_back_actions", "add_rows", "gref_act", "gref_step", "gref_read", "gref_back", "ns_init", "ns_act", "ns_gp", "ns_col", "ns_alpha", "ns_read", "ns_back_read", "ns_back_alpha_g", "ns_back_alpha_a", "ns_back_push", "ns_back_rep", "ns_back_rep_w", "ns_back_pop", "ns_back_gp", "ns_back_gp_g", "ns_back_pop_w", "ns_act_back", "small_nn", "rows_copy", "fill", "vr_vec", "vr_bottom", "vr_P", "vr_read", "vr_back_P", "vr_back_V", "vr_back_Z", "vr_back_P_g", "vr_back_P_a", "vr_back_vec", "vr_back_bottom"} {
+		for _, k := range []string{"embed_gather", "bias_rows", "onehot_add", "lstm_cell", "lstm_rec", "lstm_rec2", "lstm_rec8", "lstm_cell_back", "softmax_rows", "sum_scaled", "scatter_rows", "scatter_cols", "sumsq_partial", "sgd_update", "adam_update", "to_real", "jm_act", "jm_step", "jm_back_cells", "jm_back_actions", "add_rows", "gref_act", "gref_step", "gref_read", "gref_back", "ns_init", "ns_act", "ns_gp", "ns_col", "ns_alpha", "ns_read", "ns_back_read", "ns_back_alpha_g", "ns_back_alpha_a", "ns_back_push", "ns_back_rep", "ns_back_rep_w", "ns_back_pop", "ns_back_gp", "ns_back_gp_g", "ns_back_pop_w", "ns_act_back", "gemm_k", "gemm_n", "rows_copy", "fill", "vr_vec", "vr_bottom", "vr_P", "vr_read", "vr_back_P", "vr_back_V", "vr_back_Z", "vr_back_P_g", "vr_back_P_a", "vr_back_vec", "vr_back_bottom"} {
 			if !strings.Contains(string(ptx), ".entry "+k+"(") {
 				t.Errorf("%v: the PTX has no kernel %s", p, k)
 			}
@@ -264,6 +264,21 @@ func TestGPUFusedLSTMStepMatchesCPU(t *testing.T) {
 			checkGPUSentences(t, d, some)
 		})
 	}
+}
+
+// With every product in cuBLAS (EnvCUDASmallProducts=0: the small
+// models of these tests otherwise run most of theirs in the engine's own
+// kernels), the GPU still gives the CPU's loss, gradients and
+// log-probabilities.
+func TestGPUCuBLASProductsMatchCPU(t *testing.T) {
+	t.Setenv(EnvCUDASmallProducts, "0")
+	d := gpu(t)
+	all := gpuConfigs()
+	some := map[string]Config{}
+	for _, name := range []string{"embed-2", "wide-vocab", "jm-vec", "jm-hidden-d3", "gref", "rns-2-3", "ns-fixed-D3", "vrns-learned"} {
+		some[name] = all[name]
+	}
+	checkGPUSentences(t, d, some)
 }
 
 // checkGPUSentences checks the GPU's loss, gradients and log-probabilities

@@ -113,8 +113,10 @@ type cudaEngine struct {
 	gen      int
 	noGraphs bool
 	// fusedStep, a key of fusedSteps, runs each LSTM step as one kernel
-	// (EnvCUDALSTMStep).
-	fusedStep string
+	// (EnvCUDALSTMStep); cublasOnly sends every product to cuBLAS
+	// (EnvCUDASmallProducts).
+	fusedStep  string
+	cublasOnly bool
 }
 
 // passKey is the shape of a pass, which its captured graph replays.
@@ -341,7 +343,7 @@ func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
 	}
 	e := &cudaEngine{m: m, dev: d, ctx: ctx, mods: map[Precision]gpuKernels{}, ws: map[string]*cudaBuf{},
 		graphs: map[passKey]gpuGraph{}, seen: map[passKey]bool{}, noGraphs: os.Getenv(EnvCUDAGraphs) == "0" || profiling(),
-		fusedStep: os.Getenv(EnvCUDALSTMStep)}
+		fusedStep: os.Getenv(EnvCUDALSTMStep), cublasOnly: os.Getenv(EnvCUDASmallProducts) == "0"}
 	if m.stack != nil {
 		if e.stack, err = e.newCUDAStack(); err != nil {
 			ctx.Close()
@@ -559,6 +561,15 @@ func (e *cudaEngine) gemm(p Precision, tA, tB bool, M, N, K int, a cuda.Ptr, lda
 	if M == 0 || N == 0 {
 		return nil
 	}
+	if !tA && !e.cublasOnly && (K <= smallTerms || N <= smallCols) {
+		// A product that cuBLAS runs far below the card's rate (10–50 µs
+		// for a few thousand multiply-adds on an H200).
+		name, launch := "gemm_k", e.launch
+		if K > smallTerms {
+			name, launch = "gemm_n", e.launchGroups
+		}
+		return launch(p, name, M*N, c, ldc, a, lda, b, ldb, boolInt(tB), M, N, K, beta)
+	}
 	var err error
 	if p == Float64 {
 		err = e.ctx.Dgemm(tB, tA, N, M, K, 1, b, ldb, a, lda, beta, c, ldc)
@@ -571,13 +582,30 @@ func (e *cudaEngine) gemm(p Precision, tA, tB bool, M, N, K int, a cuda.Ptr, lda
 	return nil
 }
 
+// The products of at most smallTerms terms per entry, or of at most
+// smallCols columns, run in the engine's own kernels (gemm_k, gemm_n)
+// unless EnvCUDASmallProducts is 0.
+const smallTerms, smallCols = 32, 32
+
+// EnvCUDASmallProducts is the environment variable
+// "NSRNN_CUDA_SMALL_PRODUCTS": 0 sends every product to cuBLAS, including
+// those of few terms or few columns that the engine's own kernels compute
+// otherwise, for comparison.
+const EnvCUDASmallProducts = "NSRNN_CUDA_SMALL_PRODUCTS"
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // readingGrad computes, in precision p, dr (B×n, row-major) = dz (B×K) ·
 // w (K×n of row length ldw): the gradient of a stack reading of n
 // columns that fed the LSTM's input, through the slice w of its input
-// weights. It is a product too narrow for cuBLAS to fill the card (n is
-// |Γ| or |Q||Γ|, K = 4H), so one group of threads per entry (small_nn).
+// weights.
 func (e *cudaEngine) readingGrad(p Precision, B, n, K int, dz, w cuda.Ptr, ldw int, dr cuda.Ptr) error {
-	return e.launchGroups(p, "small_nn", B*n, dr, n, dz, K, w, ldw, B, n, K)
+	return e.gemm(p, false, false, B, n, K, dz, K, w, ldw, 0, dr, n)
 }
 
 // lstmRun describes one pass: T steps of B sequences, P output positions

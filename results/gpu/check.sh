@@ -23,7 +23,8 @@
 #
 # The LSTM-256 and JM-247 rates are measured with the fused LSTM steps
 # (NSRNN_CUDA_LSTM_STEP=fused, fused2, fused8) as well, in the same rounds,
-# as model+VARIANT.
+# as model+VARIANT, and JM-247 and RNS 1-2 with every product in cuBLAS
+# (NSRNN_CUDA_SMALL_PRODUCTS=0) as model+cublas.
 #
 # Every step has a time limit, capped by what is left of the check's
 # budget (CHECK_SECONDS, default 420 s), so that the whole ends on time. Logs: env.txt, tests.log, bench.log, torch.log,
@@ -157,6 +158,11 @@ for round in 1 2; do
 			echo "round $round $kind B$b: $(step 30 env DEVICE=cuda BATCH=$b python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
 		done
 	done
+	# Every product in cuBLAS (NSRNN_CUDA_SMALL_PRODUCTS=0), for comparison
+	# with the engine's kernels for the narrow ones, named model+cublas.
+	step 40 env NSRNN_CUDA_SMALL_PRODUCTS=0 ./nsrnn.test -test.run XXX -test.benchtime 50x \
+		-test.bench 'GPU(Train|Eval)PTB/(jm-247|rns-1-2)/B32' 2>&1 |
+		sed -E "s#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\\1+cublas/#" >> "$out/bench.log"
 	[ $round = 1 ] && step 40 env NSRNN_CUDA_GRAPHS=0 ./nsrnn.test -test.run XXX -test.benchtime 100x \
 		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)/B32' > "$out/bench-nographs.log" 2>&1
 done
