@@ -679,7 +679,7 @@ func TestGPUGraphsReplay(t *testing.T) {
 // CPU's.
 func TestGPUStreamStatesKept(t *testing.T) {
 	d := gpu(t)
-	for _, name := range []string{"rns-2-2-D3", "ns-fixed-D3", "rns-1-2-D35", "vrns-zero-D3", "vrns-learned-D4-fixed"} {
+	for _, name := range []string{"rns-2-2-D3", "ns-fixed-D3", "rns-1-2-D35", "vrns-zero-D3", "vrns-learned-D4-fixed", "jm-hidden-d3", "jm-vec-d4-2"} {
 		c := gpuConfigs()[name]
 		cpu, g := twins(t, d, c, Float64)
 		rng := rand.New(rand.NewPCG(8, 8))

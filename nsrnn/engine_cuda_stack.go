@@ -75,6 +75,12 @@ type cudaJM struct {
 	cells, act, logits, v, dlog, dv cuda.Ptr
 	adj                             [2]cuda.Ptr
 	prec                            Precision
+	// kept describes the state of the latest save, which the device keeps
+	// in the buffer jm.saved (gen 0: none).
+	kept struct {
+		gen, B, K int
+		prec      Precision
+	}
 }
 
 func (j *cudaJM) params() int { return len(j.s.Params()) }
@@ -122,8 +128,8 @@ func (j *cudaJM) load(r *lstmRun, st stacks.State, onDevice bool) error {
 	if st == nil {
 		return e.ctx.Zero(j.cells, cell*elem(r.prec))
 	}
-	if saved, ok := e.ws["jm.saved"]; onDevice && ok && saved.bytes >= cell*elem(r.prec) {
-		return e.ctx.Copy(j.cells, saved.p, cell*elem(r.prec))
+	if onDevice && keeps(j, st) && j.kept.B == r.B && j.kept.K == j.K && j.kept.prec == r.prec {
+		return e.ctx.Copy(j.cells, e.ws["jm.saved"].p, cell*elem(r.prec))
 	}
 	data, err := st.MarshalBinary()
 	if err != nil {
@@ -139,22 +145,43 @@ func (j *cudaJM) load(r *lstmRun, st stacks.State, onDevice bool) error {
 	return e.uploadReal(r.prec, j.cells, vals)
 }
 
+// save keeps s_S on the device (the buffer jm.saved) and returns it as a
+// state that is copied to the host only when the host needs it
+// (deviceStackState).
 func (j *cudaJM) save(r *lstmRun) (stacks.State, error) {
 	e := j.e
 	cell := r.B * j.K * j.m
 	es := elem(r.prec)
+	j.kept.gen++
 	saved, err := e.buf("jm.saved", cell*es)
 	if err != nil {
+		j.kept.B = 0
 		return nil, err
 	}
 	if err := e.ctx.Copy(saved, j.cells.Offset(j.S*cell*es), cell*es); err != nil {
+		j.kept.B = 0
 		return nil, err
 	}
-	vals, err := e.download(r.prec, saved, cell)
+	j.kept.B, j.kept.K, j.kept.prec = r.B, j.K, r.prec
+	return &deviceStackState{k: j, gen: j.kept.gen, batch: r.B}, nil
+}
+
+// keptGen implements stateKeeper.
+func (j *cudaJM) keptGen() int {
+	if j.kept.B == 0 {
+		return 0
+	}
+	return j.kept.gen
+}
+
+// fetch implements stateKeeper: the kept state as the JM stack's state.
+func (j *cudaJM) fetch() (stacks.State, error) {
+	cell := j.kept.B * j.kept.K * j.m
+	vals, err := j.e.download(j.kept.prec, j.e.ws["jm.saved"].p, cell)
 	if err != nil {
 		return nil, err
 	}
-	data := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+8*cell), uint64(r.B))
+	data := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+8*cell), uint64(j.kept.B))
 	for _, v := range vals {
 		data = binary.LittleEndian.AppendUint64(data, math.Float64bits(v))
 	}
@@ -703,7 +730,7 @@ func (n *cudaNS) params() int { return len(n.s.Params()) }
 func (n *cudaNS) prepare(r *lstmRun, S int, st stacks.State, onDevice bool) error {
 	B := r.B
 	n.carried, n.fromKept = nil, false
-	if d, ok := st.(*deviceStackState); ok && onDevice && d.n == n && d.gen == n.kept.gen && n.kept.np > 0 && n.kept.B == B && n.kept.prec == r.prec {
+	if onDevice && keeps(n, st) && n.kept.B == B && n.kept.prec == r.prec {
 		// The device keeps the state that the latest pass saved.
 		n.fromKept = true
 	} else if st != nil {
@@ -943,10 +970,18 @@ func (n *cudaNS) save(r *lstmRun) (stacks.State, error) {
 		}
 	}
 	n.kept.np, n.kept.Dw, n.kept.B, n.kept.prec = np, n.Dw, B, r.prec
-	return &deviceStackState{n: n, gen: n.kept.gen, batch: B}, nil
+	return &deviceStackState{k: n, gen: n.kept.gen, batch: B}, nil
 }
 
-// fetch copies the kept state to the host as a stacks.State.
+// keptGen implements stateKeeper.
+func (n *cudaNS) keptGen() int {
+	if n.kept.np == 0 {
+		return 0
+	}
+	return n.kept.gen
+}
+
+// fetch implements stateKeeper: the kept state as a stacks.State.
 func (n *cudaNS) fetch() (stacks.State, error) {
 	ls, err := n.fetchLog()
 	if err != nil {
@@ -1003,18 +1038,33 @@ func (n *cudaNS) fetchLog() (*stacks.NSLogState, error) {
 	return ls, nil
 }
 
-// deviceStackState is a nondeterministic stack's carried state that the
-// GPU keeps: a stream that goes on on the GPU continues from the device's
-// copy, and the copy comes to the host (download, and conversion from log
-// space) only when the host needs it: for a checkpoint (MarshalBinary),
-// for the CPU, or before the device overwrites it while someone may still
-// hold the state.
+// deviceStackState is a stack's carried state that the GPU keeps: a
+// stream that goes on on the GPU continues from the device's copy, and the
+// copy comes to the host (download, and for a nondeterministic stack
+// conversion from log space) only when the host needs it: for a
+// checkpoint (MarshalBinary), for the CPU, or before the device overwrites
+// it while someone may still hold the state.
 type deviceStackState struct {
-	n     *cudaNS
-	gen   int // the save that made it (n.kept.gen)
+	k     stateKeeper
+	gen   int // the save that made it (k.keptGen())
 	batch int
 	st    stacks.State // the host's copy, once made
 	err   error
+}
+
+// stateKeeper is a GPU stack that keeps the state of its latest save on
+// the device (cudaNS, cudaJM).
+type stateKeeper interface {
+	// keptGen numbers the saves; it is 0 while the device keeps none.
+	keptGen() int
+	// fetch copies the kept state to the host.
+	fetch() (stacks.State, error)
+}
+
+// keeps reports whether st is the state that k keeps now.
+func keeps(k stateKeeper, st stacks.State) bool {
+	d, ok := st.(*deviceStackState)
+	return ok && d.k == k && d.gen != 0 && d.gen == k.keptGen()
 }
 
 // Batch implements stacks.State.
@@ -1034,11 +1084,11 @@ func (d *deviceStackState) host() (stacks.State, error) {
 	if d.st != nil || d.err != nil {
 		return d.st, d.err
 	}
-	if d.n.kept.gen != d.gen || d.n.kept.np == 0 {
+	if !keeps(d.k, d) {
 		d.err = fmt.Errorf("nsrnn: the GPU's copy of a stream's stack state was overwritten before the host read it")
 		return nil, d.err
 	}
-	d.st, d.err = d.n.fetch()
+	d.st, d.err = d.k.fetch()
 	return d.st, d.err
 }
 
