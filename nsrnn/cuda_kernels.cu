@@ -102,41 +102,50 @@ __device__ __forceinline__ void cell_at(real* Z, const real* cprev, real* c, rea
 	h[idx] = o * t;
 }
 
-// lstm_rec_rows: one step of an LSTM layer, its recurrent product and its
-// cell: Z (B, 4H) holds the step's pre-activations without the recurrent
-// term, to which it adds hprev·Whhᵀ (hprev (B, H) is h_{t−1}, Whh (4H, H))
-// before the cell of lstm_cell. A warp per hidden unit j and R rows of the
-// batch: its lanes split the H terms of the unit's four gate rows (k ≡
-// lane mod 32, loaded directly, no shared memory or synchronization),
-// combine them with shuffles, and lane 0 applies the cell. Launched as a
-// group kernel over H·⌈B/R⌉ outputs.
+// lstm_rec_rows: one step of an LSTM layer, its products and its cell:
+// Z (B, 4H) holds the step's pre-activations without the step's terms, to
+// which it adds hprev·Whhᵀ (hprev (B, H) is h_{t−1}, Whh (4H, H)) and,
+// where K2 > 0, x2·W2ᵀ (x2 (B, K2) of row length ldx2, W2 (4H, K2) of row
+// length ldw2: a stack reading and its slice of the input weights, or the
+// layer below's h_t and the input weights), before the cell of
+// lstm_cell. A warp per hidden unit j and R rows of the batch: its lanes
+// split the terms of the unit's four gate rows (k ≡ lane mod 32, loaded
+// directly, no shared memory or synchronization), combine them with
+// shuffles, and lane 0 applies the cell. Launched as a group kernel over
+// H·⌈B/R⌉ outputs.
 template <int R>
-__device__ __forceinline__ void lstm_rec_rows(real* Z, const real* hprev, const real* Whh, const real* cprev, real* c, real* tc, real* h, int B, int H) {
+__device__ __forceinline__ void rec_terms(real (*acc)[4], const real* x, long ldx, const real* W, long ldw, int K, int H, int j, int b0, int rows, int lane) {
+	const real* w0 = W + (long)j * ldw;
+	const real* w1 = W + (long)(H + j) * ldw;
+	const real* w2 = W + (long)(2 * H + j) * ldw;
+	const real* w3 = W + (long)(3 * H + j) * ldw;
+	for (int k = lane; k < K; k += LANES(32)) {
+		real a0 = w0[k], a1 = w1[k], a2 = w2[k], a3 = w3[k];
+#pragma unroll
+		for (int r = 0; r < R; r++) {
+			if (r < rows) {
+				real v = x[(long)(b0 + r) * ldx + k];
+				acc[r][0] += v * a0;
+				acc[r][1] += v * a1;
+				acc[r][2] += v * a2;
+				acc[r][3] += v * a3;
+			}
+		}
+	}
+}
+
+template <int R>
+__device__ __forceinline__ void lstm_rec_rows(real* Z, const real* hprev, const real* Whh, const real* x2, int ldx2, const real* W2, int ldw2, int K2, const real* cprev, real* c, real* tc, real* h, int B, int H) {
 	int o, lane;
 	int nb = (B + R - 1) / R;
 	if (!group_of((long)H * nb, &o, &lane)) return;
 	int j = o % H, b0 = (o / H) * R;
 	int rows = min(R, B - b0);
-	const real* w0 = Whh + (long)j * H;
-	const real* w1 = Whh + (long)(H + j) * H;
-	const real* w2 = Whh + (long)(2 * H + j) * H;
-	const real* w3 = Whh + (long)(3 * H + j) * H;
 	real acc[R][4];
 #pragma unroll
 	for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0;
-	for (int k = lane; k < H; k += LANES(32)) {
-		real a0 = w0[k], a1 = w1[k], a2 = w2[k], a3 = w3[k];
-#pragma unroll
-		for (int r = 0; r < R; r++) {
-			if (r < rows) {
-				real x = hprev[(long)(b0 + r) * H + k];
-				acc[r][0] += x * a0;
-				acc[r][1] += x * a1;
-				acc[r][2] += x * a2;
-				acc[r][3] += x * a3;
-			}
-		}
-	}
+	rec_terms<R>(acc, hprev, H, Whh, H, H, H, j, b0, rows, lane);
+	if (K2 > 0) rec_terms<R>(acc, x2, ldx2, W2, ldw2, K2, H, j, b0, rows, lane);
 #pragma unroll
 	for (int r = 0; r < R; r++)
 #pragma unroll
@@ -185,17 +194,17 @@ __global__ void lstm_cell(real* Z, const real* cprev, real* c, real* tc, real* h
 	cell_at(Z, cprev, c, tc, h, idx / H, idx % H, H);
 }
 
-// lstm_rec, lstm_rec2, lstm_rec8: one step of an LSTM layer, its recurrent
-// product and its cell in one kernel (lstm_rec_rows), with 4, 2 and 8 rows
-// of the batch per warp.
-__global__ void lstm_rec(real* Z, const real* hprev, const real* Whh, const real* cprev, real* c, real* tc, real* h, int B, int H) {
-	lstm_rec_rows<4>(Z, hprev, Whh, cprev, c, tc, h, B, H);
+// lstm_rec, lstm_rec2, lstm_rec8: one step of an LSTM layer, its products
+// and its cell in one kernel (lstm_rec_rows), with 4, 2 and 8 rows of the
+// batch per warp.
+__global__ void lstm_rec(real* Z, const real* hprev, const real* Whh, const real* x2, int ldx2, const real* W2, int ldw2, int K2, const real* cprev, real* c, real* tc, real* h, int B, int H) {
+	lstm_rec_rows<4>(Z, hprev, Whh, x2, ldx2, W2, ldw2, K2, cprev, c, tc, h, B, H);
 }
-__global__ void lstm_rec2(real* Z, const real* hprev, const real* Whh, const real* cprev, real* c, real* tc, real* h, int B, int H) {
-	lstm_rec_rows<2>(Z, hprev, Whh, cprev, c, tc, h, B, H);
+__global__ void lstm_rec2(real* Z, const real* hprev, const real* Whh, const real* x2, int ldx2, const real* W2, int ldw2, int K2, const real* cprev, real* c, real* tc, real* h, int B, int H) {
+	lstm_rec_rows<2>(Z, hprev, Whh, x2, ldx2, W2, ldw2, K2, cprev, c, tc, h, B, H);
 }
-__global__ void lstm_rec8(real* Z, const real* hprev, const real* Whh, const real* cprev, real* c, real* tc, real* h, int B, int H) {
-	lstm_rec_rows<8>(Z, hprev, Whh, cprev, c, tc, h, B, H);
+__global__ void lstm_rec8(real* Z, const real* hprev, const real* Whh, const real* x2, int ldx2, const real* W2, int ldw2, int K2, const real* cprev, real* c, real* tc, real* h, int B, int H) {
+	lstm_rec_rows<8>(Z, hprev, Whh, x2, ldx2, W2, ldw2, K2, cprev, c, tc, h, B, H);
 }
 
 // lstm_cell_back: the step's backward pass. A (B, 4H) are its activations,

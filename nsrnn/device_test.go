@@ -244,18 +244,19 @@ func TestGPUSentenceMatchesCPU(t *testing.T) {
 	checkGPUSentences(t, gpu(t), gpuConfigs())
 }
 
-// The GPU's fused LSTM step (EnvCUDALSTMStep=fused: the recurrent product
-// split over warps, and the cell, in one kernel) gives the CPU's loss,
-// gradients and log-probabilities as the product and cell kernels do: for
-// LSTMs of one to three layers, hidden sizes below and above a warp, and
-// the stacks whose readings feed layer 0; batches of 5 leave the last
-// warp's group of rows part-filled (with 2 and 4 rows per warp) or fill
-// part of one (8).
+// The GPU's fused LSTM steps (EnvCUDALSTMStep=fused, fused2, fused8: a
+// step's products split over warps, and the cell, in one kernel) give the
+// CPU's loss, gradients and log-probabilities as the product and cell
+// kernels do: for LSTMs of one to three layers, hidden sizes below and
+// above a warp, and stack models of one and two layers (whose steps add
+// the stack's reading, or the layer below's h_t, in the same kernel);
+// batches of 5 leave the last warp's group of rows part-filled (with 2 and
+// 4 rows per warp) or fill part of one (8).
 func TestGPUFusedLSTMStepMatchesCPU(t *testing.T) {
 	d := gpu(t)
 	all := gpuConfigs()
 	some := map[string]Config{}
-	for _, name := range []string{"onehot", "embed-2", "onehot-3", "wide-vocab", "jm-hidden", "gref", "rns-2-2-D3", "vrns-fixed"} {
+	for _, name := range []string{"onehot", "embed-2", "onehot-3", "wide-vocab", "jm-hidden", "jm-vec-d4-2", "gref", "gref-embed-2", "rns-2-2-D3", "vrns-fixed"} {
 		some[name] = all[name]
 	}
 	for v := range fusedSteps {

@@ -138,9 +138,10 @@ const maxGraphs = 256
 const EnvCUDAGraphs = "NSRNN_CUDA_GRAPHS"
 
 // EnvCUDALSTMStep is the environment variable "NSRNN_CUDA_LSTM_STEP":
-// "fused" runs each step of an LSTM layer as one kernel (the recurrent
-// product split over a warp per hidden unit and four rows of the batch,
-// and the cell) instead of a cuBLAS product and the cell's kernel;
+// "fused" runs each step of an LSTM layer as one kernel (the step's
+// products, the recurrent one and in a stack model the reading's or the
+// layer below's, split over a warp per hidden unit and four rows of the
+// batch, and the cell) instead of cuBLAS products and the cell's kernel;
 // "fused2" and "fused8" do so with two and eight rows per warp; anything
 // else keeps the product. It is for measuring them against each other on a
 // card; the results agree to rounding (the product's terms are summed in
@@ -154,11 +155,26 @@ var fusedSteps = map[string]struct {
 	rows   int
 }{"fused": {"lstm_rec", 4}, "fused2": {"lstm_rec2", 2}, "fused8": {"lstm_rec8", 8}}
 
-// lstmStep runs one step of an LSTM layer: zt (B, 4H) += hprev·Whhᵀ, then
-// the cell, from c_{t−1} (cprev) to c, tanh(c) (tc) and h.
-func (e *cudaEngine) lstmStep(p Precision, zt, hprev, whh, cprev, c, tc, h cuda.Ptr, B, H int) error {
+// stepInput is an input of an LSTM step besides h_{t−1}, whose product
+// the step adds: x (B rows of K values, row length ldx) times the K
+// columns of the weights w (4H rows of row length ldw). K = 0: none.
+type stepInput struct {
+	x, w     cuda.Ptr
+	ldx, ldw int
+	K        int
+}
+
+// lstmStep runs one step of an LSTM layer: zt (B, 4H) += in.x·in.wᵀ +
+// hprev·Whhᵀ, then the cell, from c_{t−1} (cprev) to c, tanh(c) (tc) and
+// h.
+func (e *cudaEngine) lstmStep(p Precision, zt, hprev, whh cuda.Ptr, in stepInput, cprev, c, tc, h cuda.Ptr, B, H int) error {
 	if f, ok := fusedSteps[e.fusedStep]; ok {
-		return e.launchGroups(p, f.kernel, H*((B+f.rows-1)/f.rows), zt, hprev, whh, cprev, c, tc, h, B, H)
+		return e.launchGroups(p, f.kernel, H*((B+f.rows-1)/f.rows), zt, hprev, whh, in.x, in.ldx, in.w, in.ldw, in.K, cprev, c, tc, h, B, H)
+	}
+	if in.K > 0 {
+		if err := e.gemm(p, false, true, B, 4*H, in.K, in.x, in.ldx, in.w, in.ldw, 1, zt, 4*H); err != nil {
+			return err
+		}
 	}
 	if err := e.gemm(p, false, true, B, 4*H, H, hprev, H, whh, H, 1, zt, 4*H); err != nil {
 		return err
@@ -798,7 +814,7 @@ func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 		blk := B * H * es
 		for t := 1; t <= T; t++ {
 			zt := z.Offset((t - 1) * B * 4 * H * es)
-			if err := e.lstmStep(p, zt, hs.Offset((t-1)*blk), W(whh), cs.Offset((t-1)*blk), cs.Offset(t*blk), tc.Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
+			if err := e.lstmStep(p, zt, hs.Offset((t-1)*blk), W(whh), stepInput{}, cs.Offset((t-1)*blk), cs.Offset(t*blk), tc.Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
 				return err
 			}
 		}

@@ -356,20 +356,21 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) err
 		for l := 0; l < L; l++ {
 			wih, whh, _, _ := layerIdx(l)
 			zt := bf.z[l].Offset((t - 1) * zblk)
+			// The step's input: layer 0 reads the stack, the others the
+			// layer below.
+			var in stepInput
 			if l == 0 {
 				read := t - 1
 				if r.lead {
 					read = t
 				}
 				rd, ldr := st.reading(read)
-				if err := e.gemm(p, false, true, B, 4*H, mR, rd, ldr, W(wih).Offset(in0*es), ld0, 1, zt, 4*H); err != nil {
-					return err
-				}
-			} else if err := e.gemm(p, false, true, B, 4*H, H, bf.hs[l-1].Offset(t*blk), H, W(wih), H, 1, zt, 4*H); err != nil {
-				return err
+				in = stepInput{x: rd, ldx: ldr, w: W(wih).Offset(in0 * es), ldw: ld0, K: mR}
+			} else {
+				in = stepInput{x: bf.hs[l-1].Offset(t * blk), ldx: H, w: W(wih), ldw: H, K: H}
 			}
 			hs, cs := bf.hs[l], bf.cs[l]
-			if err := e.lstmStep(p, zt, hs.Offset((t-1)*blk), W(whh), cs.Offset((t-1)*blk), cs.Offset(t*blk), bf.tc[l].Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
+			if err := e.lstmStep(p, zt, hs.Offset((t-1)*blk), W(whh), in, cs.Offset((t-1)*blk), cs.Offset(t*blk), bf.tc[l].Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
 				return err
 			}
 		}
