@@ -6,7 +6,8 @@
 #
 #   DATA=DIR TORCH_LM=FILE sh results/gpu/build.sh [OUTDIR]
 #
-# DIR holds the PTB corpus (DIR/ptb/ptb.train.txt); FILE is the PyTorch
+# DIR holds the PTB corpus (DIR/ptb/ptb.train.txt) and the SyntaxGym
+# suites (DIR/syntaxgym); FILE is the PyTorch
 # reference script (torch_lm.py). OUTDIR defaults to .gpucheck in the
 # repository root (ignored by git). Then, on the GPU machine, in the
 # repository root:
@@ -14,7 +15,12 @@
 #   sh .gpucheck/check.sh OUT
 #
 # runs every GPU test and benchmark (under 8 minutes) and writes its logs
-# and summary.json into OUT.
+# and summary.json into OUT; then, with the device's time that is left,
+#
+#   CAMPAIGN_SECONDS=300 sh .gpucheck/campaign.sh OUT
+#
+# trains the draws of the Penn Treebank search still to judge (see
+# campaign.sh).
 set -e
 repo=$(git rev-parse --show-toplevel)
 out=${1:-$repo/.gpucheck}
@@ -30,7 +36,11 @@ go build -trimpath -ldflags='-s -w' -o "$out/ptb" ./experiments/ptb
 go build -trimpath -ldflags='-s -w' -o "$out/cfl" ./experiments/cfl
 cp "$data"/ptb/ptb.train.txt "$data"/ptb/ptb.valid.txt "$data"/ptb/ptb.test.txt "$out/ptb-data/"
 cp "$torch_lm" "$out/torch_lm.py"
-cp results/gpu/check.sh results/gpu/summarize.py "$out/"
+cp results/gpu/check.sh results/gpu/summarize.py results/gpu/campaign.sh "$out/"
+# For campaign.sh: the SyntaxGym suites and the PTB search's logs so far.
+tar -czf "$out/syntaxgym.tar.gz" -C "$data/syntaxgym" .
+mkdir -p "$out/ptb-search"
+cp -r results/ptb/search results/ptb/search2 "$out/ptb-search/"
 git rev-parse HEAD > "$out/commit"
 git status --porcelain | grep -q . && echo "(with uncommitted changes)" >> "$out/commit"
 gzip -9 "$out/nsrnn.test" "$out/cuda.test" "$out/ptb" "$out/cfl" "$out"/ptb-data/*.txt

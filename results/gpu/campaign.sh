@@ -1,0 +1,132 @@
+#!/bin/sh
+# The Penn Treebank search on the GPU machine: the draws of the paper's
+# search (10 per model, judged after two epochs) that the CPU has not
+# judged yet, then the new draws within 15% of their model's best to
+# convergence, each converged run with its test perplexity and SG scores
+# (both conventions). It runs after check.sh, from the folder that
+# results/gpu/build.sh made, in what is left of the device's time:
+#
+#   CAMPAIGN_SECONDS=300 sh .gpucheck/campaign.sh OUT
+#
+# The draws are the sweep's of results/ptb (seed 1, learning rates
+# log-uniform in [1, 100]): a draw's hyperparameters depend only on the
+# seed, the model and its index, so the GPU's draws 6-10 are those the CPU
+# would train. The draws the CPU judged (results/ptb/search, search2,
+# copied by build.sh) get a placeholder summary.json and are not trained
+# again. Models do not come back (they are large); OUT/search holds each
+# run's run.json, log.jsonl, summary.json and, for the converged ones,
+# eval-valid.json, eval-test.json, sg.json and sg-released.json, in the
+# layout of results/ptb; OUT/campaign.log the programs' output. Every step
+# is capped by what is left of CAMPAIGN_SECONDS (default 300), so that
+# the campaign ends on time with what it finished.
+#
+# MODELS (default rns-3-4,lstm-256,rns-1-2), DEVICE (default cuda) and
+# EXTRA (flags given to every sweep run, as --hidden 8 for a trial on a
+# CPU) are for trying the script elsewhere.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+out=${1:?usage: sh campaign.sh OUTDIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+deadline=$(( $(date +%s) + ${CAMPAIGN_SECONDS:-300} ))
+models=${MODELS:-rns-3-4,lstm-256,rns-1-2}
+device=${DEVICE:-cuda}
+log="$out/campaign.log"
+step() {
+	lim=$1
+	shift
+	left=$(( deadline - $(date +%s) ))
+	[ "$left" -lt "$lim" ] && lim=$left
+	if [ "$lim" -le 3 ]; then
+		echo "(skipped, the campaign's time is spent: $*)" >> "$log"
+		return 124
+	fi
+	timeout "$lim" "$@"
+}
+work=$(mktemp -d)
+cd "$work"
+gunzip -c "$here/ptb.gz" > ptb
+chmod +x ptb
+mkdir -p ptb-data syntaxgym
+for f in "$here"/ptb-data/*.gz; do gunzip -c "$f" > "ptb-data/$(basename "$f" .gz)"; done
+tar -xzf "$here/syntaxgym.tar.gz" -C syntaxgym
+sw=$work/search
+
+# The draws judged on the CPU: a placeholder summary.json (the sweep
+# counts them finished) and their log, for the selection below.
+for model in $(echo "$models" | tr , ' '); do
+	for d in "$here"/ptb-search/*/"$model"/run-*; do
+		[ -f "$d/log.jsonl" ] || continue
+		[ "$(wc -l < "$d/log.jsonl")" -ge 2 ] || continue
+		r=$sw/$model/$(basename "$d")
+		mkdir -p "$r"
+		cp "$d/log.jsonl" "$d/run.json" "$r/"
+		echo '{"placeholder":"judged on the CPU; its logs are in results/ptb"}' > "$r/summary.json"
+		touch "$r/cpu"
+	done
+done
+
+echo "== two-epoch draws ($models, 10 each; $device)" >> "$log"
+# shellcheck disable=SC2086
+step 100000 ./ptb sweep --data ptb-data --models "$models" --runs 10 --epochs 2 --precision float32 \
+	--device "$device" --out "$sw" --jobs 1 ${EXTRA:-} >> "$log" 2>&1
+echo "exit $?" >> "$log"
+
+# The new draws within 15% of their model's best after two epochs (over
+# the CPU's draws and these), best first.
+python3 - "$sw" > candidates.txt <<'EOF'
+import glob, json, math, os, sys
+sw = sys.argv[1]
+for model in sorted(os.listdir(sw)):
+    if not os.path.isdir(os.path.join(sw, model)):
+        continue
+    two = {}
+    for d in glob.glob(os.path.join(sw, model, 'run-*')):
+        try:
+            recs = [json.loads(l) for l in open(os.path.join(d, 'log.jsonl')) if l.strip()]
+        except OSError:
+            continue
+        if len(recs) >= 2:
+            two[d] = math.exp(recs[1]['valid_cross_entropy'])
+    if not two:
+        continue
+    best = min(two.values())
+    for d, p in sorted(two.items(), key=lambda kv: kv[1]):
+        if p <= 1.15 * best and not os.path.exists(os.path.join(d, 'cpu')):
+            print(d)
+EOF
+echo "== to convergence: $(wc -l < candidates.txt) draws within 15% of their model's best" >> "$log"
+while read -r d; do
+	echo "\$ ptb train --out $d --resume --epochs 100" >> "$log"
+	step 100000 ./ptb train --out "$d" --resume --epochs 100 --device "$device" >> "$log" 2>&1
+	rc=$?
+	echo "exit $rc" >> "$log"
+	# Only a run that converged is evaluated (one stopped by the budget
+	# has a checkpoint, which its log.jsonl shows how far it came).
+	[ $rc = 0 ] && [ -f "$d/model" ] || continue
+	for split in valid test; do
+		step 60 ./ptb eval --model "$d" --data ptb-data --split "$split" --device "$device" --json > "$d/eval-$split.json" 2>> "$log" ||
+			rm -f "$d/eval-$split.json"
+	done
+	for conv in surprisal released; do
+		f=$d/sg.json
+		[ $conv = released ] && f=$d/sg-released.json
+		step 120 ./ptb sg --model "$d" --suites syntaxgym --circuits syntaxgym/circuits.json --convention $conv \
+			--device "$device" --json > "$f" 2>> "$log" || rm -f "$f"
+	done
+done < candidates.txt
+
+# The small files of every run trained here.
+for d in "$sw"/*/run-*; do
+	[ -d "$d" ] || continue
+	[ -f "$d/cpu" ] && continue
+	r=$out/search/$(basename "$(dirname "$d")")/$(basename "$d")
+	mkdir -p "$r"
+	for f in run.json log.jsonl summary.json eval-valid.json eval-test.json sg.json sg-released.json; do
+		[ -f "$d/$f" ] && cp "$d/$f" "$r/"
+	done
+done
+cp "$sw/sweep.json" "$out/search/" 2>/dev/null
+echo "campaign finished with $(( deadline - $(date +%s) )) s of its budget left" >> "$log"
+tail -3 "$log"
+rm -rf "$work"
