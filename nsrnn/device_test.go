@@ -337,7 +337,7 @@ func checkGPUSentences(t *testing.T, d Device, configs map[string]Config) {
 // equal; it returns the largest difference relative to the largest value.
 func stateErr(t *testing.T, a, b *Stream) float64 {
 	t.Helper()
-	if ns, ok := a.m.stack.(*stacks.NS); ok {
+	if ns := nsLayer(a.m.stack); ns != nil {
 		logState := func(st *State) *stacks.NSLogState {
 			hs, err := hostStackState(st.stack)
 			if err != nil {

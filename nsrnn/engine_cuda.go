@@ -38,11 +38,23 @@ func cudaStackSupported(l stacks.Layer) bool {
 	switch s := l.(type) {
 	case *stacks.JM, *stacks.Gref:
 		return true
-	case *stacks.NS:
+	case *stacks.NS, *stacks.VRNS:
 		// The stacks with an actions layer (not NewNSScores's).
-		return len(s.Params()) > 0
+		return len(nsLayer(s).Params()) > 0
 	}
 	return false
+}
+
+// nsLayer returns the nondeterministic stack of l: l itself, or a VRNS's
+// (nil for the other layers).
+func nsLayer(l stacks.Layer) *stacks.NS {
+	switch s := l.(type) {
+	case *stacks.NS:
+		return s
+	case *stacks.VRNS:
+		return &s.NS
+	}
+	return nil
 }
 
 // cudaEngine computes a model on one GPU. It keeps the parameters there

@@ -52,11 +52,12 @@ func (e *cudaEngine) newCUDAStack() (cudaStack, error) {
 		return &cudaJM{e: e, s: s}, nil
 	case *stacks.Gref:
 		return &cudaGref{e: e, s: s}, nil
-	case *stacks.NS:
-		if s.Config().Vector > 0 {
-			return newCUDAVRNS(e, s), nil
+	case *stacks.NS, *stacks.VRNS:
+		ns := nsLayer(s)
+		if ns.Config().Vector > 0 {
+			return newCUDAVRNS(e, ns), nil
 		}
-		return &cudaNS{e: e, s: s, cfg: s.Config()}, nil
+		return &cudaNS{e: e, s: ns, cfg: ns.Config()}, nil
 	}
 	return nil, fmt.Errorf("nsrnn: model kind %s: %w", e.m.cfg.Kind, ErrNoDeviceKernel)
 }

@@ -106,10 +106,11 @@
 // also pushes a vector v_t = σ(W_v h_t + b_v) of size m, and the reading
 // is the expected top vector of each (state, symbol), of size |Q||Γ|m. It
 // is not a layer of its own but the nondeterministic stack with a vector
-// payload: NSConfig.Vector = m on the RNS variant, which NewVRNS makes from
-// a VRNSConfig (and VRNS is another name of the type NS). Its carried
-// state has the NS stacks' encoding behind a header of its own, and its
-// Config is the NSConfig (VRNSConfig.NS converts). Its
+// payload: NSConfig.Vector = m on the RNS variant. NewVRNS makes it from a
+// VRNSConfig, as the type VRNS, which wraps the NS layer under the
+// release's name and configuration (VRNSConfig.NS converts); NewNS makes
+// the same layer from the NSConfig. Its carried state has the NS stacks'
+// encoding behind a header of its own. Its
 // semantics, including the initial bottom's vector (learned, zero or one),
 // are in the documentation of VRNS.
 //

@@ -157,20 +157,39 @@ func (c VRNSConfig) NumParams(hidden int) int { return c.NS().NumParams(hidden) 
 // the package documentation, "Carrying state"); the unlimited one cannot
 // carry its state.
 //
-// VRNS is the NS type: the vector stack is the nondeterministic stack
-// with a vector payload (NSConfig.Vector), made by NewVRNS or by NewNS.
-type VRNS = NS
+// VRNS is not a layer of its own: it is the nondeterministic stack with a
+// vector payload (an NS whose NSConfig.Vector is m), under the name and
+// configuration of the authors' release. It has the NS layer's methods;
+// Config returns its VRNSConfig (and NS.Config the NSConfig).
+type VRNS struct {
+	NS
+	vcfg VRNSConfig
+}
 
 // NewVRNS returns a vector nondeterministic stack whose actions and
-// pushed vectors are computed from hidden states of size hidden: NewNS
-// with cfg.NS(). Its parameters are named name+".W_a", ".b_a" (the
-// Actions layer, NumActions × hidden), ".W_v", ".b_v" (the vector layer,
-// m × hidden) and, for a learned bottom vector, ".w_0" (size m).
+// pushed vectors are computed from hidden states of size hidden: the NS
+// layer of NewNS with cfg.NS(). Its parameters are named name+".W_a",
+// ".b_a" (the Actions layer, NumActions × hidden), ".W_v", ".b_v" (the
+// vector layer, m × hidden) and, for a learned bottom vector, ".w_0"
+// (size m).
 func NewVRNS(name string, hidden int, cfg VRNSConfig) (*VRNS, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return NewNS(name, hidden, cfg.NS())
+	ns, err := NewNS(name, hidden, cfg.NS())
+	if err != nil {
+		return nil, err
+	}
+	return &VRNS{NS: *ns, vcfg: cfg}, nil
+}
+
+// Config returns the stack's configuration.
+func (s *VRNS) Config() VRNSConfig { return s.vcfg }
+
+// Replica implements Replicator: a VRNS sharing the parameters of s, with
+// its own scratch tapes.
+func (s *VRNS) Replica(threads int) Layer {
+	return &VRNS{NS: *s.NS.Replica(threads).(*NS), vcfg: s.vcfg}
 }
 
 // bottomVector writes v_0 into dst, from w_0 (the value of its node) for
