@@ -3,8 +3,10 @@
 # the campaign that were training at the end of the latest session, one
 # core each, in the background:
 #
-#   1. the RNS 3-4 search's draws 6-10, two epochs each
-#      (resume-search2.sh; draw 6 was in its first epochs);
+#   1. the rest of the PTB search (chain.sh): RNS 3-4's draws 6-10, two
+#      epochs each (draw 6 was in its first epochs), those within 15% of
+#      the best to convergence, then LSTM-256's and RNS 1-2's draws 5-10
+#      and theirs;
 #   2. the CFL protocol runs (results/cfl/protocol-runs.sh).
 #
 # RNS 3-4 draw 5 (rns-3-4-lr10) ended on 2026-11-28, as did JM-247 draw 3
@@ -21,9 +23,9 @@ cfl=${CFL:?set CFL to the cfl binary}
 repo=$(git rev-parse --show-toplevel)
 export GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
 (
-	DATA=$data PTB=$ptb sh "$repo/results/ptb/resume-search2.sh"
+	DATA=$data PTB=$ptb sh "$repo/results/ptb/chain.sh" >> /work/runs/ptb-chain.log 2>&1
 ) > /dev/null 2>&1 &
 (
 	cd "$repo" && CFL=$cfl sh results/cfl/protocol-runs.sh >> /work/runs/cfl-protocol.log 2>&1
 ) > /dev/null 2>&1 &
-echo "resumed in the background; logs: /work/runs/ptb-search2.log, /work/runs/cfl-protocol.log"
+echo "resumed in the background; logs: /work/runs/ptb-chain.log (and the sweeps' ptb-search2.log, ptb-search.log), /work/runs/cfl-protocol.log"
