@@ -158,6 +158,66 @@ __device__ __forceinline__ void lstm_rec_rows(real* Z, const real* hprev, const 
 	}
 }
 
+// cell_back_at runs the LSTM cell backward for row b, unit j, whose whole
+// gradient of h_t is dhv: A (B, 4H) are the step's activations, cprev
+// c_{t−1}, tc tanh(c_t); dc holds the gradient of c_t and receives that of
+// c_{t−1}; dZ (B, 4H) receives the gradient of the pre-activations.
+__device__ __forceinline__ void cell_back_at(const real* A, const real* cprev, const real* tc, real dhv, real* dc, real* dZ, int b, int j, int H) {
+	long idx = (long)b * H + j;
+	const real* a = A + (long)b * 4 * H;
+	real* d = dZ + (long)b * 4 * H;
+	real i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j], t = tc[idx];
+	real dct = dc[idx] + dhv * o * (1 - t * t);
+	d[j] = dct * g * i * (1 - i);
+	d[H + j] = dct * cprev[idx] * f * (1 - f);
+	d[2 * H + j] = dct * i * (1 - g * g);
+	d[3 * H + j] = dhv * t * o * (1 - o);
+	dc[idx] = dct * f;
+}
+
+// back_terms adds to acc[r] the K terms Σ_k dz[b0+r][k]·WT[j][k] (dz rows
+// of row length K, WT (H, K): a transposed weight matrix), split over the
+// lanes of a warp.
+template <int R>
+__device__ __forceinline__ void back_terms(real* acc, const real* dz, const real* WT, int K, int j, int b0, int rows, int lane) {
+	const real* w = WT + (long)j * K;
+	for (int k = lane; k < K; k += LANES(32)) {
+		real wk = w[k];
+#pragma unroll
+		for (int r = 0; r < R; r++)
+			if (r < rows) acc[r] += dz[(long)(b0 + r) * K + k] * wk;
+	}
+}
+
+// lstm_back_rows: one step of an LSTM layer backward, the products that
+// complete the gradient of its h_t and its cell in one kernel: dh (B, H)
+// holds the gradient of h_t from elsewhere (the output layer, a stack),
+// to which it adds dzn·Whh (dzn (B, 4H) the next step's dZ, WhhT = Whhᵀ
+// (H, 4H); Kn = 4H, or 0 at the chunk's last step) and dzu·Wu (dzu (B, 4H)
+// the layer above's dZ at this step, WuT its input weights transposed;
+// Ku = 4H, or 0), before the cell backward of lstm_cell_back. A warp per
+// hidden unit j and R rows of the batch, as lstm_rec_rows.
+template <int R>
+__device__ __forceinline__ void lstm_back_rows(const real* A, const real* cprev, const real* tc, const real* dh, const real* dzn, const real* WhhT, int Kn, const real* dzu, const real* WuT, int Ku, real* dc, real* dZ, int B, int H) {
+	int o, lane;
+	int nb = (B + R - 1) / R;
+	if (!group_of((long)H * nb, &o, &lane)) return;
+	int j = o % H, b0 = (o / H) * R;
+	int rows = min(R, B - b0);
+	real acc[R];
+#pragma unroll
+	for (int r = 0; r < R; r++) acc[r] = 0;
+	if (Kn > 0) back_terms<R>(acc, dzn, WhhT, Kn, j, b0, rows, lane);
+	if (Ku > 0) back_terms<R>(acc, dzu, WuT, Ku, j, b0, rows, lane);
+#pragma unroll
+	for (int r = 0; r < R; r++) acc[r] = group_sum<32>(acc[r]);
+	if (lane != 0) return;
+	for (int r = 0; r < rows; r++) {
+		int b = b0 + r;
+		cell_back_at(A, cprev, tc, dh[(long)b * H + j] + acc[r], dc, dZ, b, j, H);
+	}
+}
+
 extern "C" {
 
 // embed_gather: X[r, :] = W[tok[r], :] for rows r of E columns.
@@ -214,16 +274,28 @@ __global__ void lstm_rec8(real* Z, const real* hprev, const real* Whh, const rea
 __global__ void lstm_cell_back(const real* A, const real* cprev, const real* tc, const real* dh, real* dc, real* dZ, int B, int H) {
 	int idx = blockIdx.x * blockDim.x + threadIdx.x;
 	if (idx >= B * H) return;
-	int b = idx / H, j = idx % H;
-	const real* a = A + (long)b * 4 * H;
-	real* d = dZ + (long)b * 4 * H;
-	real i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j], t = tc[idx];
-	real dct = dc[idx] + dh[idx] * o * (1 - t * t);
-	d[j] = dct * g * i * (1 - i);
-	d[H + j] = dct * cprev[idx] * f * (1 - f);
-	d[2 * H + j] = dct * i * (1 - g * g);
-	d[3 * H + j] = dh[idx] * t * o * (1 - o);
-	dc[idx] = dct * f;
+	cell_back_at(A, cprev, tc, dh[idx], dc, dZ, idx / H, idx % H, H);
+}
+
+// lstm_back, lstm_back2, lstm_back8: one step of an LSTM layer backward,
+// its products and its cell in one kernel (lstm_back_rows), with 4, 2 and
+// 8 rows of the batch per warp.
+__global__ void lstm_back(const real* A, const real* cprev, const real* tc, const real* dh, const real* dzn, const real* WhhT, int Kn, const real* dzu, const real* WuT, int Ku, real* dc, real* dZ, int B, int H) {
+	lstm_back_rows<4>(A, cprev, tc, dh, dzn, WhhT, Kn, dzu, WuT, Ku, dc, dZ, B, H);
+}
+__global__ void lstm_back2(const real* A, const real* cprev, const real* tc, const real* dh, const real* dzn, const real* WhhT, int Kn, const real* dzu, const real* WuT, int Ku, real* dc, real* dZ, int B, int H) {
+	lstm_back_rows<2>(A, cprev, tc, dh, dzn, WhhT, Kn, dzu, WuT, Ku, dc, dZ, B, H);
+}
+__global__ void lstm_back8(const real* A, const real* cprev, const real* tc, const real* dh, const real* dzn, const real* WhhT, int Kn, const real* dzu, const real* WuT, int Ku, real* dc, real* dZ, int B, int H) {
+	lstm_back_rows<8>(A, cprev, tc, dh, dzn, WhhT, Kn, dzu, WuT, Ku, dc, dZ, B, H);
+}
+
+// transpose: out (cols, rows) = in (rows, cols, row length ldin)ᵀ.
+__global__ void transpose(real* out, const real* in, int rows, int cols, int ldin) {
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= (long)rows * cols) return;
+	int i = idx / cols, j = idx % cols;
+	out[(long)j * rows + i] = in[(long)i * ldin + j];
 }
 
 // softmax_rows: one block per row r of S (rows, V), the scores without

@@ -116,7 +116,7 @@ func TestCUDAKernelsCompile(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", p, err)
 		}
-		for _, k := range []string{"embed_gather", "bias_rows", "onehot_add", "lstm_cell", "lstm_rec", "lstm_rec2", "lstm_rec8", "lstm_cell_back", "softmax_rows", "sum_scaled", "scatter_rows", "scatter_cols", "sumsq_partial", "sgd_update", "adam_update", "to_real", "jm_act", "jm_step", "jm_back_cells", "jm_back_actions", "add_rows", "gref_act", "gref_step", "gref_read", "gref_back", "ns_init", "ns_act", "ns_gp", "ns_col", "ns_alpha", "ns_read", "ns_back_read", "ns_back_alpha_g", "ns_back_alpha_a", "ns_back_push", "ns_back_rep", "ns_back_rep_w", "ns_back_pop", "ns_back_gp", "ns_back_gp_g", "ns_back_pop_w", "ns_act_back", "gemm_k", "gemm_n", "rows_copy", "fill", "vr_vec", "vr_bottom", "vr_P", "vr_read", "vr_back_P", "vr_back_V", "vr_back_Z", "vr_back_P_g", "vr_back_P_a", "vr_back_vec", "vr_back_bottom"} {
+		for _, k := range []string{"embed_gather", "bias_rows", "onehot_add", "lstm_cell", "lstm_rec", "lstm_rec2", "lstm_rec8", "lstm_cell_back", "lstm_back", "lstm_back2", "lstm_back8", "transpose", "softmax_rows", "sum_scaled", "scatter_rows", "scatter_cols", "sumsq_partial", "sgd_update", "adam_update", "to_real", "jm_act", "jm_step", "jm_back_cells", "jm_back_actions", "add_rows", "gref_act", "gref_step", "gref_read", "gref_back", "ns_init", "ns_act", "ns_gp", "ns_col", "ns_alpha", "ns_read", "ns_back_read", "ns_back_alpha_g", "ns_back_alpha_a", "ns_back_push", "ns_back_rep", "ns_back_rep_w", "ns_back_pop", "ns_back_gp", "ns_back_gp_g", "ns_back_pop_w", "ns_act_back", "gemm_k", "gemm_n", "rows_copy", "fill", "vr_vec", "vr_bottom", "vr_P", "vr_read", "vr_back_P", "vr_back_V", "vr_back_Z", "vr_back_P_g", "vr_back_P_a", "vr_back_vec", "vr_back_bottom"} {
 			if !strings.Contains(string(ptx), ".entry "+k+"(") {
 				t.Errorf("%v: the PTX has no kernel %s", p, k)
 			}
@@ -244,10 +244,10 @@ func TestGPUSentenceMatchesCPU(t *testing.T) {
 	checkGPUSentences(t, gpu(t), gpuConfigs())
 }
 
-// The GPU's fused LSTM steps (EnvCUDALSTMStep=fused, fused2, fused8: a
-// step's products split over warps, and the cell, in one kernel) give the
-// CPU's loss, gradients and log-probabilities as the product and cell
-// kernels do: for LSTMs of one to three layers, hidden sizes below and
+// The GPU's fused LSTM steps (EnvCUDALSTMStep and EnvCUDALSTMBack =
+// fused, fused2, fused8: a step's products split over warps, and the
+// cell, in one kernel, forward, backward or both) give the CPU's loss,
+// gradients and log-probabilities as the product and cell kernels do: for LSTMs of one to three layers, hidden sizes below and
 // above a warp, and stack models of one and two layers (whose steps add
 // the stack's reading, or the layer below's h_t, in the same kernel);
 // batches of 5 leave the last warp's group of rows part-filled (with 2 and
@@ -260,10 +260,21 @@ func TestGPUFusedLSTMStepMatchesCPU(t *testing.T) {
 		some[name] = all[name]
 	}
 	for v := range fusedSteps {
-		t.Run(v, func(t *testing.T) {
-			t.Setenv(EnvCUDALSTMStep, v)
-			checkGPUSentences(t, d, some)
-		})
+		dirs := []string{"forward", "backward", "both"}
+		if v != "fused" {
+			dirs = dirs[2:] // the other widths: both directions at once
+		}
+		for _, dir := range dirs {
+			t.Run(v+"/"+dir, func(t *testing.T) {
+				if dir != "backward" {
+					t.Setenv(EnvCUDALSTMStep, v)
+				}
+				if dir != "forward" {
+					t.Setenv(EnvCUDALSTMBack, v)
+				}
+				checkGPUSentences(t, d, some)
+			})
+		}
 	}
 }
 

@@ -164,7 +164,9 @@
 // the GPU benchmarks then write a table per benchmark to the file named
 // by NSRNN_CUDA_PROFILE_OUT. NSRNN_CUDA_LSTM_STEP=fused runs each LSTM step
 // as one kernel instead of a cuBLAS product and the cell's kernel
-// (EnvCUDALSTMStep), to measure the two against each other. Products of
+// (EnvCUDALSTMStep), and NSRNN_CUDA_LSTM_BACK=fused does the same for
+// the backward pass (EnvCUDALSTMBack), to measure the two against each
+// other. Products of
 // few terms or few columns (a stack reading's, an action layer's) run in
 // the engine's own kernels, where cuBLAS leaves the card idle;
 // NSRNN_CUDA_SMALL_PRODUCTS=0 sends them to cuBLAS too

@@ -124,11 +124,11 @@ type cudaEngine struct {
 	seen     map[passKey]bool
 	gen      int
 	noGraphs bool
-	// fusedStep, a key of fusedSteps, runs each LSTM step as one kernel
-	// (EnvCUDALSTMStep); cublasOnly sends every product to cuBLAS
-	// (EnvCUDASmallProducts).
-	fusedStep  string
-	cublasOnly bool
+	// fusedStep and fusedBack, keys of fusedSteps, run each LSTM step as
+	// one kernel, forward and backward (EnvCUDALSTMStep, EnvCUDALSTMBack);
+	// cublasOnly sends every product to cuBLAS (EnvCUDASmallProducts).
+	fusedStep, fusedBack string
+	cublasOnly           bool
 }
 
 // passKey is the shape of a pass, which its captured graph replays.
@@ -160,12 +160,55 @@ const EnvCUDAGraphs = "NSRNN_CUDA_GRAPHS"
 // another order).
 const EnvCUDALSTMStep = "NSRNN_CUDA_LSTM_STEP"
 
-// fusedSteps are the fused LSTM step kernels by EnvCUDALSTMStep's value,
-// with their batch rows per warp.
+// EnvCUDALSTMBack is the environment variable "NSRNN_CUDA_LSTM_BACK":
+// "fused", "fused2" or "fused8" runs each step of an LSTM layer's backward
+// pass as one kernel (the products that complete the gradient of h_t,
+// from the next step and from the layer above, with the weights
+// transposed once per pass, split over a warp per hidden unit and 4, 2 or
+// 8 rows of the batch, and the cell's backward) instead of the cell's
+// kernel and cuBLAS products; anything else keeps the products. As
+// EnvCUDALSTMStep, it is for measuring them against each other on a card.
+const EnvCUDALSTMBack = "NSRNN_CUDA_LSTM_BACK"
+
+// fusedSteps are the fused LSTM step kernels, forward and backward, by
+// the value of EnvCUDALSTMStep and EnvCUDALSTMBack, with their batch rows
+// per warp.
 var fusedSteps = map[string]struct {
-	kernel string
-	rows   int
-}{"fused": {"lstm_rec", 4}, "fused2": {"lstm_rec2", 2}, "fused8": {"lstm_rec8", 8}}
+	kernel, back string
+	rows         int
+}{"fused": {"lstm_rec", "lstm_back", 4}, "fused2": {"lstm_rec2", "lstm_back2", 2}, "fused8": {"lstm_rec8", "lstm_back8", 8}}
+
+// backInput is a product that completes the gradient of an LSTM step's
+// h_t in a fused backward step: dz (B rows of 4H) times the weights whose
+// transpose is wT (H rows of 4H). A zero dz: none.
+type backInput struct{ dz, wT cuda.Ptr }
+
+// lstmBackFused runs step t of an LSTM layer backward in one kernel (the
+// fusedSteps entry f): dh (B, H) holds the gradient of h_t from
+// elsewhere, next and up the products that complete it (the next step's
+// dZ through W_hh, the layer above's through its W_ih), then the cell's
+// backward from the activations a, c_{t−1} (cprev) and tanh(c_t) (tc)
+// into dz and dc.
+func (e *cudaEngine) lstmBackFused(p Precision, back string, rows int, a, cprev, tc, dh cuda.Ptr, next, up backInput, dc, dz cuda.Ptr, B, H int) error {
+	kn, ku := 0, 0
+	if next.dz != 0 {
+		kn = 4 * H
+	}
+	if up.dz != 0 {
+		ku = 4 * H
+	}
+	return e.launchGroups(p, back, H*((B+rows-1)/rows), a, cprev, tc, dh, next.dz, next.wT, kn, up.dz, up.wT, ku, dc, dz, B, H)
+}
+
+// transposed returns wᵀ (cols, rows) of w (rows, cols, row length ld) in
+// the workspace buffer name.
+func (e *cudaEngine) transposed(p Precision, name string, w cuda.Ptr, rows, cols, ld int) (cuda.Ptr, error) {
+	t, err := e.buf(name, rows*cols*elem(p))
+	if err != nil {
+		return 0, err
+	}
+	return t, e.launch(p, "transpose", rows*cols, t, w, rows, cols, ld)
+}
 
 // stepInput is an input of an LSTM step besides h_{t−1}, whose product
 // the step adds: x (B rows of K values, row length ldx) times the K
@@ -371,7 +414,7 @@ func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
 	}
 	e := &cudaEngine{m: m, dev: d, ctx: ctx, mods: map[Precision]gpuKernels{}, ws: map[string]*cudaBuf{},
 		graphs: map[passKey]gpuGraph{}, seen: map[passKey]bool{}, noGraphs: os.Getenv(EnvCUDAGraphs) == "0" || profiling(),
-		fusedStep: os.Getenv(EnvCUDALSTMStep), cublasOnly: os.Getenv(EnvCUDASmallProducts) == "0"}
+		fusedStep: os.Getenv(EnvCUDALSTMStep), fusedBack: os.Getenv(EnvCUDALSTMBack), cublasOnly: os.Getenv(EnvCUDASmallProducts) == "0"}
 	if m.stack != nil {
 		if e.stack, err = e.newCUDAStack(); err != nil {
 			ctx.Close()
@@ -976,14 +1019,31 @@ func (e *cudaEngine) backward(r *lstmRun, bf *lstmBufs, layerIdx func(int) (int,
 		if err := e.ctx.Zero(bf.dc[l], blk); err != nil {
 			return err
 		}
-		for t := T; t >= 1; t-- {
-			off := (t - 1) * B * 4 * H * es
-			if err := e.launch(p, "lstm_cell_back", B*H, z.Offset(off), cs.Offset((t-1)*blk), tc.Offset((t-1)*blk), dhs.Offset(t*blk), bf.dc[l], dz.Offset(off), B, H); err != nil {
+		if f, ok := fusedSteps[e.fusedBack]; ok {
+			whhT, err := e.transposed(p, "lstm.whhT", W(whh), 4*H, H, H)
+			if err != nil {
 				return err
 			}
-			if t > 1 {
-				if err := e.gemm(p, false, false, B, H, 4*H, dz.Offset(off), 4*H, W(whh), H, 1, dhs.Offset((t-1)*blk), H); err != nil {
+			for t := T; t >= 1; t-- {
+				off := (t - 1) * B * 4 * H * es
+				var next backInput
+				if t < T {
+					next = backInput{dz.Offset(t * B * 4 * H * es), whhT}
+				}
+				if err := e.lstmBackFused(p, f.back, f.rows, z.Offset(off), cs.Offset((t-1)*blk), tc.Offset((t-1)*blk), dhs.Offset(t*blk), next, backInput{}, bf.dc[l], dz.Offset(off), B, H); err != nil {
 					return err
+				}
+			}
+		} else {
+			for t := T; t >= 1; t-- {
+				off := (t - 1) * B * 4 * H * es
+				if err := e.launch(p, "lstm_cell_back", B*H, z.Offset(off), cs.Offset((t-1)*blk), tc.Offset((t-1)*blk), dhs.Offset(t*blk), bf.dc[l], dz.Offset(off), B, H); err != nil {
+					return err
+				}
+				if t > 1 {
+					if err := e.gemm(p, false, false, B, H, 4*H, dz.Offset(off), 4*H, W(whh), H, 1, dhs.Offset((t-1)*blk), H); err != nil {
+						return err
+					}
 				}
 			}
 		}

@@ -437,6 +437,22 @@ func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int
 		}
 		return st.backward(r, k, drt, bf.hs[L-1].Offset(t*blk), bf.dhs[L-1].Offset(t*blk))
 	}
+	// With the fused backward steps, every layer's W_hh and (above layer
+	// 0) W_ih transposed, once per pass.
+	fb, fused := fusedSteps[e.fusedBack]
+	whhT, wihT := make([]cuda.Ptr, L), make([]cuda.Ptr, L)
+	for l := 0; fused && l < L; l++ {
+		wih, whh, _, _ := layerIdx(l)
+		var err error
+		if whhT[l], err = e.transposed(p, fmt.Sprintf("lstm.whhT.%d", l), W(whh), 4*H, H, H); err != nil {
+			return err
+		}
+		if l > 0 {
+			if wihT[l], err = e.transposed(p, fmt.Sprintf("lstm.wihT.%d", l), W(wih), 4*H, H, H); err != nil {
+				return err
+			}
+		}
+	}
 	for t := T; t >= 1; t-- {
 		switch {
 		case r.lead && t < T:
@@ -452,6 +468,21 @@ func (e *cudaEngine) backwardStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int
 		for l := L - 1; l >= 0; l-- {
 			wih, whh, _, _ := layerIdx(l)
 			off := (t - 1) * zblk
+			if fused {
+				// The gradient of h_t from the next step and from the
+				// layer above is completed in the step's kernel.
+				var next, up backInput
+				if t < T {
+					next = backInput{bf.dz[l].Offset(t * zblk), whhT[l]}
+				}
+				if l < L-1 {
+					up = backInput{bf.dz[l+1].Offset(off), wihT[l+1]}
+				}
+				if err := e.lstmBackFused(p, fb.back, fb.rows, bf.z[l].Offset(off), bf.cs[l].Offset((t-1)*blk), bf.tc[l].Offset((t-1)*blk), bf.dhs[l].Offset(t*blk), next, up, bf.dc[l], bf.dz[l].Offset(off), B, H); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := e.launch(p, "lstm_cell_back", B*H, bf.z[l].Offset(off), bf.cs[l].Offset((t-1)*blk), bf.tc[l].Offset((t-1)*blk), bf.dhs[l].Offset(t*blk), bf.dc[l], bf.dz[l].Offset(off), B, H); err != nil {
 				return err
 			}

@@ -23,7 +23,9 @@
 #
 # The LSTM-256 and JM-247 rates are measured with the fused LSTM steps
 # (NSRNN_CUDA_LSTM_STEP=fused, fused2, fused8) as well, in the same rounds,
-# as model+VARIANT, and JM-247 and RNS 1-2 with every product in cuBLAS
+# as model+VARIANT, their training with the backward steps fused too
+# (NSRNN_CUDA_LSTM_BACK=fused) as model+fused-both, and JM-247 and RNS 1-2
+# with every product in cuBLAS
 # (NSRNN_CUDA_SMALL_PRODUCTS=0) as model+cublas.
 #
 # Every step has a time limit, capped by what is left of the check's
@@ -153,6 +155,11 @@ for round in 1 2; do
 			-test.bench "GPU(Train|Eval)PTB/($models)(-f32)?/B32" 2>&1 |
 			sed -E "s#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\\1+$v/#" >> "$out/bench.log"
 	done
+	# Training with the fused steps in both directions
+	# (NSRNN_CUDA_LSTM_BACK too), named model+fused-both.
+	step 30 env NSRNN_CUDA_LSTM_STEP=fused NSRNN_CUDA_LSTM_BACK=fused ./nsrnn.test -test.run XXX -test.benchtime 100x \
+		-test.bench "GPUTrainPTB/(lstm-256|jm-247)(-f32)?/B32" 2>&1 |
+		sed -E "s#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\\1+fused-both/#" >> "$out/bench.log"
 	for kind in train eval; do
 		for b in 32 256; do
 			echo "round $round $kind B$b: $(step 30 env DEVICE=cuda BATCH=$b python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
