@@ -43,10 +43,20 @@ layout() {
 
 # converge SWEEPDIR MODEL: the draws of MODEL within 15% of its best
 # validation perplexity after two epochs, trained to the end unless they
-# were (a model file newer than two epochs' summary, or a placeholder).
+# were (past two epochs here, or a converged copy in results/ptb with the
+# same learning rate). A draw judged on another machine (a placeholder,
+# without its checkpoint) trains again from the start, to the end, in a
+# sweep of its own (SWEEPDIR-MODEL-run-NN) whose other draws are
+# placeholders: the same hyperparameters and seed.
 converge() {
-	for d in $(python3 - "$1/$2" <<'EOF'
+	for d in $(python3 - "$1/$2" "$repo/results/ptb" <<'EOF'
 import glob, json, math, os, sys
+done = set()
+for f in glob.glob(os.path.join(sys.argv[2], '*', 'eval-test.json')):
+    try:
+        done.add(json.load(open(os.path.join(os.path.dirname(f), 'run.json')))['lr'])
+    except (OSError, ValueError, KeyError):
+        pass
 two = {}
 for d in glob.glob(os.path.join(sys.argv[1], 'run-*')):
     if not os.path.isdir(d):
@@ -65,15 +75,33 @@ for d, p in sorted(two.items(), key=lambda kv: kv[1]):
         s = json.load(open(os.path.join(d, 'summary.json')))
     except (OSError, ValueError):
         s = {}
-    # Judged before (a placeholder), or already past its two epochs.
-    if 'placeholder' in s or s.get('epochs', 0) > 2:
+    try:
+        lr = json.load(open(os.path.join(d, 'run.json')))['lr']
+    except (OSError, ValueError, KeyError):
+        lr = None
+    # Already past its two epochs, or converged elsewhere.
+    if s.get('epochs', 0) > 2 or lr in done:
         continue
     print(d)
 EOF
 	); do
-		echo "chain: $d to convergence"
-		nice -n 10 "$ptb" train --out "$d" --resume --epochs 100 --checkpoint-every 2m >> "$d-continue.log" 2>&1 ||
-			echo "chain: $d failed (see $d-continue.log)"
+		if [ -f "$d/checkpoint" ]; then
+			echo "chain: $d to convergence"
+			nice -n 10 "$ptb" train --out "$d" --resume --epochs 100 --checkpoint-every 2m >> "$d-continue.log" 2>&1 ||
+				echo "chain: $d failed (see $d-continue.log)"
+			continue
+		fi
+		# Judged elsewhere: again from the start, to the end.
+		n=${d##*run-}
+		out="$1-$2-run-$n"
+		echo "chain: $d from the start to convergence, in $out"
+		for i in 01 02 03 04 05 06 07 08 09 10; do
+			[ "$i" = "$n" ] && continue
+			mkdir -p "$out/$2/run-$i"
+			[ -f "$out/$2/run-$i/summary.json" ] || echo '{"placeholder":"another draw of the sweep"}' > "$out/$2/run-$i/summary.json"
+		done
+		nice -n 10 "$ptb" sweep --data "$data/ptb" --models "$2" --runs 10 --epochs 100 --precision float32 \
+			--out "$out" --jobs 1 >> "$out.log" 2>&1 || echo "chain: $out failed (see $out.log)"
 	done
 }
 
