@@ -15,7 +15,7 @@
 # DATA the directory holding ptb/ and syntaxgym/.
 set -e
 [ $# -ge 3 ] || { echo "usage: $0 PTB DATA RUN..." >&2; exit 2; }
-ptb=$1 data=$2
+ptb=$1 data=$(cd "$2" && pwd) # absolute, as sg.json records it
 shift 2
 dst=$(dirname "$0")
 for arg in "$@"; do
