@@ -10,6 +10,10 @@
 // "go run ./experiments/cfl help <command>" (or <command> --help) for a
 // command's flags and their defaults. Each command lives in its own file
 // and registers itself on prog in an init function.
+//
+// Profiling: with the environment variable NSRNN_CPUPROFILE set to a file
+// name, a command writes a CPU profile of its whole run there, for go tool
+// pprof.
 package main
 
 import (

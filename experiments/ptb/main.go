@@ -7,6 +7,10 @@
 //
 // Run "go run ./experiments/ptb help" for the list of commands. Each command
 // lives in its own file and registers itself on prog in an init function.
+//
+// Profiling: with the environment variable NSRNN_CPUPROFILE set to a file
+// name, a command writes a CPU profile of its whole run there, for go tool
+// pprof.
 package main
 
 import (

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"sort"
 	"strings"
 
@@ -114,7 +115,13 @@ func (p *Program) Main(args []string, stdout, stderr io.Writer) int {
 		p.Usage(stderr)
 		return 2
 	}
-	err := c.run(rest, stdout, stderr)
+	stop, err := startProfile(os.Getenv(EnvCPUProfile))
+	if err != nil {
+		fmt.Fprintf(stderr, "%s %s: %v\n", p.name, name, err)
+		return 1
+	}
+	err = c.run(rest, stdout, stderr)
+	stop()
 	switch {
 	case err == nil, errors.Is(err, pflag.ErrHelp):
 		return 0
@@ -124,6 +131,31 @@ func (p *Program) Main(args []string, stdout, stderr io.Writer) int {
 		return ee.Code
 	}
 	return 1
+}
+
+// EnvCPUProfile names the environment variable that, when set to a file
+// name, makes Main write a CPU profile of the whole command into that file
+// (runtime/pprof; read it with go tool pprof).
+const EnvCPUProfile = "NSRNN_CPUPROFILE"
+
+// startProfile starts a CPU profile into the file path, if path is not
+// empty, and returns the function that stops it and closes the file.
+func startProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvCPUProfile, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", EnvCPUProfile, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // FlagSet returns a new flag set for the command name that reports parse

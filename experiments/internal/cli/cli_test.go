@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -111,5 +112,30 @@ func TestCommandLine(t *testing.T) {
 	got := New("prog").CommandLine([]string{"train", "--out", "a b"})
 	if !strings.HasSuffix(got, " train --out 'a b'") {
 		t.Errorf("CommandLine: %q", got)
+	}
+}
+
+func TestMainCPUProfile(t *testing.T) {
+	p := testProgram(nil)
+	path := t.TempDir() + "/cpu.prof"
+	t.Setenv(EnvCPUProfile, path)
+	var stdout, stderr bytes.Buffer
+	if code := p.Main([]string{"run"}, &stdout, &stderr); code != 0 || stdout.String() != "ran\n" {
+		t.Fatalf("status %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A pprof profile is a gzip-compressed protocol buffer.
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("%s: %d bytes, not a gzip-compressed profile", path, len(b))
+	}
+
+	t.Setenv(EnvCPUProfile, t.TempDir()+"/missing/cpu.prof")
+	stdout.Reset()
+	stderr.Reset()
+	if code := p.Main([]string{"run"}, &stdout, &stderr); code != 1 || stdout.Len() != 0 || !strings.Contains(stderr.String(), EnvCPUProfile) {
+		t.Errorf("unwritable profile: status %d, stdout %q, stderr %q; want status 1, nothing run, an error naming %s", code, stdout.String(), stderr.String(), EnvCPUProfile)
 	}
 }
