@@ -375,7 +375,7 @@ func checkState(st *trainState, c *TrainConfig, steps int, stateful bool, lr0 fl
 	case st.BestEpoch > 0 && st.Best == nil:
 		return 0, fmt.Errorf("it has no copy of the best model")
 	}
-	sched := scheduleState{best: math.Inf(1), lr: lr0}
+	sched := scheduleState{best: math.Inf(1), lr: lr0, rateBest: math.Inf(1)}
 	elapsed := 0.0
 	for i, r := range st.History {
 		e := i + 1

@@ -49,8 +49,9 @@
 // the loss of a stream cut into chunks of any sizes equals its loss
 // computed as one chunk. Where the update after a chunk's last token is
 // differentiated is a choice (Stream.SetBoundary): computed in that chunk
-// and carried as a constant (BoundaryInChunk, the default), or, as the
-// authors' code does, computed at the start of the next chunk from the
+// and carried as a constant (BoundaryInChunk, the default, as the authors'
+// code does for the nondeterministic stacks), or, as their code does for
+// the superposition stack, computed at the start of the next chunk from the
 // carried hidden state, inside its graph, so that the next chunk's loss
 // trains the stack's action layer through it (BoundaryNextChunk; on the
 // CPU and the GPU). A chunk's loss is the mean cross-entropy over its
@@ -63,7 +64,9 @@
 // Fit trains a model on an Objective (the gradient steps of an epoch and a
 // validation score) with an Optimizer (Adam or SGD), gradient-norm
 // clipping, a learning-rate Schedule driven by the validation score (the
-// paper's Plateau, or one of your own: Improves, Next and Check), early
+// paper's Plateau; PerplexityPlateau, the authors' Penn Treebank rule,
+// which judges the rate's decay apart from the best parameters
+// (RateSchedule); or one of your own: Improves, Next and Check), early
 // stopping and the best parameters restored at the end; a Recorder
 // receives its events
 // (progress, logs, early interruption with ErrStop). An objective may carry

@@ -215,3 +215,119 @@ func TestFitWarmupSchedule(t *testing.T) {
 		}
 	}
 }
+
+// TestPerplexityPlateau checks PerplexityPlateau's methods against their
+// definition (PyTorch's ReduceLROnPlateau on the perplexity for the rate;
+// any decrease for the best parameters).
+func TestPerplexityPlateau(t *testing.T) {
+	p := PerplexityPlateau{Factor: 0.5, Patience: 0, Threshold: 1e-4}
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		score, best     float64
+		improves, rates bool
+	}{
+		{4.8, inf, true, true}, {math.NaN(), inf, false, false},
+		{4.8586, 4.8590, true, true},       // a fall of 4·10⁻⁴ nats: ppl × 0.9996
+		{4.85895, 4.8590, true, false},     // 5·10⁻⁵ nats: ppl × 0.99995, above 1 − 10⁻⁴
+		{4.8590, 4.8590, false, false},     // no change
+		{4.8600, 4.8590, false, false},     // worse
+		{4.85803, 4.85849, true, true},     // jm-hidden-247-lr16's epoch 8 (Plateau on the cross-entropy: false)
+		{math.NaN(), 4.8590, false, false}, // NaN never improves
+		{-1e-3, 0, true, true},             // perplexity below 1 (a score below 0)
+	} {
+		if got := p.Improves(tc.score, tc.best); got != tc.improves {
+			t.Errorf("Improves(%g, %g) = %v, want %v", tc.score, tc.best, got, tc.improves)
+		}
+		if got := p.RateImproves(tc.score, tc.best); got != tc.rates {
+			t.Errorf("RateImproves(%g, %g) = %v, want %v", tc.score, tc.best, got, tc.rates)
+		}
+	}
+	if (Plateau{Factor: 0.5, Threshold: 1e-4}).Improves(4.85803, 4.85849) {
+		t.Errorf("Plateau on the cross-entropy counts a fall of 4.6e-4 nats from 4.858 as an improvement; the test's premise is wrong")
+	}
+	for _, bad := range []PerplexityPlateau{{Factor: 0}, {Factor: 0.5, Patience: -1}, {Factor: 0.5, Threshold: 1}} {
+		if bad.Check() == nil {
+			t.Errorf("Check(%+v) accepted", bad)
+		}
+	}
+	if scheduleSetting(&p) != scheduleSetting(p) || scheduleSetting(p) != "PerplexityPlateau{Factor:0.5 Patience:0 Threshold:0.0001}" {
+		t.Errorf("scheduleSetting(%+v) = %q", p, scheduleSetting(p))
+	}
+}
+
+// TestFitPerplexityPlateau: Fit keeps two judgements with a RateSchedule.
+// An epoch whose score falls by less than the rate's threshold is an
+// improvement (best parameters, early stopping) but decays the rate, and
+// the rate's best moves only with the epochs that it accepts; a run
+// interrupted and resumed replays the same.
+func TestFitPerplexityPlateau(t *testing.T) {
+	// Rate rule: relative threshold 0.1 on exp(score), i.e. a fall of
+	// more than −ln 0.9 ≈ 0.1054 nats.
+	sched := PerplexityPlateau{Factor: 0.5, Patience: 0, Threshold: 0.1}
+	scores := []float64{
+		5,    // 1: improves (both)
+		4.95, // 2: improves; rate: 0.05 < 0.1054, decay → 0.5 after it
+		4.9,  // 3: improves; rate best still 5: fall 0.1 < 0.1054, decay → 0.25
+		4.85, // 4: improves; rate: fall 0.15 from 5, accepted (rate best 4.85)
+		4.86, // 5: no improvement (bad 1); rate decays → 0.125
+		4.84, // 6: improves; rate: fall 0.01 from 4.85, decay → 0.0625
+		4.9,  // 7: bad 1 → decay → 0.03125
+		4.9,  // 8: bad 2: early stop
+	}
+	want := []struct {
+		improved bool
+		lr       float64
+	}{{true, 1}, {true, 1}, {true, 0.5}, {true, 0.25}, {false, 0.25}, {true, 0.125}, {false, 0.0625}, {false, 0.03125}}
+	cfg := func(ckpt string, stopAfter int) TrainConfig {
+		epochs := 0
+		return TrainConfig{Optimizer: NewSGD(1), Schedule: &sched, EarlyStop: 2, MaxEpochs: 20, Checkpoint: ckpt,
+			Recorder: RecorderFunc(func(e Event) error {
+				if e.Kind == EpochDone {
+					if epochs++; epochs == stopAfter {
+						return ErrStop
+					}
+				}
+				return nil
+			})}
+	}
+	newModel := func() *Model {
+		m, err := New(Config{Kind: LSTM, InputVocab: 2, OutputVocab: 3, Hidden: 2}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := newModel()
+	res, err := Fit(m, &scriptedObjective{m: m, scores: scores}, cfg("", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.History) != len(want) || !res.Finished || res.BestEpoch != 6 {
+		t.Fatalf("%d epochs (finished %v, best %d), want %d finished with best epoch 6", len(res.History), res.Finished, res.BestEpoch, len(want))
+	}
+	for i, w := range want {
+		if r := res.History[i]; r.Improved != w.improved || r.LearningRate != w.lr {
+			t.Errorf("epoch %d: improved %v at lr %g, want %v at %g", i+1, r.Improved, r.LearningRate, w.improved, w.lr)
+		}
+	}
+	for _, stop := range []int{3, 5} {
+		ckpt := filepath.Join(t.TempDir(), "checkpoint")
+		m2 := newModel()
+		obj := &scriptedObjective{m: m2, scores: scores}
+		if r, err := Fit(m2, obj, cfg(ckpt, stop)); err != nil || r.Finished {
+			t.Fatalf("run interrupted after epoch %d: %v", stop, err)
+		}
+		r2, err := Fit(m2, obj, cfg(ckpt, 0))
+		if err != nil {
+			t.Fatalf("resumed after epoch %d: %v", stop, err)
+		}
+		if len(r2.History) != len(want) || r2.BestEpoch != 6 {
+			t.Fatalf("resumed after epoch %d: %d epochs, best %d", stop, len(r2.History), r2.BestEpoch)
+		}
+		for i, w := range want {
+			if r := r2.History[i]; r.Improved != w.improved || r.LearningRate != w.lr {
+				t.Errorf("resumed after epoch %d: epoch %d improved %v at lr %g, want %v at %g", stop, i+1, r.Improved, r.LearningRate, w.improved, w.lr)
+			}
+		}
+	}
+}

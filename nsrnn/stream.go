@@ -74,7 +74,9 @@ const (
 	BoundaryInChunk Boundary = iota
 	// BoundaryNextChunk computes it at the start of the next chunk, from
 	// the carried (detached) hidden state, inside that chunk's graph, as
-	// the authors' code does: the next chunk's loss then sends gradient
+	// the authors' code does for the superposition stack (JM; their
+	// nondeterministic stacks compute it in the ending chunk, as
+	// BoundaryInChunk): the next chunk's loss then sends gradient
 	// through it into the stack's own parameters (the action layer, and
 	// a learned pushed vector), one more update per chunk than
 	// BoundaryInChunk differentiates. The carried state holds the stack

@@ -111,6 +111,69 @@ func (p Plateau) Check() error {
 	return nil
 }
 
+// A RateSchedule is a Schedule that judges the epochs for the learning
+// rate by a rule of its own, apart from Improves, as PyTorch's
+// ReduceLROnPlateau does beside a separate early stopping: Improves then
+// decides only the best parameters and early stopping, while Next is
+// given the consecutive epochs without improvement by RateImproves, each
+// judged against the best score by that rule (kept apart: +Inf before the
+// first epoch, and moved only by the epochs RateImproves accepts).
+type RateSchedule interface {
+	Schedule
+	// RateImproves reports whether a validation score improves, for the
+	// learning rate, on the best so far by this rule (+Inf before the
+	// first epoch); lower is better.
+	RateImproves(score, best float64) bool
+}
+
+// PerplexityPlateau is the learning-rate schedule of the authors' Penn
+// Treebank training: the rate decays by Factor as PyTorch's
+// ReduceLROnPlateau (mode "min", relative threshold) judges the
+// validation perplexity exp(score), while any decrease of the score
+// counts as an improvement for the best parameters and early stopping.
+// With Threshold 1e-4 an epoch keeps the rate when its perplexity is
+// below (1 − 10⁻⁴) times the best, a fall of about 10⁻⁴ nats, where
+// Plateau with the same threshold on the cross-entropy asks for a fall of
+// 10⁻⁴ times the cross-entropy itself (about 5·10⁻⁴ nats on the Penn
+// Treebank).
+type PerplexityPlateau struct {
+	// Factor multiplies the learning rate at each decay (0 < Factor ≤ 1).
+	Factor float64
+	// Patience is the number of consecutive epochs without improvement
+	// of the perplexity (by Threshold) that are tolerated, as in Plateau.
+	Patience int
+	// Threshold is the relative fall of the perplexity an epoch needs to
+	// keep the rate: exp(score) < exp(best)·(1 − Threshold).
+	Threshold float64
+}
+
+// Improves reports whether score is below best: any decrease counts, and
+// any score but NaN improves on +Inf.
+func (p PerplexityPlateau) Improves(score, best float64) bool {
+	if math.IsInf(best, 1) {
+		return !math.IsNaN(score)
+	}
+	return score < best
+}
+
+// RateImproves reports whether the perplexity exp(score) is below
+// exp(best)·(1 − Threshold); any score but NaN improves on +Inf.
+func (p PerplexityPlateau) RateImproves(score, best float64) bool {
+	if math.IsInf(best, 1) {
+		return !math.IsNaN(score)
+	}
+	return math.Exp(score) < math.Exp(best)*(1-p.Threshold)
+}
+
+// Next multiplies lr by Factor at every (Patience+1)-th consecutive epoch
+// without improvement of the perplexity.
+func (p PerplexityPlateau) Next(lr float64, epoch, bad int) float64 {
+	return Plateau(p).Next(lr, epoch, bad)
+}
+
+// Check requires 0 < Factor ≤ 1, Patience ≥ 0 and 0 ≤ Threshold < 1.
+func (p PerplexityPlateau) Check() error { return Plateau(p).Check() }
+
 // scheduleSetting describes a schedule for the checkpoint's resume check
 // (a Plateau as checkpoints have always written it).
 func scheduleSetting(s Schedule) string {
@@ -119,6 +182,10 @@ func scheduleSetting(s Schedule) string {
 		return fmt.Sprintf("%+v", p)
 	case *Plateau:
 		return fmt.Sprintf("%+v", *p)
+	case PerplexityPlateau:
+		return fmt.Sprintf("PerplexityPlateau%+v", p)
+	case *PerplexityPlateau:
+		return fmt.Sprintf("PerplexityPlateau%+v", *p)
 	}
 	return fmt.Sprintf("%T%+v", s, s)
 }
@@ -134,7 +201,8 @@ type TrainConfig struct {
 	// Clip is the gradient-norm threshold (default 5; negative disables).
 	Clip float64
 	// Schedule is the learning-rate schedule; nil is CFLPlateau. A
-	// Plateau or a *Plateau, or a Schedule of your own.
+	// Plateau or a *Plateau, a PerplexityPlateau, or a Schedule of your
+	// own.
 	Schedule Schedule
 	// EarlyStop ends training after this many consecutive epochs without
 	// improvement (default 10).
@@ -858,10 +926,36 @@ func (t *trainer) checkpoint() error {
 // scheduleState is where the schedule stands after some epochs: the best
 // score and its epoch, the epochs without improvement since, and the
 // learning rate of the next epoch.
+//
+// For a RateSchedule, rateBest and rateBad are the best score and the
+// epochs without improvement by its RateImproves; a state made from a
+// checkpoint's counters gets them from its history (rateState).
 type scheduleState struct {
 	best           float64
 	bestEpoch, bad int
 	lr             float64
+
+	rateBest float64
+	rateBad  int
+}
+
+// rateState replays a RateSchedule's rule over the validation scores of a
+// history: the best score by RateImproves and the consecutive epochs
+// without improvement by it at the end. Other schedules give +Inf, 0.
+func rateState(sched Schedule, history []EpochRecord) (best float64, bad int) {
+	best = math.Inf(1)
+	rs, ok := sched.(RateSchedule)
+	if !ok {
+		return best, 0
+	}
+	for _, r := range history {
+		if rs.RateImproves(r.ValidCrossEntropy, best) {
+			best, bad = r.ValidCrossEntropy, 0
+		} else {
+			bad++
+		}
+	}
+	return best, bad
 }
 
 // advance judges the score of epoch (1-based) and moves the state past
@@ -875,7 +969,16 @@ func (s *scheduleState) advance(sched Schedule, epoch int, score float64) bool {
 	} else {
 		s.bad++
 	}
-	s.lr = sched.Next(s.lr, epoch, s.bad)
+	bad := s.bad
+	if rs, ok := sched.(RateSchedule); ok {
+		if rs.RateImproves(score, s.rateBest) {
+			s.rateBest, s.rateBad = score, 0
+		} else {
+			s.rateBad++
+		}
+		bad = s.rateBad
+	}
+	s.lr = sched.Next(s.lr, epoch, bad)
 	return improved
 }
 
@@ -897,6 +1000,7 @@ func (t *trainer) endEpoch() error {
 		LearningRate: cfg.Optimizer.LearningRate(),
 	}
 	sched := scheduleState{best: st.BestValid, bestEpoch: st.BestEpoch, bad: st.Bad, lr: cfg.Optimizer.LearningRate()}
+	sched.rateBest, sched.rateBad = rateState(cfg.Schedule, st.History)
 	r.Improved = sched.advance(cfg.Schedule, epoch, ce)
 	st.BestValid, st.BestEpoch, st.Bad = sched.best, sched.bestEpoch, sched.bad
 	cfg.Optimizer.SetLearningRate(sched.lr)

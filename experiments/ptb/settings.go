@@ -63,6 +63,42 @@ type settings struct {
 	// computed (--boundary, nsrnn.Boundary): "next-chunk", or empty for
 	// "in-chunk", as in the runs made before there was a choice.
 	Boundary string `json:"boundary,omitempty"`
+	// Improvement is how an epoch's validation score is judged
+	// (--improvement): "perplexity" (the authors' rule,
+	// nsrnn.PerplexityPlateau), or empty for "cross-entropy"
+	// (nsrnn.Plateau with the same threshold on the cross-entropy), as in
+	// the runs made before there was a choice.
+	Improvement string `json:"improvement,omitempty"`
+}
+
+// The values of --improvement.
+const (
+	improvePerplexity   = "perplexity"
+	improveCrossEntropy = "cross-entropy"
+)
+
+// improvementSetting checks a value of --improvement and returns what
+// run.json records for it (empty for cross-entropy).
+func improvementSetting(v string) (string, error) {
+	switch v {
+	case improvePerplexity:
+		return v, nil
+	case improveCrossEntropy:
+		return "", nil
+	}
+	return "", fmt.Errorf("--improvement %q: want %s or %s", v, improvePerplexity, improveCrossEntropy)
+}
+
+// schedule returns the learning-rate schedule of the settings: the rate
+// decays by Decay after every epoch without improvement (relative
+// threshold 1e-4, as PyTorch's ReduceLROnPlateau by default), judged on
+// the validation perplexity with any decrease keeping the best parameters
+// (the authors' rule), or on the cross-entropy for everything.
+func (s *settings) schedule() nsrnn.Schedule {
+	if s.Improvement == improvePerplexity {
+		return &nsrnn.PerplexityPlateau{Factor: s.Decay, Patience: 0, Threshold: 1e-4}
+	}
+	return &nsrnn.Plateau{Factor: s.Decay, Patience: 0, Threshold: 1e-4}
 }
 
 // corpusFiles are the split files of a corpus of any names.
@@ -158,6 +194,7 @@ var savedFlags = []struct {
 	{"seed", func(s *settings) string { return strconv.FormatUint(s.Seed, 10) }},
 	{"precision", func(s *settings) string { return cmp.Or(s.Precision, "float64") }},
 	{"boundary", func(s *settings) string { return cmp.Or(s.Boundary, nsrnn.BoundaryInChunk.String()) }},
+	{"improvement", func(s *settings) string { return cmp.Or(s.Improvement, improveCrossEntropy) }},
 }
 
 // settingFlags names the flag of each key of run.json (nested keys joined
@@ -171,7 +208,7 @@ var settingFlags = map[string]string{
 	"model.bottom_vector": "--bottom-vector", "model.input_vocab": "--data (its vocabulary size)",
 	"model.output_vocab": "--data (its vocabulary size)", "batch": "--batch", "bptt": "--bptt", "lr": "--lr",
 	"clip": "--clip", "epochs": "--epochs", "early_stop": "--early-stop", "decay": "--decay", "seed": "--seed",
-	"precision": "--precision", "boundary": "--boundary",
+	"precision": "--precision", "boundary": "--boundary", "improvement": "--improvement",
 }
 
 // readRunSettings reads the settings of the run in dir; exists is false

@@ -106,6 +106,10 @@ type sweepSettings struct {
 	// Boundary is the runs' --boundary, "next-chunk", or empty for
 	// "in-chunk" (sweeps made before the choice existed).
 	Boundary string `json:"boundary,omitempty"`
+	// Improvement is the runs' --improvement, "perplexity", or empty for
+	// "cross-entropy" (sweeps made before the choice existed, whose runs
+	// keep it).
+	Improvement string `json:"improvement,omitempty"`
 }
 
 // lrRange returns the range the sweep draws learning rates from.
@@ -173,6 +177,7 @@ func plan(s sweepSettings, out string) ([]sweepRun, error) {
 			if s.Boundary != "" {
 				r.Args = append(r.Args, "--boundary", s.Boundary)
 			}
+			r.Args = append(r.Args, "--improvement", cmp.Or(s.Improvement, improveCrossEntropy))
 			runs = append(runs, r)
 		}
 	}
@@ -220,7 +225,8 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	lrFlag := fs.String("lr-range", fmt.Sprintf("%g:%g", float64(lrMin), float64(lrMax)), "MIN:MAX of the log-uniform learning rates, for the per-token mean loss (the authors' released range; a sweep keeps the range it was made with)")
 	out := fs.String("out", "", "sweep directory (required): sweep.json, and <model>/run-NN for each run with its output in <that>.log")
 	precFlag := precisionFlag(fs, "float32", "of every run")
-	boundaryFlag := fs.String("boundary", nsrnn.BoundaryInChunk.String(), "every run's --boundary: where the stack update after a chunk's last token is computed, in-chunk or next-chunk (as the authors' code); recorded in sweep.json")
+	boundaryFlag := fs.String("boundary", nsrnn.BoundaryInChunk.String(), "every run's --boundary: where the stack update after a chunk's last token is computed, in-chunk or next-chunk (as the authors' code for JM; theirs for RNS is in-chunk); recorded in sweep.json")
+	improveFlag := fs.String("improvement", improvePerplexity, "every run's --improvement: how an epoch's validation score is judged, perplexity (the authors' rule) or cross-entropy; recorded in sweep.json (a sweep made before the choice keeps cross-entropy)")
 	jobs := fs.Int("jobs", 1, "runs trained at once on this machine (each run gets GOMAXPROCS = CPUs/jobs unless GOMAXPROCS is set)")
 	retries := fs.Int("retries", 1, "times a run that fails with an error (not a signal) is resumed from its last checkpoint before it counts as failed; its results are those it would have had without the failure")
 	slurm := cli.AddSlurmFlags(fs, "ptb", "2-00:00:00", "8G", 2)
@@ -267,6 +273,12 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--boundary: %w", err)
 	} else if b != nsrnn.BoundaryInChunk {
 		s.Boundary = b.String()
+	}
+	if s.Improvement, err = improvementSetting(*improveFlag); err != nil {
+		return err
+	}
+	if !fs.Changed("improvement") && sweepLacks(*out, "improvement") {
+		s.Improvement = "" // an older sweep's runs keep their rule
 	}
 	if err := slurm.Check(); err != nil {
 		return err
@@ -391,7 +403,12 @@ func sweepJobs(runs []sweepRun) []cli.SweepRun {
 
 // legacySweep reports whether dir holds a sweep.json made before the
 // learning rate's range was recorded (one without lr_range).
-func legacySweep(dir string) bool {
+func legacySweep(dir string) bool { return sweepLacks(dir, "lr_range") }
+
+// sweepLacks reports whether dir holds a readable sweep.json without the
+// setting key: a sweep made before the setting was recorded, or (for an
+// omitempty one) with its empty value.
+func sweepLacks(dir, key string) bool {
 	raw, err := readlimit.File(filepath.Join(dir, "sweep.json"), readlimit.JSON, false)
 	if err != nil {
 		return false
@@ -400,7 +417,7 @@ func legacySweep(dir string) bool {
 	if json.Unmarshal(raw, &fields) != nil {
 		return false
 	}
-	_, ok := fields["lr_range"]
+	_, ok := fields[key]
 	return !ok
 }
 

@@ -494,3 +494,46 @@ func TestSweepBoundary(t *testing.T) {
 		}
 	}
 }
+
+// --improvement reaches every run of a sweep (cross-entropy named
+// explicitly, so that a sweep made before the choice keeps it in its new
+// runs) and sweep.json; a sweep.json without it keeps cross-entropy
+// unless the flag is given.
+func TestSweepImprovement(t *testing.T) {
+	base := sweepSettings{Data: "d", Models: []string{"rns-1-2"}, Runs: 2, Seed: 1, Epochs: 2, Batch: 32, BPTT: 35}
+	for _, tc := range []struct{ setting, arg string }{{"", "--improvement cross-entropy"}, {"perplexity", "--improvement perplexity"}} {
+		s := base
+		s.Improvement = tc.setting
+		runs, err := plan(s, "out")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			if joined := strings.Join(r.Args, " "); !strings.Contains(joined, tc.arg) {
+				t.Errorf("improvement %q: run args %s lack %s", tc.setting, joined, tc.arg)
+			}
+		}
+		js, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(js), `"improvement"`); got != (tc.setting != "") {
+			t.Errorf("improvement %q: sweep.json %s", tc.setting, js)
+		}
+	}
+	data := tinyCorpus(t)
+	dir := t.TempDir()
+	legacy := filepath.Join(dir, "legacy")
+	if err := os.MkdirAll(legacy, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(legacy, "sweep.json"), []byte(`{"data":"x","models":["lstm-256"],"runs":5,"seed":1,"epochs":100,"batch":32,"bptt":35}`), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if !sweepLacks(legacy, "improvement") || sweepLacks(filepath.Join(dir, "none"), "improvement") {
+		t.Error("sweepLacks: wrong for a sweep.json without the key or for no sweep.json")
+	}
+	if _, e, code := runCmd("sweep", "--data", data, "--models", "lstm-256", "--runs", "5", "--out", filepath.Join(dir, "new"), "--improvement", "loss", "--dry-run"); code == 0 || !strings.Contains(e, "--improvement") {
+		t.Errorf("--improvement loss: code %d, %s", code, e)
+	}
+}

@@ -79,7 +79,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	report := fs.Duration("report-every", time.Minute, "progress line interval when stderr is not a terminal")
 	stopAfter := fs.Int("stop-after-steps", 0, "stop cleanly after this many training steps (for testing resumption)")
 	precFlag := precisionFlag(fs, "float32", "recorded in run.json")
-	boundaryFlag := fs.String("boundary", nsrnn.BoundaryInChunk.String(), "where the stack update after a chunk's last token is computed: in-chunk (in that chunk, its result carried to the next as a constant) or next-chunk (as the authors' code: at the start of the next chunk, from the carried hidden state, so that the next chunk's loss trains the stack's action layer through it); forward values are the same; recorded in run.json")
+	boundaryFlag := fs.String("boundary", nsrnn.BoundaryInChunk.String(), "where the stack update after a chunk's last token is computed: in-chunk (in that chunk, its result carried to the next as a constant) or next-chunk (as the authors' code for JM; theirs for RNS is in-chunk: at the start of the next chunk, from the carried hidden state, so that the next chunk's loss trains the stack's action layer through it); forward values are the same; recorded in run.json")
+	improveFlag := fs.String("improvement", improvePerplexity, "how an epoch's validation score is judged: perplexity (the authors' rule: the learning rate decays unless the perplexity falls below (1 − 1e-4) times the best, as PyTorch's ReduceLROnPlateau, while any decrease keeps the parameters as the best and resets --early-stop) or cross-entropy (one rule for all three: a fall of more than 1e-4 times the best cross-entropy, as the runs made before 2026-11-28); recorded in run.json")
 	devFlag := cli.DeviceFlag(fs, "ptb", "recorded in run.json; --resume may give another")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -129,6 +130,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	if boundary != nsrnn.BoundaryInChunk {
 		s.Boundary = boundary.String()
+	}
+	if s.Improvement, err = improvementSetting(*improveFlag); err != nil {
+		return err
 	}
 	files := *trainFile != "" || *validFile != "" || *testFile != ""
 	switch {
@@ -315,7 +319,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	tc := nsrnn.TrainConfig{
 		Optimizer: nsrnn.NewSGD(s.LR), Clip: s.Clip,
-		Schedule:  &nsrnn.Plateau{Factor: s.Decay, Patience: 0, Threshold: 1e-4},
+		Schedule:  s.schedule(),
 		EarlyStop: s.EarlyStop, MaxEpochs: s.Epochs,
 		Checkpoint: filepath.Join(*out, protocol.CheckpointFile), CheckpointEvery: *every,
 		Settings: ckptSettings,
