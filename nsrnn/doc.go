@@ -226,7 +226,8 @@
 // # Graphs and memory
 //
 // Each model builds and caches one gorgonia graph per mode, length, batch
-// size and whether it computes gradients (at most MaxGraphs); all of them
+// size and whether it computes gradients (within GraphCacheBytes, and
+// MaxGraphs if set, the least recently used dropped first); all of them
 // share the model's parameter tensors. Every heavy kernel is one fused node
 // per step with a hand-written backward pass, so a graph has O(n) nodes.
 // Weight gradients are accumulated in place per graph, never one full-size

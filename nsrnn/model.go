@@ -66,10 +66,21 @@ type Scheme = param.Scheme
 // ErrConcurrentUse.
 type Model struct {
 	// MaxGraphs bounds the number of compiled graphs the model caches;
-	// the least recently used are dropped first. 0 means no bound. The
-	// default is 256, enough for the lengths 40–100 of the paper's
-	// test sets with and without gradients.
+	// the least recently used are dropped first. 0, the default, means
+	// no bound by number: GraphCacheBytes bounds the cache.
 	MaxGraphs int
+
+	// GraphCacheBytes bounds the memory of the compiled graphs the model
+	// caches, as estimated from their sizes (positions × batch × the
+	// values a position holds; the stacks' tapes are shared by a model's
+	// graphs and not counted): the least recently used are dropped first,
+	// and the graph just built is always kept. 0 means no bound. The
+	// default is DefaultGraphCacheBytes. A graph dropped is compiled
+	// again when needed, at a cost that grows with the square of its
+	// length (gorgonia's compiler), so a bound smaller than the graphs
+	// of one epoch (one per length, batch size and part, with and without
+	// gradients) makes every epoch compile them all again.
+	GraphCacheBytes int64
 
 	// Precision is the arithmetic of the large matrix products, read at
 	// every run: the output layer's (the product with W_hy, its softmax
@@ -106,6 +117,8 @@ type Model struct {
 	params []*param.Param
 	graphs map[graphKey]*graph
 	order  []graphKey // least recently used first
+	// cacheBytes is the sum of the cached graphs' bytes.
+	cacheBytes float64
 	// replicas[p-1] is the stack of part p ≥ 1 (see Workers).
 	replicas []stacks.Layer
 	// partGrads holds the combined gradients of a split batch.
@@ -136,7 +149,7 @@ func build(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{cfg: cfg, kind: kind, graphs: map[graphKey]*graph{}, MaxGraphs: 256}
+	m := &Model{cfg: cfg, kind: kind, graphs: map[graphKey]*graph{}, GraphCacheBytes: DefaultGraphCacheBytes}
 	if cfg.Embedding > 0 {
 		m.embed = param.New("embedding", cfg.InputVocab, cfg.Embedding)
 		m.params = append(m.params, m.embed)
@@ -272,6 +285,17 @@ type graph struct {
 	final controller.State
 	// stack is the graph's stack instance (nil for the LSTM).
 	stack stacks.Instance
+	// bytes estimates the memory of the graph's values (graphBytes).
+	bytes float64
+}
+
+// DefaultGraphCacheBytes is the default of Model.GraphCacheBytes: 1 GiB.
+const DefaultGraphCacheBytes = 1 << 30
+
+// graphBytes estimates the memory of the values of a graph for batch
+// sequences over positions positions, as checkSize does.
+func (c Config) graphBytes(batch, positions int) float64 {
+	return float64(positions) * float64(batch) * c.positionBytes()
 }
 
 // graphFor returns the cached graph for key, building it if needed.
@@ -297,9 +321,12 @@ func (m *Model) graphFor(key graphKey) (*graph, error) {
 	gr.setPrecision(m.Precision)
 	m.graphs[key] = gr
 	m.order = append(m.order, key)
-	for m.MaxGraphs > 0 && len(m.order) > m.MaxGraphs {
+	m.cacheBytes += gr.bytes
+	for len(m.order) > 1 && (m.MaxGraphs > 0 && len(m.order) > m.MaxGraphs ||
+		m.GraphCacheBytes > 0 && m.cacheBytes > float64(m.GraphCacheBytes)) {
 		old := m.order[0]
 		m.order = m.order[1:]
+		m.cacheBytes -= m.graphs[old].bytes
 		m.graphs[old].vm.Close()
 		delete(m.graphs, old)
 	}
@@ -342,6 +369,7 @@ func (m *Model) ReleaseGraphs() {
 	}
 	m.graphs = map[graphKey]*graph{}
 	m.order = nil
+	m.cacheBytes = 0
 }
 
 func (m *Model) buildGraph(key graphKey) (*graph, error) {
@@ -388,7 +416,7 @@ func (m *Model) CheckBatch(batch, n int) error {
 // carry): MaxGraphBytes to the graph and, for a stack whose memory grows
 // with the run (stacks.Sizer), stacks.MaxTapeBytes to its tape.
 func (m *Model) checkSize(batch, n, positions, stackSteps int, carry bool) error {
-	if bytes := float64(positions) * float64(batch) * m.cfg.positionBytes(); bytes > MaxGraphBytes {
+	if bytes := m.cfg.graphBytes(batch, positions); bytes > MaxGraphBytes {
 		return fmt.Errorf("%w: a graph for a batch of %d over %d positions would take about %.3g GiB, more than the limit of %d GiB (MaxGraphBytes): reduce the batch or the length",
 			ErrTooLarge, batch, n, bytes/(1<<30), MaxGraphBytes>>30)
 	}
@@ -423,6 +451,7 @@ func (m *Model) buildGraphOnce(key graphKey) (*graph, error) {
 	if err := m.checkSize(batch, n, positions, stackSteps, stream); err != nil {
 		return nil, err
 	}
+	gr.bytes = m.cfg.graphBytes(batch, positions)
 	gr.tokens = tensor.New(tensor.WithShape(batch, width), tensor.Of(tensor.Float64))
 	gr.targets = tensor.New(tensor.WithShape(batch, positions), tensor.Of(tensor.Float64))
 	tokens := G.NewMatrix(g, tensor.Float64, G.WithShape(batch, width), G.WithName("tokens"), G.WithValue(gr.tokens))

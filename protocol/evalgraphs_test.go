@@ -24,6 +24,7 @@ func TestEvaluateByLengthBoundsGraphs(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.Workers = workers
+		m.MaxGraphs = 256 // a caller's bound, restored afterwards
 		rep, err := EvaluateByLength(m, task, strs, 5, 29, 2)
 		if err != nil {
 			t.Fatal(err)
