@@ -1,6 +1,7 @@
 package nsrnn_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -157,6 +158,38 @@ func BenchmarkStreamStepPTB(b *testing.B) {
 					}
 				}
 				b.ReportMetric(peak, "peak-MiB")
+				b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+			})
+		}
+	}
+}
+
+// BenchmarkStreamStepPTBBatch is BenchmarkStreamStepPTB (float32) for
+// RNS 1-2 and RNS 3-4 at B = 4, 8, 16 and 32 streams: how the rate per
+// token moves with the batch, whose streams' triangles of the dynamic
+// program, about 1.4 MB each for RNS 3-4, stop fitting the caches as the
+// batch grows while the LSTM's products get more rows.
+func BenchmarkStreamStepPTBBatch(b *testing.B) {
+	const steps = 35
+	for _, c := range ptbBenchModels() {
+		if c.name != "rns-1-2" && c.name != "rns-3-4" {
+			continue
+		}
+		for _, batch := range []int{4, 8, 16, 32} {
+			b.Run(fmt.Sprintf("%s/B%d", c.name, batch), func(b *testing.B) {
+				s := benchStream(b, c.cfg, nsrnn.Float32, batch)
+				in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
+				for range 2 { // untimed: the graph, the tapes, the caches
+					if _, _, err := s.Gradient(in, tgt); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, _, err := s.Gradient(in, tgt); err != nil {
+						b.Fatal(err)
+					}
+				}
 				b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 			})
 		}

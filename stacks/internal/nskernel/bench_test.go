@@ -156,6 +156,49 @@ func BenchmarkLimitedStreamPTB(b *testing.B) {
 	}
 }
 
+// BenchmarkLimitedStreamBatch is BenchmarkLimitedStreamPTB's RNS 3-4 (m =
+// 12, window 35) for batches of 1, 4 and 16 streams on one thread, 350
+// tokens each: the rate per token as the streams' triangles (about 1.4 MB
+// each with their adjoints) outgrow the caches.
+func BenchmarkLimitedStreamBatch(b *testing.B) {
+	c := Config{States: 3, Symbols: 4, StateReading: true, Window: 35}
+	for _, batch := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("RNS3-4/B%d", batch), func(b *testing.B) {
+			const chunk, n = 35, 350
+			rng := rand.New(rand.NewPCG(2, 2))
+			ld := randLD(rng, c, batch, chunk, 1)
+			tp := NewTape(c, batch, chunk)
+			tp.SetThreads(1)
+			r := make([]float64, batch*c.ReadingSize())
+			g := make([]float64, batch*c.NumActions())
+			f1, _ := macs(c, 200)
+			f0, _ := macs(c, 199)
+			perTok := 3 * (f1 - f0)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var st *State
+				for s := 0; s < n; {
+					if err := tp.Begin(st); err != nil {
+						b.Fatal(err)
+					}
+					k := 0
+					for ; k < chunk && s < n; k++ {
+						tp.Step(ld[k], r)
+						s++
+					}
+					for j := k; j >= 1; j-- {
+						tp.Backward(j, r, g)
+					}
+					st = tp.StateInto(st)
+				}
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(n*batch)
+			b.ReportMetric(ns, "ns/token")
+			b.ReportMetric(perTok/ns, "GFMA/s")
+		})
+	}
+}
+
 func benchLimited(b *testing.B, c Config, n int) {
 	const chunk = 35
 	rng := rand.New(rand.NewPCG(2, 2))
