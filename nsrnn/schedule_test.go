@@ -31,6 +31,20 @@ func (o *scriptedObjective) Validate() (float64, error) {
 	return o.scores[o.epoch-1], nil
 }
 
+// stopAfterEpochs is a Recorder that stops training (ErrStop) after n
+// epochs; n = 0 never stops it.
+func stopAfterEpochs(n int) Recorder {
+	epochs := 0
+	return RecorderFunc(func(e Event) error {
+		if e.Kind == EpochDone {
+			if epochs++; epochs == n {
+				return ErrStop
+			}
+		}
+		return nil
+	})
+}
+
 // stepSchedule quarters the rate at the first epoch without improvement
 // of each run of them and counts only decreases by more than 0.5 as
 // improvements: a schedule that is not a Plateau.
@@ -55,16 +69,8 @@ func TestFitCustomSchedule(t *testing.T) {
 	}
 	scores := []float64{5, 4.8, 4, 3.9, 3.8, 3.7, 1}
 	cfg := func(ckpt string, stopAfter int) TrainConfig {
-		epochs := 0
 		return TrainConfig{Optimizer: NewSGD(1), Schedule: stepSchedule{}, EarlyStop: 3, MaxEpochs: 10, Checkpoint: ckpt,
-			Recorder: RecorderFunc(func(e Event) error {
-				if e.Kind == EpochDone {
-					if epochs++; epochs == stopAfter {
-						return ErrStop
-					}
-				}
-				return nil
-			})}
+			Recorder: stopAfterEpochs(stopAfter)}
 	}
 	res, err := Fit(m, &scriptedObjective{m: m, scores: scores}, cfg("", 0))
 	if err != nil {
@@ -164,16 +170,8 @@ func TestFitWarmupSchedule(t *testing.T) {
 	scores := []float64{5, 4, 3, 3.5, 2, 2.5, 2.6}
 	sched := warmup{base: 1, warm: 3}
 	cfg := func(ckpt string, stopAfter int) TrainConfig {
-		epochs := 0
 		return TrainConfig{Optimizer: NewSGD(0.25), Schedule: sched, EarlyStop: 2, MaxEpochs: 10, Checkpoint: ckpt,
-			Recorder: RecorderFunc(func(e Event) error {
-				if e.Kind == EpochDone {
-					if epochs++; epochs == stopAfter {
-						return ErrStop
-					}
-				}
-				return nil
-			})}
+			Recorder: stopAfterEpochs(stopAfter)}
 	}
 	newModel := func() *Model {
 		m, err := New(Config{Kind: LSTM, InputVocab: 2, OutputVocab: 3, Hidden: 2}, 1)
@@ -279,16 +277,8 @@ func TestFitPerplexityPlateau(t *testing.T) {
 		lr       float64
 	}{{true, 1}, {true, 1}, {true, 0.5}, {true, 0.25}, {false, 0.25}, {true, 0.125}, {false, 0.0625}, {false, 0.03125}}
 	cfg := func(ckpt string, stopAfter int) TrainConfig {
-		epochs := 0
 		return TrainConfig{Optimizer: NewSGD(1), Schedule: &sched, EarlyStop: 2, MaxEpochs: 20, Checkpoint: ckpt,
-			Recorder: RecorderFunc(func(e Event) error {
-				if e.Kind == EpochDone {
-					if epochs++; epochs == stopAfter {
-						return ErrStop
-					}
-				}
-				return nil
-			})}
+			Recorder: stopAfterEpochs(stopAfter)}
 	}
 	newModel := func() *Model {
 		m, err := New(Config{Kind: LSTM, InputVocab: 2, OutputVocab: 3, Hidden: 2}, 1)

@@ -26,20 +26,8 @@ func TestTrainBoundary(t *testing.T) {
 	if s := readFile(t, filepath.Join(whole, protocol.RunFile)); !strings.Contains(s, `"boundary": "next-chunk"`) {
 		t.Errorf("run.json does not record the boundary:\n%s", s)
 	}
-	args := append([]string{"train", "--data", data, "--out", part, "--checkpoint-every", "1ns"}, next...)
-	if _, e, code := runCmd(append(args, "--stop-after-steps", "40")...); code != 0 {
-		t.Fatalf("stopped run: %s", e)
-	}
-	if _, e, code := runCmd("train", "--out", part, "--resume", "--boundary", "in-chunk"); code == 0 || !strings.Contains(e, "--boundary") {
-		t.Errorf("resume with the other boundary: code %d, %s", code, e)
-	}
-	if _, e, code := runCmd("train", "--out", part, "--resume"); code != 0 {
-		t.Fatalf("resume: %s", e)
-	}
-	a, b := readFile(t, filepath.Join(whole, protocol.ModelFile)), readFile(t, filepath.Join(part, protocol.ModelFile))
-	if a == "" || a != b {
-		t.Error("the resumed run's model differs from the uninterrupted run's")
-	}
+	checkInterruptedResume(t, data, whole, part, next, "--boundary", "in-chunk")
+	a := readFile(t, filepath.Join(whole, protocol.ModelFile))
 	if _, e, code := runCmd(append([]string{"train", "--data", data, "--out", in}, tinyModel...)...); code != 0 {
 		t.Fatalf("train in-chunk: %s", e)
 	}
@@ -49,13 +37,7 @@ func TestTrainBoundary(t *testing.T) {
 	if s := readFile(t, filepath.Join(in, protocol.RunFile)); strings.Contains(s, "boundary") {
 		t.Errorf("an in-chunk run.json names a boundary (runs made before the choice have none):\n%s", s)
 	}
-	bad := filepath.Join(root, "bad")
-	if _, e, code := runCmd(append([]string{"train", "--data", data, "--out", bad, "--boundary", "authors"}, tinyModel...)...); code == 0 || !strings.Contains(e, "--boundary") {
-		t.Errorf("--boundary authors: code %d, %s", code, e)
-	}
-	if _, err := os.Stat(bad); !os.IsNotExist(err) {
-		t.Errorf("a refused run left %s (%v)", bad, err)
-	}
+	checkRefusedValue(t, data, filepath.Join(root, "bad"), "--boundary", "authors")
 }
 
 // --improvement: a new run judges its epochs by the authors' rule
@@ -81,29 +63,44 @@ func TestTrainImprovement(t *testing.T) {
 	if s := readFile(t, filepath.Join(ce, protocol.RunFile)); strings.Contains(s, "improvement") {
 		t.Errorf("a cross-entropy run.json names a rule (runs made before the choice have none):\n%s", s)
 	}
-	args := append([]string{"train", "--data", data, "--out", part, "--checkpoint-every", "1ns"}, old...)
-	if _, e, code := runCmd(append(args, "--stop-after-steps", "40")...); code != 0 {
+	checkInterruptedResume(t, data, ce, part, old, "--improvement", "perplexity")
+	if s := readFile(t, filepath.Join(part, protocol.RunFile)); strings.Contains(s, "improvement") {
+		t.Errorf("a resumed cross-entropy run took the flag's default rule:\n%s", s)
+	}
+	checkRefusedValue(t, data, filepath.Join(root, "bad"), "--improvement", "loss")
+}
+
+// checkInterruptedResume trains a run of args in part, stopped after 40
+// steps, and checks that a resume giving flag another value is refused,
+// naming it, and that the resume with the run's own settings ends with
+// the model of the uninterrupted run in whole.
+func checkInterruptedResume(t *testing.T, data, whole, part string, args []string, flag, other string) {
+	t.Helper()
+	stopped := append([]string{"train", "--data", data, "--out", part, "--checkpoint-every", "1ns", "--stop-after-steps", "40"}, args...)
+	if _, e, code := runCmd(stopped...); code != 0 {
 		t.Fatalf("stopped run: %s", e)
 	}
-	if _, e, code := runCmd("train", "--out", part, "--resume", "--improvement", "perplexity"); code == 0 || !strings.Contains(e, "--improvement") {
-		t.Errorf("resume of a cross-entropy run with --improvement perplexity: code %d, %s", code, e)
+	if _, e, code := runCmd("train", "--out", part, "--resume", flag, other); code == 0 || !strings.Contains(e, flag) {
+		t.Errorf("resume with %s %s: code %d, %s", flag, other, code, e)
 	}
 	if _, e, code := runCmd("train", "--out", part, "--resume"); code != 0 {
 		t.Fatalf("resume: %s", e)
 	}
-	a, b := readFile(t, filepath.Join(ce, protocol.ModelFile)), readFile(t, filepath.Join(part, protocol.ModelFile))
+	a, b := readFile(t, filepath.Join(whole, protocol.ModelFile)), readFile(t, filepath.Join(part, protocol.ModelFile))
 	if a == "" || a != b {
 		t.Error("the resumed run's model differs from the uninterrupted run's")
 	}
-	if s := readFile(t, filepath.Join(part, protocol.RunFile)); strings.Contains(s, "improvement") {
-		t.Errorf("a resumed cross-entropy run took the flag's default rule:\n%s", s)
+}
+
+// checkRefusedValue checks that a new run in out with flag set to value
+// is refused, naming the flag, before anything is written.
+func checkRefusedValue(t *testing.T, data, out, flag, value string) {
+	t.Helper()
+	if _, e, code := runCmd(append([]string{"train", "--data", data, "--out", out, flag, value}, tinyModel...)...); code == 0 || !strings.Contains(e, flag) {
+		t.Errorf("%s %s: code %d, %s", flag, value, code, e)
 	}
-	bad := filepath.Join(root, "bad")
-	if _, e, code := runCmd(append([]string{"train", "--data", data, "--out", bad, "--improvement", "loss"}, tinyModel...)...); code == 0 || !strings.Contains(e, "--improvement") {
-		t.Errorf("--improvement loss: code %d, %s", code, e)
-	}
-	if _, err := os.Stat(bad); !os.IsNotExist(err) {
-		t.Errorf("a refused run left %s (%v)", bad, err)
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused run left %s (%v)", out, err)
 	}
 }
 

@@ -164,48 +164,24 @@ func BenchmarkLimitedStreamBatch(b *testing.B) {
 	c := Config{States: 3, Symbols: 4, StateReading: true, Window: 35}
 	for _, batch := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("RNS3-4/B%d", batch), func(b *testing.B) {
-			const chunk, n = 35, 350
-			rng := rand.New(rand.NewPCG(2, 2))
-			ld := randLD(rng, c, batch, chunk, 1)
-			tp := NewTape(c, batch, chunk)
-			tp.SetThreads(1)
-			r := make([]float64, batch*c.ReadingSize())
-			g := make([]float64, batch*c.NumActions())
-			f1, _ := macs(c, 200)
-			f0, _ := macs(c, 199)
-			perTok := 3 * (f1 - f0)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				var st *State
-				for s := 0; s < n; {
-					if err := tp.Begin(st); err != nil {
-						b.Fatal(err)
-					}
-					k := 0
-					for ; k < chunk && s < n; k++ {
-						tp.Step(ld[k], r)
-						s++
-					}
-					for j := k; j >= 1; j-- {
-						tp.Backward(j, r, g)
-					}
-					st = tp.StateInto(st)
-				}
-			}
-			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(n*batch)
-			b.ReportMetric(ns, "ns/token")
-			b.ReportMetric(perTok/ns, "GFMA/s")
+			benchLimitedBatch(b, c, batch, 350)
 		})
 	}
 }
 
-func benchLimited(b *testing.B, c Config, n int) {
+func benchLimited(b *testing.B, c Config, n int) { benchLimitedBatch(b, c, 1, n) }
+
+// benchLimitedBatch times batch streams of n tokens each on one thread,
+// forward and backward in chunks of 35 carried through the state, and
+// reports the time and multiply-adds per token.
+func benchLimitedBatch(b *testing.B, c Config, batch, n int) {
 	const chunk = 35
 	rng := rand.New(rand.NewPCG(2, 2))
-	ld := randLD(rng, c, 1, chunk, 1)
-	tp := NewTape(c, 1, chunk)
-	r := make([]float64, c.ReadingSize())
-	g := make([]float64, c.NumActions())
+	ld := randLD(rng, c, batch, chunk, 1)
+	tp := NewTape(c, batch, chunk)
+	tp.SetThreads(1)
+	r := make([]float64, batch*c.ReadingSize())
+	g := make([]float64, batch*c.NumActions())
 	// multiply-adds per token in the steady state: a column with a full window.
 	f1, _ := macs(c, 200)
 	f0, _ := macs(c, 199)
@@ -214,19 +190,15 @@ func benchLimited(b *testing.B, c Config, n int) {
 	for i := 0; i < b.N; i++ {
 		var st *State
 		for s := 0; s < n; {
-			tp.Begin(st)
-			k := 0
-			for ; k < chunk && s < n; k++ {
-				tp.Step(ld[k], r)
-				s++
+			k := min(chunk, n-s)
+			if err := runChunk(tp, st, ld[:k], r, g); err != nil {
+				b.Fatal(err)
 			}
-			for j := k; j >= 1; j-- {
-				tp.Backward(j, r, g)
-			}
-			st = tp.State()
+			s += k
+			st = tp.StateInto(st)
 		}
 	}
-	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(n)
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N) / float64(n*batch)
 	b.ReportMetric(ns, "ns/token")
 	b.ReportMetric(perTok, "FMA/token")
 	b.ReportMetric(perTok/ns, "GFMA/s")

@@ -458,6 +458,23 @@ func TestChunking(t *testing.T) {
 	}
 }
 
+// runChunk runs one chunk of a stream on tp from the carried state st
+// (nil: the initial stack): Begin, a Step for each element of ld and
+// Backward for them in reverse, the readings in r (and their gradients
+// taken from r) and the action gradients in g.
+func runChunk(tp *Tape, st *State, ld [][]float64, r, g []float64) error {
+	if err := tp.Begin(st); err != nil {
+		return err
+	}
+	for _, l := range ld {
+		tp.Step(l, r)
+	}
+	for j := len(ld); j >= 1; j-- {
+		tp.Backward(j, r, g)
+	}
+	return nil
+}
+
 // TestLongStream: a 100,000-step stream with D = 5 in chunks of 35 runs in
 // memory that does not grow.
 func TestLongStream(t *testing.T) {
@@ -481,17 +498,11 @@ func TestLongStream(t *testing.T) {
 			runtime.ReadMemStats(&ms)
 			heap0 = ms.HeapAlloc
 		}
-		if err := tp.Begin(st); err != nil {
+		k := min(chunk, n-s)
+		if err := runChunk(tp, st, ld[:k], r, g); err != nil {
 			t.Fatal(err)
 		}
-		k := 0
-		for ; k < chunk && s < n; k++ {
-			tp.Step(ld[k], r)
-			s++
-		}
-		for j := k; j >= 1; j-- {
-			tp.Backward(j, r, g)
-		}
+		s += k
 		for _, v := range r {
 			if math.IsNaN(v) {
 				t.Fatal("NaN reading")
