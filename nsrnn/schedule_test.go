@@ -31,6 +31,17 @@ func (o *scriptedObjective) Validate() (float64, error) {
 	return o.scores[o.epoch-1], nil
 }
 
+// tinyLSTM returns a model whose parameters the scripted objectives do not
+// move: an LSTM of two units.
+func tinyLSTM(t *testing.T) *Model {
+	t.Helper()
+	m, err := New(Config{Kind: LSTM, InputVocab: 2, OutputVocab: 3, Hidden: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // stopAfterEpochs is a Recorder that stops training (ErrStop) after n
 // epochs; n = 0 never stops it.
 func stopAfterEpochs(n int) Recorder {
@@ -173,13 +184,7 @@ func TestFitWarmupSchedule(t *testing.T) {
 		return TrainConfig{Optimizer: NewSGD(0.25), Schedule: sched, EarlyStop: 2, MaxEpochs: 10, Checkpoint: ckpt,
 			Recorder: stopAfterEpochs(stopAfter)}
 	}
-	newModel := func() *Model {
-		m, err := New(Config{Kind: LSTM, InputVocab: 2, OutputVocab: 3, Hidden: 2}, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	newModel := func() *Model { return tinyLSTM(t) }
 	m := newModel()
 	res, err := Fit(m, &scriptedObjective{m: m, scores: scores}, cfg("", 0))
 	if err != nil {
@@ -280,13 +285,7 @@ func TestFitPerplexityPlateau(t *testing.T) {
 		return TrainConfig{Optimizer: NewSGD(1), Schedule: &sched, EarlyStop: 2, MaxEpochs: 20, Checkpoint: ckpt,
 			Recorder: stopAfterEpochs(stopAfter)}
 	}
-	newModel := func() *Model {
-		m, err := New(Config{Kind: LSTM, InputVocab: 2, OutputVocab: 3, Hidden: 2}, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	newModel := func() *Model { return tinyLSTM(t) }
 	m := newModel()
 	res, err := Fit(m, &scriptedObjective{m: m, scores: scores}, cfg("", 0))
 	if err != nil {
