@@ -637,3 +637,33 @@ func TestSweepDoneLineNoBound(t *testing.T) {
 		})
 	}
 }
+
+// --workers reaches every run of a sweep (and its sweep.json, so that a
+// sweep goes on with its count), and a count below 1 is refused.
+func TestSweepWorkers(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"--task", "marked-reversal", "--models", "lstm,rns", "--lrs", "0.01", "--restarts", "1", "--out", out, "--workers", "3"}
+	var f fakeRunner
+	if err := sweepCommand(args, &bytes.Buffer{}, &bytes.Buffer{}, f.run); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.args) != 2 {
+		t.Fatalf("%d runs executed, want 2", len(f.args))
+	}
+	for _, a := range f.args {
+		if i := slices.Index(a, "--workers"); i < 0 || a[i+1] != "3" {
+			t.Errorf("run args %v lack --workers 3", a)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(out, sweepManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"--workers"`) {
+		t.Errorf("sweep.json does not record --workers:\n%s", raw)
+	}
+	err = sweepCommand([]string{"--task", "dyck", "--models", "lstm", "--out", filepath.Join(t.TempDir(), "s"), "--workers", "0"}, &bytes.Buffer{}, &bytes.Buffer{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "--workers") {
+		t.Errorf("--workers 0: %v, want an error naming --workers", err)
+	}
+}
