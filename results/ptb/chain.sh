@@ -12,6 +12,10 @@
 #
 #   DATA=DIR PTB=BINARY sh results/ptb/chain.sh      # in the foreground
 #
+# Every draw keeps the rule of the search's first draws, ptb train
+# --improvement cross-entropy (the sweeps made before the choice keep it by
+# themselves; a draw trained again in a sweep of its own is told).
+#
 # DIR holds ptb/; BINARY is `go build -tags openblas -o BINARY
 # ./experiments/ptb`. results/ptb/resume-runs.sh starts it in the
 # background. A converged run is synced into results/ptb with sync.sh (by
@@ -101,7 +105,7 @@ EOF
 			[ -f "$out/$2/run-$i/summary.json" ] || echo '{"placeholder":"another draw of the sweep"}' > "$out/$2/run-$i/summary.json"
 		done
 		nice -n 10 "$ptb" sweep --data "$data/ptb" --models "$2" --runs 10 --epochs 100 --precision float32 \
-			--out "$out" --jobs 1 >> "$out.log" 2>&1 || echo "chain: $out failed (see $out.log)"
+			--improvement cross-entropy --out "$out" --jobs 1 >> "$out.log" 2>&1 || echo "chain: $out failed (see $out.log)"
 	done
 }
 

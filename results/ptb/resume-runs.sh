@@ -3,14 +3,16 @@
 # the campaign that were training at the end of the latest session, one
 # core each, in the background:
 #
-#   1. the rest of the PTB search (chain.sh): RNS 3-4's draws 6-10, two
-#      epochs each (draw 6 was in its first epochs), those within 15% of
-#      the best to convergence, then LSTM-256's and RNS 1-2's draws 5-10
-#      and theirs;
-#   2. the CFL protocol runs (results/cfl/protocol-runs.sh).
+#   1. the CFL protocol runs on unmarked reversal
+#      (results/cfl/protocol-runs.sh ur);
+#   2. the CFL ablation restarts (results/cfl/protocol-runs.sh ablation),
+#      then the rest of the PTB search (chain.sh): RNS 1-2's draws 6-10,
+#      two epochs each (draw 6 was in its first epoch), those within 15%
+#      of the best to convergence, and LSTM-256's second candidate (run-02)
+#      to convergence.
 #
-# RNS 3-4 draw 5 (rns-3-4-lr10) ended on 2026-11-28, as did JM-247 draw 3
-# and the chunk-boundary run (jm-hidden-247-lr52, jm-hidden-247-lr16-next).
+# The CFL runs come first: the issue's comparison waits on them, while the
+# PTB search of JM-247 and RNS 3-4 has its ten draws.
 #
 #   DATA=DIR PTB=PTB_BINARY CFL=CFL_BINARY sh results/ptb/resume-runs.sh
 #
@@ -23,9 +25,10 @@ cfl=${CFL:?set CFL to the cfl binary}
 repo=$(git rev-parse --show-toplevel)
 export GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
 (
-	DATA=$data PTB=$ptb sh "$repo/results/ptb/chain.sh" >> /work/runs/ptb-chain.log 2>&1
+	cd "$repo" && CFL=$cfl sh results/cfl/protocol-runs.sh ur >> /work/runs/cfl-protocol.log 2>&1
 ) > /dev/null 2>&1 &
 (
-	cd "$repo" && CFL=$cfl sh results/cfl/protocol-runs.sh >> /work/runs/cfl-protocol.log 2>&1
+	cd "$repo" && CFL=$cfl sh results/cfl/protocol-runs.sh ablation >> /work/runs/cfl-ablation.log 2>&1
+	DATA=$data PTB=$ptb sh "$repo/results/ptb/chain.sh" >> /work/runs/ptb-chain.log 2>&1
 ) > /dev/null 2>&1 &
-echo "resumed in the background; logs: /work/runs/ptb-chain.log (and the sweeps' ptb-search2.log, ptb-search.log), /work/runs/cfl-protocol.log"
+echo "resumed in the background; logs: /work/runs/cfl-protocol.log, /work/runs/cfl-ablation.log, then /work/runs/ptb-chain.log (and the sweeps' ptb-search2.log, ptb-search.log)"
