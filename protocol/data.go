@@ -32,6 +32,36 @@ func (d *RunData) TrainConfig(s Settings) nsrnn.TrainConfig {
 	return s.TrainConfig(d.LowerBound.Entropy)
 }
 
+// CheckSizes returns the error that training m on the run's batches would
+// meet, at the first batch too large for the memory rules
+// (nsrnn.Model.CheckBatch, for the largest of the Model.Workers parts of
+// a batch, as Gradient and Loss run it), naming its split, length and
+// size; nil if every batch fits. A program calls it before it writes
+// anything, rather than fail in the middle of an epoch.
+func (d *RunData) CheckSizes(m *nsrnn.Model) error {
+	for _, split := range []struct {
+		name    string
+		batches []nsrnn.Batch
+	}{{"training", d.Train}, {"validation", d.Valid}} {
+		checked := map[[2]int]bool{}
+		for _, b := range split.batches {
+			if len(b) == 0 {
+				continue
+			}
+			parts := max(1, min(m.Workers, len(b)))
+			k := [2]int{(len(b) + parts - 1) / parts, len(b[0])}
+			if checked[k] {
+				continue
+			}
+			checked[k] = true
+			if err := m.CheckBatch(k[0], k[1]); err != nil {
+				return fmt.Errorf("%s strings of length %d (a batch of %d, in parts of at most %d): %w", split.name, k[1], len(b), k[0], err)
+			}
+		}
+	}
+	return nil
+}
+
 // SampleRun draws the training and validation batches of a run with
 // settings s from task t, deterministically from DataSeed(s.Seed): first
 // s.TrainSize training strings, then s.ValidSize validation strings, in

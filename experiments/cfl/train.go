@@ -342,6 +342,20 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := cli.UseDevice(m, p.device); err != nil {
 		return err
 	}
+	// The data, and batches too large for memory, are refused before
+	// anything is written.
+	var d *protocol.RunData
+	if td != nil {
+		d, err = td.Run(s)
+	} else {
+		d, err = protocol.SampleRun(t, s)
+	}
+	if err != nil {
+		return err
+	}
+	if err := d.CheckSizes(m); err != nil {
+		return err
+	}
 	// The directory is locked until the end; a new run that fails before
 	// its first checkpoint leaves nothing behind, so that the same --out
 	// can be used again. A resumed run may change its device: it is
@@ -364,15 +378,6 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "--device %s: the run trained on %s before; %s updated\n", p.device, cmp.Or(open.Device, "cpu"), path)
 	}
 
-	var d *protocol.RunData
-	if td != nil {
-		d, err = td.Run(s)
-	} else {
-		d, err = protocol.SampleRun(t, s)
-	}
-	if err != nil {
-		return err
-	}
 	tc := d.TrainConfig(s)
 	tc.Checkpoint = filepath.Join(*out, protocol.CheckpointFile)
 	tc.CheckpointEvery = p.every

@@ -395,3 +395,23 @@ func TestSweepUserData(t *testing.T) {
 		})
 	}
 }
+
+// TestTrainRefusesOversizedBatches: a string too long for the memory
+// rules (the RNS stack's unlimited dynamic program over 3,000 symbols
+// would take about 10 GiB, over stacks.MaxTapeBytes) is refused before
+// anything is written, naming the split, its length and the batch,
+// rather than in the middle of the first epoch.
+func TestTrainRefusesOversizedBatches(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.TrimSpace(strings.Repeat("a b ", 1500))
+	train := writeText(t, dir, "train.txt", "a b\nb a\n"+long+"\n")
+	valid := writeText(t, dir, "valid.txt", "a b\n")
+	out := filepath.Join(dir, "run")
+	code, _, errs := run(textArgs(out, train, valid, "--states", "2", "--symbols", "3")...)
+	if code == 0 || !strings.Contains(errs, "training strings of length 3000") || !strings.Contains(errs, "memory limit") {
+		t.Errorf("status %d, stderr %q: want a refusal of the training strings of length 3000", code, errs)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the refused run left %s (%v)", out, err)
+	}
+}
