@@ -41,6 +41,14 @@ cp results/gpu/check.sh results/gpu/summarize.py results/gpu/campaign.sh "$out/"
 tar -czf "$out/syntaxgym.tar.gz" -C "$data/syntaxgym" .
 mkdir -p "$out/ptb-search"
 cp -r results/ptb/search results/ptb/search2 "$out/ptb-search/"
+# The converged runs whose models were not kept (no released-convention SG
+# score): their run.json and summary.json, for campaign.sh to train again.
+for d in results/ptb/*/; do
+	n=$(basename "$d")
+	[ -f "$d/run.json" ] && [ -f "$d/summary.json" ] && [ -f "$d/eval-test.json" ] && [ ! -f "$d/sg-released.json" ] || continue
+	mkdir -p "$out/retrain/$n"
+	cp "$d/run.json" "$d/summary.json" "$out/retrain/$n/"
+done
 git rev-parse HEAD > "$out/commit"
 git status --porcelain | grep -q . && echo "(with uncommitted changes)" >> "$out/commit"
 gzip -9 "$out/nsrnn.test" "$out/cuda.test" "$out/ptb" "$out/cfl" "$out"/ptb-data/*.txt

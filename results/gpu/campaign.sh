@@ -20,7 +20,9 @@
 # is capped by what is left of CAMPAIGN_SECONDS (default 300), so that
 # the campaign ends on time with what it finished.
 #
-# Then, with what is left, the authors' protocol for the draws our screen
+# Then the converged runs of results/ptb whose models were not kept train
+# again, for their SG scores under the released convention (OUT/retrain);
+# and with what is left, the authors' protocol for the draws our screen
 # left (SLOW_MODELS, default jm-hidden-247): each trained from the start
 # to convergence, with its validation and test perplexity, into OUT/slow.
 #
@@ -120,6 +122,74 @@ while read -r d; do
 			--device "$device" --json > "$f" 2>> "$log" || rm -f "$f"
 	done
 done < candidates.txt
+
+# SG like for like: the converged runs of results/ptb whose models were
+# not kept (build.sh ships their run.json) have no SG score under the
+# released convention. Each trains again from its run.json's settings (the
+# same draw: seed, rates, rule; rounding may move it by a point), the best
+# validation perplexity first, with its perplexities and SG scores in both
+# conventions, into OUT/retrain.
+python3 - "$here/retrain" > retrain.txt <<'EOF2'
+import json, os, sys
+root = sys.argv[1]
+runs = []
+for name in (os.listdir(root) if os.path.isdir(root) else []):
+    try:
+        r = json.load(open(os.path.join(root, name, 'run.json')))
+        s = json.load(open(os.path.join(root, name, 'summary.json')))
+    except (OSError, ValueError):
+        continue
+    m = r['model']
+    a = ['--model', m['kind'], '--hidden', str(m['hidden'])]
+    if m.get('layers', 1) > 1:
+        a += ['--layers', str(m['layers'])]
+    if m.get('states'):
+        a += ['--states', str(m['states']), '--symbols', str(m['symbols'])]
+    if m.get('window'):
+        a += ['--window', str(m['window'])]
+    if m.get('depth_limit'):
+        a += ['--depth-limit', str(m['depth_limit'])]
+    if m.get('push_hidden_state'):
+        a += ['--push-hidden-state']
+    if m.get('stack_embedding'):
+        a += ['--stack-embedding', str(m['stack_embedding'])]
+    a += ['--lr', repr(r['lr']), '--clip', repr(r['clip']), '--seed', str(r['seed']), '--batch', str(r['batch']),
+          '--bptt', str(r['bptt']), '--early-stop', str(r['early_stop']), '--decay', repr(r['decay']),
+          '--epochs', str(r['epochs']), '--precision', r.get('precision') or 'float64',
+          '--improvement', r.get('improvement') or 'cross-entropy']
+    if r.get('boundary'):
+        a += ['--boundary', r['boundary']]
+    runs.append((s.get('best_valid_perplexity', float('inf')), name, a))
+for _, name, a in sorted(runs):
+    print(name, ' '.join(a))
+EOF2
+echo "== SG like for like: $(wc -l < retrain.txt) converged runs trained again" >> "$log"
+while read -r name args; do
+	d=$work/retrain/$name
+	echo "\$ ptb train $args --out $d" >> "$log"
+	# shellcheck disable=SC2086
+	step 100000 ./ptb train --data ptb-data $args --device "$device" --out "$d" --checkpoint-every 1m ${EXTRA:-} >> "$log" 2>&1
+	echo "exit $?" >> "$log"
+	[ -f "$d/model" ] || continue
+	for split in valid test; do
+		step 60 ./ptb eval --model "$d" --data ptb-data --split "$split" --device "$device" --json > "$d/eval-$split.json" 2>> "$log" ||
+			rm -f "$d/eval-$split.json"
+	done
+	for conv in surprisal released; do
+		f=$d/sg.json
+		[ $conv = released ] && f=$d/sg-released.json
+		step 120 ./ptb sg --model "$d" --suites syntaxgym --circuits syntaxgym/circuits.json --convention $conv \
+			--device "$device" --json > "$f" 2>> "$log" || rm -f "$f"
+	done
+done < retrain.txt
+for d in "$work"/retrain/*; do
+	[ -f "$d/log.jsonl" ] || continue
+	r=$out/retrain/$(basename "$d")
+	mkdir -p "$r"
+	for f in run.json log.jsonl summary.json eval-valid.json eval-test.json sg.json sg-released.json; do
+		[ -f "$d/$f" ] && cp "$d/$f" "$r/"
+	done
+done
 
 # The authors' protocol trains every draw to convergence, where ours
 # judges them after two epochs: the draws of SLOW_MODELS (default
