@@ -107,3 +107,19 @@ func ExampleModel_Save() {
 	// Output:
 	// rns true true
 }
+
+// ExamplePerplexityPlateau shows the authors' Penn Treebank rule beside
+// Plateau with the same threshold on the cross-entropy: a validation
+// cross-entropy falling from 4.85849 to 4.85803 nats (perplexity 128.83 to
+// 128.77) makes the best parameters and keeps the learning rate under the
+// authors' rule, and does neither under Plateau's.
+func ExamplePerplexityPlateau() {
+	authors := nsrnn.PerplexityPlateau{Factor: 1 / 1.5, Patience: 0, Threshold: 1e-4}
+	crossEntropy := nsrnn.Plateau{Factor: 1 / 1.5, Patience: 0, Threshold: 1e-4}
+	best, score := 4.85849, 4.85803
+	fmt.Println("authors: best epoch", authors.Improves(score, best), "keeps the rate", authors.RateImproves(score, best))
+	fmt.Println("cross-entropy: best epoch and keeps the rate", crossEntropy.Improves(score, best))
+	// Output:
+	// authors: best epoch true keeps the rate true
+	// cross-entropy: best epoch and keeps the rate false
+}
