@@ -304,10 +304,15 @@ type Carry [][]float64
 
 // Carry copies the values of the state's nodes after a run, to be given
 // to SetInput of the graph of the next chunk.
-func (s State) Carry() (Carry, error) {
+func (s State) Carry() (Carry, error) { return s.CarryWith((*G.Node).Value) }
+
+// CarryWith is Carry for a graph whose values value gives: a program that
+// runs the graph itself, rather than on gorgonia's machines, which bind
+// each node's value.
+func (s State) CarryWith(value func(*G.Node) G.Value) (Carry, error) {
 	c := make(Carry, len(s.nodes))
 	for i, n := range s.nodes {
-		v := n.Value()
+		v := value(n)
 		if v == nil {
 			return nil, fmt.Errorf("controller: state node %s has no value (run the graph first)", n.Name())
 		}

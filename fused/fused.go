@@ -280,6 +280,19 @@ func (op *backwardOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value,
 	return v, nil
 }
 
+// IsNode reports whether op is an operation of this package's nodes: a
+// kernel applied by Apply, its backward pass, or the extraction of one
+// input's gradient from it. Their Do computes the value from the operands
+// alone (and the kernel's own state), so a program may run them in the
+// graph's order without gorgonia's tape machine.
+func IsNode(op G.Op) bool {
+	switch op.(type) {
+	case *forwardOp, *backwardOp, *extractOp:
+		return true
+	}
+	return false
+}
+
 // extractOp takes one input's gradient out of a backward node's flat
 // output.
 type extractOp struct {

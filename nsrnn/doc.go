@@ -230,6 +230,13 @@
 // MaxGraphs if set, the least recently used dropped first); all of them
 // share the model's parameter tensors. Every heavy kernel is one fused node
 // per step with a hand-written backward pass, so a graph has O(n) nodes.
+// The graphs of the library's kinds run on the model's own executor, which
+// runs the nodes in the order gorgonia's tape machine would, with the same
+// operations, and so computes the same bits, without gorgonia's compiler,
+// whose time grows with the square of a graph's nodes (it dominated the
+// first epoch of a formal-language run, which builds a graph per length);
+// a graph with an operation the executor does not run (a layer written in
+// gorgonia's own operations) runs on gorgonia's tape machine.
 // Weight gradients are accumulated in place per graph, never one full-size
 // gradient per step: the output layer is one product over all the positions
 // of a run, and the LSTM's weight gradients are one product per layer over

@@ -278,7 +278,10 @@ type graph struct {
 	targets *tensor.Dense // (batch, positions) target symbols, NoTarget for none
 	loss    *G.Node
 	out     *outputLoss
-	vm      G.VM
+	// ex runs the graph (executor); vm, where ex cannot, gorgonia's tape
+	// machine.
+	ex *executor
+	vm G.VM
 	// lstm binds the controller; final is its state after the last step,
 	// whose values a stream carries.
 	lstm  *controller.Graph
@@ -287,6 +290,21 @@ type graph struct {
 	stack stacks.Instance
 	// bytes estimates the memory of the graph's values (graphBytes).
 	bytes float64
+}
+
+// close releases the graph's tape machine, if it has one.
+func (gr *graph) close() {
+	if gr.vm != nil {
+		gr.vm.Close()
+	}
+}
+
+// value returns the value of node n of the graph after its latest run.
+func (gr *graph) value(n *G.Node) G.Value {
+	if gr.ex != nil {
+		return gr.ex.value(n)
+	}
+	return n.Value()
 }
 
 // DefaultGraphCacheBytes is the default of Model.GraphCacheBytes: 1 GiB.
@@ -327,7 +345,7 @@ func (m *Model) graphFor(key graphKey) (*graph, error) {
 		old := m.order[0]
 		m.order = m.order[1:]
 		m.cacheBytes -= m.graphs[old].bytes
-		m.graphs[old].vm.Close()
+		m.graphs[old].close()
 		delete(m.graphs, old)
 	}
 	return gr, nil
@@ -365,7 +383,7 @@ func (m *Model) Graphs() int { return len(m.graphs) }
 // model builds them again when needed.
 func (m *Model) ReleaseGraphs() {
 	for _, gr := range m.graphs {
-		gr.vm.Close()
+		gr.close()
 	}
 	m.graphs = map[graphKey]*graph{}
 	m.order = nil
@@ -373,14 +391,22 @@ func (m *Model) ReleaseGraphs() {
 }
 
 func (m *Model) buildGraph(key graphKey) (*graph, error) {
-	// Gorgonia's compiler merges distinct nodes whose 32-bit hashes are
-	// equal (see fused.HashCollision); every attempt gives the graph's
-	// kernels a new identity, and so new hashes.
+	// The graph runs on the executor, or, with an operation the executor
+	// does not run, on gorgonia's tape machine, whose compiler merges
+	// distinct nodes whose 32-bit hashes are equal (see
+	// fused.HashCollision): every attempt gives the graph's kernels a new
+	// identity, and so new hashes.
 	const attempts = 8
 	for i := 1; ; i++ {
 		gr, err := m.buildGraphOnce(key)
 		if err != nil {
 			return nil, err
+		}
+		if gr.ex, err = newExecutor(gr.g); err != nil {
+			return nil, err
+		}
+		if gr.ex != nil {
+			return gr, nil // no compiler, no merging of equal hashes
 		}
 		a, b := hashCollision(gr.g)
 		if a == nil {

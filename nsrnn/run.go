@@ -178,18 +178,24 @@ func (gr *graph) run() (float64, error) {
 	if gr.key.grad {
 		gr.pb.ZeroGrads()
 	}
-	gr.vm.Reset()
-	if err := gr.vm.RunAll(); err != nil {
-		return 0, fmt.Errorf("nsrnn: running the graph for length %d: %w", gr.key.n, err)
+	if gr.ex != nil {
+		if err := gr.ex.run(); err != nil {
+			return 0, fmt.Errorf("nsrnn: running the graph for length %d: %w", gr.key.n, err)
+		}
+	} else {
+		gr.vm.Reset()
+		if err := gr.vm.RunAll(); err != nil {
+			return 0, fmt.Errorf("nsrnn: running the graph for length %d: %w", gr.key.n, err)
+		}
 	}
 	if gr.key.grad {
 		if err := gr.pb.CollectDiff(); err != nil {
 			return 0, fmt.Errorf("nsrnn: the graph for length %d: %w", gr.key.n, err)
 		}
 	}
-	v, ok := gr.loss.Value().(*G.F64)
+	v, ok := gr.value(gr.loss).(*G.F64)
 	if !ok {
-		return 0, fmt.Errorf("nsrnn: loss has value %v", gr.loss.Value())
+		return 0, fmt.Errorf("nsrnn: loss has value %v", gr.value(gr.loss))
 	}
 	return float64(*v), nil
 }

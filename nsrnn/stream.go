@@ -280,7 +280,7 @@ func (s *Stream) load(inputs, targets [][]int, grad bool) (*graph, error) {
 
 // advance records the state the latest run of gr ended in.
 func (s *Stream) advance(gr *graph) error {
-	c, err := gr.final.Carry()
+	c, err := gr.final.CarryWith(gr.value)
 	if err != nil {
 		return err
 	}

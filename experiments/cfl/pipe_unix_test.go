@@ -76,8 +76,9 @@ func TestTrainInterruptWithBrokenPipe(t *testing.T) {
 	}
 }
 
-// A signal while a batch runs for long (here the graph of a string of
-// 3,000 symbols, which takes many seconds to build) stops the program
+// A signal while a batch runs for long (here a string of 4,000 symbols
+// through the RNS stack with |Q| = 3, |Γ| = 4 and a window of 35, several
+// seconds of dynamic program) stops the program
 // StopGrace after it, not when the batch ends: a new run without a
 // checkpoint is removed, with a message saying so, and the exit status is
 // the signal's.
@@ -86,7 +87,7 @@ func TestTrainSignalDuringLongBatch(t *testing.T) {
 		t.Skip("starts a child process")
 	}
 	dir := t.TempDir()
-	long := strings.TrimSpace(strings.Repeat("a b ", 1500))
+	long := strings.TrimSpace(strings.Repeat("a b ", 2000))
 	train := filepath.Join(dir, "train.txt")
 	valid := filepath.Join(dir, "valid.txt")
 	if err := os.WriteFile(train, []byte(long+"\n"), 0o644); err != nil {
@@ -97,7 +98,7 @@ func TestTrainSignalDuringLongBatch(t *testing.T) {
 	}
 	out := filepath.Join(dir, "run")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCFLChild$", "--", "train", "--train", train, "--valid", valid,
-		"--model", "lstm", "--hidden", "4", "--lr", "0.01", "--epochs", "2", "--out", out)
+		"--model", "rns", "--states", "3", "--symbols", "4", "--window", "35", "--hidden", "4", "--lr", "0.01", "--epochs", "2", "--out", out)
 	cmd.Env = append(os.Environ(), cflChildEnv+"=1", "NSRNN_TEST_STOP_GRACE=1s")
 	var stderr screenBuffer // the child writes it while the test reads it
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
@@ -106,8 +107,8 @@ func TestTrainSignalDuringLongBatch(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	// Wait for the training line (the graph is being built after it).
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "training lstm"); {
+	// Wait for the training line (the batch runs after it).
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "training rns"); {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			t.Fatalf("no training line after 60 s: %s", stderr.String())
