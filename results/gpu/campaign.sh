@@ -49,6 +49,23 @@ step() {
 	fi
 	timeout "$lim" "$@"
 }
+# evaluate DIR [sg]: the validation and test perplexity of the finished
+# run in DIR (eval-valid.json, eval-test.json) and, with sg, its SG scores
+# in both conventions (sg.json, sg-released.json); what fails or runs out
+# of the budget is left out.
+evaluate() {
+	for split in valid test; do
+		step 60 ./ptb eval --model "$1" --data ptb-data --split "$split" --device "$device" --json > "$1/eval-$split.json" 2>> "$log" ||
+			rm -f "$1/eval-$split.json"
+	done
+	[ "${2:-}" = sg ] || return 0
+	for conv in surprisal released; do
+		f=$1/sg.json
+		[ $conv = released ] && f=$1/sg-released.json
+		step 120 ./ptb sg --model "$1" --suites syntaxgym --circuits syntaxgym/circuits.json --convention $conv \
+			--device "$device" --json > "$f" 2>> "$log" || rm -f "$f"
+	done
+}
 work=$(mktemp -d)
 cd "$work"
 gunzip -c "$here/ptb.gz" > ptb
@@ -111,16 +128,7 @@ while read -r d; do
 	# Only a run that converged is evaluated (one stopped by the budget
 	# has a checkpoint, which its log.jsonl shows how far it came).
 	[ $rc = 0 ] && [ -f "$d/model" ] || continue
-	for split in valid test; do
-		step 60 ./ptb eval --model "$d" --data ptb-data --split "$split" --device "$device" --json > "$d/eval-$split.json" 2>> "$log" ||
-			rm -f "$d/eval-$split.json"
-	done
-	for conv in surprisal released; do
-		f=$d/sg.json
-		[ $conv = released ] && f=$d/sg-released.json
-		step 120 ./ptb sg --model "$d" --suites syntaxgym --circuits syntaxgym/circuits.json --convention $conv \
-			--device "$device" --json > "$f" 2>> "$log" || rm -f "$f"
-	done
+	evaluate "$d" sg
 done < candidates.txt
 
 # SG like for like: the converged runs of results/ptb whose models were
@@ -171,16 +179,7 @@ while read -r name args; do
 	step 100000 ./ptb train --data ptb-data $args --device "$device" --out "$d" --checkpoint-every 1m ${EXTRA:-} >> "$log" 2>&1
 	echo "exit $?" >> "$log"
 	[ -f "$d/model" ] || continue
-	for split in valid test; do
-		step 60 ./ptb eval --model "$d" --data ptb-data --split "$split" --device "$device" --json > "$d/eval-$split.json" 2>> "$log" ||
-			rm -f "$d/eval-$split.json"
-	done
-	for conv in surprisal released; do
-		f=$d/sg.json
-		[ $conv = released ] && f=$d/sg-released.json
-		step 120 ./ptb sg --model "$d" --suites syntaxgym --circuits syntaxgym/circuits.json --convention $conv \
-			--device "$device" --json > "$f" 2>> "$log" || rm -f "$f"
-	done
+	evaluate "$d" sg
 done < retrain.txt
 for d in "$work"/retrain/*; do
 	[ -f "$d/log.jsonl" ] || continue
@@ -231,12 +230,7 @@ EOF2
 			--improvement cross-entropy --device "$device" --out "$slow" --jobs 1 ${EXTRA:-} >> "$log" 2>&1
 		echo "exit $? ($model $name)" >> "$log"
 		d=$slow/$model/$name
-		if [ -f "$d/model" ]; then
-			for split in valid test; do
-				step 60 ./ptb eval --model "$d" --data ptb-data --split "$split" --device "$device" --json > "$d/eval-$split.json" 2>> "$log" ||
-					rm -f "$d/eval-$split.json"
-			done
-		fi
+		[ -f "$d/model" ] && evaluate "$d"
 		for r in "$slow/$model"/run-*; do
 			grep -q '"waits"' "$r/summary.json" 2>/dev/null && rm -f "$r/summary.json"
 		done
