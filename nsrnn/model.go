@@ -75,11 +75,13 @@ type Model struct {
 	// values a position holds; the stacks' tapes are shared by a model's
 	// graphs and not counted): the least recently used are dropped first,
 	// and the graph just built is always kept. 0 means no bound. The
-	// default is DefaultGraphCacheBytes. A graph dropped is compiled
-	// again when needed, at a cost that grows with the square of its
-	// length (gorgonia's compiler), so a bound smaller than the graphs
-	// of one epoch (one per length, batch size and part, with and without
-	// gradients) makes every epoch compile them all again.
+	// default is DefaultGraphCacheBytes. A graph dropped is built again
+	// when needed, so a bound smaller than the graphs of one epoch (one
+	// per length, batch size and part, with and without gradients) makes
+	// every epoch build them all again: a few milliseconds a graph, more
+	// for one that runs on gorgonia's tape machine (see "Graphs and
+	// memory" in the package documentation), whose compiler's time grows
+	// with the square of the graph's length.
 	GraphCacheBytes int64
 
 	// Precision is the arithmetic of the large matrix products, read at
