@@ -24,10 +24,11 @@ import (
 // rebuild (see fused.HashCollision).
 //
 // It runs the graphs of the library's kinds: fused kernels, their
-// backward and extraction nodes, and the sums and constants of gorgonia's
-// differentiation. A graph with any other operation (a layer written in
-// gorgonia's own operations, a G.Read) runs on gorgonia's tape machine, as
-// before (newExecutor reports it).
+// backward and extraction nodes, and gorgonia's element-wise binary
+// operations and constants (the sums and seeds of its differentiation). A
+// graph with any other operation (a layer written in gorgonia's other
+// operations, a G.Read) runs on gorgonia's tape machine, as before
+// (newExecutor returns no executor for it).
 type executor struct {
 	nodes []*G.Node
 	ops   []G.Op // nil for the graph's inputs, whose values are bound

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/nsrnn/nsrnn/stacks"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // sameBitsF reports whether a and b hold the same float64s, bit for bit.
@@ -114,5 +116,44 @@ func TestExecutorMatchesTapeMachine(t *testing.T) {
 		if len(got) == 0 || !sameBitsF(got, want) {
 			t.Errorf("%s: the executor's %d numbers differ from the tape machine's %d", name, len(got), len(want))
 		}
+	}
+}
+
+// TestExecutorFallsBack: a graph of gorgonia's element-wise binary
+// operations (the sums of its differentiation, or a product) gets an
+// executor, which computes them; one with another operation of
+// gorgonia's own (here a sigmoid) or a G.Read gets none, so that it runs
+// on gorgonia's tape machine.
+func TestExecutorFallsBack(t *testing.T) {
+	g := G.NewGraph()
+	x := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("x"), G.WithValue(tensor.New(tensor.WithBacking([]float64{1, 2, 3}))))
+	y := G.NewVector(g, tensor.Float64, G.WithShape(3), G.WithName("y"), G.WithValue(tensor.New(tensor.WithBacking([]float64{0.5, 0.25, 0.125}))))
+	sum := G.Must(G.Add(x, y))
+	prod := G.Must(G.HadamardProd(sum, y))
+	ex, err := newExecutor(g)
+	if err != nil || ex == nil {
+		t.Fatalf("a graph of a sum and a product: executor %v, %v; want one", ex, err)
+	}
+	for range 2 { // the second run writes into the first's values
+		if err := ex.run(); err != nil {
+			t.Fatal(err)
+		}
+		if got := ex.value(sum).Data().([]float64); !sameBitsF(got, []float64{1.5, 2.25, 3.125}) {
+			t.Errorf("x + y = %v", got)
+		}
+		if got := ex.value(prod).Data().([]float64); !sameBitsF(got, []float64{0.75, 0.5625, 0.390625}) {
+			t.Errorf("(x + y) ⊙ y = %v", got)
+		}
+	}
+	G.Must(G.Sigmoid(prod))
+	if ex, err := newExecutor(g); err != nil || ex != nil {
+		t.Errorf("a graph with a sigmoid: executor %v, %v; want none (the tape machine)", ex != nil, err)
+	}
+	g2 := G.NewGraph()
+	z := G.NewScalar(g2, tensor.Float64, G.WithName("z"), G.WithValue(2.0))
+	var v G.Value
+	G.Read(G.Must(G.Add(z, z)), &v)
+	if ex, err := newExecutor(g2); err != nil || ex != nil {
+		t.Errorf("a graph with a G.Read: executor %v, %v; want none", ex != nil, err)
 	}
 }
