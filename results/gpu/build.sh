@@ -49,6 +49,11 @@ for d in results/ptb/*/; do
 	mkdir -p "$out/retrain/$n"
 	cp "$d/run.json" "$d/summary.json" "$out/retrain/$n/"
 done
+# The learning rates of the converged runs, so that campaign.sh trains to
+# the end only the draws within 15% of the best that are not yet.
+for d in results/ptb/*/; do
+	[ -f "$d/eval-test.json" ] && python3 -c 'import json, sys; print(repr(json.load(open(sys.argv[1]))["lr"]))' "$d/run.json"
+done > "$out/converged-lrs.txt"
 git rev-parse HEAD > "$out/commit"
 git status --porcelain | grep -q . && echo "(with uncommitted changes)" >> "$out/commit"
 gzip -9 "$out/nsrnn.test" "$out/cuda.test" "$out/ptb" "$out/cfl" "$out"/ptb-data/*.txt

@@ -22,9 +22,11 @@
 #
 # Then the converged runs of results/ptb whose models were not kept train
 # again, for their SG scores under the released convention (OUT/retrain);
-# and with what is left, the authors' protocol for the draws our screen
-# left (SLOW_MODELS, default jm-hidden-247): each trained from the start
-# to convergence, with its validation and test perplexity, into OUT/slow.
+# the CPU's draws within 15% of their model's best that are not converged
+# yet train to convergence (OUT/search-converged); and with what is left,
+# the authors' protocol for the draws our screen left (SLOW_MODELS,
+# default jm-hidden-247): each trained from the start to convergence,
+# with its validation and test perplexity, into OUT/slow.
 #
 # MODELS (default rns-3-4,lstm-256,rns-1-2), DEVICE (default cuda) and
 # EXTRA (flags given to every sweep run, as --hidden 8 for a trial on a
@@ -190,63 +192,87 @@ for d in "$work"/retrain/*; do
 	done
 done
 
-# The authors' protocol trains every draw to convergence, where ours
-# judges them after two epochs: the draws of SLOW_MODELS (default
-# jm-hidden-247, the model furthest from the paper) that the screen left
-# (above 1.15 times the best after two epochs) train from the start to
-# convergence, the nearest to the best first, in a sweep of their own
-# (the same seed, so the same hyperparameters; the screened draws are
-# placeholders there), as far as the budget goes.
-slow=$work/slow
-for model in $(echo "${SLOW_MODELS:-jm-hidden-247}" | tr , ' '); do
-	python3 - "$here/ptb-search" "$model" > slow.txt <<'EOF2'
+# The draws the CPU judged that are still to train to the end: those
+# within 15% of their model's best after two epochs without a converged
+# copy in results/ptb (build.sh ships the converged runs' learning rates),
+# and, by the authors' protocol, which trains every draw to convergence
+# where ours judges them after two epochs, the draws of SLOW_MODELS
+# (default jm-hidden-247, the model furthest from the paper) that the
+# screen left (above 1.15 times the best). Each trains from the start to
+# convergence, the open candidates first and then the nearest to the best,
+# in a sweep of its model's own (the same seed, so the same
+# hyperparameters), one draw at a time, as far as the budget goes.
+python3 - "$here/ptb-search" "$here/converged-lrs.txt" "${SLOW_MODELS:-jm-hidden-247}" > draws.txt <<'EOF2'
 import glob, json, math, os, sys
-two = {}
-for d in glob.glob(os.path.join(sys.argv[1], '*', sys.argv[2], 'run-*')):
-    try:
-        recs = [json.loads(l) for l in open(os.path.join(d, 'log.jsonl')) if l.strip()]
-    except OSError:
+root, done_file, slow_models = sys.argv[1], sys.argv[2], sys.argv[3].split(',')
+try:
+    done = {float(l) for l in open(done_file) if l.strip()}
+except OSError:
+    done = set()
+open_draws, slow_draws = [], []
+for model in ('lstm-256', 'rns-1-2', 'jm-hidden-247', 'rns-3-4'):
+    two, lrs = {}, {}
+    for d in glob.glob(os.path.join(root, '*', model, 'run-*')):
+        try:
+            recs = [json.loads(l) for l in open(os.path.join(d, 'log.jsonl')) if l.strip()]
+            lrs[os.path.basename(d)] = json.load(open(os.path.join(d, 'run.json')))['lr']
+        except (OSError, ValueError, KeyError):
+            continue
+        if len(recs) >= 2:
+            two[os.path.basename(d)] = math.exp(recs[1]['valid_cross_entropy'])
+    if not two:
         continue
-    if len(recs) >= 2:
-        two[os.path.basename(d)] = math.exp(recs[1]['valid_cross_entropy'])
-best = min(two.values()) if two else 0
-for name, p in sorted(two.items(), key=lambda kv: kv[1]):
-    print(name, 'slow' if p > 1.15 * best else 'screened')
+    best = min(two.values())
+    for name, p in sorted(two.items(), key=lambda kv: kv[1]):
+        if p <= 1.15 * best:
+            if lrs[name] not in done:
+                open_draws.append((model, name, 'open'))
+        elif model in slow_models:
+            slow_draws.append((model, name, 'slow'))
+for model, name, kind in open_draws + slow_draws:
+    print(model, name, kind)
 EOF2
-	[ -s slow.txt ] || continue
-	echo "== the authors' protocol: $model's draws left by the screen, to convergence ($(grep -c ' slow' slow.txt) draws)" >> "$log"
-	grep ' slow' slow.txt | while read -r name kind; do
-		# One draw at a time: every other run of the sweep has a
-		# summary.json (a placeholder while it waits), so that the
-		# sweep trains this one alone.
-		for i in 01 02 03 04 05 06 07 08 09 10; do
-			r=$slow/$model/run-$i
-			mkdir -p "$r"
-			[ "run-$i" = "$name" ] && continue
-			[ -f "$r/summary.json" ] || echo '{"placeholder":"waits"}' > "$r/summary.json"
-		done
-		# shellcheck disable=SC2086
-		step 100000 ./ptb sweep --data ptb-data --models "$model" --runs 10 --epochs 100 --precision float32 \
-			--improvement cross-entropy --device "$device" --out "$slow" --jobs 1 ${EXTRA:-} >> "$log" 2>&1
-		echo "exit $? ($model $name)" >> "$log"
-		d=$slow/$model/$name
-		[ -f "$d/model" ] && evaluate "$d"
-		for r in "$slow/$model"/run-*; do
-			grep -q '"waits"' "$r/summary.json" 2>/dev/null && rm -f "$r/summary.json"
-		done
+echo "== to convergence: $(grep -c ' open' draws.txt) open candidates judged on the CPU, $(grep -c ' slow' draws.txt) draws the screen left (the authors' protocol)" >> "$log"
+while read -r model name kind; do
+	sd=$work/draws-$model
+	# One draw at a time: every other run of the sweep has a
+	# summary.json (a placeholder while it waits), so that the sweep
+	# trains this one alone.
+	for i in 01 02 03 04 05 06 07 08 09 10; do
+		r=$sd/$model/run-$i
+		mkdir -p "$r"
+		[ "run-$i" = "$name" ] && continue
+		[ -f "$r/summary.json" ] || echo '{"placeholder":"waits"}' > "$r/summary.json"
 	done
-done
-
-# The small files of every run trained here.
-for d in "$slow"/*/run-*; do
+	# shellcheck disable=SC2086
+	step 100000 ./ptb sweep --data ptb-data --models "$model" --runs 10 --epochs 100 --precision float32 \
+		--improvement cross-entropy --device "$device" --out "$sd" --jobs 1 ${EXTRA:-} >> "$log" 2>&1
+	echo "exit $? ($model $name, $kind)" >> "$log"
+	d=$sd/$model/$name
+	if [ -f "$d/model" ]; then
+		if [ "$kind" = open ]; then
+			evaluate "$d" sg
+		else
+			evaluate "$d"
+		fi
+	fi
+	for r in "$sd/$model"/run-*; do
+		grep -q '"waits"' "$r/summary.json" 2>/dev/null && rm -f "$r/summary.json"
+	done
+	# The small files of the draw, in OUT/slow (the authors' protocol)
+	# or OUT/search-converged (the open candidates).
 	[ -f "$d/log.jsonl" ] || continue
-	grep -q placeholder "$d/summary.json" 2>/dev/null && continue
-	r=$out/slow/$(basename "$(dirname "$d")")/$(basename "$d")
+	case $kind in
+	open) r=$out/search-converged/$model/$name ;;
+	*) r=$out/slow/$model/$name ;;
+	esac
 	mkdir -p "$r"
-	for f in run.json log.jsonl summary.json eval-valid.json eval-test.json; do
+	for f in run.json log.jsonl summary.json eval-valid.json eval-test.json sg.json sg-released.json; do
 		[ -f "$d/$f" ] && cp "$d/$f" "$r/"
 	done
-done
+done < draws.txt
+
+# The small files of every run trained here.
 for d in "$sw"/*/run-*; do
 	[ -d "$d" ] || continue
 	[ -f "$d/cpu" ] && continue
