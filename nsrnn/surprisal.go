@@ -59,6 +59,14 @@ func (m *Model) Surprisals(sents [][]int, opt SurprisalOptions) ([][]float64, er
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return len(sents[order[a]]) < len(sents[order[b]]) })
+	// The batches come in increasing length, and a length's graphs are
+	// not needed after it: the model keeps a few graphs at a time (a
+	// batch's chunks, of two batch sizes), not one per length, each the
+	// size of a chunk times the output vocabulary.
+	if keep := 4; m.MaxGraphs == 0 || m.MaxGraphs > keep {
+		defer func(n int) { m.MaxGraphs = n }(m.MaxGraphs)
+		m.MaxGraphs = keep
+	}
 	out := make([][]float64, len(sents))
 	streams := map[int]*Stream{}
 	for lo := 0; lo < len(order); lo += opt.Batch {

@@ -136,3 +136,46 @@ func TestSurprisalsClosedForm(t *testing.T) {
 		t.Errorf("surprisals %v vs %v, raw %v vs %v: the released convention should invert the comparison", sur[0][0], sur[1][0], raw[0][0], raw[1][0])
 	}
 }
+
+// TestSurprisalsBoundGraphs: scoring sentences of many lengths keeps a few
+// graphs at a time, not one per length (a graph holds a chunk times the
+// output vocabulary: gigabytes over SyntaxGym's lengths at the Penn
+// Treebank's), restores Model.MaxGraphs, and gives the surprisals of
+// running each sentence token by token.
+func TestSurprisalsBoundGraphs(t *testing.T) {
+	cfg := streamConfigs()["rns-D3"]
+	rng := rand.New(rand.NewPCG(6, 7))
+	var sents [][]int
+	for n := 1; n <= 30; n++ {
+		for range 3 {
+			w := make([]int, n)
+			for j := range w {
+				w[j] = rng.IntN(cfg.InputVocab)
+			}
+			sents = append(sents, w)
+		}
+	}
+	m, _ := New(cfg, 2)
+	got, err := m.Surprisals(sents, SurprisalOptions{Start: 4, Batch: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Graphs() > 4 || m.MaxGraphs != 0 {
+		t.Errorf("%d graphs kept after 30 lengths (want at most 4), MaxGraphs %d (want 0 restored)", m.Graphs(), m.MaxGraphs)
+	}
+	s, _ := m.NewStream(1)
+	for i := 0; i < len(sents); i += 7 {
+		s.Reset()
+		prev := 4
+		for j, x := range sents[i] {
+			lp, err := s.Next([]int{prev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := -lp[0][x] / math.Ln2; math.Abs(got[i][j]-want) > 1e-9*math.Max(1, want) {
+				t.Errorf("sentence %d token %d: %v bits, token by token %v", i, j, got[i][j], want)
+			}
+			prev = x
+		}
+	}
+}
