@@ -258,9 +258,10 @@
 //
 // Gorgonia's compiler merges distinct nodes whose 32-bit hashes collide,
 // and the program then computes something else without a word (about one
-// graph in a few thousand of a thousand nodes); every graph is checked
-// for such a pair (fused.HashCollision) and built again with other hashes
-// when it has one.
+// graph in a few thousand of a thousand nodes); every graph that runs on
+// gorgonia's tape machine is checked for such a pair (fused.HashCollision)
+// and built again with other hashes when it has one. The executor merges
+// nothing.
 //
 // A graph's values are allocated by its first run and reused by the next
 // ones, so that a training step allocates little. A Stream reuses the

@@ -65,12 +65,12 @@ type Scheme = param.Scheme
 // another's, from another goroutine, is refused with an error wrapping
 // ErrConcurrentUse.
 type Model struct {
-	// MaxGraphs bounds the number of compiled graphs the model caches;
+	// MaxGraphs bounds the number of graphs the model caches;
 	// the least recently used are dropped first. 0, the default, means
 	// no bound by number: GraphCacheBytes bounds the cache.
 	MaxGraphs int
 
-	// GraphCacheBytes bounds the memory of the compiled graphs the model
+	// GraphCacheBytes bounds the memory of the graphs the model
 	// caches, as estimated from their sizes (positions × batch × the
 	// values a position holds; the stacks' tapes are shared by a model's
 	// graphs and not counted): the least recently used are dropped first,
@@ -271,7 +271,7 @@ func (c Config) positionBytes() float64 {
 	return 8 * (2*float64(c.OutputVocab) + float64(c.inputSize()) + 25*float64(c.Hidden)*float64(c.layers()))
 }
 
-// graph is the compiled computation for one graphKey.
+// graph is the computation for one graphKey, ready to run.
 type graph struct {
 	key     graphKey
 	g       *G.ExprGraph
@@ -378,10 +378,10 @@ func (m *Model) touch(key graphKey) {
 	}
 }
 
-// Graphs returns the number of graphs the model holds compiled.
+// Graphs returns the number of graphs the model holds, ready to run.
 func (m *Model) Graphs() int { return len(m.graphs) }
 
-// ReleaseGraphs drops every compiled graph, returning their memory; the
+// ReleaseGraphs drops every graph, returning their memory; the
 // model builds them again when needed.
 func (m *Model) ReleaseGraphs() {
 	for _, gr := range m.graphs {
