@@ -7,7 +7,7 @@
 #      (results/cfl/protocol-runs.sh ur);
 #   2. the CFL ablation restarts (results/cfl/protocol-runs.sh ablation),
 #      then the rest of the PTB search (chain.sh): RNS 1-2's draws 6-10,
-#      two epochs each (draw 6 was in its first epoch), those within 15%
+#      two epochs each (draw 6 is in its second epoch), those within 15%
 #      of the best to convergence, and LSTM-256's second candidate (run-02)
 #      to convergence.
 #
