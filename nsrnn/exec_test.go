@@ -1,7 +1,6 @@
 package nsrnn
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -9,19 +8,6 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
-
-// sameBitsF reports whether a and b hold the same float64s, bit for bit.
-func sameBitsF(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
 
 // passes runs, on a model of cfg from seed 3, what a model computes with
 // its graphs, and returns every number of it in one slice: the loss and
@@ -113,7 +99,7 @@ func TestExecutorMatchesTapeMachine(t *testing.T) {
 		}
 		useTapeMachine = true
 		want := passes(t, cfg)
-		if len(got) == 0 || !sameBitsF(got, want) {
+		if len(got) == 0 || !sameBits([][]float64{got}, [][]float64{want}) {
 			t.Errorf("%s: the executor's %d numbers differ from the tape machine's %d", name, len(got), len(want))
 		}
 	}
@@ -138,10 +124,10 @@ func TestExecutorFallsBack(t *testing.T) {
 		if err := ex.run(); err != nil {
 			t.Fatal(err)
 		}
-		if got := ex.value(sum).Data().([]float64); !sameBitsF(got, []float64{1.5, 2.25, 3.125}) {
+		if got := ex.value(sum).Data().([]float64); !sameBits([][]float64{got}, [][]float64{{1.5, 2.25, 3.125}}) {
 			t.Errorf("x + y = %v", got)
 		}
-		if got := ex.value(prod).Data().([]float64); !sameBitsF(got, []float64{0.75, 0.5625, 0.390625}) {
+		if got := ex.value(prod).Data().([]float64); !sameBits([][]float64{got}, [][]float64{{0.75, 0.5625, 0.390625}}) {
 			t.Errorf("(x + y) ⊙ y = %v", got)
 		}
 	}

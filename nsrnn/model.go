@@ -378,6 +378,28 @@ func (m *Model) touch(key graphKey) {
 	}
 }
 
+// KeepGraphs bounds the graphs the model caches to n (MaxGraphs) until the
+// function it returns is called, which restores MaxGraphs; a bound of n
+// or fewer already set stays. A computation that goes through lengths
+// one after another, whose graphs are not needed after their length,
+// keeps a few graphs at a time rather than one per length.
+func (m *Model) KeepGraphs(n int) (restore func()) {
+	old := m.MaxGraphs
+	if old != 0 && old <= n {
+		return func() {}
+	}
+	m.MaxGraphs = n
+	return func() { m.MaxGraphs = old }
+}
+
+// LargestPart returns the size of the largest part Gradient and Loss split
+// a batch of batch sequences into (see Workers): the batch that
+// CheckBatch is to be asked about for them.
+func (m *Model) LargestPart(batch int) int {
+	np := m.parts(batch)
+	return (batch + np - 1) / np
+}
+
 // Graphs returns the number of graphs the model holds, ready to run.
 func (m *Model) Graphs() int { return len(m.graphs) }
 

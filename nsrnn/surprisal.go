@@ -63,10 +63,7 @@ func (m *Model) Surprisals(sents [][]int, opt SurprisalOptions) ([][]float64, er
 	// not needed after it: the model keeps a few graphs at a time (a
 	// batch's chunks, of two batch sizes), not one per length, each the
 	// size of a chunk times the output vocabulary.
-	if keep := 4; m.MaxGraphs == 0 || m.MaxGraphs > keep {
-		defer func(n int) { m.MaxGraphs = n }(m.MaxGraphs)
-		m.MaxGraphs = keep
-	}
+	defer m.KeepGraphs(4)()
 	out := make([][]float64, len(sents))
 	streams := map[int]*Stream{}
 	for lo := 0; lo < len(order); lo += opt.Batch {

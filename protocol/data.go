@@ -34,8 +34,8 @@ func (d *RunData) TrainConfig(s Settings) nsrnn.TrainConfig {
 
 // CheckSizes returns the error that training m on the run's batches would
 // meet, at the first batch too large for the memory rules
-// (nsrnn.Model.CheckBatch, for the largest of the Model.Workers parts of
-// a batch, as Gradient and Loss run it), naming its split, length and
+// (nsrnn.Model.CheckBatch, for the largest part of a batch as Gradient and
+// Loss run it: Model.LargestPart), naming its split, length and
 // size; nil if every batch fits. A program calls it before it writes
 // anything, rather than fail in the middle of an epoch.
 func (d *RunData) CheckSizes(m *nsrnn.Model) error {
@@ -48,8 +48,7 @@ func (d *RunData) CheckSizes(m *nsrnn.Model) error {
 			if len(b) == 0 {
 				continue
 			}
-			parts := max(1, min(m.Workers, len(b)))
-			k := [2]int{(len(b) + parts - 1) / parts, len(b[0])}
+			k := [2]int{m.LargestPart(len(b)), len(b[0])}
 			if checked[k] {
 				continue
 			}

@@ -115,10 +115,7 @@ func (r LengthResult) DifferenceGivenLength(validLengths int) float64 {
 // The graphs of the last length are kept (Model.ReleaseGraphs drops them),
 // and m.MaxGraphs is restored on return.
 func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen, batchSize int) (*Report, error) {
-	if keep := 2 * max(m.Workers, 1); m.MaxGraphs == 0 || m.MaxGraphs > keep {
-		defer func(n int) { m.MaxGraphs = n }(m.MaxGraphs)
-		m.MaxGraphs = keep
-	}
+	defer m.KeepGraphs(2 * max(m.Workers, 1))()
 	switch cfg := m.Config(); {
 	case batchSize < 1:
 		return nil, fmt.Errorf("protocol: batch size %d; want at least 1", batchSize)
