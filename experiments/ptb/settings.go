@@ -346,13 +346,7 @@ func updateRun(dir string, s, was settings, stderr io.Writer) error {
 // none, a vocabulary other than its vocab.txt.
 func checkResumeData(dir string, s *settings, saved *settings, vocab *ptb.Vocab) error {
 	if saved.DataSHA256 != nil {
-		var bad []string
-		for _, sp := range s.splits() {
-			if want, got := saved.DataSHA256[sp.key], s.DataSHA256[sp.key]; want != got {
-				bad = append(bad, fmt.Sprintf("%s (SHA-256 %s; the run's was %s)", sp.path, short(got), short(want)))
-			}
-		}
-		if len(bad) > 0 {
+		if bad := corpusDiffs(s, saved); len(bad) > 0 {
 			return fmt.Errorf("%s: the corpus differs from the one the run in %s was trained on: %s; restore the run's files, or start a new run", s.dataFlags(), dir, strings.Join(bad, ", "))
 		}
 		return nil
@@ -362,6 +356,70 @@ func checkResumeData(dir string, s *settings, saved *settings, vocab *ptb.Vocab)
 			s.dataFlags(), s.splits()[0].path, filepath.Join(dir, VocabFile))
 	}
 	return nil
+}
+
+// corpusDiffs names the splits of s whose SHA-256 is not the one saved
+// recorded, with both digests; none where saved recorded no digests.
+func corpusDiffs(s, saved *settings) []string {
+	if saved.DataSHA256 == nil {
+		return nil
+	}
+	var bad []string
+	for _, sp := range s.splits() {
+		if want, got := saved.DataSHA256[sp.key], s.DataSHA256[sp.key]; want != got {
+			bad = append(bad, fmt.Sprintf("%s (SHA-256 %s; the run's was %s)", sp.path, short(got), short(want)))
+		}
+	}
+	return bad
+}
+
+// readLike reads the settings of the run named by ptb train's --like (its
+// directory, or its run.json) and gives every flag of fs that the command
+// line did not set their value. The corpus flags count as one: where any
+// of --data, --train, --valid and --test is given, none is taken from the
+// run, and where none is, the run's corpus must be on this machine.
+func readLike(fs *pflag.FlagSet, arg string) (*settings, error) {
+	dir := arg
+	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
+		dir = filepath.Dir(arg)
+	}
+	path := filepath.Join(dir, protocol.RunFile)
+	ls, exists, err := readRunSettings(dir)
+	switch {
+	case err != nil:
+		return nil, err
+	case !exists:
+		return nil, fmt.Errorf("no run there: %s does not exist", path)
+	}
+	if err := ls.checkSaved(path); err != nil {
+		return nil, err
+	}
+	corpusGiven := false
+	for _, f := range []string{"data", "train", "valid", "test"} {
+		corpusGiven = corpusGiven || fs.Changed(f)
+	}
+	for _, sf := range savedFlags {
+		switch sf.flag {
+		case "data", "train", "valid", "test":
+			if corpusGiven {
+				continue
+			}
+		}
+		if fs.Changed(sf.flag) {
+			continue
+		}
+		if err := fs.Lookup(sf.flag).Value.Set(sf.value(&ls)); err != nil {
+			return nil, fmt.Errorf("--%s from %s: %w", sf.flag, path, err)
+		}
+	}
+	if !corpusGiven {
+		for _, p := range ls.splits() {
+			if _, err := os.Stat(p.path); err != nil {
+				return nil, fmt.Errorf("the corpus of %s is not on this machine (%s); give it with --data (or --train, --valid and --test)", path, p.path)
+			}
+		}
+	}
+	return &ls, nil
 }
 
 // file returns a file of Files, "" without them.

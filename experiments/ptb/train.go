@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -74,6 +75,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the initial parameters")
 	out := fs.String("out", "", "run directory (required)")
 	resume := fs.Bool("resume", false, "continue the run in --out, with the settings of its run.json (flags given must agree with them); in an absent or empty --out, start it")
+	like := fs.String("like", "", "start a new run with the settings of another run (its directory or run.json), e.g. one committed under results/ptb, to train it again; flags given override them (--data where its corpus lies elsewhere, --epochs, --device, …); a corpus other than the one it recorded (by SHA-256) is refused")
 	strict := fs.Bool("strict", false, "refuse words of ptb.valid.txt and ptb.test.txt that are not in the vocabulary of ptb.train.txt, instead of reading them as <unk>")
 	every := fs.Duration("checkpoint-every", 5*time.Minute, "checkpoint within an epoch this often")
 	report := fs.Duration("report-every", time.Minute, "progress line interval when stderr is not a terminal")
@@ -96,7 +98,15 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return errors.New("--out is required")
 	}
-	// A resumed run takes every setting not given from its run.json.
+	// A run made --like another takes every setting not given from the
+	// other's run.json; a resumed run, from its own.
+	var likeRun *settings
+	if *like != "" {
+		var err error
+		if likeRun, err = readLike(fs, *like); err != nil {
+			return fmt.Errorf("--like %s: %w", *like, err)
+		}
+	}
 	var saved *settings
 	if *resume {
 		ss, exists, err := readRunSettings(*out)
@@ -187,6 +197,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	unknown.report(stderr, "train", "the vocabulary of "+filepath.Base(sp[0].path))
 	if s.DataSHA256, err = dataDigests(&s); err != nil {
 		return fmt.Errorf("%s: %w", s.dataFlags(), err)
+	}
+	if likeRun != nil {
+		if bad := corpusDiffs(&s, likeRun); len(bad) > 0 {
+			return fmt.Errorf("--like %s: %s: the corpus differs from the one that run was trained on: %s; give its corpus", *like, s.dataFlags(), strings.Join(bad, ", "))
+		}
 	}
 	if s.VocabSHA256, err = vocabSHA256(corpus.Vocab); err != nil {
 		return err

@@ -314,3 +314,99 @@ func TestPureGoBuildNote(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainLike trains a run again from another's run.json (--like): the
+// same model bit for bit; flags given override the run's settings; the
+// corpus flags count as one; a corpus other than the run's, or one that is
+// not on the machine, is refused before anything is written.
+func TestTrainLike(t *testing.T) {
+	data := tinyCorpus(t)
+	root := t.TempDir()
+	first := filepath.Join(root, "first")
+	model := append([]string{}, tinyModel...)
+	model[len(model)-3] = "2" // --epochs 2
+	if _, e, code := runCmd(append([]string{"train", "--data", data, "--out", first}, model...)...); code != 0 {
+		t.Fatalf("train: %s", e)
+	}
+	// By its directory and by its run.json.
+	for i, like := range []string{first, filepath.Join(first, protocol.RunFile)} {
+		again := filepath.Join(root, fmt.Sprint("again", i))
+		if _, e, code := runCmd("train", "--like", like, "--out", again); code != 0 {
+			t.Fatalf("train --like %s: %s", like, e)
+		}
+		a, b := readFile(t, filepath.Join(first, protocol.ModelFile)), readFile(t, filepath.Join(again, protocol.ModelFile))
+		if a == "" || a != b {
+			t.Errorf("--like %s: the model differs from the run's", like)
+		}
+		var s0, s1 settings
+		readJSON(t, filepath.Join(first, protocol.RunFile), &s0)
+		readJSON(t, filepath.Join(again, protocol.RunFile), &s1)
+		if !reflect.DeepEqual(s0, s1) {
+			t.Errorf("--like %s: run.json %+v, want the run's %+v", like, s1, s0)
+		}
+	}
+
+	// A committed run: its run.json alone, its corpus elsewhere.
+	committed := filepath.Join(root, "committed")
+	if err := os.MkdirAll(committed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var s settings
+	readJSON(t, filepath.Join(first, protocol.RunFile), &s)
+	s.Data = filepath.Join(root, "gone")
+	raw, _ := json.Marshal(s)
+	if err := os.WriteFile(filepath.Join(committed, protocol.RunFile), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := tinyCorpus(t)
+	if err := os.WriteFile(filepath.Join(other, "ptb.train.txt"), []byte(" the cat runs \n"+readFile(t, filepath.Join(data, "ptb.train.txt"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"corpus not here", []string{"--like", committed}, []string{"--like", "not on this machine", "--data"}},
+		{"other corpus", []string{"--like", committed, "--data", other}, []string{"--like", "corpus differs", "ptb.train.txt"}},
+		{"no run", []string{"--like", root}, []string{"--like", "no run there"}},
+		{"files and like's data", []string{"--like", committed, "--train", filepath.Join(other, "ptb.train.txt")}, []string{"--train, --valid and --test are required together"}},
+	}
+	for i, c := range bad {
+		out := filepath.Join(root, fmt.Sprint("bad", i))
+		_, e, code := runCmd(append([]string{"train", "--out", out}, c.args...)...)
+		if code == 0 {
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(e, w) {
+				t.Errorf("%s: error %q does not say %q", c.name, e, w)
+			}
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: wrote %s", c.name, out)
+		}
+	}
+	// --data in place of the run's, and a flag that overrides a setting.
+	over := filepath.Join(root, "over")
+	if _, e, code := runCmd("train", "--like", committed, "--data", data, "--epochs", "1", "--out", over); code != 0 {
+		t.Fatalf("train --like --data --epochs: %s", e)
+	}
+	var so settings
+	readJSON(t, filepath.Join(over, protocol.RunFile), &so)
+	if so.Epochs != 1 || so.LR != s.LR || so.Clip != s.Clip || so.Seed != s.Seed || so.Model != s.Model || so.Data != data {
+		t.Errorf("run.json %+v: want the run's settings with epochs 1 and data %s", so, data)
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
