@@ -113,8 +113,8 @@ __device__ __forceinline__ void cell_at(real* Z, const real* cprev, real* c, rea
 // directly, no shared memory or synchronization), combine them with
 // shuffles, and lane 0 applies the cell. Launched as a group kernel over
 // H·⌈B/R⌉ outputs.
-template <int R>
-__device__ __forceinline__ void rec_terms(real (*acc)[4], const real* x, long ldx, const real* W, long ldw, int K, int H, int j, int b0, int rows, int lane) {
+template <int R, typename X>
+__device__ __forceinline__ void rec_terms(real (*acc)[4], const X* x, long ldx, const real* W, long ldw, int K, int H, int j, int b0, int rows, int lane) {
 	const real* w0 = W + (long)j * ldw;
 	const real* w1 = W + (long)(H + j) * ldw;
 	const real* w2 = W + (long)(2 * H + j) * ldw;
@@ -218,6 +218,82 @@ __device__ __forceinline__ void lstm_back_rows(const real* A, const real* cprev,
 	}
 }
 
+#ifndef GPUEMU
+// grid_barrier waits until every block of the launch has reached it, and
+// makes the global writes of each visible to all: bar[0] counts the
+// blocks arrived, bar[1] the barriers passed. The launch must have no
+// more blocks than the device runs at once (lstm_seq's grid is one block
+// per multiprocessor), and bar[0] must be 0 before the launch: each
+// barrier leaves it so.
+__device__ __forceinline__ void grid_barrier(unsigned* bar) {
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		volatile unsigned* gen = bar + 1;
+		unsigned g = *gen;
+		__threadfence();
+		if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+			atomicExch(bar, 0u);
+			__threadfence();
+			atomicAdd(bar + 1, 1u);
+		} else {
+			while (*gen == g) {
+			}
+		}
+		__threadfence();
+	}
+	__syncthreads();
+}
+#endif
+
+// lstm_seq_rows: the T steps of an LSTM layer whose only per-step input is
+// h_{t−1} (its input's product is in Z beforehand) in one persistent
+// launch, where lstm_rec_rows takes a launch per step: Z (T·B, 4H) holds
+// the pre-activations without the recurrent terms; hs and cs ((T+1)·B, H)
+// hold h_0 and c_0 and receive h_t and c_t at row block t; tc (T·B, H)
+// receives tanh(c_t) at block t−1. The warps of the grid share out the
+// H·⌈B/R⌉ outputs (a hidden unit, R rows of the batch) of a step as
+// lstm_rec_rows does, the same outputs at every step, so that only h_t
+// passes between multiprocessors (read past the L1 cache, which is not
+// coherent), and wait for each other at a grid barrier between steps. Lane
+// r applies the cell to row r. Launched on at most one block per
+// multiprocessor (engine_cuda.go); under the emulator, on one block.
+template <int R>
+__device__ __forceinline__ void lstm_seq_rows(real* Z, real* hs, real* cs, real* tc, const real* Whh, int T, int B, int H, unsigned* bar) {
+	int lane = threadIdx.x % 32;
+	int per = (blockDim.x + 31) / 32;
+	long group = (long)blockIdx.x * per + threadIdx.x / 32, groups = (long)gridDim.x * per;
+	int nb = (B + R - 1) / R;
+	long n = (long)H * nb, blk = (long)B * H;
+	for (int t = 1; t <= T; t++) {
+		real* Zt = Z + (t - 1) * 4 * blk;
+		const volatile real* hprev = hs + (t - 1) * blk;
+		for (long o = group; o < n && lane < LANES(32); o += groups) {
+			int j = o % H, b0 = (o / H) * R;
+			int rows = min(R, B - b0);
+			real acc[R][4];
+#pragma unroll
+			for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0;
+			rec_terms<R>(acc, hprev, H, Whh, H, H, H, j, b0, rows, lane);
+#pragma unroll
+			for (int r = 0; r < R; r++)
+#pragma unroll
+				for (int g = 0; g < 4; g++) acc[r][g] = group_sum<32>(acc[r][g]);
+#pragma unroll
+			for (int r = 0; r < R; r++) {
+				if (r < rows && (r == lane || LANES(32) == 1)) {
+					real* z = Zt + (long)(b0 + r) * 4 * H;
+					for (int g = 0; g < 4; g++) z[g * H + j] += acc[r][g];
+					cell_at(Zt, cs + (t - 1) * blk, cs + t * blk, tc + (t - 1) * blk, hs + t * blk, b0 + r, j, H);
+				}
+			}
+		}
+#ifndef GPUEMU
+		if (t < T) grid_barrier(bar);
+#endif
+	}
+}
+
 extern "C" {
 
 // embed_gather: X[r, :] = W[tok[r], :] for rows r of E columns.
@@ -265,6 +341,15 @@ __global__ void lstm_rec2(real* Z, const real* hprev, const real* Whh, const rea
 }
 __global__ void lstm_rec8(real* Z, const real* hprev, const real* Whh, const real* x2, int ldx2, const real* W2, int ldw2, int K2, const real* cprev, real* c, real* tc, real* h, int B, int H) {
 	lstm_rec_rows<8>(Z, hprev, Whh, x2, ldx2, W2, ldw2, K2, cprev, c, tc, h, B, H);
+}
+
+// lstm_seq, lstm_seq8: lstm_seq_rows with 4 and 8 rows of the batch per
+// warp.
+__global__ void lstm_seq(real* Z, real* hs, real* cs, real* tc, const real* Whh, int T, int B, int H, unsigned* bar) {
+	lstm_seq_rows<4>(Z, hs, cs, tc, Whh, T, B, H, bar);
+}
+__global__ void lstm_seq8(real* Z, real* hs, real* cs, real* tc, const real* Whh, int T, int B, int H, unsigned* bar) {
+	lstm_seq_rows<8>(Z, hs, cs, tc, Whh, T, B, H, bar);
 }
 
 // lstm_cell_back: the step's backward pass. A (B, 4H) are its activations,

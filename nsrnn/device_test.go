@@ -259,6 +259,25 @@ func TestGPUFusedLSTMStepMatchesCPU(t *testing.T) {
 	for _, name := range []string{"onehot", "embed-2", "onehot-3", "wide-vocab", "jm-hidden", "jm-vec-d4-2", "gref", "gref-embed-2", "rns-2-2-D3", "vrns-fixed"} {
 		some[name] = all[name]
 	}
+	// The persistent kernels run the LSTM's layers (a stack model's keep
+	// a launch per step): forward only, on sentences and on streams,
+	// which start from a carried state.
+	lstms := map[string]Config{}
+	for name, c := range some {
+		if c.Kind == LSTM {
+			lstms[name] = c
+		}
+	}
+	if len(lstms) < 2 {
+		t.Fatalf("%d LSTM configurations among %v", len(lstms), some)
+	}
+	for v := range persistentSteps {
+		t.Run(v, func(t *testing.T) {
+			t.Setenv(EnvCUDALSTMStep, v)
+			checkGPUSentences(t, d, lstms)
+			checkGPUStreams(t, d, lstms)
+		})
+	}
 	for v := range fusedSteps {
 		dirs := []string{"forward", "backward", "both"}
 		if v != "fused" {
@@ -422,8 +441,16 @@ func maxAbsDiff3(a, b [][][]float64) float64 {
 // and positions without targets, the GPU's losses, gradients and final
 // states equal the CPU's; a state handed from the CPU continues on the GPU.
 func TestGPUStreamMatchesCPU(t *testing.T) {
-	d := gpu(t)
-	for name, c := range gpuConfigs() {
+	checkGPUStreams(t, gpu(t), gpuConfigs())
+}
+
+// checkGPUStreams checks, for each configuration that carries a state,
+// a stream's losses, gradients, states and log-probabilities on the GPU
+// against the CPU's over chunks of several lengths, with the state handed
+// from one device to the other between them, in both precisions.
+func checkGPUStreams(t *testing.T, d Device, configs map[string]Config) {
+	t.Helper()
+	for name, c := range configs {
 		if !carries(t, c) {
 			continue
 		}

@@ -154,8 +154,11 @@ const EnvCUDAGraphs = "NSRNN_CUDA_GRAPHS"
 // products, the recurrent one and in a stack model the reading's or the
 // layer below's, split over a warp per hidden unit and four rows of the
 // batch, and the cell) instead of cuBLAS products and the cell's kernel;
-// "fused2" and "fused8" do so with two and eight rows per warp; anything
-// else keeps the product. It is for measuring them against each other on a
+// "fused2" and "fused8" do so with two and eight rows per warp;
+// "persistent" and "persistent8" run all the steps of a chunk of an LSTM
+// model's layer in one launch (persistentSteps), with four and eight rows
+// per warp, and a stack model's steps as the product does; anything else
+// keeps the product. It is for measuring them against each other on a
 // card; the results agree to rounding (the product's terms are summed in
 // another order).
 const EnvCUDALSTMStep = "NSRNN_CUDA_LSTM_STEP"
@@ -177,6 +180,57 @@ var fusedSteps = map[string]struct {
 	kernel, back string
 	rows         int
 }{"fused": {"lstm_rec", "lstm_back", 4}, "fused2": {"lstm_rec2", "lstm_back2", 2}, "fused8": {"lstm_rec8", "lstm_back8", 8}}
+
+// persistentSteps are the persistent LSTM kernels, by the value of
+// EnvCUDALSTMStep, with their batch rows per warp: the T steps of a layer
+// whose only per-step input is h_{t−1} (the LSTM's layers; a stack
+// model's take the stack's reading at every step, and keep a launch per
+// step) in one launch, its warps meeting at a grid barrier between steps.
+var persistentSteps = map[string]struct {
+	kernel string
+	rows   int
+}{"persistent": {"lstm_seq", 4}, "persistent8": {"lstm_seq8", 8}}
+
+// lstmSteps runs steps 1 to T of an LSTM layer whose only per-step input
+// is h_{t−1}: z (T·B, 4H) holds the pre-activations without the recurrent
+// terms; hs and cs hold h_0 and c_0 and receive h_t and c_t at block t, tc
+// tanh(c_t) at block t−1. With a persistent kernel chosen
+// (EnvCUDALSTMStep), in one launch, otherwise a step at a time
+// (lstmStep).
+func (e *cudaEngine) lstmSteps(p Precision, z, hs, cs, tc, whh cuda.Ptr, T, B, H int) error {
+	if f, ok := persistentSteps[e.fusedStep]; ok && T > 0 {
+		bar, err := e.barrier()
+		if err != nil {
+			return err
+		}
+		// One block per multiprocessor, so that every block runs at
+		// once: the barrier waits for all of them.
+		grid := min(e.ctx.multiprocessors(), (H*((B+f.rows-1)/f.rows)+cudaBlock/32-1)/(cudaBlock/32))
+		return e.launchGrid(p, f.kernel, uint32(max(grid, 1)), z, hs, cs, tc, whh, T, B, H, bar)
+	}
+	es := elem(p)
+	blk := B * H * es
+	for t := 1; t <= T; t++ {
+		zt := z.Offset((t - 1) * B * 4 * H * es)
+		if err := e.lstmStep(p, zt, hs.Offset((t-1)*blk), whh, stepInput{}, cs.Offset((t-1)*blk), cs.Offset(t*blk), tc.Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// barrier returns the two counters of the persistent kernels' grid
+// barrier, zeroed when allocated (each barrier leaves its count at 0).
+func (e *cudaEngine) barrier() (cuda.Ptr, error) {
+	if b, ok := e.ws["barrier"]; ok {
+		return b.p, nil
+	}
+	b, err := e.buf("barrier", 8)
+	if err != nil {
+		return 0, err
+	}
+	return b, e.ctx.Zero(b, 8)
+}
 
 // backInput is a product that completes the gradient of an LSTM step's
 // h_t in a fused backward step: dz (B rows of 4H) times the weights whose
@@ -269,6 +323,9 @@ type gpuDevice interface {
 	DownloadFloat32(dst []float32, src cuda.Ptr) error
 	Dgemm(transA, transB bool, m, n, k int, alpha float64, a cuda.Ptr, lda int, b cuda.Ptr, ldb int, beta float64, c cuda.Ptr, ldc int) error
 	Sgemm(transA, transB bool, m, n, k int, alpha float32, a cuda.Ptr, lda int, b cuda.Ptr, ldb int, beta float32, c cuda.Ptr, ldc int) error
+	// multiprocessors is the number of the device's multiprocessors (1
+	// for the emulator, which runs a grid's blocks one after another).
+	multiprocessors() int
 	// compile returns the kernels of a CUDA C source.
 	compile(src, name string, opts ...string) (gpuKernels, error)
 	// beginCapture and endCapture record the operations queued between
@@ -325,6 +382,8 @@ func (d cudaDevice) endCapture() (gpuGraph, error) {
 	return g, nil
 }
 
+func (d cudaDevice) multiprocessors() int { return d.Info().SMs }
+
 func (d cudaDevice) compile(src, name string, opts ...string) (gpuKernels, error) {
 	mod, err := d.Module(src, name, opts...)
 	if err != nil {
@@ -354,6 +413,8 @@ func (d emuDevice) endCapture() (gpuGraph, error) {
 	}
 	return g, nil
 }
+
+func (d emuDevice) multiprocessors() int { return 1 }
 
 func (d emuDevice) compile(src, name string, opts ...string) (gpuKernels, error) {
 	return d.Kernels(src, name, opts...)
@@ -865,15 +926,11 @@ func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 		} else if err := e.gemm(p, false, true, TB, 4*H, in, x, in, W(wih), in, 1, z, 4*H); err != nil {
 			return err
 		}
-		hs, cs, tc := bf.hs[l], bf.cs[l], bf.tc[l]
-		blk := B * H * es
-		for t := 1; t <= T; t++ {
-			zt := z.Offset((t - 1) * B * 4 * H * es)
-			if err := e.lstmStep(p, zt, hs.Offset((t-1)*blk), W(whh), stepInput{}, cs.Offset((t-1)*blk), cs.Offset(t*blk), tc.Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
-				return err
-			}
+		hs := bf.hs[l]
+		if err := e.lstmSteps(p, z, hs, bf.cs[l], bf.tc[l], W(whh), T, B, H); err != nil {
+			return err
 		}
-		x, in = hs.Offset(blk), H
+		x, in = hs.Offset(B*H*es), H
 	}
 	if err := e.output(r, bf, whyIdx, bhyIdx); err != nil {
 		return err

@@ -22,7 +22,8 @@
 #    device time per token.
 #
 # The LSTM-256 and JM-247 rates are measured with the fused LSTM steps
-# (NSRNN_CUDA_LSTM_STEP=fused, fused2, fused8) as well, in the same rounds,
+# (NSRNN_CUDA_LSTM_STEP=fused, fused2, fused8; for LSTM-256 also the
+# persistent kernels, persistent and persistent8) as well, in the same rounds,
 # as model+VARIANT, their training with the backward steps fused too
 # (NSRNN_CUDA_LSTM_BACK=fused) as model+fused-both, and JM-247 and RNS 1-2
 # with every product in cuBLAS
@@ -30,7 +31,8 @@
 #
 # Every step has a time limit, capped by what is left of the check's
 # budget (CHECK_SECONDS, default 420 s), so that the whole ends on time. Logs: env.txt, tests.log, bench.log, torch.log,
-# bench-nographs.log, profile.txt, profile-fused.txt, e2e.log, summary.json.
+# bench-nographs.log, profile.txt, profile-fused.txt, profile-persistent.txt, e2e.log,
+# summary.json.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: sh check.sh OUTDIR}
@@ -137,6 +139,9 @@ step 30 env NSRNN_CUDA_PROFILE=1 NSRNN_CUDA_PROFILE_OUT="$out/profile.txt" ./nsr
 # The fused LSTM step's profile, apart (the tables are keyed by name).
 step 30 env NSRNN_CUDA_LSTM_STEP=fused NSRNN_CUDA_PROFILE=1 NSRNN_CUDA_PROFILE_OUT="$out/profile-fused.txt" ./nsrnn.test -test.run XXX \
 	-test.benchtime 10x -test.bench 'GPU(Train|Eval)PTB/lstm-256(-f32)?/B32$' > /dev/null 2>&1
+# And the persistent kernel's (a chunk of a layer in one launch).
+step 30 env NSRNN_CUDA_LSTM_STEP=persistent NSRNN_CUDA_PROFILE=1 NSRNN_CUDA_PROFILE_OUT="$out/profile-persistent.txt" ./nsrnn.test -test.run XXX \
+	-test.benchtime 10x -test.bench 'GPU(Train|Eval)PTB/lstm-256(-f32)?/B32$' > /dev/null 2>&1
 grep -E '^(==|total|per token)' "$out/profile.txt" >&2
 summarize
 
@@ -146,9 +151,10 @@ for round in 1 2; do
 	step 60 ./nsrnn.test -test.run XXX -test.benchtime 100x \
 		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)' >> "$out/bench.log" 2>&1
 	# The fused LSTM steps (NSRNN_CUDA_LSTM_STEP=fused, fused2, fused8: 4,
-	# 2 and 8 batch rows per warp) in the same round, named model+VARIANT
-	# in bench.log; JM-247 with the first only.
-	for v in fused fused2 fused8; do
+	# 2 and 8 batch rows per warp; persistent, persistent8: a chunk's
+	# steps in one launch, LSTM-256 only) in the same round, named
+	# model+VARIANT in bench.log; JM-247 with the first only.
+	for v in fused fused2 fused8 persistent persistent8; do
 		models='lstm-256|jm-247'
 		[ $v = fused ] || models='lstm-256'
 		step 30 env NSRNN_CUDA_LSTM_STEP=$v ./nsrnn.test -test.run XXX -test.benchtime 100x \
