@@ -2,8 +2,11 @@ package nsrnn
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestGraphCache checks the graph cache's bounds: by default no bound by
@@ -103,5 +106,48 @@ func TestGraphCache(t *testing.T) {
 	m3.ReleaseGraphs()
 	if m3.Graphs() != 0 || m3.cacheBytes != 0 {
 		t.Errorf("after ReleaseGraphs: %d graphs, %g bytes", m3.Graphs(), m3.cacheBytes)
+	}
+}
+
+// The graphs a model keeps do not keep the nondeterministic stack's
+// scratch tapes alive: the stack shares one tape per batch size, replaced
+// by a larger one when a longer run comes, and a graph kept in the cache
+// must not hold on to the tape it last ran on (graphs run in order of
+// length, as EvaluateByLength runs them, would otherwise keep one tape
+// each: 2.5 times the memory of the longest run alone at these sizes,
+// where the graphs themselves take a fraction of it).
+func TestGraphsDoNotKeepTapes(t *testing.T) {
+	cfg := Config{Kind: RNS, InputVocab: 5, OutputVocab: 6, Hidden: 20, States: 2, Symbols: 3, InitRange: 0.1}
+	grown := func(lengths ...int) uint64 {
+		m, err := New(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Workers = 1
+		// The tape's idle helper goroutines keep an earlier model's tape
+		// for a tenth of a second.
+		time.Sleep(300 * time.Millisecond)
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		base := ms.HeapAlloc
+		rng := rand.New(rand.NewPCG(1, 2))
+		for _, n := range lengths {
+			if _, _, err := m.Gradient(randomBatch(rng, 10, n, cfg.InputVocab)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		if len(m.graphs) != len(lengths) {
+			t.Fatalf("%d graphs cached after %d lengths", len(m.graphs), len(lengths))
+		}
+		runtime.KeepAlive(m)
+		return ms.HeapAlloc - min(base, ms.HeapAlloc)
+	}
+	one := grown(100)
+	all := grown(20, 40, 60, 80, 100)
+	if float64(all) > 1.6*float64(one) {
+		t.Errorf("graphs of lengths 20 to 100 keep %.1f MB, the graph of length 100 alone %.1f MB", float64(all)/1e6, float64(one)/1e6)
 	}
 }

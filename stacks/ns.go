@@ -496,8 +496,6 @@ type nsInstance struct {
 	id    uint64
 	steps int
 	carry bool
-	// tape is the stack's scratch tape, taken when step 1 runs.
-	tape *nskernel.Tape
 	// params are the nodes of s.Params(), in order; anchor the binding's
 	// (nil for a stack that takes its scores).
 	params        []*G.Node
@@ -525,6 +523,14 @@ type nsInstance struct {
 	// pass records the final state.
 	added int
 }
+
+// tape returns the stack's scratch tape for the instance's batch size,
+// which its run made room in at step 1 (NS.tape) and works on until its
+// backward pass ends. It is looked up rather than kept, so that a graph
+// kept in a model's cache does not hold on to a tape that a longer run has
+// since replaced (the graphs of a model, one per length, would otherwise
+// keep one tape each).
+func (inst *nsInstance) tape() *nskernel.Tape { return inst.s.tapes[inst.batch] }
 
 // setInitialReading sets the value of the node r_0, so that it can be
 // read before the graph runs: the carried reading, or the initial
@@ -684,7 +690,7 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 	cfg := s.cfg
 	B, H, a := inst.batch, s.hidden, cfg.NumActions()
 	if k.t == 1 {
-		inst.tape = s.tape(B, inst.steps)
+		s.tape(B, inst.steps) // room for the run's steps
 		var start *nskernel.State
 		if inst.start != nil {
 			start = inst.start.k
@@ -699,9 +705,9 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 				s.bottomVector(inst.bottom, w0)
 			}
 			inst.fromStart = start == nil
-			err = inst.tape.BeginVector(start, inst.bottom)
+			err = inst.tape().BeginVector(start, inst.bottom)
 		} else {
-			err = inst.tape.Begin(start)
+			err = inst.tape().Begin(start)
 		}
 		if err != nil {
 			panic(err) // SetState checked the state's configuration and batch
@@ -721,9 +727,9 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 		for i, x := range v {
 			v[i] = sigmoid(x)
 		}
-		inst.tape.StepVector(inst.logw[k.t], v, out)
+		inst.tape().StepVector(inst.logw[k.t], v, out)
 	} else {
-		inst.tape.Step(inst.logw[k.t], out)
+		inst.tape().Step(inst.logw[k.t], out)
 	}
 	inst.ran, inst.nextBack = k.t, k.t
 	if inst.carry && k.t == inst.added {
@@ -733,7 +739,7 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 		if st == nil {
 			st = &nsState{}
 		}
-		st.k = inst.tape.StateInto(st.k)
+		st.k = inst.tape().StateInto(st.k)
 		st.reading = append(st.reading[:0], out...)
 		st.bottom = cfg.BottomVector
 		inst.latest = st
@@ -745,10 +751,10 @@ func (k *nsStep) Backward(gradIn [][]float64, gradOut, out []float64, in [][]flo
 	cfg := s.cfg
 	B, H, a := inst.batch, s.hidden, cfg.NumActions()
 	gLogw := inst.gLogw
-	back := func(t int, gr []float64) { inst.tape.Backward(t, gr, gLogw) }
+	back := func(t int, gr []float64) { inst.tape().Backward(t, gr, gLogw) }
 	if s.vector() {
 		clear(inst.gBottom)
-		back = func(t int, gr []float64) { inst.tape.BackwardVector(t, gr, gLogw, inst.gVec, inst.gBottom) }
+		back = func(t int, gr []float64) { inst.tape().BackwardVector(t, gr, gLogw, inst.gVec, inst.gBottom) }
 	}
 	// Steps after k.t whose readings the loss does not use get no backward
 	// node from gorgonia; the tape still needs them, with zero gradient
