@@ -174,7 +174,12 @@
 // shared by the graphs bound to one stack for one batch size; everything a
 // run leaves behind (its final state, its action weights) is copied out of
 // the tape, so those graphs may run one after another but not
-// concurrently. Graphs that must run at the same time (parts of one batch
+// concurrently. The nondeterministic stacks' tapes for different batch
+// sizes share their sequences' memory, so that a stack holds per batch
+// element the memory of the longest run that used it, whatever the sizes
+// of the batches its runs came in (a corpus batched by length has its
+// longest strings in its smallest batches); a graph kept for later runs
+// holds none of it. Graphs that must run at the same time (parts of one batch
 // on several cores) are bound to replicas: every stack here implements
 // Replicator, whose Replica shares the parameters and keeps tapes of its
 // own. A nondeterministic stack's run shares the batch's sequences among

@@ -182,12 +182,13 @@ type NS struct {
 	// scores marks a stack without an Actions layer, whose steps take
 	// the action scores themselves (NewNSScores).
 	scores bool
-	// tapes holds one scratch tape per batch size. A tape is workspace
-	// for the forward and backward pass of one run: everything a run
-	// leaves behind (its final state, its action weights) is copied out
-	// of it into the instance, so graphs bound to one stack may share it
-	// as long as they do not run concurrently (see Replicator).
-	tapes map[int]*nskernel.Tape
+	// pool holds the scratch tapes, one per batch size, over shared
+	// sequences (nskernel.Pool). A tape is workspace for the forward and
+	// backward pass of one run: everything a run leaves behind (its final
+	// state, its action weights) is copied out of it into the instance,
+	// so graphs bound to one stack may share it as long as they do not run
+	// concurrently (see Replicator).
+	pool *nskernel.Pool
 	// threads bounds the goroutines of a run (< 1: GOMAXPROCS; see
 	// Replicator).
 	threads int
@@ -217,16 +218,12 @@ func (s *NS) takeSpare(batch int) *nsState {
 // tape returns the scratch tape for the batch size with room for at least
 // steps steps.
 func (s *NS) tape(batch, steps int) *nskernel.Tape {
-	if s.tapes == nil {
-		s.tapes = map[int]*nskernel.Tape{}
+	if s.pool == nil {
+		s.pool = nskernel.NewPool(s.cfg.kernel())
 	}
-	t := s.tapes[batch]
-	if t == nil || t.MaxSteps() < steps {
-		t = nskernel.NewTape(s.cfg.kernel(), batch, steps)
-		if s.threads > 0 {
-			t.SetThreads(s.threads)
-		}
-		s.tapes[batch] = t
+	t := s.pool.Tape(batch, steps)
+	if s.threads > 0 {
+		t.SetThreads(s.threads)
 	}
 	return t
 }
@@ -345,7 +342,7 @@ func (s *NS) Carryable() error {
 // its own scratch tapes.
 func (s *NS) Replica(threads int) Layer {
 	c := *s
-	c.tapes = nil
+	c.pool = nil
 	c.threads = threads
 	c.spare = nil
 	return &c
@@ -496,6 +493,9 @@ type nsInstance struct {
 	id    uint64
 	steps int
 	carry bool
+	// t is the stack's scratch tape for the batch size (NS.tape), taken
+	// at step 1; its memory is the stack's pool's.
+	t *nskernel.Tape
 	// params are the nodes of s.Params(), in order; anchor the binding's
 	// (nil for a stack that takes its scores).
 	params        []*G.Node
@@ -525,12 +525,10 @@ type nsInstance struct {
 }
 
 // tape returns the stack's scratch tape for the instance's batch size,
-// which its run made room in at step 1 (NS.tape) and works on until its
-// backward pass ends. It is looked up rather than kept, so that a graph
-// kept in a model's cache does not hold on to a tape that a longer run has
-// since replaced (the graphs of a model, one per length, would otherwise
-// keep one tape each).
-func (inst *nsInstance) tape() *nskernel.Tape { return inst.s.tapes[inst.batch] }
+// which its run took at step 1 (NS.tape) and works on until its backward
+// pass ends. The instance keeps none: a graph kept in a model's cache
+// holds no tape memory.
+func (inst *nsInstance) tape() *nskernel.Tape { return inst.t }
 
 // setInitialReading sets the value of the node r_0, so that it can be
 // read before the graph runs: the carried reading, or the initial
@@ -690,7 +688,7 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 	cfg := s.cfg
 	B, H, a := inst.batch, s.hidden, cfg.NumActions()
 	if k.t == 1 {
-		s.tape(B, inst.steps) // room for the run's steps
+		inst.t = s.tape(B, inst.steps)
 		var start *nskernel.State
 		if inst.start != nil {
 			start = inst.start.k

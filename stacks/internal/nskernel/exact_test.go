@@ -35,7 +35,7 @@ func extremeForward(c Config, seed uint64, n int) ([][]float64, [][][]float64, *
 	tp := NewTape(c, 1, n)
 	tp.Run(ld)
 	_, gam := naiveDPGamma(c, ld)
-	return ld, gam, &tp.seqs[0]
+	return ld, gam, tp.seqs[0]
 }
 
 // logClose reports whether two log weights agree: both −∞, or within tol
@@ -204,7 +204,7 @@ func TestRowLive(t *testing.T) {
 				for k := 0; k < chunks[ci%len(chunks)] && s < n; k++ {
 					tp.Step(ld[s], r)
 					s++
-					sq := &tp.seqs[0]
+					sq := tp.seqs[0]
 					for a := 0; a < sq.np; a++ {
 						for row := 0; row < m; row++ {
 							want := false

@@ -662,3 +662,82 @@ func TestStateInto(t *testing.T) {
 		}
 	}
 }
+
+// TestPool runs the tapes of one pool, for several batch sizes, in
+// turn over runs of several lengths, each run on sequences that runs of
+// the other tapes used and grew in between: every reading and action
+// gradient equals bit for bit that of a tape of its own, and the pool
+// holds, per sequence, the memory of the longest run that used it (less
+// than a tape per batch size would).
+func TestPool(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, c := range []Config{
+		{States: 2, Symbols: 3, StateReading: true},
+		{States: 3, Symbols: 3, Fixed: true},
+		{States: 1, Symbols: 2, Window: 4},
+		{States: 2, Symbols: 2, Fixed: true, Vector: 3},
+	} {
+		p := NewPool(c)
+		runs := []struct{ batch, n int }{{3, 5}, {1, 12}, {3, 8}, {2, 14}, {3, 4}, {1, 3}, {4, 6}}
+		longest := map[int]int{} // per batch size, as a tape each would hold
+		for _, r := range runs {
+			ld := randLD(rng, c, r.batch, r.n, 3)
+			var vec [][]float64
+			if c.Vector > 0 {
+				vec = make([][]float64, r.n)
+				for s := range vec {
+					vec[s] = make([]float64, r.batch*c.Vector)
+					for i := range vec[s] {
+						vec[s][i] = rng.Float64()
+					}
+				}
+			}
+			run := func(tp *Tape) (reads, grads [][]float64) {
+				bottom := make([]float64, c.Vector)
+				var err error
+				if c.Vector > 0 {
+					err = tp.BeginVector(nil, bottom)
+				} else {
+					err = tp.Begin(nil)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for s := range r.n {
+					out := make([]float64, r.batch*c.ReadingSize())
+					if c.Vector > 0 {
+						tp.StepVector(ld[s], vec[s], out)
+					} else {
+						tp.Step(ld[s], out)
+					}
+					reads = append(reads, out)
+				}
+				for s := r.n; s >= 1; s-- {
+					g := make([]float64, r.batch*c.NumActions())
+					if c.Vector > 0 {
+						tp.BackwardVector(s, reads[s-1], g, make([]float64, r.batch*c.Vector), nil)
+					} else {
+						tp.Backward(s, reads[s-1], g)
+					}
+					grads = append(grads, g)
+				}
+				return reads, grads
+			}
+			r1, g1 := run(p.Tape(r.batch, r.n))
+			r2, g2 := run(NewTape(c, r.batch, r.n))
+			for s := range r1 {
+				if !slices.Equal(r1[s], r2[s]) || !slices.Equal(g1[s], g2[s]) {
+					t.Fatalf("%+v batch %d n %d: step %d differs from a tape of its own", c, r.batch, r.n, s+1)
+				}
+			}
+			longest[r.batch] = max(longest[r.batch], r.n)
+		}
+		perBatch := 0.0
+		for b, n := range longest {
+			perBatch += NewTape(c, b, n).pool().Bytes()
+		}
+		if got := p.Bytes(); got >= perBatch {
+			t.Errorf("%+v: the pool holds %.0f bytes, a tape per batch size %.0f", c, got, perBatch)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package nskernel
 
 import (
 	"math"
+	"reflect"
 )
 
 // Numerical thresholds.
@@ -698,4 +699,22 @@ func (s *seq) reading(b int, out []float64) {
 			}
 		}
 	}
+}
+
+// bytes returns the memory of the sequence's slices, in bytes.
+func (s *seq) bytes() float64 { return sliceBytes(reflect.ValueOf(s).Elem()) }
+
+// sliceBytes sums the capacities of the slices among the fields of the
+// struct v (and of its embedded structs), in bytes.
+func sliceBytes(v reflect.Value) float64 {
+	n := 0.0
+	for i := 0; i < v.NumField(); i++ {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Slice:
+			n += float64(f.Cap()) * float64(f.Type().Elem().Size())
+		case reflect.Struct:
+			n += sliceBytes(f)
+		}
+	}
+	return n
 }

@@ -20,7 +20,8 @@ type Tape struct {
 	cfg      Config
 	batch    int
 	maxSteps int
-	seqs     []seq
+	seqs     []*seq // its Pool's sequences 0 … batch−1
+	owner    *Pool
 	steps    int  // forward steps since Begin
 	back     int  // next step Backward expects (0 if none yet)
 	initial  bool // the run began from the initial stack
@@ -74,26 +75,80 @@ func (s *State) LogAlpha(n, p int, dst []float64) {
 }
 
 // NewTape returns a tape for batch sequences of up to maxSteps steps each
-// (per Begin). It panics if c is invalid or batch or maxSteps is not positive.
+// (per Begin), with memory of its own (a Pool's first tape). It panics if c
+// is invalid or batch or maxSteps is not positive.
 func NewTape(c Config, batch, maxSteps int) *Tape {
+	return NewPool(c).Tape(batch, maxSteps)
+}
+
+// Pool holds the memory of the sequences of tapes that never run at once,
+// one per batch size: sequence i of each of its tapes is the pool's
+// sequence i, which keeps the memory of the longest run that used it. A
+// layer whose runs come in several batch sizes (the batches of a corpus
+// grouped by length, whose longest strings come in its smallest batches)
+// so holds, per sequence, the memory of its longest run, where a tape per
+// batch size would hold that of each batch size's longest run: up to
+// (B+1)/2 times as much for batch sizes 1 … B. The pool and its tapes are
+// not safe for concurrent use: one of its tapes runs at a time.
+type Pool struct {
+	cfg   Config
+	seqs  []*seq
+	tapes map[int]*Tape
+}
+
+// NewPool returns an empty pool for configuration c. It panics if c is
+// invalid.
+func NewPool(c Config) *Pool {
 	if err := c.Validate(); err != nil {
 		panic(err)
 	}
+	return &Pool{cfg: c, tapes: map[int]*Tape{}}
+}
+
+// Tape returns the pool's tape for batch sequences of up to maxSteps steps
+// each (per Begin; the same tape for the same batch size, with room for at
+// least as many steps as before), giving the pool's sequences 0 … batch−1
+// the memory such a run needs where they have less. The memory a sequence
+// had is released (not kept by the tapes), and what another tape of the
+// pool left in it is lost: Begin starts every run anew. It panics if batch
+// or maxSteps is not positive.
+func (p *Pool) Tape(batch, maxSteps int) *Tape {
 	if batch < 1 || maxSteps < 1 {
 		panic("nskernel: batch and maxSteps must be positive")
 	}
-	t := &Tape{cfg: c, batch: batch, maxSteps: maxSteps}
-	capPos := capPositions(c.Window, maxSteps)
-	t.seqs = make([]seq, batch)
-	for i := range t.seqs {
-		t.seqs[i].init(c, capPos)
+	capPos := capPositions(p.cfg.Window, maxSteps)
+	for len(p.seqs) < batch {
+		p.seqs = append(p.seqs, new(seq))
 	}
-	t.workers = min(runtime.GOMAXPROCS(0), batch)
-	t.wake = make(chan struct{}, t.workers)
-	if err := t.begin(nil, make([]float64, c.Vector)); err != nil {
+	for _, s := range p.seqs[:batch] {
+		if s.capPos < capPos {
+			s.init(p.cfg, capPos)
+		}
+	}
+	t := p.tapes[batch]
+	if t == nil {
+		t = &Tape{cfg: p.cfg, batch: batch, seqs: p.seqs[:batch:batch], owner: p}
+		t.workers = min(runtime.GOMAXPROCS(0), batch)
+		t.wake = make(chan struct{}, t.workers)
+		p.tapes[batch] = t
+	}
+	t.maxSteps = max(t.maxSteps, maxSteps)
+	if err := t.begin(nil, make([]float64, p.cfg.Vector)); err != nil {
 		panic(err)
 	}
 	return t
+}
+
+// pool returns the pool whose sequences the tape runs on.
+func (t *Tape) pool() *Pool { return t.owner }
+
+// Bytes returns the memory of the pool's sequences, in bytes.
+func (p *Pool) Bytes() float64 {
+	n := 0.0
+	for _, s := range p.seqs {
+		n += s.bytes()
+	}
+	return n
 }
 
 // SetThreads bounds the goroutines a dispatch of the tape uses, itself
@@ -148,11 +203,11 @@ func (t *Tape) begin(carried *State, bottom []float64) error {
 			return fmt.Errorf("nskernel: carried state for %+v batch %d, tape is %+v batch %d", carried.cfg, carried.batch, t.cfg, t.batch)
 		}
 	}
-	for i := range t.seqs {
+	for i, q := range t.seqs {
 		if carried == nil {
-			t.seqs[i].begin(bottom)
+			q.begin(bottom)
 		} else {
-			t.seqs[i].beginState(carried.np, &carried.elems[i])
+			q.beginState(carried.np, &carried.elems[i])
 		}
 	}
 	t.steps = 0
@@ -226,8 +281,8 @@ func (t *Tape) BackwardVector(step int, gradReading, gradLogDelta, gradVec, grad
 	m := t.cfg.Vector
 	t.backward(step, gradReading, gradLogDelta, gradVec[:t.batch*m])
 	if t.back == -1 && t.initial && t.cfg.Fixed && gradBottom != nil {
-		for i := range t.seqs {
-			for j, v := range t.seqs[i].Vbar[m : 2*m] {
+		for _, q := range t.seqs {
+			for j, v := range q.Vbar[m : 2*m] {
 				gradBottom[j] += v
 			}
 		}
@@ -273,8 +328,8 @@ func (t *Tape) StateInto(dst *State) *State {
 		st = &State{cfg: t.cfg, batch: t.batch, elems: make([]seqState, t.batch)}
 	}
 	st.np = min(t.seqs[0].np, t.cfg.Window)
-	for i := range t.seqs {
-		t.seqs[i].saveState(st.np, &st.elems[i])
+	for i, q := range t.seqs {
+		q.saveState(st.np, &st.elems[i])
 	}
 	return st
 }

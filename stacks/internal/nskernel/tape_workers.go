@@ -98,7 +98,7 @@ func (t *Tape) parallel() (started bool) {
 
 // work estimates the multiply-adds of the current dispatch over the batch.
 func (t *Tape) work() int {
-	s := &t.seqs[0]
+	s := t.seqs[0]
 	b := s.np // the column Step is about to add
 	if t.mode == modeBack {
 		b = s.base + t.argStep
@@ -169,7 +169,7 @@ func (t *Tape) helper() {
 
 func (t *Tape) doOne(i int) {
 	na, nr := t.cfg.NumActions(), t.cfg.ReadingSize()
-	s := &t.seqs[i]
+	s := t.seqs[i]
 	var c []float64
 	if m := t.cfg.Vector; m > 0 {
 		c = t.argC[i*m : (i+1)*m]
