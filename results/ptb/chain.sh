@@ -25,6 +25,9 @@ data=${DATA:?set DATA to the directory holding ptb/}
 ptb=${PTB:?set PTB to the ptb binary}
 repo=$(git rev-parse --show-toplevel)
 export GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
+# OpenBLAS's AVX-512 kernels where the CPU has them (this machine's
+# environment pins the AVX2 ones, 1.5x slower here; see results/ptb/README.md).
+grep -q avx512f /proc/cpuinfo 2>/dev/null && export OPENBLAS_CORETYPE=SkylakeX
 
 # layout SRC OUT DRAW...: the committed draws of a sweep laid out again
 # in OUT (their logs; a placeholder summary.json for the judged draws

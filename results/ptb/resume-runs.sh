@@ -29,6 +29,9 @@ ptb=${PTB:?set PTB to the ptb binary}
 cfl=${CFL:?set CFL to the cfl binary}
 repo=$(git rev-parse --show-toplevel)
 export GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
+# OpenBLAS's AVX-512 kernels where the CPU has them (this machine's
+# environment pins the AVX2 ones, 1.5x slower here; see results/ptb/README.md).
+grep -q avx512f /proc/cpuinfo 2>/dev/null && export OPENBLAS_CORETYPE=SkylakeX
 (
 	cd "$repo" && CFL=$cfl sh results/cfl/protocol-runs.sh ur >> /work/runs/cfl-protocol.log 2>&1
 ) > /dev/null 2>&1 &

@@ -21,6 +21,9 @@ ptb=${PTB:?set PTB to the ptb binary}
 runs=${RUNS:-/work/runs/ptb-again}
 repo=$(git rev-parse --show-toplevel)
 export GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
+# OpenBLAS's AVX-512 kernels where the CPU has them (this machine's
+# environment pins the AVX2 ones, 1.5x slower here; see results/ptb/README.md).
+grep -q avx512f /proc/cpuinfo 2>/dev/null && export OPENBLAS_CORETYPE=SkylakeX
 mkdir -p "$runs"
 for name in lstm-256-lr29 rns-1-2-lr24 rns-3-4-lr30 jm-hidden-247-lr57 rns-1-2-lr39 lstm-256 rns-1-2; do
 	d=$runs/$name
