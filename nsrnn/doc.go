@@ -167,9 +167,10 @@
 // the GPU benchmarks then write a table per benchmark to the file named
 // by NSRNN_CUDA_PROFILE_OUT. NSRNN_CUDA_LSTM_STEP=fused runs each LSTM step
 // as one kernel instead of a cuBLAS product and the cell's kernel
-// (EnvCUDALSTMStep), and NSRNN_CUDA_LSTM_BACK=fused does the same for
-// the backward pass (EnvCUDALSTMBack), to measure the two against each
-// other. Products of
+// (EnvCUDALSTMStep), NSRNN_CUDA_LSTM_STEP=persistent runs all the steps
+// of a chunk of an LSTM model's layer as one kernel, and
+// NSRNN_CUDA_LSTM_BACK=fused does the same for the backward pass
+// (EnvCUDALSTMBack), to measure them against each other. Products of
 // few terms or few columns (a stack reading's, an action layer's) run in
 // the engine's own kernels, where cuBLAS leaves the card idle;
 // NSRNN_CUDA_SMALL_PRODUCTS=0 sends them to cuBLAS too
