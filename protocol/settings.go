@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
@@ -133,8 +134,24 @@ func (s Settings) TaskDef() (*data.Task, error) {
 // error for a directory without one wraps os.ErrNotExist.
 func ReadSettings(dir string) (Settings, error) {
 	var s Settings
-	err := readJSON(filepath.Join(dir, RunFile), &s)
+	path := filepath.Join(dir, RunFile)
+	err := readJSON(path, &s)
+	if (err != nil || s.Task == "") && ptbRun(path) {
+		// read as a cfl run's, it fails later or here, and less clearly
+		return s, fmt.Errorf("%s: not a cfl run: it names a chunk length (bptt) and no task, as ptb train's runs do", path)
+	}
 	return s, err
+}
+
+// ptbRun reports whether the JSON object in the file at path has the keys
+// of a ptb train run's run.json: "bptt", and no "task".
+func ptbRun(path string) bool {
+	raw, err := readlimit.File(path, readlimit.JSON, false)
+	var keys map[string]json.RawMessage
+	if err != nil || json.Unmarshal(raw, &keys) != nil {
+		return false
+	}
+	return keys["bptt"] != nil && keys["task"] == nil
 }
 
 // The seeds of a run, derived from Settings.Seed, one per source of

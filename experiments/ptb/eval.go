@@ -101,17 +101,35 @@ func splitFile(run, dataDir, split string, files map[string]string) (string, err
 	case files[split] != "":
 		return files[split], nil
 	}
+	if fi, err := os.Stat(run); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--model %s: not a run directory (%v)", run, cmp.Or(err, errors.New("a file")))
+	}
 	s, exists, err := readRunSettings(run)
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("--model %s: %w", run, err)
-	case !exists || (s.Data == "" && s.Files == nil):
-		return "", fmt.Errorf("--data or --%s is required: --model %s has no %s naming its corpus", split, run, protocol.RunFile)
+	case !exists:
+		return "", fmt.Errorf("--model %s: not a ptb train run: no %s (give the corpus with --data or --%s to evaluate a model file of another origin)", run, protocol.RunFile, split)
+	case s.Data == "" && s.Files == nil:
+		return "", fmt.Errorf("--data or --%s is required: --model %s has a %s that names no corpus", split, run, protocol.RunFile)
 	}
 	for _, sp := range s.splits() {
-		if sp.key == split || sp.key == names[split] {
-			return sp.path, nil
+		if sp.key != split && sp.key != names[split] {
+			continue
 		}
+		// The run's own file, as the run recorded it: a file changed since
+		// gives another perplexity under the same name.
+		if want := s.DataSHA256[sp.key]; want != "" {
+			got, err := fileSHA256(sp.path)
+			if err != nil {
+				return "", fmt.Errorf("--model %s: the run's %s split: %w", run, split, err)
+			}
+			if got != want {
+				return "", fmt.Errorf("--model %s: %s has changed since the run was trained on it (SHA-256 %s; %s records %s): restore it, or give it with --%s to evaluate on it as it is now",
+					run, sp.path, short(got), protocol.RunFile, short(want), split)
+			}
+		}
+		return sp.path, nil
 	}
 	return "", fmt.Errorf("--model %s: no %s split", run, split) // not reached: every run has both
 }

@@ -197,6 +197,27 @@ var savedFlags = []struct {
 	{"improvement", func(s *settings) string { return cmp.Or(s.Improvement, improveCrossEntropy) }},
 }
 
+// modelFlagDiffs names the model flags that the command line gave with
+// other values than the saved settings', as "--flag given (the run's
+// saved)".
+func modelFlagDiffs(fs *pflag.FlagSet, saved *settings) []string {
+	var diffs []string
+	for _, sf := range savedFlags {
+		switch sf.flag {
+		case "model", "hidden", "layers", "states", "symbols", "stack-embedding", "push-hidden-state", "depth-limit", "window", "bottom", "bottom-vector":
+		default:
+			continue
+		}
+		if !fs.Changed(sf.flag) {
+			continue
+		}
+		if got, want := fs.Lookup(sf.flag).Value.String(), sf.value(saved); got != want {
+			diffs = append(diffs, fmt.Sprintf("--%s %s (the run's %s)", sf.flag, got, want))
+		}
+	}
+	return diffs
+}
+
 // settingFlags names the flag of each key of run.json (nested keys joined
 // with dots, as protocol.SettingsError writes them).
 var settingFlags = map[string]string{
@@ -221,6 +242,11 @@ func readRunSettings(dir string) (s settings, exists bool, err error) {
 		return s, false, nil
 	case err != nil:
 		return s, false, err
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &keys) == nil && keys["task"] != nil && keys["bptt"] == nil {
+		// read as a ptb run's, it fails here or later, and less clearly
+		return s, true, fmt.Errorf("%s: not a ptb train run: it names a task (%s) and no chunk length, as cfl's runs do", path, keys["task"])
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return s, true, fmt.Errorf("%s: %w", path, err)

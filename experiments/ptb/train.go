@@ -127,6 +127,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			if err := applySaved(fs, saved); err != nil {
 				return fmt.Errorf("--resume: %s: %w", filepath.Join(*out, protocol.RunFile), err)
 			}
+			// A model flag given against the run's is named now, before
+			// the model flags' checks blame one taken from run.json.
+			if diffs := modelFlagDiffs(fs, saved); len(diffs) > 0 {
+				return fmt.Errorf("--resume: flags differ from those of the run in %s (%s): %s; leave them out to take the run's, or choose another --out",
+					*out, filepath.Join(*out, protocol.RunFile), strings.Join(diffs, "; "))
+			}
 		}
 	}
 	prec, precSetting, err := parsePrecision(*precFlag)

@@ -410,3 +410,50 @@ func readJSON(t *testing.T, path string, v any) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
+
+// eval refuses the run's own split file when it changed since the run
+// was trained (the run recorded its SHA-256) and evaluates it when given
+// by name; a cfl run, a missing directory and a directory without a run
+// are refused naming what they are; a resume with another model kind
+// names the flag given.
+func TestEvalChecksItsFiles(t *testing.T) {
+	data := tinyCorpus(t)
+	run := filepath.Join(t.TempDir(), "run")
+	model := append([]string{}, tinyModel...)
+	model[len(model)-3] = "1" // --epochs 1
+	if _, e, code := runCmd(append([]string{"train", "--data", data, "--out", run}, model...)...); code != 0 {
+		t.Fatalf("train: %s", e)
+	}
+	valid := filepath.Join(data, "ptb.valid.txt")
+	if err := os.WriteFile(valid, []byte(readFile(t, valid)+" the cat runs \n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, code := runCmd("eval", "--model", run); code == 0 || !strings.Contains(e, "has changed since the run was trained") || !strings.Contains(e, "ptb.valid.txt") {
+		t.Errorf("eval on a changed split: code %d, %s", code, e)
+	}
+	if _, e, code := runCmd("eval", "--model", run, "--valid", valid); code != 0 {
+		t.Errorf("eval --valid of the changed file: %s", e)
+	}
+	if _, e, code := runCmd("eval", "--model", run, "--split", "test"); code != 0 {
+		t.Errorf("eval of the unchanged test split: %s", e)
+	}
+	cfl := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cfl, protocol.RunFile), []byte(`{"task": "marked-reversal", "model": {"kind": "rns"}, "files": {"train": {"path": "x", "sha256": "y"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--model", cfl}, "not a ptb train run"},
+		{[]string{"eval", "--model", filepath.Join(cfl, "none")}, "not a run directory"},
+		{[]string{"eval", "--model", t.TempDir()}, "no run.json"},
+		{[]string{"train", "--like", cfl, "--out", filepath.Join(t.TempDir(), "x")}, "not a ptb train run"},
+		// A model flag against the run's is named, not one it implies.
+		{[]string{"train", "--out", run, "--resume", "--model", "lstm"}, "--model lstm (the run's rns)"},
+	} {
+		if _, e, code := runCmd(c.args...); code == 0 || !strings.Contains(e, c.want) {
+			t.Errorf("%v: code %d, %q, want %q", c.args, code, e, c.want)
+		}
+	}
+}
