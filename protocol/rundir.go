@@ -96,7 +96,9 @@ func CheckResumable(dir, file string) error {
 // settings match the saved ones (PrepareDir), with errors that
 // name the flags: --out for a directory that holds another run or another
 // process, --resume for other settings. An existing non-empty directory is
-// never overwritten without resume. The caller must Close the RunDir.
+// never overwritten without resume; a run started under resume (in an
+// absent or empty dir) is announced on stderr. The caller must Close the
+// RunDir.
 func OpenRunDir[S any](dir, file string, s S, resume bool, stderr io.Writer) (*RunDir, error) {
 	_, statErr := os.Stat(dir)
 	r := &RunDir{Dir: dir, File: file, existed: statErr == nil, parents: missingParents(dir)}
@@ -119,6 +121,10 @@ func OpenRunDir[S any](dir, file string, s S, resume bool, stderr io.Writer) (*R
 	var se *SettingsError
 	switch {
 	case err == nil:
+		if resume && r.Created {
+			// a mistyped --out would otherwise start a run unnoticed
+			fmt.Fprintf(stderr, "--resume: no run in %s yet: starting it\n", dir)
+		}
 		return r, nil
 	case errors.Is(err, ErrNotEmpty):
 		err = fmt.Errorf("--out %s exists and is not empty; use --resume to continue its run, or choose another directory", dir)

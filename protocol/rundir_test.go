@@ -104,3 +104,27 @@ func TestCheckResumable(t *testing.T) {
 		}
 	}
 }
+
+// A run started under resume, in an absent directory, is announced: a
+// mistyped --out does not start a run unnoticed. A resumed run is not.
+func TestOpenRunDirAnnouncesNewRunUnderResume(t *testing.T) {
+	type settings struct{ A int }
+	dir := filepath.Join(t.TempDir(), "typo")
+	var msg strings.Builder
+	r, err := OpenRunDir(dir, RunFile, settings{1}, true, &msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close(true)
+	if !strings.Contains(msg.String(), "no run in "+dir+" yet: starting it") {
+		t.Errorf("stderr %q does not announce the new run", msg.String())
+	}
+	msg.Reset()
+	if r, err = OpenRunDir(dir, RunFile, settings{1}, true, &msg); err != nil {
+		t.Fatal(err)
+	}
+	r.Close(true)
+	if msg.Len() != 0 {
+		t.Errorf("resuming the run said %q", msg.String())
+	}
+}

@@ -259,7 +259,7 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	var s protocol.Settings
 	lengths := protocolFlags(fs, &s, 0, 200, 10)
 	out := fs.String("out", "", "output directory (required): run.json, log.jsonl, checkpoint, then model and summary.json")
-	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its checkpoint")
+	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its checkpoint (give the run's flags again: other values are refused, naming them); in an absent or empty --out, start it (and say so)")
 	every := checkpointEveryFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
 	workers := trainWorkersFlag(fs)

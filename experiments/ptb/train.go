@@ -74,7 +74,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&s.Decay, "decay", 1/1.5, "learning-rate factor after an epoch without improvement (default 2/3 ≈ 0.667)")
 	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the initial parameters")
 	out := fs.String("out", "", "run directory (required)")
-	resume := fs.Bool("resume", false, "continue the run in --out, with the settings of its run.json (flags given must agree with them); in an absent or empty --out, start it")
+	resume := fs.Bool("resume", false, "continue the run in --out, with the settings of its run.json (flags given must agree with them); in an absent or empty --out, start it (and say so)")
 	like := fs.String("like", "", "start a new run with the settings of another run (its directory or run.json), e.g. one committed under results/ptb, to train it again; flags given override them (--data where its corpus lies elsewhere, --epochs, --device, …); a corpus other than the one it recorded (by SHA-256) is refused")
 	strict := fs.Bool("strict", false, "refuse words of ptb.valid.txt and ptb.test.txt that are not in the vocabulary of ptb.train.txt, instead of reading them as <unk>")
 	every := fs.Duration("checkpoint-every", 5*time.Minute, "checkpoint within an epoch this often")
