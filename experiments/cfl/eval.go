@@ -31,7 +31,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	grammarFile := grammarFileFlag(fs)
 	force := fs.Bool("force", false, "evaluate on a --task, --grammar-file, task parameters or under a --grammar other than the run's")
 	testFile := fs.String("test", "", "file of test strings, one per line (default: sample them with --per-length and --seed; for a run on your own strings, its --test file)")
-	lengths := fs.String("lengths", "40:100", "MIN:MAX test lengths")
+	lengths := fs.String("lengths", "40:100", "MIN:MAX test lengths (with a test file, default: its strings' lengths)")
 	perLength := fs.Int("per-length", 100, "sampled test strings per valid length")
 	seed := fs.Uint64("seed", 7, "seed of the sampled test set")
 	batchSize := fs.Int("batch-size", 10, "strings per batch")
@@ -103,6 +103,14 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	// A file's strings are evaluated at their own lengths unless
+	// --lengths says which.
+	if !fs.Changed("lengths") && (*testFile != "" || !t.HasDistribution()) {
+		minLen, maxLen = len(strs[0]), len(strs[0])
+		for _, w := range strs {
+			minLen, maxLen = min(minLen, len(w)), max(maxLen, len(w))
+		}
+	}
 	// Evaluation takes seconds to minutes: say what is under way on
 	// stderr, stdout being the report's.
 	fmt.Fprintf(stderr, "evaluating %s on %d strings…\n", *modelPath, len(strs))
@@ -112,6 +120,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		// A string of the file outside the language or the lengths: name
 		// its line (one string per line).
 		if se, ok := errors.AsType[*data.StringError](err); ok && *testFile != "" {
+			if n := len(strs[se.Index]); n < minLen || n > maxLen {
+				return &data.LineError{Name: *testFile, Line: se.Index + 1, Err: fmt.Errorf("length %d outside --lengths %s", n, *lengths)}
+			}
 			return &data.LineError{Name: *testFile, Line: se.Index + 1, Err: notInLanguage(se.Err, t)}
 		}
 		return err

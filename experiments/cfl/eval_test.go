@@ -156,13 +156,19 @@ func TestEvalCommandTestFile(t *testing.T) {
 	if rep.Overall.Strings != 3 || len(rep.ByLength) != 3 || rep.Overall.Symbols != 6+8+4 {
 		t.Errorf("overall %+v, %d lengths; want 3 strings of 3 lengths", rep.Overall, len(rep.ByLength))
 	}
+	// Without --lengths, the file's strings at their own lengths (3 to 7:
+	// the same cross-entropy; the lower bound conditions on the range).
+	if own := evalJSON(t, "--model", dir, "--task", "marked-reversal", "--test", good); own.Overall.CrossEntropy != rep.Overall.CrossEntropy ||
+		own.Overall.Strings != 3 || len(own.ByLength) != 3 {
+		t.Errorf("without --lengths: overall %+v, %d lengths; with --lengths 3:9 %+v", own.Overall, len(own.ByLength), rep.Overall)
+	}
 
 	for _, test := range []struct {
 		name, content, want string
 	}{
 		{"unknown symbol", "0 1 # 1 0\n0 2 # 2 0\n", ":2:"},
 		{"not in the language", "0 # 0\n0 1 # 1 0\n0 1 # 0 1\n", ":3:"},
-		{"too long", "0 # 0\n0 0 0 0 0 # 0 0 0 0 0\n", ":2:"},
+		{"too long", "0 # 0\n0 0 0 0 0 # 0 0 0 0 0\n", ":2: length 11 outside --lengths 3:9"},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			p := write(strings.ReplaceAll(test.name, " ", "_")+".txt", test.content)

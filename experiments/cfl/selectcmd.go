@@ -75,6 +75,11 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if _, err := os.Stat(*sweep); err != nil {
 		return fmt.Errorf("--sweep: %w", err)
 	}
+	// A run's own directory is not a sweep: the selection and test results
+	// would be written among its files.
+	if _, err := os.Stat(filepath.Join(*sweep, protocol.RunFile)); err == nil {
+		return fmt.Errorf("--sweep %s is a run's directory (it holds %s): give the directory that holds the runs, such as the --out of cfl sweep", *sweep, protocol.RunFile)
+	}
 	runs, err := protocol.FindRuns(*sweep)
 	if err != nil {
 		return fmt.Errorf("--sweep: %w", err)
@@ -249,7 +254,22 @@ func writeSelectionTable(w io.Writer, sel *protocol.Selection) error {
 		fmt.Fprint(w, " (\"ce\": the cross-entropy itself, for runs on your own strings, which have no lower bound)")
 	}
 	if sel.Test != nil {
-		fmt.Fprintf(w, "; test: %d strings per length %d–%d, seed %d", sel.Test.PerLength, sel.Test.MinLength, sel.Test.MaxLength, sel.Test.Seed)
+		// Runs on the user's strings are tested on their own test files,
+		// the others on strings sampled from their tasks.
+		own := 0
+		for _, s := range sel.Selected {
+			if s.Files != nil {
+				own++
+			}
+		}
+		switch {
+		case own == len(sel.Selected):
+			fmt.Fprint(w, "; test: each run's test file")
+		case own > 0:
+			fmt.Fprintf(w, "; test: each run's test file for runs on your own strings, otherwise %d strings per length %d–%d, seed %d", sel.Test.PerLength, sel.Test.MinLength, sel.Test.MaxLength, sel.Test.Seed)
+		default:
+			fmt.Fprintf(w, "; test: %d strings per length %d–%d, seed %d", sel.Test.PerLength, sel.Test.MinLength, sel.Test.MaxLength, sel.Test.Seed)
+		}
 	}
 	fmt.Fprintln(w)
 	return nil

@@ -110,8 +110,12 @@ func TestTrainTextFiles(t *testing.T) {
 
 	// Selection picks by cross-entropy and tests on the test file.
 	status, stdout, stderr = run("select", "--sweep", dir)
-	if status != 0 || !strings.Contains(stdout, "ce ") {
+	if status != 0 || !strings.Contains(stdout, "ce ") || !strings.Contains(stdout, "test: each run's test file") || strings.Contains(stdout, "strings per length") {
 		t.Errorf("select: status %d: %s%s", status, stdout, stderr)
+	}
+	// A run's own directory is not a sweep.
+	if status, _, stderr := run("select", "--sweep", out); status == 0 || !strings.Contains(stderr, "is a run's directory") {
+		t.Errorf("select --sweep on a run: status %d: %s", status, stderr)
 	}
 	sel, err := protocol.ReadSelection(dir)
 	if err != nil || len(sel.Selected) != 1 || !sel.Selected[0].NoLowerBound || sel.Selected[0].TestCrossEntropy == nil {
