@@ -93,7 +93,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	validSize := fs.Int("valid-size", 200, "validation strings (lengths 9–21)")
 	out := fs.String("out", filepath.Join("runs", "quickstart"), "directory for the runs' files, one subdirectory per model")
 	seed := fs.Uint64("seed", 1, "seed of the data, the initial parameters and the shuffling")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: go run ./examples/quickstart [flags]\n\ntrains an RNS-RNN and an LSTM on marked reversal and reports how close each gets to the task's true entropy\n\n%s", fs.FlagUsages())
+	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil // the usage is printed; asking for it is no error
+		}
 		return err
 	}
 	switch {

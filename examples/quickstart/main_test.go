@@ -131,3 +131,14 @@ func TestQuickstartFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// --help prints the usage and is no error.
+func TestHelp(t *testing.T) {
+	var out, errb strings.Builder
+	if err := run([]string{"--help"}, &out, &errb); err != nil {
+		t.Fatalf("--help: %v", err)
+	}
+	if !strings.Contains(errb.String(), "--train-size") {
+		t.Errorf("--help printed %q", errb.String())
+	}
+}

@@ -361,8 +361,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	tc.Recorder = recs
 	noteBLAS(stderr, dev)
-	fmt.Fprintf(stderr, "training %s on the Penn Treebank: %d parameters, %d training targets in %d chunks of %d×%d, BLAS %s, device %s; files in %s (Ctrl-C stops with a checkpoint)\n",
-		label, m.NumParams(), trainB.NumTargets(), trainB.NumChunks(), s.Batch, s.BPTT, nsrnn.BLAS, cli.DeviceLabel(dev), *out)
+	corpusName := "the corpus in " + s.Data // the Penn Treebank, or another in its form
+	if s.Files != nil {
+		corpusName = s.Files.Train
+	}
+	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training targets in %d chunks of %d×%d, BLAS %s, device %s; files in %s (Ctrl-C stops with a checkpoint)\n",
+		label, corpusName, m.NumParams(), trainB.NumTargets(), trainB.NumChunks(), s.Batch, s.BPTT, nsrnn.BLAS, cli.DeviceLabel(dev), *out)
 	res, err := nsrnn.Fit(m, obj, tc)
 	if err != nil {
 		return err
