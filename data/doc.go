@@ -181,6 +181,9 @@
 // nonterminals of the same length through unary or nullable rules (their
 // closure is a dense matrix); the words such rules lead to, and the
 // symbols whose rules lead to words alone (A -> "a"), do not count.
+// What is valid but probably a mistake (rules the start symbol never
+// reaches, terminals that only they hold, nonterminals that derive no
+// string) is listed by PCFG.Warnings, which cfl prints.
 //
 //	# {w # wᴿ : w ∈ {0, 1}*}
 //	S -> "0" S "0" [0.4918032786885246]

@@ -522,3 +522,66 @@ func (g *PCFG) nonterminal(a string) (int, error) {
 	}
 	return i, nil
 }
+
+// Warnings returns what in the grammar is probably a mistake, although the
+// grammar is valid (sampling, p(w | n) and the lower bound condition on
+// the length, and are exact all the same), one sentence each, in a fixed
+// order:
+//
+//   - nonterminals that the start symbol never reaches (their rules are
+//     dead);
+//   - terminals that only such rules hold: they are in the alphabet, and
+//     so in a model's vocabulary, but no string has them;
+//   - nonterminals reached from the start symbol that derive no string.
+//
+// An improper grammar, whose derivations may never end, is not warned of:
+// the paper's Dyck and hardest-CFL grammars are (their finite derivations
+// have probability 0.026 and 0.22), and conditioned on a length they are
+// distributions all the same.
+func (g *PCFG) Warnings() []string {
+	var out []string
+	reached := map[string]bool{g.start: true}
+	for queue := []string{g.start}; len(queue) > 0; queue = queue[1:] {
+		for _, r := range g.rules {
+			if r.LHS != queue[0] || r.Prob == 0 {
+				continue
+			}
+			for _, x := range r.RHS {
+				if !reached[x] {
+					reached[x] = true
+					if _, nt := g.ntIndex[x]; nt {
+						queue = append(queue, x)
+					}
+				}
+			}
+		}
+	}
+	var dead, unused []string
+	for _, a := range g.nts {
+		if !reached[a] {
+			dead = append(dead, a)
+		}
+	}
+	for _, t := range g.terms {
+		if !reached[t] {
+			unused = append(unused, t)
+		}
+	}
+	if len(dead) > 0 {
+		out = append(out, fmt.Sprintf("nonterminals never reached from the start symbol %s, whose rules are dead: %s", g.start, strings.Join(dead, ", ")))
+	}
+	if len(unused) > 0 {
+		out = append(out, fmt.Sprintf("terminals that only those rules hold, in the alphabet (and a model's vocabulary) but in no string: %s", strings.Join(unused, ", ")))
+	}
+	prod := g.productive()
+	var barren []string
+	for i, a := range g.nts {
+		if reached[a] && !prod[i] {
+			barren = append(barren, a)
+		}
+	}
+	if len(barren) > 0 {
+		out = append(out, fmt.Sprintf("nonterminals that derive no string (every derivation from them goes on forever): %s", strings.Join(barren, ", ")))
+	}
+	return out
+}

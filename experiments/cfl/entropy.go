@@ -39,6 +39,7 @@ func runEntropy(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnGrammar(stderr, t, *grammarFile)
 	if err := requireFlags(fs, "lengths"); err != nil {
 		return err
 	}

@@ -108,6 +108,17 @@ func taskOrGrammarFile(taskName, grammarFile string, p data.Params, g data.Gramm
 	return t, &d, nil
 }
 
+// warnGrammar prints on stderr the warnings of the grammar of file, the
+// grammar file of task t (none for a task of the table, file "").
+func warnGrammar(stderr io.Writer, t *data.Task, file string) {
+	if file == "" || t.Grammar() == nil {
+		return
+	}
+	for _, w := range t.Grammar().Warnings() {
+		fmt.Fprintf(stderr, "warning: --grammar-file %s: %s\n", file, w)
+	}
+}
+
 // grammarTasks lists the tasks defined by a grammar, which have both
 // definitions of --grammar.
 func grammarTasks() []string {

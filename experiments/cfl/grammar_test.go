@@ -404,3 +404,19 @@ func TestActionsGrammarFile(t *testing.T) {
 		t.Errorf("--task and --grammar-file: %v", err)
 	}
 }
+
+// A grammar file with a dead rule, and a nonterminal that derives no
+// string, is used with a warning naming them; a clean one gets none.
+func TestGrammarFileWarnings(t *testing.T) {
+	dir := t.TempDir()
+	dead := writeText(t, dir, "dead.pcfg", "S -> a S b [0.4]\nS -> [0.6]\nX -> c [1]\n")
+	clean := writeText(t, dir, "clean.pcfg", "S -> a S b [0.4]\nS -> [0.6]\n")
+	status, _, stderr := run("params", "--grammar-file", dead, "--model", "lstm")
+	if status != 0 || !strings.Contains(stderr, "warning: --grammar-file "+dead+": nonterminals never reached from the start symbol S, whose rules are dead: X") ||
+		!strings.Contains(stderr, "in no string: c") {
+		t.Errorf("params on a grammar with a dead rule: status %d, stderr %q", status, stderr)
+	}
+	if status, _, stderr := run("params", "--grammar-file", clean, "--model", "lstm"); status != 0 || strings.Contains(stderr, "warning") {
+		t.Errorf("params on a clean grammar: status %d, stderr %q", status, stderr)
+	}
+}

@@ -116,6 +116,7 @@ func runParams(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnGrammar(stderr, t, *grammarFile)
 	cfg, err := taskConfig(t, mf)
 	if err != nil {
 		return err

@@ -37,6 +37,7 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnGrammar(stderr, t, *grammarFile)
 	if err := requireFlags(fs, "count", "lengths"); err != nil {
 		return err
 	}

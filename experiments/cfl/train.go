@@ -320,6 +320,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	fs, t, td, cfg, s := p.fs, p.t, p.td, p.cfg, p.s
 	out, resume, quiet, workers := &p.out, &p.resume, &p.quiet, &p.workers
+	if s.GrammarFile != nil {
+		warnGrammar(stderr, t, s.GrammarFile.Path)
+	}
 	// A run that cannot be resumed (no checkpoint, not finished) is
 	// refused before anything is written: resuming it would start again
 	// from epoch 1 over its log.
