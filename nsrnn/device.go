@@ -214,7 +214,7 @@ func (e cpuEngine) sentence(batch [][]int, p pass) (outcome, error) {
 		if err != nil {
 			return outcome{}, err
 		}
-		loss, err := gr.run()
+		loss, err := gr.run(false)
 		if err != nil {
 			return outcome{}, err
 		}
@@ -231,7 +231,7 @@ func (e cpuEngine) sentence(batch [][]int, p pass) (outcome, error) {
 }
 
 func (e cpuEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome, error) {
-	gr, loss, err := s.runCPU(inputs, targets, p.grad)
+	gr, loss, err := s.runCPU(inputs, targets, p.grad, !p.grad && !p.logProbs && !p.logits)
 	if err != nil {
 		return outcome{}, err
 	}

@@ -90,6 +90,11 @@ type outputLoss struct {
 	// finalizer then keeps the whole model alive forever.)
 	prec   Precision
 	f32    bool // the latest forward pass ran in float32
+	// lossOnly, set for a run whose scores no one reads (a loss without
+	// gradients or log-probabilities), lets a float32 pass make the
+	// scores a block of the vocabulary at a time (forward32Loss) instead
+	// of keeping them all; kept records that the latest pass kept them.
+	lossOnly, kept bool
 	dw, db []float64
 	logp   []float64 // allocated at the first float64 pass
 	logp32 []float32 // allocated at the first float32 pass
@@ -103,6 +108,7 @@ type outputLoss struct {
 	rowScale         []float64 // float32 passes with probs: each row's 1/Σ exp
 	bias             []float64 // b_hy of the latest forward pass
 	rowLoss          []float64 // scratch: each row's cross-entropy (NaN without a target)
+	rowMax, rowSum   []float64 // forward32Loss: each row's running maximum and sum
 	count            int       // the number of targets of the latest forward pass
 }
 
@@ -128,6 +134,9 @@ func (k *outputLoss) divisor() float64 {
 // logProbRow returns row r of the latest log-probabilities (without
 // probs) as float64, appended to dst.
 func (k *outputLoss) logProbRow(dst []float64, r int) []float64 {
+	if !k.kept {
+		panic("nsrnn: the scores of a loss-only pass were read")
+	}
 	v := k.vocab
 	if !k.f32 {
 		return append(dst, k.logp[r*v:(r+1)*v]...)
@@ -160,9 +169,14 @@ func (k *outputLoss) Forward(out []float64, in [][]float64) {
 	k.f32 = k.prec == Float32
 	k.bias = bias
 	target := k.targetOf(targets)
-	if k.f32 {
+	k.kept = true
+	switch {
+	case k.f32 && k.lossOnly && !k.probs:
+		k.forward32Loss(w, bias, target)
+		k.kept = false
+	case k.f32:
 		k.forward32(w, bias, target)
-	} else {
+	default:
 		k.forward64(w, bias, target)
 	}
 	loss := 0.0
@@ -232,10 +246,14 @@ func (k *outputLoss) forward64(w, bias []float64, target func(int) int) {
 // from them on demand.
 func (k *outputLoss) forward32(w, bias []float64, target func(int) int) {
 	v, H, rows := k.vocab, k.hidden, k.steps*k.batch
-	if k.logp32 == nil {
+	if len(k.logp32) < rows*v { // forward32Loss's, if any, holds a block
 		k.logp32 = make([]float32, rows*v)
+	}
+	if k.hs32 == nil {
 		k.hs32 = make([]float32, rows*H)
 		k.w32 = make([]float32, v*H)
+	}
+	if k.rowScale == nil {
 		k.rowScale = make([]float64, rows)
 	}
 	toFloat32(k.hs32, k.hs)
@@ -265,6 +283,74 @@ func (k *outputLoss) forward32(w, bias []float64, target func(int) int) {
 			}
 		}
 	})
+}
+
+// lossBlock is the number of vocabulary columns whose scores
+// forward32Loss makes at a time: a (rows, lossBlock) float32 block of a
+// chunk of 32×35 positions takes 1.1 MB, which stays in the caches
+// between its product and its reduction.
+const lossBlock = 256
+
+// forward32Loss is forward32 for a pass that needs the loss alone: the
+// scores are made lossBlock columns at a time, each block's product
+// reduced at once into every row's running maximum and sum of
+// exponentials (rescaled when a block holds a larger score), so that the
+// (rows, vocab) scores are never written out and read back from memory.
+// The products are the same; the normalizers differ from forward32's in
+// the order of their sums alone (within a few float64 roundings).
+func (k *outputLoss) forward32Loss(w, bias []float64, target func(int) int) {
+	v, H, rows := k.vocab, k.hidden, k.steps*k.batch
+	nb := min(lossBlock, v)
+	if k.rowMax == nil {
+		k.rowMax = make([]float64, rows)
+		k.rowSum = make([]float64, rows)
+	}
+	if k.hs32 == nil {
+		k.hs32 = make([]float32, rows*H)
+		k.w32 = make([]float32, v*H)
+	}
+	if len(k.logp32) < rows*nb {
+		k.logp32 = make([]float32, rows*nb)
+	}
+	toFloat32(k.hs32, k.hs)
+	toFloat32(k.w32, w)
+	for r := range rows {
+		k.rowMax[r], k.rowSum[r] = math.Inf(-1), 0
+		k.rowLoss[r] = math.NaN()
+	}
+	x := blas32.General{Rows: rows, Cols: H, Stride: H, Data: k.hs32}
+	for c0 := 0; c0 < v; c0 += nb {
+		c1 := min(c0+nb, v)
+		n := c1 - c0
+		block := k.logp32[:rows*n]
+		blas32.Gemm(blas.NoTrans, blas.Trans, 1, x,
+			blas32.General{Rows: n, Cols: H, Stride: H, Data: k.w32[c0*H : c1*H]},
+			0, blas32.General{Rows: rows, Cols: n, Stride: n, Data: block})
+		b := bias[c0:c1]
+		parallelRows(rows, n, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				row := block[r*n : (r+1)*n]
+				if y := target(r); y >= c0 && y < c1 {
+					k.rowLoss[r] = -(float64(row[y-c0]) + b[y-c0]) // the target's score, negated; the normalizer is added at the end
+				}
+				m := k.rowMax[r]
+				if bm := softmax.MaxScore(row, b); bm > m {
+					if k.rowSum[r] > 0 {
+						k.rowSum[r] *= softmax.Exp(m - bm)
+					}
+					m, k.rowMax[r] = bm, bm
+				}
+				k.rowSum[r] += softmax.ExpScores(row, b, m, false)
+			}
+		})
+	}
+	for r := range rows {
+		z := k.rowMax[r] + math.Log(k.rowSum[r])
+		k.logz[r] = z
+		if target(r) >= 0 {
+			k.rowLoss[r] += z
+		}
+	}
 }
 
 func (k *outputLoss) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {

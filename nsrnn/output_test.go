@@ -141,3 +141,92 @@ func TestModelsAreCollected(t *testing.T) {
 		}
 	}
 }
+
+// The float32 output layer of a pass that needs its loss alone, which
+// makes the scores a block of the vocabulary at a time, gives the loss
+// and the normalizers of the pass that keeps them all, to a few float64
+// roundings: vocabularies of less than a block, of whole blocks and of a
+// part-filled last one, targets in every block and none, and a largest
+// score in a late block (the running sums rescaled).
+func TestOutputLossOnlyBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, v := range []int{5, lossBlock, 3*lossBlock + 44} {
+		const steps, batch, hidden = 4, 3, 6
+		rows := steps * batch
+		hs := make([][]float64, steps)
+		for i := range hs {
+			hs[i] = make([]float64, batch*hidden)
+			for j := range hs[i] {
+				hs[i][j] = rng.NormFloat64()
+			}
+		}
+		w, bias := make([]float64, v*hidden), make([]float64, v)
+		for i := range w {
+			w[i] = rng.NormFloat64()
+		}
+		for i := range bias {
+			bias[i] = rng.NormFloat64()
+		}
+		bias[v-1] = 40 // the largest scores in the last block
+		targets := make([]float64, batch*steps)
+		for i := range targets {
+			targets[i] = float64(rng.IntN(v))
+		}
+		targets[1] = NoTarget
+		in := append(append([][]float64{}, hs...), w, bias, targets, nil)
+		run := func(lossOnly bool) (float64, []float64) {
+			k := &outputLoss{steps: steps, batch: batch, hidden: hidden, vocab: v, perToken: true, prec: Float32, lossOnly: lossOnly}
+			out := []float64{0}
+			k.Forward(out, in)
+			if k.kept == lossOnly {
+				t.Fatalf("v=%d lossOnly %v: kept %v", v, lossOnly, k.kept)
+			}
+			return out[0], append([]float64(nil), k.logz[:rows]...)
+		}
+		l1, z1 := run(false)
+		l2, z2 := run(true)
+		if math.Abs(l2-l1) > 1e-13*math.Abs(l1) {
+			t.Errorf("v=%d: loss %v by blocks, %v whole", v, l2, l1)
+		}
+		for r := range z1 {
+			if math.Abs(z2[r]-z1[r]) > 1e-13*math.Abs(z1[r]) {
+				t.Errorf("v=%d row %d: normalizer %v by blocks, %v whole", v, r, z2[r], z1[r])
+			}
+		}
+	}
+}
+
+// A float32 stream's graph that ran a loss alone then gives the
+// log-probabilities of a model that never did: the scores of the next
+// pass are kept whole again.
+func TestOutputLossOnlyThenLogProbs(t *testing.T) {
+	cfg := Config{Kind: LSTM, InputVocab: 600, OutputVocab: 600, Embedding: 8, Hidden: 12, InitRange: 0.3}
+	rng := rand.New(rand.NewPCG(9, 10))
+	in, tgt := randomStream(rng, 3, 5, cfg.InputVocab)
+	logProbs := func(lossFirst bool) [][][]float64 {
+		m, err := New(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Precision = Float32
+		s, err := m.NewStream(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lossFirst {
+			if _, err := s.Loss(in, tgt); err != nil {
+				t.Fatal(err)
+			}
+			s.Reset()
+		}
+		lp, err := s.LogProbs(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lp
+	}
+	a, b := logProbs(false), logProbs(true)
+	if d := maxAbsDiff3(a, b); d != 0 {
+		t.Errorf("log-probabilities after a loss-only pass differ by %g", d)
+	}
+}

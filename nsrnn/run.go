@@ -117,7 +117,7 @@ func (m *Model) runParts(batch [][]int, grad bool) (float64, [][]float64, error)
 		if err != nil {
 			return 0, nil, err
 		}
-		loss, err := gr.run()
+		loss, err := gr.run(!grad)
 		if err != nil || !grad {
 			return loss, nil, err
 		}
@@ -143,10 +143,10 @@ func (m *Model) runParts(batch [][]int, grad bool) (float64, [][]float64, error)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			losses[p], errs[p] = grs[p].run()
+			losses[p], errs[p] = grs[p].run(!grad)
 		}()
 	}
-	losses[0], errs[0] = grs[0].run()
+	losses[0], errs[0] = grs[0].run(!grad)
 	wg.Wait()
 	var loss float64
 	for p, err := range errs {
@@ -174,7 +174,11 @@ func (m *Model) runParts(batch [][]int, grad bool) (float64, [][]float64, error)
 	return loss, m.partGrads, nil
 }
 
-func (gr *graph) run() (float64, error) {
+// run runs the graph and returns its loss. lossOnly says that no one
+// will read the run's scores or log-probabilities (a loss without
+// gradients), which lets the output layer make them a block at a time.
+func (gr *graph) run(lossOnly bool) (float64, error) {
+	gr.out.lossOnly = lossOnly && !gr.key.grad
 	if gr.key.grad {
 		gr.pb.ZeroGrads()
 	}
@@ -328,7 +332,7 @@ func (m *Model) ActionLogWeights(w []int) ([][]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := gr.run(); err != nil {
+	if _, err := gr.run(false); err != nil {
 		return nil, err
 	}
 	if len(w) < 2 {

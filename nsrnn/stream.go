@@ -305,12 +305,12 @@ func (s *Stream) advance(gr *graph) error {
 }
 
 // runCPU runs a chunk on the CPU's graphs (cpuEngine.chunk).
-func (s *Stream) runCPU(inputs, targets [][]int, grad bool) (*graph, float64, error) {
+func (s *Stream) runCPU(inputs, targets [][]int, grad, lossOnly bool) (*graph, float64, error) {
 	gr, err := s.load(inputs, targets, grad)
 	if err != nil {
 		return nil, 0, err
 	}
-	loss, err := gr.run()
+	loss, err := gr.run(lossOnly)
 	if err != nil {
 		return nil, 0, err
 	}
