@@ -88,16 +88,16 @@ type outputLoss struct {
 	// the graph out for a run. (A pointer to the model's field would tie
 	// the kernel to the model: a cycle through gorgonia's machine, whose
 	// finalizer then keeps the whole model alive forever.)
-	prec   Precision
-	f32    bool // the latest forward pass ran in float32
+	prec Precision
+	f32  bool // the latest forward pass ran in float32
 	// lossOnly, set for a run whose scores no one reads (a loss without
 	// gradients or log-probabilities), lets a float32 pass make the
 	// scores a block of the vocabulary at a time (forward32Loss) instead
 	// of keeping them all; kept records that the latest pass kept them.
 	lossOnly, kept bool
-	dw, db []float64
-	logp   []float64 // allocated at the first float64 pass
-	logp32 []float32 // allocated at the first float32 pass
+	dw, db         []float64
+	logp           []float64 // allocated at the first float64 pass
+	logp32         []float32 // allocated at the first float32 pass
 	// hs and dhs are the (steps·batch, hidden) gathered states and their
 	// gradient; hs32, w32, dhs32 and dw32 are float32 copies and scratch.
 	hs, dhs          []float64
