@@ -134,14 +134,12 @@ __device__ __forceinline__ void rec_terms(real (*acc)[4], const X* x, long ldx, 
 	}
 }
 
-template <int R>
-__device__ __forceinline__ void lstm_rec_rows(real* Z, const real* hprev, const real* Whh, const real* x2, int ldx2, const real* W2, int ldw2, int K2, const real* cprev, real* c, real* tc, real* h, int B, int H) {
-	int o, lane;
-	int nb = (B + R - 1) / R;
-	if (!group_of((long)H * nb, &o, &lane)) return;
-	int j = o % H, b0 = (o / H) * R;
-	int rows = min(R, B - b0);
-	real acc[R][4];
+// rec_sums sets acc[r][g] to the terms of a step's products for hidden
+// unit j, gate g and batch row b0 + r, rows of them: hprev·Whhᵀ and, where
+// K2 > 0, x2·W2ᵀ (as lstm_rec_rows), split over the lanes of a warp and
+// combined, so that every lane has the sums.
+template <int R, typename X>
+__device__ __forceinline__ void rec_sums(real (*acc)[4], const X* hprev, const real* Whh, const real* x2, int ldx2, const real* W2, int ldw2, int K2, int H, int j, int b0, int rows, int lane) {
 #pragma unroll
 	for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0;
 	rec_terms<R>(acc, hprev, H, Whh, H, H, H, j, b0, rows, lane);
@@ -150,6 +148,17 @@ __device__ __forceinline__ void lstm_rec_rows(real* Z, const real* hprev, const 
 	for (int r = 0; r < R; r++)
 #pragma unroll
 		for (int g = 0; g < 4; g++) acc[r][g] = group_sum<32>(acc[r][g]);
+}
+
+template <int R>
+__device__ __forceinline__ void lstm_rec_rows(real* Z, const real* hprev, const real* Whh, const real* x2, int ldx2, const real* W2, int ldw2, int K2, const real* cprev, real* c, real* tc, real* h, int B, int H) {
+	int o, lane;
+	int nb = (B + R - 1) / R;
+	if (!group_of((long)H * nb, &o, &lane)) return;
+	int j = o % H, b0 = (o / H) * R;
+	int rows = min(R, B - b0);
+	real acc[R][4];
+	rec_sums<R>(acc, hprev, Whh, x2, ldx2, W2, ldw2, K2, H, j, b0, rows, lane);
 	if (lane != 0) return;
 	for (int r = 0; r < rows; r++) {
 		real* z = Z + (long)(b0 + r) * 4 * H;
@@ -272,13 +281,7 @@ __device__ __forceinline__ void lstm_seq_rows(real* Z, real* hs, real* cs, real*
 			int j = o % H, b0 = (o / H) * R;
 			int rows = min(R, B - b0);
 			real acc[R][4];
-#pragma unroll
-			for (int r = 0; r < R; r++) acc[r][0] = acc[r][1] = acc[r][2] = acc[r][3] = 0;
-			rec_terms<R>(acc, hprev, H, Whh, H, H, H, j, b0, rows, lane);
-#pragma unroll
-			for (int r = 0; r < R; r++)
-#pragma unroll
-				for (int g = 0; g < 4; g++) acc[r][g] = group_sum<32>(acc[r][g]);
+			rec_sums<R>(acc, hprev, Whh, (const real*)0, 0, (const real*)0, 0, 0, H, j, b0, rows, lane);
 #pragma unroll
 			for (int r = 0; r < R; r++) {
 				if (r < rows && (r == lane || LANES(32) == 1)) {
