@@ -42,10 +42,13 @@ tar -czf "$out/syntaxgym.tar.gz" -C "$data/syntaxgym" .
 mkdir -p "$out/ptb-search"
 cp -r results/ptb/search results/ptb/search2 "$out/ptb-search/"
 # The converged runs whose models were not kept (no released-convention SG
-# score): their run.json and summary.json, for campaign.sh to train again.
+# score), unless the CPU trained them again (NAME-again, by
+# results/ptb/retrain.sh): their run.json and summary.json, for
+# campaign.sh to train again.
 for d in results/ptb/*/; do
 	n=$(basename "$d")
 	[ -f "$d/run.json" ] && [ -f "$d/summary.json" ] && [ -f "$d/eval-test.json" ] && [ ! -f "$d/sg-released.json" ] || continue
+	[ -f "results/ptb/$n-again/sg-released.json" ] && continue
 	mkdir -p "$out/retrain/$n"
 	cp "$d/run.json" "$d/summary.json" "$out/retrain/$n/"
 done
