@@ -24,7 +24,9 @@
 //
 // Strings are represented as []int, each element an index into the
 // grammar's terminals. The text form writes one string per line with its
-// symbols separated by single spaces; an empty line is the empty string.
+// symbols separated by single spaces; an empty line is the empty string,
+// and so is a line of "(empty)" alone (EmptyString, as cfl generate prints
+// one), unless that is a symbol.
 //
 // The tasks are built by NewTask, TaskFor and TaskWith from the task table
 // (see "Tasks" below), and the paper's five also by the New* constructors.

@@ -66,9 +66,15 @@ func checkUTF8(line []byte) error {
 	return ErrInvalidUTF8
 }
 
+// EmptyString is the text that a line may hold, alone, for the empty
+// string (which an empty line is too), where it is not a symbol: the form
+// in which cfl generate prints one, so that its output reads back.
+const EmptyString = "(empty)"
+
 // ParseString converts the text form of a string, symbols separated by
 // spaces, to symbol indices into symbols. An empty (or all-space) line is
-// the empty string. It returns an error naming the first unknown symbol.
+// the empty string, and so is EmptyString alone unless it is one of
+// symbols. It returns an error naming the first unknown symbol.
 func ParseString(line string, symbols []string) ([]int, error) {
 	return parseString(line, newSymbolIndex(symbols))
 }
@@ -89,6 +95,9 @@ func newSymbolIndex(symbols []string) symbolIndex {
 
 func parseString(line string, ix symbolIndex) ([]int, error) {
 	fields := strings.Fields(line)
+	if _, sym := ix[EmptyString]; len(fields) == 1 && fields[0] == EmptyString && !sym {
+		return []int{}, nil
+	}
 	w := make([]int, len(fields))
 	for i, f := range fields {
 		j, ok := ix[f]
@@ -114,7 +123,8 @@ func FormatString(w []int, symbols []string) string {
 }
 
 // ReadStrings reads strings in text form, one per line, from r. Every line,
-// including an empty one, is a string; a final line end does not start
+// including an empty one (or EmptyString alone, see ParseString), is a
+// string; a final line end does not start
 // another string. Lines end at "\n", "\r\n" or a lone "\r", and a UTF-8
 // byte-order mark at the start of r is dropped. name is used in errors,
 // which are *LineError values: a line that is not valid UTF-8 (wrapping
@@ -146,8 +156,8 @@ func ReadStrings(r io.Reader, name string, symbols []string) ([][]int, error) {
 }
 
 // ReadTokens reads the lines of r as strings of symbols, each line split
-// at white space (an empty line is the empty string), as ReadStrings does
-// but without a vocabulary to map them to. name is used in errors; a line
+// at white space (an empty line, or EmptyString alone, is the empty
+// string), as ReadStrings does but without a vocabulary to map them to. name is used in errors; a line
 // that is not valid UTF-8 is a *LineError wrapping ErrInvalidUTF8, one of
 // more than MaxLength symbols one wrapping ErrTooLong.
 func ReadTokens(r io.Reader, name string) ([][]string, error) {
@@ -160,6 +170,9 @@ func ReadTokens(r io.Reader, name string) ([][]string, error) {
 			return nil, &LineError{Name: name, Line: line, Err: err}
 		}
 		w := strings.Fields(sc.Text())
+		if len(w) == 1 && w[0] == EmptyString {
+			w = w[:0]
+		}
 		if err := checkStringLength(len(w)); err != nil {
 			return nil, &LineError{Name: name, Line: line, Err: err}
 		}

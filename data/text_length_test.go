@@ -42,3 +42,25 @@ func TestReadTooLong(t *testing.T) {
 		}
 	}
 }
+
+// EmptyString alone on a line is the empty string, as an empty line is,
+// in ReadStrings and ReadTokens, unless it is a symbol of the vocabulary.
+func TestEmptyStringLine(t *testing.T) {
+	src := "a b\n" + EmptyString + "\n\n  " + EmptyString + "  \nb " + EmptyString + "\n"
+	ws, err := ReadStrings(strings.NewReader(src), "f", []string{"a", "b", EmptyString})
+	if err != nil || len(ws) != 5 || len(ws[1]) != 1 || len(ws[4]) != 2 {
+		t.Errorf("with %q a symbol: %v, %v", EmptyString, ws, err)
+	}
+	ws, err = ReadStrings(strings.NewReader(src), "f", []string{"a", "b"})
+	if err == nil {
+		t.Fatalf("%q within a string read as %v", EmptyString, ws)
+	}
+	ws, err = ReadStrings(strings.NewReader(strings.TrimSuffix(src, "b "+EmptyString+"\n")), "f", []string{"a", "b"})
+	if err != nil || len(ws) != 4 || len(ws[1]) != 0 || len(ws[2]) != 0 || len(ws[3]) != 0 {
+		t.Errorf("ReadStrings: %v, %v", ws, err)
+	}
+	toks, err := ReadTokens(strings.NewReader(src), "f")
+	if err != nil || len(toks) != 5 || len(toks[1]) != 0 || len(toks[3]) != 0 || len(toks[4]) != 2 {
+		t.Errorf("ReadTokens: %q, %v", toks, err)
+	}
+}

@@ -54,8 +54,9 @@ type generateSummary struct {
 }
 
 // emptySample is the line generate prints (without --json) for an empty
-// string, which would otherwise be a blank line.
-const emptySample = "(empty)"
+// string, which would otherwise be a blank line; a file of strings reads
+// it back as the empty string.
+const emptySample = data.EmptyString
 
 // runGenerate samples --count strings from the model of a cfl train run
 // in sentence mode (Model.SampleEach: written as they are drawn, so any
