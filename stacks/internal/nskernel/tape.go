@@ -94,6 +94,7 @@ type Pool struct {
 	cfg   Config
 	seqs  []*seq
 	tapes map[int]*Tape
+	zero  []float64 // bottom's
 }
 
 // NewPool returns an empty pool for configuration c. It panics if c is
@@ -133,10 +134,22 @@ func (p *Pool) Tape(batch, maxSteps int) *Tape {
 		p.tapes[batch] = t
 	}
 	t.maxSteps = max(t.maxSteps, maxSteps)
-	if err := t.begin(nil, make([]float64, p.cfg.Vector)); err != nil {
+	// A run begins with Begin; the tape starts as one begun from the
+	// initial stack, whatever another tape of the pool left in its
+	// sequences.
+	if err := t.begin(nil, p.bottom()); err != nil {
 		panic(err)
 	}
 	return t
+}
+
+// bottom returns a zero bottom vector for the configuration (nil without
+// vectors), kept by the pool.
+func (p *Pool) bottom() []float64 {
+	if len(p.zero) < p.cfg.Vector {
+		p.zero = make([]float64, p.cfg.Vector)
+	}
+	return p.zero
 }
 
 // pool returns the pool whose sequences the tape runs on.
