@@ -142,8 +142,8 @@ func TestTrainWorkersRecorded(t *testing.T) {
 // TestTrainInterruptWithinEpoch interrupts a run before its first batch:
 // it stops after that batch (or the few the signal takes to arrive) with a
 // checkpoint of it, says so, and exits with status 130; resumed with
-// checkpoints every batch (--checkpoint-every 1ns), it continues at the
-// next batch and ends bit for bit where an uninterrupted run that
+// checkpoints every batch (--checkpoint-every 1ns) and no other flag (the
+// settings from its run.json), it continues at the next batch and ends bit for bit where an uninterrupted run that
 // checkpoints only after every epoch ends.
 func TestTrainInterruptWithinEpoch(t *testing.T) {
 	if testing.Short() {
@@ -178,7 +178,8 @@ func TestTrainInterruptWithinEpoch(t *testing.T) {
 		t.Fatalf("no checkpoint: %v", err)
 	}
 
-	status, _, stderr = run(args(part, "--checkpoint-every", "1ns", "--resume")...)
+	// --resume takes the run's settings from its run.json.
+	status, _, stderr = run("train", "--out", part, "--checkpoint-every", "1ns", "--quiet", "--resume")
 	if status != 0 {
 		t.Fatalf("resuming: status %d: %s", status, stderr)
 	}

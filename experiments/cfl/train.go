@@ -2,12 +2,16 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -259,7 +263,7 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	var s protocol.Settings
 	lengths := protocolFlags(fs, &s, 0, 200, 10)
 	out := fs.String("out", "", "output directory (required): run.json, log.jsonl, checkpoint, then model and summary.json")
-	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its checkpoint (give the run's flags again: other values are refused, naming them); in an absent or empty --out, start it (and say so)")
+	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its checkpoint, with the settings of its run.json (flags given must agree with them); in an absent or empty --out, start it (and say so)")
 	every := checkpointEveryFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
 	workers := trainWorkersFlag(fs)
@@ -275,6 +279,19 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	dev, err := cli.ParseDeviceFlag(*devFlag)
 	if err != nil {
 		return nil, err
+	}
+	// A resumed run takes every setting not given from its run.json;
+	// those given must agree with it (OpenRunDir compares them).
+	if *resume && *out != "" {
+		saved, err := protocol.ReadSettings(*out)
+		switch {
+		case err == nil:
+			if err := takeRunSettings(fs, saved); err != nil {
+				return nil, fmt.Errorf("--resume: %s: %w", filepath.Join(*out, protocol.RunFile), err)
+			}
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("--resume: %w", err)
+		}
 	}
 	t, td, gf, err := src.resolve(fs, *task, params(), *grammar)
 	if err != nil {
@@ -311,6 +328,65 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	}
 	s.Device = cli.DeviceSetting(dev)
 	return &trainPlan{fs: fs, t: t, td: td, cfg: cfg, s: s, out: *out, resume: *resume, quiet: *quiet, workers: *workers, every: *every, device: dev}, nil
+}
+
+// takeRunSettings gives the flags of train that the command line did not
+// set the values of a run's saved settings s: its data (the task with its
+// definition and parameters, the grammar file, or the files of its own
+// strings, as one group: none of it where any of --task, --grammar-file,
+// --train, --valid and --test is given), its model and its protocol.
+// --workers, --device and the flags of the program's own conduct
+// (--checkpoint-every, --quiet) keep theirs.
+func takeRunSettings(fs *pflag.FlagSet, s protocol.Settings) error {
+	vals := map[string]string{}
+	dataGiven := false
+	for _, f := range []string{"task", "grammar-file", "train", "valid", "test"} {
+		dataGiven = dataGiven || fs.Changed(f)
+	}
+	if !dataGiven {
+		switch {
+		case s.Files != nil:
+			vals["train"], vals["valid"] = s.Files.Train.Path, s.Files.Valid.Path
+			if s.Files.Test != nil {
+				vals["test"] = s.Files.Test.Path
+			}
+		default:
+			if s.GrammarFile != nil {
+				vals["grammar-file"] = s.GrammarFile.Path
+			} else {
+				vals["task"] = s.Task
+				for name, v := range s.TaskParams {
+					vals[name] = strconv.Itoa(v)
+				}
+			}
+			if s.Grammar != "" {
+				vals["grammar"] = s.Grammar.String()
+			}
+			vals["lengths"] = fmt.Sprintf("%d:%d", s.MinLength, s.MaxLength)
+			vals["train-size"], vals["valid-size"] = strconv.Itoa(s.TrainSize), strconv.Itoa(s.ValidSize)
+		}
+	}
+	if _, err := nsrnn.LookupKind(s.Model.Kind); err != nil {
+		return fmt.Errorf("model %q: %w", s.Model.Kind, err)
+	}
+	maps.Copy(vals, cli.ModelFlagValues(s.Model))
+	vals["lr"] = strconv.FormatFloat(s.LR, 'g', -1, 64)
+	vals["seed"] = strconv.FormatUint(s.Seed, 10)
+	vals["epochs"] = strconv.Itoa(s.Epochs)
+	vals["batch-size"] = strconv.Itoa(s.BatchSize)
+	vals["clip"] = strconv.FormatFloat(s.Clip, 'g', -1, 64)
+	vals["patience"] = strconv.Itoa(s.Patience)
+	vals["decay"] = strconv.FormatFloat(s.Decay, 'g', -1, 64)
+	vals["early-stop"] = strconv.Itoa(s.EarlyStop)
+	for _, name := range slices.Sorted(maps.Keys(vals)) {
+		if fs.Changed(name) || fs.Lookup(name) == nil {
+			continue
+		}
+		if err := fs.Set(name, vals[name]); err != nil {
+			return fmt.Errorf("--%s %s: %w", name, vals[name], err)
+		}
+	}
+	return nil
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) error {

@@ -700,3 +700,50 @@ func TestTrainCommandResumeWithoutCheckpoint(t *testing.T) {
 		t.Errorf("--resume with an absent --out: %v", err)
 	}
 }
+
+// --resume with no flag but --out takes every setting from the run's
+// run.json, for every kind of data (a task of the table, with its
+// parameters and definition; a grammar file; the user's strings) and of
+// model (stack flags of every type): the settings agree, so the finished
+// run is found as it is; a flag given against the run's is still refused,
+// and a data flag keeps the run's data from being taken.
+func TestTrainResumeFromRunJSON(t *testing.T) {
+	dir := t.TempDir()
+	grammar := writeText(t, dir, "g.pcfg", "S -> a S b [0.4]\nS -> [0.6]\n")
+	train := writeText(t, dir, "train.txt", "a b b a\nb a a b\na a\nb b\n")
+	valid := writeText(t, dir, "valid.txt", "a b\nb a a b\n")
+	tiny := []string{"--hidden", "4", "--lr", "0.01", "--epochs", "1", "--seed", "3", "--batch-size", "5", "--quiet"}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"task", []string{"--task", "marked-reversal", "--model", "rns", "--train-size", "20", "--valid-size", "10", "--lengths", "5:9"}},
+		{"task parameters", []string{"--task", "dyck", "--bracket-types", "3", "--grammar", "released", "--model", "vrns", "--stack-embedding", "3", "--bottom", "fixed", "--train-size", "20", "--valid-size", "10", "--lengths", "4:8"}},
+		{"jm", []string{"--task", "count-3", "--model", "jm", "--push-hidden-state", "--depth-limit", "4", "--train-size", "20", "--valid-size", "10", "--lengths", "3:9", "--clip", "2", "--patience", "3", "--decay", "0.5", "--early-stop", "4"}},
+		{"grammar file", []string{"--grammar-file", grammar, "--model", "ns+s", "--states", "1", "--symbols", "2", "--train-size", "20", "--valid-size", "10", "--lengths", "2:8"}},
+		{"own strings", []string{"--train", train, "--valid", valid, "--model", "lstm", "--layers", "2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			if status, _, stderr := run(append(append([]string{"train", "--out", out}, tiny...), c.args...)...); status != 0 {
+				t.Fatalf("train: status %d: %s", status, stderr)
+			}
+			before := dirContents(t, out)
+			if status, _, stderr := run("train", "--out", out, "--resume", "--quiet"); status != 0 {
+				t.Fatalf("resume with --out alone: status %d: %s", status, stderr)
+			}
+			if status, _, stderr := run("train", "--out", out, "--resume", "--seed", "9"); status == 0 || !strings.Contains(stderr, "seed") {
+				t.Errorf("resume with another --seed: status %d: %s", status, stderr)
+			}
+			if after := dirContents(t, out); !reflect.DeepEqual(after, before) {
+				t.Error("the resumes changed the finished run")
+			}
+		})
+	}
+	// A data flag given: the run's data is not taken, so the task's
+	// defaults stand against the run's settings, which are refused.
+	out := filepath.Join(dir, "task")
+	if status, _, stderr := run("train", "--out", out, "--resume", "--task", "dyck"); status == 0 || !strings.Contains(stderr, "differ") {
+		t.Errorf("resume with another --task: status %d: %s", status, stderr)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -165,3 +166,35 @@ type flagError struct {
 
 func (e *flagError) Error() string { return e.msg }
 func (e *flagError) Unwrap() error { return e.err }
+
+// ModelFlagValues returns the values of the model flags (without their
+// dashes) that give c: --model, --hidden, --layers and the flag of every
+// field its kind declares, formatted as the flags parse them, for a
+// program that resumes a run from its saved configuration. It panics on
+// an unknown kind, a programmer error.
+func ModelFlagValues(c nsrnn.Config) map[string]string {
+	kind, err := nsrnn.LookupKind(c.Kind)
+	if err != nil {
+		panic(err)
+	}
+	vals := map[string]string{"model": c.Kind, "hidden": fmt.Sprint(c.Hidden), "layers": fmt.Sprint(max(c.Layers, 1))}
+	for _, flag := range StackFlags() {
+		field := flagField(flag)
+		if !kind.Uses(field) {
+			continue
+		}
+		switch p := c.FieldValue(field).(type) {
+		case *int:
+			vals[flag] = fmt.Sprint(*p)
+		case *bool:
+			vals[flag] = fmt.Sprint(*p)
+		case *float64:
+			vals[flag] = strconv.FormatFloat(*p, 'g', -1, 64)
+		case pflag.Value:
+			vals[flag] = p.String()
+		default:
+			panic(fmt.Sprintf("cli: Config.%s of type %T has no flag type", field, p))
+		}
+	}
+	return vals
+}
