@@ -76,6 +76,10 @@ func FuzzReadPCFG(f *testing.F) {
 			t.Fatalf("round trip changed the grammar:\n%v %v\n%v %v", g.Rules(), g.Terminals(), h.Rules(), h.Terminals())
 		}
 		checkFuzzGrammar(t, g)
+		// The warnings are the same for the grammar written and read back.
+		if w, v := g.Warnings(), h.Warnings(); !slices.Equal(w, v) {
+			t.Fatalf("warnings %q, after the round trip %q", w, v)
+		}
 		if r, kept, err := g.RemoveEpsilonAndUnaryRules(); err == nil {
 			if !(kept > 0 && kept <= 1+1e-12) {
 				t.Fatalf("removal kept probability %v", kept)
