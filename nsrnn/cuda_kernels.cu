@@ -233,7 +233,9 @@ __device__ __forceinline__ void lstm_back_rows(const real* A, const real* cprev,
 // blocks arrived, bar[1] the barriers passed. The launch must have no
 // more blocks than the device runs at once (lstm_seq's grid is one block
 // per multiprocessor), and bar[0] must be 0 before the launch: each
-// barrier leaves it so.
+// barrier leaves it so. A block that waits more than about two seconds
+// (4·10⁹ cycles: the others cannot all be running) stops waiting, so that
+// the launch ends, with wrong results, rather than hang the device.
 __device__ __forceinline__ void grid_barrier(unsigned* bar) {
 	__threadfence();
 	__syncthreads();
@@ -246,7 +248,8 @@ __device__ __forceinline__ void grid_barrier(unsigned* bar) {
 			__threadfence();
 			atomicAdd(bar + 1, 1u);
 		} else {
-			while (*gen == g) {
+			long long t0 = clock64();
+			while (*gen == g && clock64() - t0 < 4000000000LL) {
 			}
 		}
 		__threadfence();

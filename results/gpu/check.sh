@@ -74,7 +74,12 @@ cat "$out/env.txt"
 
 echo "== correctness" >&2
 step 60 env NSRNN_TEST_REQUIRE_GPU=1 ./cuda.test -test.v -test.count 1 > "$out/tests.log" 2>&1
-step 150 env NSRNN_TEST_REQUIRE_GPU=1 ./nsrnn.test -test.v -test.count 1 -test.run 'GPU|CUDA|Device' >> "$out/tests.log" 2>&1
+step 150 env NSRNN_TEST_REQUIRE_GPU=1 ./nsrnn.test -test.v -test.count 1 -test.run 'GPU|CUDA|Device' \
+	-test.skip 'TestGPUPersistentLSTM' >> "$out/tests.log" 2>&1
+echo "exit $?" >> "$out/tests.log"
+# The persistent LSTM kernels' grid barrier, first crossed on a card here,
+# under a limit of its own: a hang would not cost the tests above.
+step 40 env NSRNN_TEST_REQUIRE_GPU=1 ./nsrnn.test -test.v -test.count 1 -test.run 'TestGPUPersistentLSTM' >> "$out/tests.log" 2>&1
 echo "exit $?" >> "$out/tests.log"
 grep -E '^(--- |ok|FAIL|PASS|exit)' "$out/tests.log" | grep -v -- '--- PASS' | head -40 >&2
 summarize

@@ -18,6 +18,9 @@ failed = [n for r, n in results if r == 'FAIL']
 skipped = [n for r, n in results if r == 'SKIP']
 passed = [n for r, n in results if r == 'PASS']
 crashed = 'panic:' in tests or re.search(r'^FAIL\s*$', tests, re.M) is not None and not failed
+# A test step killed at its time limit (check.sh writes its exit status).
+timed_out = len(re.findall(r'^exit (124|137)$', tests, re.M))
+crashed = crashed or timed_out > 0
 
 speed = {}
 for name, rate in re.findall(r'^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+.*?([\d.e+]+) tokens/s', read('bench.log'), re.M):
@@ -92,7 +95,7 @@ summary = {
     'date': env.get('date', ''),
     'python': env.get('python', ''),
     'checks': {'passed': len(passed), 'failed': len(failed), 'skipped': len(skipped),
-               'total': len(results), 'failures': failed, 'skips': skipped, 'crashed': bool(crashed)},
+               'total': len(results), 'failures': failed, 'skips': skipped, 'crashed': bool(crashed), 'timed_out': timed_out},
     'speed': figures,
     'pytorch': {k: {'tokens_per_s': v, 'median': statistics.median(v)} for k, v in sorted(torch.items())},
     'cfl_rns_2_3_epoch_seconds': cfl,
