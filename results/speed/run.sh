@@ -66,7 +66,9 @@ for r in $(seq "$rounds"); do
   echo "--- PyTorch reference (two threads, then one)"
   for t in 2 1; do
     for k in train eval; do
-      OMP_WAIT_POLICY=passive THREADS=$t /usr/bin/python3 "$torch_lm" $k "$data/ptb/ptb.train.txt" 2>&1 | tail -n 1
+      # torch.set_num_threads (THREADS) does not reach Debian's PyTorch's
+      # BLAS, OpenBLAS through libblas.so.3: OPENBLAS_NUM_THREADS does.
+      OMP_WAIT_POLICY=passive THREADS=$t OPENBLAS_NUM_THREADS=$t /usr/bin/python3 "$torch_lm" $k "$data/ptb/ptb.train.txt" 2>&1 | tail -n 1
     done
   done
 done
