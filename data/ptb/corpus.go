@@ -30,10 +30,10 @@ func LoadFiles(train, valid, test string, opt *Options) (*Corpus, error) {
 		return nil, err // names the file
 	}
 	c := &Corpus{Vocab: v, Train: toks}
-	if c.Valid, err = ReadSplit(valid, v, opt); err != nil {
+	if c.Valid, err = readSplit(valid, "validation split", v, opt); err != nil {
 		return nil, err // names the file
 	}
-	if c.Test, err = ReadSplit(test, v, opt); err != nil {
+	if c.Test, err = readSplit(test, "test split", v, opt); err != nil {
 		return nil, err // names the file
 	}
 	return c, nil
@@ -49,10 +49,10 @@ func Load(dir string, opt *Options) (*Corpus, error) {
 		return nil, err // names the file
 	}
 	c := &Corpus{Vocab: v, Train: train}
-	if c.Valid, err = ReadSplit(filepath.Join(dir, ValidFile), v, opt); err != nil {
+	if c.Valid, err = readSplit(filepath.Join(dir, ValidFile), "validation split", v, opt); err != nil {
 		return nil, err // names the file
 	}
-	if c.Test, err = ReadSplit(filepath.Join(dir, TestFile), v, opt); err != nil {
+	if c.Test, err = readSplit(filepath.Join(dir, TestFile), "test split", v, opt); err != nil {
 		return nil, err // names the file
 	}
 	return c, nil

@@ -214,23 +214,33 @@ func mostFrequent(v *Vocab, toks []int, n int) (*Vocab, []int) {
 // as v.Unk(), or, with Options.Strict, is an error. Errors name the file
 // and, where there is one, the line.
 func ReadSplit(path string, v *Vocab, opt *Options) ([]int, error) {
+	return readSplit(path, "split", v, opt)
+}
+
+// readSplit is ReadSplit, its errors naming the split as what ("split",
+// "validation split", "test split").
+func readSplit(path, what string, v *Vocab, opt *Options) ([]int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("ptb: reading split: %w", err)
+		return nil, fmt.Errorf("ptb: reading %s: %w", what, err)
 	}
 	defer f.Close()
-	return ReadSplitFrom(f, path, v, opt)
+	return readSplitFrom(f, path, what, v, opt)
 }
 
 // ReadSplitFrom is ReadSplit for a reader; name is the file name used in
 // errors.
 func ReadSplitFrom(r io.Reader, name string, v *Vocab, opt *Options) ([]int, error) {
+	return readSplitFrom(r, name, "split", v, opt)
+}
+
+func readSplitFrom(r io.Reader, name, what string, v *Vocab, opt *Options) ([]int, error) {
 	o, err := opt.resolve()
 	if err != nil {
 		return nil, err
 	}
 	if v == nil || len(v.words) == 0 {
-		return nil, errors.New("ptb: reading split: empty vocabulary")
+		return nil, fmt.Errorf("ptb: reading %s: empty vocabulary", what)
 	}
 	var toks []int
 	err = scanWords(r, name, o.MaxLineBytes, o.MaxTokens,
@@ -250,7 +260,7 @@ func ReadSplitFrom(r io.Reader, name string, v *Vocab, opt *Options) ([]int, err
 		},
 		func() { toks = append(toks, v.eos) })
 	if err != nil {
-		return nil, fmt.Errorf("ptb: reading split: %w", err)
+		return nil, fmt.Errorf("ptb: reading %s: %w", what, err)
 	}
 	return toks, nil
 }
