@@ -220,11 +220,10 @@ func (e *cudaEngine) lstmSteps(p Precision, z, hs, cs, tc, whh cuda.Ptr, T, B, H
 }
 
 // barrier returns the two counters of the persistent kernels' grid
-// barrier, zeroed when allocated (each barrier leaves its count at 0).
+// barrier, zeroed before each launch: each barrier leaves its count at 0,
+// but one whose wait timed out (see grid_barrier) may not, and the next
+// launch starts afresh all the same.
 func (e *cudaEngine) barrier() (cuda.Ptr, error) {
-	if b, ok := e.ws["barrier"]; ok {
-		return b.p, nil
-	}
 	b, err := e.buf("barrier", 8)
 	if err != nil {
 		return 0, err
