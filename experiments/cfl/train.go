@@ -336,7 +336,8 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 // strings, as one group: none of it where any of --task, --grammar-file,
 // --train, --valid and --test is given), its model and its protocol.
 // --workers, --device and the flags of the program's own conduct
-// (--checkpoint-every, --quiet) keep theirs.
+// (--checkpoint-every, --quiet) keep theirs, and so does a flag whose
+// field the run.json lacks (zero: written before the field existed).
 func takeRunSettings(fs *pflag.FlagSet, s protocol.Settings) error {
 	vals := map[string]string{}
 	dataGiven := false
@@ -362,22 +363,25 @@ func takeRunSettings(fs *pflag.FlagSet, s protocol.Settings) error {
 			if s.Grammar != "" {
 				vals["grammar"] = s.Grammar.String()
 			}
-			vals["lengths"] = fmt.Sprintf("%d:%d", s.MinLength, s.MaxLength)
-			vals["train-size"], vals["valid-size"] = strconv.Itoa(s.TrainSize), strconv.Itoa(s.ValidSize)
+			if s.MaxLength > 0 {
+				vals["lengths"] = fmt.Sprintf("%d:%d", s.MinLength, s.MaxLength)
+			}
+			setInt(vals, "train-size", s.TrainSize)
+			setInt(vals, "valid-size", s.ValidSize)
 		}
 	}
 	if _, err := nsrnn.LookupKind(s.Model.Kind); err != nil {
 		return fmt.Errorf("model %q: %w", s.Model.Kind, err)
 	}
 	maps.Copy(vals, cli.ModelFlagValues(s.Model))
-	vals["lr"] = strconv.FormatFloat(s.LR, 'g', -1, 64)
 	vals["seed"] = strconv.FormatUint(s.Seed, 10)
-	vals["epochs"] = strconv.Itoa(s.Epochs)
-	vals["batch-size"] = strconv.Itoa(s.BatchSize)
-	vals["clip"] = strconv.FormatFloat(s.Clip, 'g', -1, 64)
-	vals["patience"] = strconv.Itoa(s.Patience)
-	vals["decay"] = strconv.FormatFloat(s.Decay, 'g', -1, 64)
-	vals["early-stop"] = strconv.Itoa(s.EarlyStop)
+	setFloat(vals, "lr", s.LR)
+	setInt(vals, "epochs", s.Epochs)
+	setInt(vals, "batch-size", s.BatchSize)
+	setFloat(vals, "clip", s.Clip)
+	setInt(vals, "patience", s.Patience)
+	setFloat(vals, "decay", s.Decay)
+	setInt(vals, "early-stop", s.EarlyStop)
 	for _, name := range slices.Sorted(maps.Keys(vals)) {
 		if fs.Changed(name) || fs.Lookup(name) == nil {
 			continue
@@ -387,6 +391,22 @@ func takeRunSettings(fs *pflag.FlagSet, s protocol.Settings) error {
 		}
 	}
 	return nil
+}
+
+// setInt and setFloat record the value of a flag from a run.json, unless
+// it is zero: a field that a run.json written before the field existed
+// lacks, which the flag's default stands for (as it did when that run
+// was resumed with its flags given).
+func setInt(vals map[string]string, name string, v int) {
+	if v != 0 {
+		vals[name] = strconv.Itoa(v)
+	}
+}
+
+func setFloat(vals map[string]string, name string, v float64) {
+	if v != 0 {
+		vals[name] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) error {
