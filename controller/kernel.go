@@ -36,6 +36,9 @@ type cellKernel struct {
 	// tanh(c'), 5H values; dgates is scratch for the backward pass
 	// without acc.
 	cache, dgates []float64
+	// ex holds the arguments and values of the cell's exponentials (4H
+	// each; see cellRow).
+	ex []float64
 	// acc, when set, gathers the step's gate gradients and inputs so that
 	// the weight gradients of all the steps of the layer are one product
 	// each; the kernel of the graph's first step (flush), whose backward
@@ -263,7 +266,6 @@ func gen(rows, cols, stride int, data []float64) blas64.General {
 	return blas64.General{Rows: rows, Cols: cols, Stride: stride, Data: data}
 }
 
-func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
 func (k *cellKernel) Forward(out []float64, in [][]float64) {
 	np, H, B := len(k.sizes), k.hidden, k.batch
@@ -292,23 +294,89 @@ func (k *cellKernel) Forward(out []float64, in [][]float64) {
 		}
 		blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(B, H, 2*H, prev), gen(4*H, H, H, whh), 1, zg)
 	}
-	for b := 0; b < B; b++ {
-		c := k.cache[b*5*H : (b+1)*5*H]
-		cPrev := prev[b*2*H+H : (b+1)*2*H]
-		hOut := out[b*2*H : b*2*H+H]
-		cOut := out[b*2*H+H : (b+1)*2*H]
-		for j := 0; j < H; j++ {
-			i := sigmoid(c[j])
-			f := sigmoid(c[H+j])
-			g := math.Tanh(c[2*H+j])
-			o := sigmoid(c[3*H+j])
-			cn := f*cPrev[j] + i*g
-			tc := math.Tanh(cn)
-			c[j], c[H+j], c[2*H+j], c[3*H+j], c[4*H+j] = i, f, g, o, tc
-			cOut[j] = cn
-			hOut[j] = o * tc
-		}
+	if k.ex == nil {
+		k.ex = make([]float64, 8*H)
 	}
+	for b := 0; b < B; b++ {
+		cellRow(k.cache[b*5*H:(b+1)*5*H], prev[b*2*H+H:(b+1)*2*H], out[b*2*H:b*2*H+H], out[b*2*H+H:(b+1)*2*H], k.ex)
+	}
+}
+
+// cellRow applies the LSTM cell to one batch row: c holds the
+// pre-activations i, f, g, o (H each) and receives the activations and
+// tanh(c_t) (5H); cPrev is c_{t−1}; h and cNew receive h_t and c_t. Its
+// results are those of sigmoid and math.Tanh bit for bit: their
+// exponentials are computed a row at a time by expAll (math.Exp's bits,
+// eight lanes at a time), in ex (8H: arguments, then values), and the
+// rest of each function as it computes it (tanhFrom).
+func cellRow(c, cPrev, h, cNew, ex []float64) {
+	H := len(h)
+	arg, val := ex[:4*H], ex[4*H:8*H]
+	for j := range H {
+		arg[j], arg[H+j], arg[3*H+j] = -c[j], -c[H+j], -c[3*H+j]
+		arg[2*H+j] = tanhArg(c[2*H+j])
+	}
+	expAll(val, arg)
+	for j := range H {
+		i := 1 / (1 + val[j])
+		f := 1 / (1 + val[H+j])
+		g := tanhFrom(c[2*H+j], val[2*H+j])
+		o := 1 / (1 + val[3*H+j])
+		cn := f*cPrev[j] + i*g
+		c[j], c[H+j], c[2*H+j], c[3*H+j] = i, f, g, o
+		cNew[j] = cn
+		arg[j] = tanhArg(cn)
+	}
+	expAll(val[:H], arg[:H])
+	for j := range H {
+		tc := tanhFrom(cNew[j], val[j])
+		c[4*H+j] = tc
+		h[j] = c[3*H+j] * tc
+	}
+}
+
+// The constants of math.Tanh (from Cephes): the bound above which it is
+// ±1, and its rational function's coefficients for |x| < 0.625.
+const tanhMaxLog = 8.8029691931113054295988e+01
+
+var (
+	tanhP = [...]float64{-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3}
+	tanhQ = [...]float64{1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3}
+)
+
+// tanhArg is the argument whose exponential math.Tanh takes for x, 2|x|,
+// or 0 where it takes none (|x| above its bound, or NaN).
+func tanhArg(x float64) float64 {
+	if z := math.Abs(x); z <= 0.5*tanhMaxLog {
+		return 2 * z
+	}
+	return 0
+}
+
+// tanhFrom returns math.Tanh(x), bit for bit, given s = math.Exp(2|x|)
+// (used only for 0.625 ≤ |x| ≤ 44.01): the same branches and the same
+// operations in the same order.
+func tanhFrom(x, s float64) float64 {
+	z := math.Abs(x)
+	switch {
+	case z > 0.5*tanhMaxLog:
+		if x < 0 {
+			return -1
+		}
+		return 1
+	case z >= 0.625:
+		z = 1 - 2/(s+1)
+		if x < 0 {
+			z = -z
+		}
+	default:
+		if x == 0 {
+			return x
+		}
+		s := x * x
+		z = x + x*s*((tanhP[0]*s+tanhP[1])*s+tanhP[2])/(((s+tanhQ[0])*s+tanhQ[1])*s+tanhQ[2])
+	}
+	return z
 }
 
 func (k *cellKernel) Backward(gradIn [][]float64, gradOut, out []float64, in [][]float64) {
