@@ -266,7 +266,6 @@ func gen(rows, cols, stride int, data []float64) blas64.General {
 	return blas64.General{Rows: rows, Cols: cols, Stride: stride, Data: data}
 }
 
-
 func (k *cellKernel) Forward(out []float64, in [][]float64) {
 	np, H, B := len(k.sizes), k.hidden, k.batch
 	prev, wih, whh, bih, bhh := in[np], in[np+1], in[np+2], in[np+3], in[np+4]
