@@ -270,8 +270,13 @@ func (s *settings) checkSaved(path string) error {
 // applySaved gives every flag of fs that the command line did not set the
 // value of the saved settings.
 func applySaved(fs *pflag.FlagSet, saved *settings) error {
+	return applySavedExcept(fs, saved, nil)
+}
+
+// applySavedExcept is applySaved but for the flags that skip reports.
+func applySavedExcept(fs *pflag.FlagSet, saved *settings, skip func(flag string) bool) error {
 	for _, sf := range savedFlags {
-		if fs.Changed(sf.flag) {
+		if fs.Changed(sf.flag) || skip != nil && skip(sf.flag) {
 			continue
 		}
 		if err := fs.Lookup(sf.flag).Value.Set(sf.value(saved)); err != nil {
@@ -424,19 +429,11 @@ func readLike(fs *pflag.FlagSet, arg string) (*settings, error) {
 	for _, f := range []string{"data", "train", "valid", "test"} {
 		corpusGiven = corpusGiven || fs.Changed(f)
 	}
-	for _, sf := range savedFlags {
-		switch sf.flag {
-		case "data", "train", "valid", "test":
-			if corpusGiven {
-				continue
-			}
-		}
-		if fs.Changed(sf.flag) {
-			continue
-		}
-		if err := fs.Lookup(sf.flag).Value.Set(sf.value(&ls)); err != nil {
-			return nil, fmt.Errorf("--%s from %s: %w", sf.flag, path, err)
-		}
+	corpusFlag := func(flag string) bool {
+		return corpusGiven && (flag == "data" || flag == "train" || flag == "valid" || flag == "test")
+	}
+	if err := applySavedExcept(fs, &ls, corpusFlag); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !corpusGiven {
 		for _, p := range ls.splits() {

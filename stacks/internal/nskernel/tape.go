@@ -94,7 +94,6 @@ type Pool struct {
 	cfg   Config
 	seqs  []*seq
 	tapes map[int]*Tape
-	zero  []float64 // bottom's
 }
 
 // NewPool returns an empty pool for configuration c. It panics if c is
@@ -132,24 +131,15 @@ func (p *Pool) Tape(batch, maxSteps int) *Tape {
 		t.workers = min(runtime.GOMAXPROCS(0), batch)
 		t.wake = make(chan struct{}, t.workers)
 		p.tapes[batch] = t
+		// A new tape starts as one begun from the initial stack; a run
+		// on a tape begins with Begin, whatever another tape of the pool
+		// left in its sequences.
+		if err := t.begin(nil, make([]float64, p.cfg.Vector)); err != nil {
+			panic(err)
+		}
 	}
 	t.maxSteps = max(t.maxSteps, maxSteps)
-	// A run begins with Begin; the tape starts as one begun from the
-	// initial stack, whatever another tape of the pool left in its
-	// sequences.
-	if err := t.begin(nil, p.bottom()); err != nil {
-		panic(err)
-	}
 	return t
-}
-
-// bottom returns a zero bottom vector for the configuration (nil without
-// vectors), kept by the pool.
-func (p *Pool) bottom() []float64 {
-	if len(p.zero) < p.cfg.Vector {
-		p.zero = make([]float64, p.cfg.Vector)
-	}
-	return p.zero
 }
 
 // pool returns the pool whose sequences the tape runs on.
