@@ -143,6 +143,15 @@ func (s *Selected) settings() Settings {
 	return Settings{Task: s.Task, TaskParams: s.TaskParams, Grammar: s.Grammar, GrammarFile: s.GrammarFile, Files: s.Files}
 }
 
+// SameData reports whether s and o were trained on the same data: the
+// same grammar file or the same strings files, by their SHA-256 digests
+// (always for two runs on tasks of the table). Runs of one task name on
+// different data (two files of the same name) cannot share one test
+// result or one figure.
+func (s *Selected) SameData(o *Selected) bool {
+	return dataKey(s.settings()) == dataKey(o.settings())
+}
+
 // dataKey identifies the user data of a run's settings by its digests
 // ("" for a task of the table), so that runs on different files of the
 // same name are selected apart.

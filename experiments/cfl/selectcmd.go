@@ -123,15 +123,28 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	}
 	// The test results and the figures are per task: one definition and
 	// one setting of the task parameters each.
-	for i := 1; i < len(sel.Selected); i++ {
-		a, b := sel.Selected[i-1], sel.Selected[i]
-		if a.Task == b.Task && a.TaskParams.String() != b.TaskParams.String() {
+	// Each run is compared with the first selected run of its task (the
+	// selection is ordered by task, then parameters and definition, so a
+	// conflict shows against the first).
+	first := map[string]*protocol.Selected{}
+	for i := range sel.Selected {
+		b := &sel.Selected[i]
+		a := first[b.Task]
+		if a == nil {
+			first[b.Task] = b
+			continue
+		}
+		if a.TaskParams.String() != b.TaskParams.String() {
 			return fmt.Errorf("--sweep %s holds runs of %s with two settings of its parameters (%q in %s, %q in %s); select each from a directory of its own",
 				*sweep, a.Task, a.TaskParams, a.Dir, b.TaskParams, b.Dir)
 		}
-		if a.Task == b.Task && a.Grammar != b.Grammar {
+		if a.Grammar != b.Grammar {
 			return fmt.Errorf("--sweep %s holds runs of %s under two grammars (%s in %s, %s in %s); choose one with --grammar",
 				*sweep, a.Task, a.Grammar, a.Dir, b.Grammar, b.Dir)
+		}
+		if !a.SameData(b) {
+			return fmt.Errorf("--sweep %s holds runs named %s on two different data sets (files of the same name whose contents differ: %s and %s); select each from a directory of its own",
+				*sweep, a.Task, a.Dir, b.Dir)
 		}
 	}
 	if sel.Unfinished > 0 {

@@ -334,3 +334,46 @@ func TestSelectionTableStack(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectTwoDataSets: runs named alike (strings files of the same base
+// name) but trained on different data are refused together, since their
+// test reports and figures would share one file; runs on the same data
+// are selected as before.
+func TestSelectTwoDataSets(t *testing.T) {
+	root, more := t.TempDir(), t.TempDir()
+	mr := data.MarkedReversal
+	withFiles := func(dir, train string) {
+		t.Helper()
+		s, err := protocol.ReadSettings(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Files = &protocol.TextFiles{
+			Train: protocol.FileDigest{Path: "/a/train.txt", SHA256: train},
+			Valid: protocol.FileDigest{Path: "/a/valid.txt", SHA256: "v"},
+		}
+		if err := protocol.WriteJSON(filepath.Join(dir, protocol.RunFile), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := filepath.Join(root, mr, "rns", "lr0.005", "seed1")
+	fakeRun(t, a, mr, "rns", 0.005, 1, 0.3, true, false)
+	withFiles(a, "one")
+	b := filepath.Join(more, mr, "rns", "lr0.01", "seed1")
+	fakeRun(t, b, mr, "rns", 0.01, 1, 0.1, true, false)
+	withFiles(b, "two")
+	c := filepath.Join(more, mr, "lstm", "lr0.01", "seed1")
+	fakeRun(t, c, mr, "lstm", 0.01, 1, 0.1, true, false)
+	withFiles(c, "one")
+	err := runSelect([]string{"--sweep", root, "--also", more, "--no-test"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "two different data sets") {
+		t.Fatalf("runs on two data sets: error %v, want a refusal", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, protocol.SelectedFile)); err == nil {
+		t.Errorf("selection written despite the refusal")
+	}
+	withFiles(b, "one")
+	if err := runSelect([]string{"--sweep", root, "--also", more, "--no-test"}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Fatalf("runs on the same data: %v", err)
+	}
+}
