@@ -109,17 +109,34 @@ type corpusFiles struct {
 }
 
 // split is a split file of a run: its key in DataSHA256 and its path.
-type split struct{ key, path string }
+type split struct{ key, role, path string }
+
+// splitRoles are the roles of the three splits, in the order of splits.
+var splitRoles = []string{"train", "valid", "test"}
+
+// digest is the SHA-256 that s recorded for the split of the given role
+// ("train", "valid" or "test"), whichever way its corpus was given:
+// DataSHA256 is keyed by file name for --data and by role for --train,
+// --valid and --test. It is "" where none was recorded.
+func (s *settings) digest(role string) string {
+	if d, ok := s.DataSHA256[role]; ok {
+		return d
+	}
+	if i := slices.Index(splitRoles, role); i >= 0 {
+		return s.DataSHA256[splitFiles[i]]
+	}
+	return ""
+}
 
 // splits returns the split files of the settings: those in Data, or
 // Files.
 func (s *settings) splits() []split {
 	if s.Files != nil {
-		return []split{{"train", s.Files.Train}, {"valid", s.Files.Valid}, {"test", s.Files.Test}}
+		return []split{{"train", "train", s.Files.Train}, {"valid", "valid", s.Files.Valid}, {"test", "test", s.Files.Test}}
 	}
 	var out []split
-	for _, name := range splitFiles {
-		out = append(out, split{name, filepath.Join(s.Data, name)})
+	for i, name := range splitFiles {
+		out = append(out, split{name, splitRoles[i], filepath.Join(s.Data, name)})
 	}
 	return out
 }
@@ -390,14 +407,16 @@ func checkResumeData(dir string, s *settings, saved *settings, vocab *ptb.Vocab)
 }
 
 // corpusDiffs names the splits of s whose SHA-256 is not the one saved
-// recorded, with both digests; none where saved recorded no digests.
+// recorded for the same split, with both digests; none where saved
+// recorded no digests. The splits are matched by role, so that a corpus
+// given by --data compares with one given by --train, --valid and --test.
 func corpusDiffs(s, saved *settings) []string {
 	if saved.DataSHA256 == nil {
 		return nil
 	}
 	var bad []string
 	for _, sp := range s.splits() {
-		if want, got := saved.DataSHA256[sp.key], s.DataSHA256[sp.key]; want != got {
+		if want, got := saved.digest(sp.role), s.digest(sp.role); want != got {
 			bad = append(bad, fmt.Sprintf("%s (SHA-256 %s; the run's was %s)", sp.path, short(got), short(want)))
 		}
 	}

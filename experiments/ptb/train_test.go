@@ -398,6 +398,29 @@ func TestTrainLike(t *testing.T) {
 	if so.Epochs != 1 || so.LR != s.LR || so.Clip != s.Clip || so.Seed != s.Seed || so.Model != s.Model || so.Data != data {
 		t.Errorf("run.json %+v: want the run's settings with epochs 1 and data %s", so, data)
 	}
+
+	// The run's corpus as three files of other names (--train, --valid,
+	// --test): the same digests, so accepted; then a run made so, liked
+	// with the corpus given by --data, accepted too.
+	copies := t.TempDir()
+	var files []string
+	for i, name := range splitFiles {
+		f := filepath.Join(copies, fmt.Sprint(i, ".txt"))
+		if err := os.WriteFile(f, []byte(readFile(t, filepath.Join(data, name))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	byFiles := filepath.Join(root, "by-files")
+	if _, e, code := runCmd("train", "--like", committed, "--train", files[0], "--valid", files[1], "--test", files[2], "--epochs", "1", "--out", byFiles); code != 0 {
+		t.Fatalf("train --like with the run's corpus as --train, --valid, --test: %s", e)
+	}
+	if _, e, code := runCmd("train", "--like", byFiles, "--data", data, "--out", filepath.Join(root, "by-data")); code != 0 {
+		t.Fatalf("train --like (a run on --train files) --data (the same corpus): %s", e)
+	}
+	if _, e, code := runCmd("train", "--like", byFiles, "--data", other, "--out", filepath.Join(root, "by-other")); code == 0 || !strings.Contains(e, "corpus differs") || strings.Contains(e, "was none") {
+		t.Errorf("train --like (a run on --train files) --data (another corpus): exit %d, error %q; want the corpus refused, naming the run's digest", code, e)
+	}
 }
 
 func readJSON(t *testing.T, path string, v any) {
