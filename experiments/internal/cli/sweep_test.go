@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -608,5 +609,49 @@ func TestSlurmScriptOutputPath(t *testing.T) {
 		Flags: SlurmFlags{Script: filepath.Join(dir, "job.sh"), Time: "1:00:00", Mem: "1G", CPUs: 1}})
 	if err == nil || !strings.Contains(err.Error(), "backslash") {
 		t.Errorf("--out %q: error %v, want one about the backslash", out, err)
+	}
+}
+
+// TestSlurmScriptOutsideModule: written from a directory in no Go module
+// (a built program run elsewhere), the script does not build: the runs
+// use a copy of the running program, made when the script is written.
+func TestSlurmScriptOutsideModule(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	if inGoModule(dir) {
+		t.Skipf("%s is inside a Go module", dir)
+	}
+	t.Chdir(dir)
+	out := filepath.Join(dir, "sweep")
+	script := filepath.Join(dir, "job.sh")
+	flags := SlurmFlags{Script: script, Time: "60", Mem: "1G", CPUs: 1}
+	if _, err := SlurmScript(SlurmJob{Name: "x-sweep", Package: "example.com/x", Program: "x", Out: out, Manifest: filepath.Join(out, "sweep.json"), Runs: sweepRuns(out, 3), Flags: flags}); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(out, "bin", "x")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(exe)
+	b, _ := os.ReadFile(bin)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("%s is not a copy of the running program (%d bytes against %d)", bin, len(b), len(a))
+	}
+	if fi, err := os.Stat(bin); err != nil || fi.Mode().Perm()&0o100 == 0 {
+		t.Errorf("%s is not executable: %v", bin, err)
+	}
+	tools := t.TempDir()
+	fakeTools(t, tools)
+	if o, err := exec.Command("bash", script).CombinedOutput(); err != nil {
+		t.Fatalf("submitting: %v\n%s", err, o)
+	}
+	if calls, err := os.ReadFile(filepath.Join(tools, "go.calls")); err == nil {
+		t.Errorf("the script called go: %s", calls)
+	}
+	if sb, _ := os.ReadFile(filepath.Join(tools, "sbatch.calls")); !strings.Contains(string(sb), "--array=0-2 ") {
+		t.Errorf("sbatch was called with %q", sb)
 	}
 }
