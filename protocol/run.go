@@ -30,6 +30,11 @@ const (
 	// SummaryFile is the Summary of a finished run; a run without it is
 	// unfinished.
 	SummaryFile = "summary.json"
+	// GrammarCopyFile is a copy of the grammar file of a run on a grammar
+	// of the user's (Settings.GrammarFile), written when the run starts
+	// or resumes, so that the run can be used where the file has moved or
+	// changed (Settings.TaskDefIn).
+	GrammarCopyFile = "grammar.pcfg"
 )
 
 // MissingModel returns the error for a run directory dir without its

@@ -373,7 +373,7 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 		t, ok := tasks[k]
 		if !ok {
 			var err error
-			if t, err = s.settings().TaskDef(); err != nil {
+			if t, err = s.settings().TaskDefIn(s.Dir); err != nil {
 				return reports, fmt.Errorf("%s: %w", filepath.Join(s.Dir, RunFile), err)
 			}
 			var strs [][]int

@@ -1,12 +1,14 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/internal/atomicfile"
 	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
@@ -113,21 +115,70 @@ func (s *Settings) UnmarshalJSON(b []byte) error {
 // which must have the run's digest (the error says so when it has
 // changed); for the user's strings, the text task of the saved
 // vocabulary (data.NewTextTask), which the files are not read for.
-func (s Settings) TaskDef() (*data.Task, error) {
+func (s Settings) TaskDef() (*data.Task, error) { return s.TaskDefIn("") }
+
+// TaskDefIn is TaskDef for the run in dir: a grammar file that has moved
+// or changed since the run is read from the run's copy of it
+// (GrammarCopyFile), which must have the run's digest.
+func (s Settings) TaskDefIn(dir string) (*data.Task, error) {
 	switch {
 	case s.Files != nil:
 		return data.NewTextTask(s.Task, s.Files.Vocabulary)
 	case s.GrammarFile != nil:
 		t, d, err := GrammarFileTask(s.GrammarFile.Path)
+		if err == nil && d.SHA256 == s.GrammarFile.SHA256 {
+			return t.WithGrammar(s.Grammar)
+		}
+		if dir != "" {
+			copyPath := filepath.Join(dir, GrammarCopyFile)
+			if ct, cd, cerr := grammarCopyTask(copyPath, s.Task); cerr == nil && cd.SHA256 == s.GrammarFile.SHA256 {
+				return ct.WithGrammar(s.Grammar)
+			}
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("protocol: the run's grammar file: %w; restore it there (SHA-256 %s), since the run has no copy of it", err, s.GrammarFile.SHA256)
 		}
-		if d.SHA256 != s.GrammarFile.SHA256 {
-			return nil, fmt.Errorf("protocol: grammar file %s has changed since the run: SHA-256 %s, the run's %s", d.Path, d.SHA256, s.GrammarFile.SHA256)
-		}
-		return t.WithGrammar(s.Grammar)
+		return nil, fmt.Errorf("protocol: grammar file %s has changed since the run: SHA-256 %s, the run's %s; restore the run's version there, since the run has no copy of it",
+			d.Path, d.SHA256, s.GrammarFile.SHA256)
 	}
 	return data.TaskWith(s.Task, s.TaskParams, s.Grammar)
+}
+
+// grammarCopyTask reads a run's copy of its grammar file, at path, as the
+// task named name (the original file's base name).
+func grammarCopyTask(path, name string) (*data.Task, FileDigest, error) {
+	b, d, err := readDigest(path)
+	if err != nil {
+		return nil, FileDigest{}, err
+	}
+	g, err := data.ReadPCFG(bytes.NewReader(b), path)
+	if err != nil {
+		return nil, FileDigest{}, err
+	}
+	t, err := data.NewGrammarTask(name, g, "the grammar of "+d.Path)
+	return t, d, err
+}
+
+// SaveGrammarCopy writes the run's copy of its grammar file into dir
+// (GrammarCopyFile, atomically), unless a copy with the run's digest is
+// there already; nothing for a run on no grammar file. The file must still
+// have the run's digest.
+func (s Settings) SaveGrammarCopy(dir string) error {
+	if s.GrammarFile == nil {
+		return nil
+	}
+	path := filepath.Join(dir, GrammarCopyFile)
+	if _, d, err := readDigest(path); err == nil && d.SHA256 == s.GrammarFile.SHA256 {
+		return nil
+	}
+	b, d, err := readDigest(s.GrammarFile.Path)
+	if err != nil {
+		return err
+	}
+	if d.SHA256 != s.GrammarFile.SHA256 {
+		return fmt.Errorf("grammar file %s has changed since the run: SHA-256 %s, the run's %s", d.Path, d.SHA256, s.GrammarFile.SHA256)
+	}
+	return atomicfile.WriteBytes(path, b)
 }
 
 // ReadSettings reads the Settings of the run in dir from its run.json. The

@@ -179,7 +179,7 @@ func loadEvalRun(path string, last bool, taskName, grammarFile string, p data.Pa
 		}
 		rs := s
 		rs.Grammar = g
-		if t, err = rs.TaskDef(); err != nil {
+		if t, err = rs.TaskDefIn(r.dir); err != nil {
 			return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
 		}
 	}

@@ -420,3 +420,70 @@ func TestGrammarFileWarnings(t *testing.T) {
 		t.Errorf("params on a clean grammar: status %d, stderr %q", status, stderr)
 	}
 }
+
+// TestGrammarFileRunKeepsCopy: a run on a grammar file keeps a copy of it
+// (grammar.pcfg), so that generate, viterbi and eval use the run after
+// the file moved or changed; a run without the copy (made before there
+// was one) names the file to restore.
+func TestGrammarFileRunKeepsCopy(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("..", "..", "examples", "grammars", "dyck.pcfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gf := filepath.Join(dir, "my.pcfg")
+	if err := os.WriteFile(gf, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	if status, _, stderr := run("train", "--grammar-file", gf, "--model", "rns", "--hidden", "4", "--lr", "0.01",
+		"--train-size", "10", "--valid-size", "5", "--batch-size", "5", "--lengths", "4:8", "--epochs", "1", "--quiet", "--out", out); status != 0 {
+		t.Fatalf("train: %s", stderr)
+	}
+	if c, err := os.ReadFile(filepath.Join(out, protocol.GrammarCopyFile)); err != nil || !bytes.Equal(c, src) {
+		t.Fatalf("the run's copy of its grammar: %v (equal: %v)", err, bytes.Equal(c, src))
+	}
+	strs := filepath.Join(dir, "strings.txt")
+	if err := os.WriteFile(strs, []byte("( ) [ ]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uses := [][]string{
+		{"generate", "--model", out, "--count", "2"},
+		{"viterbi", "--model", out, "--in", strs},
+		{"eval", "--model", out, "--lengths", "4:4", "--per-length", "3"},
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, u := range uses {
+			if status, _, stderr := run(u...); status != 0 {
+				t.Errorf("%s: %s: status %d: %s", when, u[0], status, stderr)
+			}
+		}
+	}
+	check("in place")
+	moved := filepath.Join(dir, "moved.pcfg")
+	if err := os.Rename(gf, moved); err != nil {
+		t.Fatal(err)
+	}
+	check("moved")
+	if err := os.WriteFile(gf, append(slices.Clone(src), "# a comment\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("changed")
+	// Without the copy: the changed file is refused, and so is a missing
+	// one, each naming what to restore.
+	if err := os.Remove(filepath.Join(out, protocol.GrammarCopyFile)); err != nil {
+		t.Fatal(err)
+	}
+	for _, when := range []string{"changed", "missing"} {
+		if when == "missing" {
+			os.Remove(gf)
+		}
+		for _, u := range uses {
+			status, _, stderr := run(u...)
+			if status == 0 || !strings.Contains(stderr, "restore") || !strings.Contains(stderr, "my.pcfg") {
+				t.Errorf("%s, no copy: %s: status %d, stderr %q; want a refusal naming the file to restore", when, u[0], status, stderr)
+			}
+		}
+	}
+}

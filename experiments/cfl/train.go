@@ -469,6 +469,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	ok := false
 	defer func() { rd.Close(ok) }()
+	if err := s.SaveGrammarCopy(*out); err != nil {
+		return fmt.Errorf("--grammar-file: %w", err)
+	}
 	if !rd.Created && open.Device != s.Device {
 		path := filepath.Join(*out, protocol.RunFile)
 		if err := protocol.WriteJSON(path, s); err != nil {

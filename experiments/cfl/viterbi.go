@@ -55,7 +55,7 @@ func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, protocol.Set
 	if err != nil {
 		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
 	}
-	t, err := s.TaskDef()
+	t, err := s.TaskDefIn(dir)
 	if err != nil {
 		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
 	}
