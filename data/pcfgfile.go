@@ -125,7 +125,13 @@ func parseRuleLine(text string) (r Rule, quoted []string, ok bool, err error) {
 	if len(fields) == 0 {
 		return Rule{}, nil, false, nil
 	}
+	if len(fields) >= 2 && (fields[1] == "->" || fields[1] == "→") && len(fields) < 3 {
+		return Rule{}, nil, false, errors.New(`the rule has no probability: want "LHS -> RHS1 RHS2 … [p]" (an ε rule is "LHS -> [p]")`)
+	}
 	if len(fields) < 3 || (fields[1] != "->" && fields[1] != "→") {
+		if strings.Contains(fields[0], "->") || strings.Contains(fields[0], "→") {
+			return Rule{}, nil, false, fmt.Errorf(`want a rule "LHS -> RHS1 RHS2 … [p]", its symbols separated by white space: %q holds the arrow`, fields[0])
+		}
 		return Rule{}, nil, false, errors.New(`want a rule "LHS -> RHS1 RHS2 … [p]"`)
 	}
 	lhs := fields[0]

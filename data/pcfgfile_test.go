@@ -267,6 +267,8 @@ func TestReadPCFGErrors(t *testing.T) {
 	}{
 		{"no rules", "# nothing\n\n", 0, "no rules"},
 		{"no arrow", "S a b [1]\n", 1, "want a rule"},
+		{"arrow without spaces", "S->[0.5]\nS -> a [0.5]\n", 1, `separated by white space: "S->[0.5]" holds the arrow`},
+		{"no probability, empty right side", "S -> a [0.5]\nS ->\n", 2, "the rule has no probability"},
 		{"no probability", "S -> a\n", 1, "probability [p]"},
 		{"bad probability", "S -> a [x]\n", 1, "not a number"},
 		{"probability above 1", "S -> a [1.5]\n", 1, "not a number in [0, 1]"},

@@ -118,8 +118,9 @@
 // run time, from the directories of the environment variable
 // NSRNN_CUDA_LIBS (a colon-separated list of directories or files) first,
 // then the dynamic loader's own search (ldconfig, LD_LIBRARY_PATH), then
-// /usr/local/cuda/targets/x86_64-linux/lib, /usr/local/cuda/lib64 and
-// /usr/local/nvidia/lib64. Where one is missing, SetDevice fails at once
+// /usr/local/cuda/targets/x86_64-linux/lib, /usr/local/cuda/lib64,
+// /usr/local/nvidia/lib64 and /usr/lib/x86_64-linux-gnu (on arm64, the
+// sbsa-linux and aarch64-linux ones). Where one is missing, SetDevice fails at once
 // with an error naming it and where it looked, and the model stays on the
 // CPU; Devices lists the GPUs found and why one is not usable (compute
 // capability 6.0 or later is needed). The kernels are CUDA C compiled by
@@ -189,8 +190,7 @@
 // flags of the programs and sweeps. How figures and tables draw and name
 // a kind (label, colour, run names) is the programs' concern, not the
 // model's: package protocol holds it (protocol.KindStyle,
-// RegisterStyle); a kind declared before this split set Label, Color,
-// Dashed, Paper and SizeName in its Kind, which moved there.
+// RegisterStyle).
 //
 // # Adding a model kind
 //

@@ -124,6 +124,31 @@ func ReadTextFiles(train, valid, test string) (*TextData, error) {
 	return td, nil
 }
 
+// EmptyStrings returns, for each file of td that holds empty strings
+// (empty lines, which data.ReadStrings reads as the empty string), a note
+// naming the file and their number, so that a blank line a file ends with
+// unawares is seen; none where there are none.
+func (td *TextData) EmptyStrings() []string {
+	var notes []string
+	count := func(path string, ws [][]int) {
+		n := 0
+		for _, w := range ws {
+			if len(w) == 0 {
+				n++
+			}
+		}
+		if n > 0 {
+			notes = append(notes, fmt.Sprintf("%s holds %d empty string(s): each empty line is the empty string", path, n))
+		}
+	}
+	count(td.Files.Train.Path, td.Train)
+	count(td.Files.Valid.Path, td.Valid)
+	if td.Files.Test != nil {
+		count(td.Files.Test.Path, td.Test)
+	}
+	return notes
+}
+
 // Settings fills in the data settings of a run on the strings: Task, the
 // files, TrainSize and ValidSize (the numbers of strings) and MinLength
 // and MaxLength (the shortest and longest training strings); the task's

@@ -60,7 +60,7 @@ func runEntropy(args []string, stdout, stderr io.Writer) error {
 	lb, err := data.ComputeLowerBound(t, ws, minLen, maxLen)
 	if err != nil {
 		if se, ok := errors.AsType[*data.StringError](err); ok {
-			return &data.LineError{Name: name, Line: se.Index + 1, Err: notInLanguage(se.Err, t)}
+			return &data.LineError{Name: name, Line: se.Index + 1, Err: notInLanguage(se.Err, t, ws[se.Index])}
 		}
 		return err
 	}

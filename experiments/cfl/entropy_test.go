@@ -115,6 +115,7 @@ func TestEntropyCommandErrors(t *testing.T) {
 	long := writeFile(t, "( )\n( ) ( ) ( )\n")
 	empty := writeFile(t, "")
 	emptyLine := writeFile(t, "( )\n\n[ ]\n")
+	mrEmpty := writeFile(t, "0 # 0\n\n")
 	for _, test := range []struct {
 		name string
 		args []string
@@ -123,6 +124,7 @@ func TestEntropyCommandErrors(t *testing.T) {
 		{"not in language", []string{"--task", "dyck", "--lengths", "0:10", "--in", dyck}, []string{dyck + ":3", "not in the language"}},
 		{"unknown symbol", []string{"--task", "dyck", "--lengths", "0:10", "--in", unknown, "--json"}, []string{unknown + ":3", `unknown symbol "{"`}},
 		{"too long", []string{"--task", "dyck", "--lengths", "0:4", "--in", long}, []string{long + ":2", "length 6 outside"}},
+		{"empty line not in language", []string{"--task", "marked-reversal", "--lengths", "0:10", "--in", mrEmpty}, []string{mrEmpty + ":2", "the empty string (an empty line) is not in the language of marked-reversal"}},
 		{"empty line too short", []string{"--task", "dyck", "--lengths", "2:4", "--in", emptyLine}, []string{emptyLine + ":2", "length 0 outside"}},
 		{"empty file", []string{"--task", "dyck", "--lengths", "2:4", "--in", empty}, []string{"no strings"}},
 		{"missing file", []string{"--task", "dyck", "--lengths", "2:4", "--in", empty + ".missing"}, []string{"--in"}},

@@ -31,7 +31,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	grammarFile := grammarFileFlag(fs)
 	force := fs.Bool("force", false, "evaluate on a --task, --grammar-file, task parameters or under a --grammar other than the run's")
 	testFile := fs.String("test", "", "file of test strings, one per line (default: sample them with --per-length and --seed; for a run on your own strings, its --test file)")
-	lengths := fs.String("lengths", "40:100", "MIN:MAX test lengths (with a test file, default: its strings' lengths)")
+	// The default is written in the usage, not given to pflag, which
+	// would print a second one beside the test file's.
+	lengths := fs.String("lengths", "", "MIN:MAX test lengths (default 40:100; with a test file, its strings' lengths)")
 	perLength := fs.Int("per-length", 100, "sampled test strings per valid length")
 	seed := fs.Uint64("seed", 7, "seed of the sampled test set")
 	batchSize := fs.Int("batch-size", 10, "strings per batch")
@@ -59,6 +61,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("--%s is for a sampled test set: --test gives the strings", f)
 			}
 		}
+	}
+	if *lengths == "" {
+		*lengths = "40:100"
 	}
 	minLen, maxLen, err := parseLengths(*lengths)
 	if err != nil {
@@ -123,7 +128,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			if n := len(strs[se.Index]); n < minLen || n > maxLen {
 				return &data.LineError{Name: *testFile, Line: se.Index + 1, Err: fmt.Errorf("length %d outside --lengths %s", n, *lengths)}
 			}
-			return &data.LineError{Name: *testFile, Line: se.Index + 1, Err: notInLanguage(se.Err, t)}
+			return &data.LineError{Name: *testFile, Line: se.Index + 1, Err: notInLanguage(se.Err, t, strs[se.Index])}
 		}
 		return err
 	}

@@ -174,11 +174,15 @@ func taskLabel(task string, g data.Grammar) string {
 	return fmt.Sprintf("%s (%s grammar)", task, g)
 }
 
-// notInLanguage names the task in err when it says that a string is not
-// in the task's language (data.ErrNotInLanguage), and returns other
-// errors as they are.
-func notInLanguage(err error, t *data.Task) error {
+// notInLanguage names the task in err when it says that the string w is
+// not in the task's language (data.ErrNotInLanguage), and says so when w
+// is the empty string (an empty line, which a file may end with
+// unawares); it returns other errors as they are.
+func notInLanguage(err error, t *data.Task, w []int) error {
 	if errors.Is(err, data.ErrNotInLanguage) {
+		if len(w) == 0 {
+			return fmt.Errorf("the empty string (an empty line) is not in the language of %s: %w", t, err)
+		}
 		return fmt.Errorf("%w of %s", err, t)
 	}
 	return err

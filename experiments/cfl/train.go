@@ -52,6 +52,9 @@ func (d *dataSource) hasStrings() bool { return *d.train != "" || *d.valid != ""
 // are refused with them.
 func (d *dataSource) resolve(fs *pflag.FlagSet, task string, p data.Params, g data.Grammar) (t *data.Task, td *protocol.TextData, gf *protocol.FileDigest, err error) {
 	if !d.hasStrings() {
+		if task == "" && *d.grammarFile == "" {
+			return nil, nil, nil, fmt.Errorf("--task is required, or --grammar-file, or --train and --valid (tasks: %s)", taskNames())
+		}
 		t, gf, err = taskOrGrammarFile(task, *d.grammarFile, p, g)
 		return t, nil, gf, err
 	}
@@ -282,7 +285,10 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	}
 	// A resumed run takes every setting not given from its run.json;
 	// those given must agree with it (OpenRunDir compares them).
-	if *resume && *out != "" {
+	if *resume && *out == "" {
+		return nil, errors.New("--resume needs --out, the directory of the run to continue")
+	}
+	if *resume {
 		saved, err := protocol.ReadSettings(*out)
 		switch {
 		case err == nil:
@@ -418,6 +424,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	out, resume, quiet, workers := &p.out, &p.resume, &p.quiet, &p.workers
 	if s.GrammarFile != nil {
 		warnGrammar(stderr, t, s.GrammarFile.Path)
+	}
+	if td != nil {
+		for _, n := range td.EmptyStrings() {
+			fmt.Fprintf(stderr, "note: %s\n", n)
+		}
 	}
 	// A run that cannot be resumed (no checkpoint, not finished) is
 	// refused before anything is written: resuming it would start again

@@ -51,6 +51,16 @@ func TestTrainTextFiles(t *testing.T) {
 	if !strings.Contains(stderr, "no lower bound") || !strings.Contains(stderr, "perplexity") {
 		t.Errorf("stderr does not say there is no lower bound:\n%s", stderr)
 	}
+	if strings.Contains(stderr, "empty string") {
+		t.Errorf("a note of empty strings where there are none:\n%s", stderr)
+	}
+	// Empty lines are empty strings, and a note says how many per file.
+	other := t.TempDir()
+	blank := writeText(t, other, "blank.txt", "a b b a\n\nb a a b\na a\n\n")
+	status, _, stderr = run(textArgs(filepath.Join(other, "run"), blank, valid, "--epochs", "1")...)
+	if status != 0 || !strings.Contains(stderr, "note: "+blank+" holds 2 empty string(s)") || strings.Contains(stderr, valid+" holds") {
+		t.Errorf("empty lines: status %d, stderr %q; want a note of the 2 empty strings of %s alone", status, stderr, blank)
+	}
 	s, err := protocol.ReadSettings(out)
 	if err != nil {
 		t.Fatal(err)

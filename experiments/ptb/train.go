@@ -194,6 +194,16 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	} else if s.Data, err = filepath.Abs(*dataDir); err != nil {
 		return fmt.Errorf("--data: %w", err)
 	}
+	// A device that cannot be used is refused before the corpus is read
+	// (seconds, and its notes), with a model of the run's kind over a
+	// small vocabulary.
+	if !dev.IsCPU() {
+		if cfg, err := ptbConfig(mf, 2); err == nil {
+			if err := cli.CheckDevice(dev, cfg, false); err != nil {
+				return err
+			}
+		}
+	}
 	unknown := newUnknownWords()
 	sp := s.splits()
 	corpus, err := ptb.LoadFiles(sp[0].path, sp[1].path, sp[2].path, &ptb.Options{Strict: *strict, Unknown: unknown.add, VocabSize: s.VocabSize})
