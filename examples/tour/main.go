@@ -87,7 +87,8 @@ func tour() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%d samples; the first: %v\n", len(gs), gs[0])
+	fmt.Printf("%d samples; the first: %q (complete: %v; log-probability %.4f)\n",
+		len(gs), data.FormatString(gs[0].Symbols, task.Terminals()), gs[0].Complete, gs[0].LogProb)
 
 	// Stream mode (language modeling): B streams, chunk by chunk, state carried.
 	lm, err := nsrnn.New(nsrnn.Config{Kind: nsrnn.RNS, InputVocab: 10000, OutputVocab: 10000, Embedding: 256,

@@ -221,7 +221,11 @@ func runViterbi(args []string, stdout, stderr io.Writer) error {
 // reading it, the state and the stack depth (symbols above the initial
 // bottom) after that update, and the stack, bottom first.
 func writeViterbiText(w io.Writer, name string, line int, str []int, symbols []string, r stacks.ViterbiRun) error {
-	fmt.Fprintf(w, "%s:%d: %s\n", name, line, data.FormatString(str, symbols))
+	text := data.FormatString(str, symbols)
+	if len(str) == 0 {
+		text = data.EmptyString // as generate prints it, and the readers take it
+	}
+	fmt.Fprintf(w, "%s:%d: %s\n", name, line, text)
 	fmt.Fprintf(w, "log-weight %.6g over %d stack updates (the sum of the model's log-weights of this run's transitions, the highest of any run; "+
 		"one update follows each symbol but the last, as the model would never read an update after it)\n", r.LogWeight, len(r.Ops))
 	inputs := make([]string, len(str))

@@ -222,7 +222,7 @@ func TestViterbiText(t *testing.T) {
 			t.Errorf("row %d has no update: %q", i+1, lines[3+i])
 		}
 	}
-	if !strings.Contains(blocks[1], ":2: \n") || !strings.Contains(blocks[1], "over 0 stack updates") {
+	if !strings.Contains(blocks[1], ":2: "+data.EmptyString+"\n") || !strings.Contains(blocks[1], "over 0 stack updates") {
 		t.Errorf("empty string's block:\n%s", blocks[1])
 	}
 }
