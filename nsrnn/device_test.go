@@ -147,8 +147,12 @@ func gpu(t *testing.T) Device {
 		t.Skipf("no GPU (%v) and no GPU emulator (%v)", err, emuErr)
 	}
 	old := openGPU
+	newEmu := gpuemu.New
+	if os.Getenv(EnvGPUEmulator) == "simt" {
+		newEmu = gpuemu.NewSIMT // the kernels' warps and blocks as on a card
+	}
 	openGPU = func(int) (gpuDevice, error) {
-		d, err := gpuemu.New()
+		d, err := newEmu()
 		if err != nil {
 			return nil, err
 		}

@@ -353,9 +353,13 @@ type gpuKernels interface {
 var openGPU = func(index int) (gpuDevice, error) {
 	if emulating() {
 		if index != 0 {
-			return nil, fmt.Errorf("the GPU emulator (%s=1) has one device, cuda:0", EnvGPUEmulator)
+			return nil, fmt.Errorf("the GPU emulator (%s=%s) has one device, cuda:0", EnvGPUEmulator, os.Getenv(EnvGPUEmulator))
 		}
-		d, err := gpuemu.New()
+		newEmu := gpuemu.New
+		if os.Getenv(EnvGPUEmulator) == "simt" {
+			newEmu = gpuemu.NewSIMT
+		}
+		d, err := newEmu()
 		if err != nil {
 			return nil, err
 		}
@@ -395,10 +399,12 @@ func (d cudaDevice) compile(src, name string, opts ...string) (gpuKernels, error
 // 1, the GPU is an emulator that runs the same CUDA kernels on the CPU,
 // compiled by the system's C++ compiler (package internal/gpuemu), much
 // more slowly than the CPU's own path: for testing the GPU path of a
-// program on a machine without a GPU.
+// program on a machine without a GPU. Set to simt, the emulator runs each
+// CUDA thread on its own, so that warps exchange values and blocks wait
+// for each other as on a card (slower still).
 const EnvGPUEmulator = "NSRNN_GPU_EMULATOR"
 
-func emulating() bool { return os.Getenv(EnvGPUEmulator) == "1" }
+func emulating() bool { v := os.Getenv(EnvGPUEmulator); return v == "1" || v == "simt" }
 
 // emuDevice is the emulated GPU of package gpuemu as a gpuDevice.
 type emuDevice struct{ *gpuemu.Device }
@@ -413,7 +419,19 @@ func (d emuDevice) endCapture() (gpuGraph, error) {
 	return g, nil
 }
 
-func (d emuDevice) multiprocessors() int { return 1 }
+// multiprocessors is 1 for the sequential emulator, which runs a grid's
+// blocks one after another, and simtMultiprocessors for the SIMT one,
+// whose blocks wait for each other at a grid barrier as a card's do.
+func (d emuDevice) multiprocessors() int {
+	if d.SIMT() {
+		return simtMultiprocessors
+	}
+	return 1
+}
+
+// simtMultiprocessors is the multiprocessors of the SIMT emulator: a few,
+// so that a persistent kernel's grid has several blocks.
+const simtMultiprocessors = 3
 
 func (d emuDevice) compile(src, name string, opts ...string) (gpuKernels, error) {
 	return d.Kernels(src, name, opts...)

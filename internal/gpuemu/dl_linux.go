@@ -20,4 +20,7 @@ func dlsym(h uintptr, name string) (uintptr, error) { return purego.Dlsym(h, nam
 // call.
 //
 //go:uintptrescapes
-func call(fn uintptr, args ...uintptr) { purego.SyscallN(fn, args...) }
+func call(fn uintptr, args ...uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return r
+}

@@ -12,4 +12,4 @@ var platformErr = errors.New("gpuemu: the emulator runs on linux/amd64 and linux
 
 func dlopen(string) (uintptr, error)         { return 0, platformErr }
 func dlsym(uintptr, string) (uintptr, error) { return 0, platformErr }
-func call(uintptr, ...uintptr)               {}
+func call(uintptr, ...uintptr) uintptr       { return 0 }

@@ -30,6 +30,7 @@
 package gpuemu
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -54,6 +55,9 @@ import (
 // Device is an emulated GPU. It is not safe for concurrent use.
 type Device struct {
 	cxx string
+	// simt runs every CUDA thread of a launch as a thread of its own
+	// (NewSIMT).
+	simt bool
 	// rec, while capturing, receives the queued operations instead of
 	// running them.
 	rec *[]func() error
@@ -75,6 +79,33 @@ func New() (*Device, error) {
 	}
 	return &Device{cxx: cxx, allocs: map[uintptr][]uint64{}}, nil
 }
+
+// NewSIMT returns an emulated device that runs kernels as a GPU does in
+// the respects that the sequential emulator (New) leaves out: each CUDA
+// thread of a launch runs as a fiber with a stack of its own, the lanes
+// of a warp exchange values by __shfl_xor_sync, the threads of a block
+// wait for each other at __syncthreads, and a block that spins on memory
+// (clock64) lets the others run, so that a grid barrier between blocks
+// works. Blocks have SIMTBlock threads (LaunchBlocks). The macro GPUEMU
+// is not defined: the kernels compile as for the GPU. A launch reports as
+// an error a warp shuffle that some lanes of the warp never reach, a
+// shuffle with a partial mask, and a deadlock (threads waiting at a
+// barrier that the others never reach). It is much slower than New.
+func NewSIMT() (*Device, error) {
+	d, err := New()
+	if err != nil {
+		return nil, err
+	}
+	d.simt = true
+	return d, nil
+}
+
+// SIMT reports whether d is a SIMT emulation (NewSIMT).
+func (d *Device) SIMT() bool { return d.simt }
+
+// SIMTBlock is the number of threads of a block that LaunchBlocks runs
+// under NewSIMT, the engine's block size on a GPU.
+const SIMTBlock = 256
 
 func compiler() (string, error) {
 	for _, c := range []string{os.Getenv("CXX"), "c++", "g++", "clang++"} {
@@ -389,9 +420,10 @@ func (g *Graph) Destroy() error { return nil }
 
 // Kernels is one compiled source's kernels.
 type Kernels struct {
-	d     *Device
-	run   uintptr
-	funcs map[string]uintptr
+	d      *Device
+	run    uintptr
+	errMsg uintptr // emu_error: the message of a failed launch
+	funcs  map[string]uintptr
 	// args and ptrs are the launch's argument slots and their addresses.
 	args []uint64
 	ptrs []uintptr
@@ -425,10 +457,255 @@ static inline double __longlong_as_double(long long x) { double d; std::memcpy(&
 static inline long long __double_as_longlong(double x) { long long i; std::memcpy(&i, &x, 8); return i; }
 `
 
+// simtShim maps CUDA's built-ins to C++ for the SIMT emulation (NewSIMT),
+// and simtRun is its scheduler.
+const simtShim = `#include <cmath>
+#include <cstring>
+#include <cstdint>
+#include <cstdlib>
+#include <cstdio>
+#include <algorithm>
+#include <vector>
+#include <setjmp.h>
+#include <ucontext.h>
+using std::min; using std::max;
+using std::exp; using std::log; using std::tanh; using std::sqrt; using std::fmax; using std::fmin; using std::fabs;
+struct emu_uint3 { unsigned x, y, z; };
+static emu_uint3 threadIdx, blockIdx, blockDim, gridDim;
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+static inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
+static inline long long __double_as_longlong(double x) { long long i; std::memcpy(&i, &x, 8); return i; }
+
+// SIMT emulation: every CUDA thread of a launch is a fiber with a stack of
+// its own; the scheduler runs them one at a time, switching at the points
+// where threads wait for each other (warp shuffles, __syncthreads) and
+// where one spins on memory (clock64), so that lanes exchange values and
+// blocks wait for each other as on a GPU.
+namespace emu {
+enum State { RUN, SHFL, SYNC, SPIN, DONE };
+struct Fiber {
+	jmp_buf jb;
+	ucontext_t uc;
+	char* stack;
+	int state, parity;
+	bool started;
+};
+static const size_t stackSize = 64 * 1024;
+static std::vector<Fiber> fibers;  // the active blocks' fibers, block slot by slot
+static std::vector<unsigned> slotBlock; // the block each slot runs
+static std::vector<uint64_t> slots[2]; // shuffle values, by parity, per fiber
+static jmp_buf sched;
+static int cur = -1;
+static void (*kfn)(void**);
+static void** kargs;
+static long long clk;
+static char msg[1024];
+static bool failed;
+
+static void fail(const char* m) {
+	if (!failed) {
+		failed = true;
+		snprintf(msg, sizeof msg, "%s (block %u, thread %u)", m, blockIdx.x, threadIdx.x);
+	}
+}
+
+__attribute__((noinline)) static void yield(int st) {
+	asm volatile("" ::: "memory");
+	Fiber& f = fibers[cur];
+	f.state = st;
+	if (!_setjmp(f.jb)) _longjmp(sched, 1);
+	asm volatile("" ::: "memory");
+}
+
+static void trampoline() {
+	kfn(kargs);
+	fibers[cur].state = DONE;
+	_longjmp(sched, 1);
+}
+
+// resume runs fiber i until it waits, spins or ends.
+static void resume(int i) {
+	Fiber& f = fibers[i];
+	unsigned n = blockDim.x;
+	cur = i;
+	blockIdx.x = slotBlock[i / n];
+	threadIdx.x = i % n;
+	blockIdx.y = blockIdx.z = threadIdx.y = threadIdx.z = 0;
+	if (_setjmp(sched)) return;
+	if (!f.started) {
+		f.started = true;
+		getcontext(&f.uc);
+		f.uc.uc_stack.ss_sp = f.stack;
+		f.uc.uc_stack.ss_size = stackSize;
+		f.uc.uc_link = 0;
+		makecontext(&f.uc, trampoline, 0);
+		setcontext(&f.uc);
+	}
+	_longjmp(f.jb, 1);
+}
+} // namespace emu
+
+template <typename T>
+static T __shfl_xor_sync(unsigned mask, T v, int laneMask) {
+	using namespace emu;
+	if (mask != 0xffffffffu) fail("a warp shuffle with a partial mask");
+	Fiber& f = fibers[cur];
+	int p = f.parity;
+	f.parity ^= 1;
+	uint64_t bits = 0;
+	std::memcpy(&bits, &v, sizeof(T));
+	int me = cur;
+	slots[p][me] = bits;
+	yield(SHFL);
+	int lane = threadIdx.x % 32;
+	uint64_t r = slots[p][me - lane + (lane ^ laneMask)];
+	T out;
+	std::memcpy(&out, &r, sizeof(T));
+	return out;
+}
+
+static inline void __syncthreads() { emu::yield(emu::SYNC); }
+static inline void __threadfence() { asm volatile("" ::: "memory"); }
+static inline long long clock64() {
+	emu::yield(emu::SPIN);
+	return emu::clk += 1000;
+}
+static inline unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p = o + v; return o; }
+static inline unsigned atomicExch(unsigned* p, unsigned v) { unsigned o = *p; *p = v; return o; }
+`
+
+const simtRun = `namespace emu {
+// run launches k over grid blocks of block threads. Blocks start one at a
+// time: the next when the running ones can make no progress (all done, or
+// waiting for other blocks at a grid barrier), so that blocks without
+// one run one after another, as their __shared__ memory (static here)
+// requires.
+static int run(void (*k)(void**), unsigned grid, unsigned block, void** a) {
+	failed = false;
+	msg[0] = 0;
+	kfn = k;
+	kargs = a;
+	gridDim.x = grid; gridDim.y = gridDim.z = 1;
+	blockDim.x = block; blockDim.y = blockDim.z = 1;
+	if (block % 32 != 0) {
+		snprintf(msg, sizeof msg, "block of %u threads: want a multiple of a warp (32)", block);
+		return 1;
+	}
+	fibers.clear();
+	slotBlock.clear();
+	static std::vector<char*> pool;
+	unsigned started = 0, live = 0;
+	std::vector<int> liveSlot; // per slot: 1 while its block runs
+	auto start = [&]() {
+		// reuse a retired slot, or add one
+		size_t s = 0;
+		while (s < liveSlot.size() && liveSlot[s]) s++;
+		if (s == liveSlot.size()) {
+			liveSlot.push_back(0);
+			slotBlock.push_back(0);
+			fibers.resize(fibers.size() + block);
+			for (int p = 0; p < 2; p++) slots[p].resize(fibers.size());
+		}
+		liveSlot[s] = 1;
+		slotBlock[s] = started++;
+		live++;
+		for (unsigned t = 0; t < block; t++) {
+			Fiber& f = fibers[s * block + t];
+			if (!f.stack) {
+				if (!pool.empty()) { f.stack = pool.back(); pool.pop_back(); }
+				else f.stack = (char*)malloc(stackSize);
+			}
+			f.state = RUN; f.parity = 0; f.started = false;
+		}
+	};
+	start();
+	long long idle = 0;
+	for (;;) {
+		bool progress = false, spin = false;
+		for (size_t s = 0; s < liveSlot.size(); s++) {
+			if (!liveSlot[s]) continue;
+			for (unsigned t = 0; t < block; t++) {
+				int i = s * block + t;
+				if (fibers[i].state == RUN || fibers[i].state == SPIN) {
+					resume(i);
+					if (failed) return 1;
+					if (fibers[i].state == SPIN) spin = true;
+					else progress = true;
+				}
+			}
+		}
+		for (size_t s = 0; s < liveSlot.size(); s++) {
+			if (!liveSlot[s]) continue;
+			Fiber* b = &fibers[s * block];
+			bool allDone = true, allSync = true, anySync = false;
+			for (unsigned w = 0; w < block; w += 32) {
+				bool shfl = false, done = false, other = false;
+				for (unsigned l = 0; l < 32; l++) {
+					int st = b[w + l].state;
+					shfl |= st == SHFL;
+					done |= st == DONE;
+					other |= st != SHFL && st != DONE;
+				}
+				if (shfl && !other) {
+					if (done) {
+						blockIdx.x = slotBlock[s]; threadIdx.x = w;
+						fail("a warp shuffle that some lanes of the warp never reach (they have returned): undefined on a GPU");
+						return 1;
+					}
+					for (unsigned l = 0; l < 32; l++) b[w + l].state = RUN;
+					progress = true;
+				}
+			}
+			for (unsigned t = 0; t < block; t++) {
+				int st = b[t].state;
+				allDone &= st == DONE;
+				allSync &= st == SYNC || st == DONE;
+				anySync |= st == SYNC;
+			}
+			if (allSync && anySync) {
+				for (unsigned t = 0; t < block; t++) if (b[t].state == SYNC) b[t].state = RUN;
+				progress = true;
+			}
+			if (allDone) {
+				liveSlot[s] = 0;
+				live--;
+				progress = true;
+			}
+		}
+		if (live == 0 && started == grid) break;
+		if (progress) { idle = 0; continue; }
+		if (started < grid) { start(); continue; }
+		// Every block has started and only spinning threads ran: nothing
+		// can change what they wait for (a GPU would spin until a
+		// timeout, if the kernel has one).
+		if (spin && ++idle < 1000) continue;
+		// No block can go on: report who waits where.
+		int counts[5] = {0, 0, 0, 0, 0};
+		for (size_t s = 0; s < liveSlot.size(); s++)
+			if (liveSlot[s]) for (unsigned t = 0; t < block; t++) counts[fibers[s * block + t].state]++;
+		snprintf(msg, sizeof msg, "deadlock: %d threads at a warp shuffle, %d at __syncthreads, %d spinning, %d done, in %u running blocks of %u (a barrier that not every thread reaches, or a grid barrier over blocks that cannot all run)",
+			counts[SHFL], counts[SYNC], counts[SPIN], counts[DONE], live, grid);
+		return 1;
+	}
+	for (auto& f : fibers) if (f.stack) { pool.push_back(f.stack); f.stack = 0; }
+	return 0;
+}
+} // namespace emu
+extern "C" int emu_run(void (*k)(void**), unsigned grid, unsigned block, void** a) { return emu::run(k, grid, block, a); }
+extern "C" void emu_error(char* buf, int n) { snprintf(buf, n, "%s", emu::msg); }
+`
+
 // Kernels compiles src with opts (-D definitions) for the CPU, once per
-// process for each (src, opts).
+// process for each (src, opts) and kind of emulation.
 func (d *Device) Kernels(src, name string, opts ...string) (*Kernels, error) {
 	h := sha256.New()
+	if d.simt {
+		h.Write([]byte("simt\x00"))
+	}
 	h.Write([]byte(src))
 	for _, o := range opts {
 		h.Write([]byte{0})
@@ -438,7 +715,7 @@ func (d *Device) Kernels(src, name string, opts ...string) (*Kernels, error) {
 	compiled.Lock()
 	defer compiled.Unlock()
 	if k, ok := compiled.m[key]; ok {
-		return &Kernels{d: d, run: k.run, funcs: k.funcs}, nil
+		return &Kernels{d: d, run: k.run, errMsg: k.errMsg, funcs: k.funcs}, nil
 	}
 	var wrap strings.Builder
 	var names []string
@@ -461,23 +738,33 @@ func (d *Device) Kernels(src, name string, opts ...string) (*Kernels, error) {
 		fmt.Fprintf(&wrap, "extern \"C\" void emu_k_%s(void** a) { %s(%s); }\n", kname, kname, strings.Join(args, ", "))
 		names = append(names, kname)
 	}
-	wrap.WriteString(`extern "C" void emu_run(void (*k)(void**), unsigned grid, unsigned block, void** a) {
+	head := shim
+	if d.simt {
+		head = simtShim
+		wrap.WriteString(simtRun)
+	} else {
+		wrap.WriteString(`extern "C" int emu_run(void (*k)(void**), unsigned grid, unsigned block, void** a) {
 	gridDim.x = grid; gridDim.y = gridDim.z = 1; blockDim.x = block; blockDim.y = blockDim.z = 1;
 	for (unsigned b = 0; b < grid; b++) { blockIdx.x = b; blockIdx.y = blockIdx.z = 0;
 		for (unsigned t = 0; t < block; t++) { threadIdx.x = t; threadIdx.y = threadIdx.z = 0; k(a); } }
+	return 0;
 }
+extern "C" void emu_error(char* buf, int n) { buf[0] = 0; }
 `)
+	}
 	dir, err := os.MkdirTemp("", "gpuemu-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	file := filepath.Join(dir, "k.cpp")
-	if err := os.WriteFile(file, []byte(shim+src+"\n"+wrap.String()), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(head+src+"\n"+wrap.String()), 0o644); err != nil {
 		return nil, err
 	}
 	lib := filepath.Join(dir, "k.so")
-	args := append([]string{"-O1", "-std=c++17", "-shared", "-fPIC", "-fno-fast-math", "-ffp-contract=off", "-o", lib, file}, opts...)
+	// -U_FORTIFY_SOURCE: the SIMT scheduler longjmps between stacks,
+	// which the fortified longjmp refuses.
+	args := append([]string{"-O1", "-std=c++17", "-shared", "-fPIC", "-fno-fast-math", "-ffp-contract=off", "-U_FORTIFY_SOURCE", "-o", lib, file}, opts...)
 	if out, err := exec.Command(d.cxx, args...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("gpuemu: compiling %s: %v\n%s", name, err, out)
 	}
@@ -489,6 +776,9 @@ func (d *Device) Kernels(src, name string, opts ...string) (*Kernels, error) {
 	if k.run, err = dlsym(h2, "emu_run"); err != nil {
 		return nil, err
 	}
+	if k.errMsg, err = dlsym(h2, "emu_error"); err != nil {
+		return nil, err
+	}
 	for _, n := range names {
 		if k.funcs[n], err = dlsym(h2, "emu_k_"+n); err != nil {
 			return nil, err
@@ -498,7 +788,7 @@ func (d *Device) Kernels(src, name string, opts ...string) (*Kernels, error) {
 		compiled.m = map[string]*Kernels{}
 	}
 	compiled.m[key] = k
-	return &Kernels{d: d, run: k.run, funcs: k.funcs}, nil
+	return &Kernels{d: d, run: k.run, errMsg: k.errMsg, funcs: k.funcs}, nil
 }
 
 // LaunchThreads runs kernel name over n independent threads (blocks of
@@ -511,12 +801,17 @@ func (k *Kernels) LaunchThreads(name string, n int, args ...any) error {
 }
 
 // LaunchBlocks runs kernel name over grid blocks, each as one thread (the
-// kernel must be correct for any block size).
+// kernel must be correct for any block size), or, under NewSIMT, of
+// SIMTBlock threads.
 func (k *Kernels) LaunchBlocks(name string, grid int, args ...any) error {
 	if grid <= 0 {
 		return nil
 	}
-	return k.launch(name, uint32(grid), 1, args)
+	block := uint32(1)
+	if k.d.simt {
+		block = SIMTBlock
+	}
+	return k.launch(name, uint32(grid), block, args)
 }
 
 func (k *Kernels) launch(name string, grid, block uint32, args []any) error {
@@ -563,6 +858,13 @@ func (k *Kernels) call(name string, grid, block uint32, args []any) error {
 	if len(k.ptrs) > 0 {
 		p = uintptr(unsafe.Pointer(&k.ptrs[0]))
 	}
-	call(k.run, f, uintptr(grid), uintptr(block), p)
+	if call(k.run, f, uintptr(grid), uintptr(block), p) != 0 {
+		buf := make([]byte, 1024)
+		call(k.errMsg, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+		if i := bytes.IndexByte(buf, 0); i >= 0 {
+			buf = buf[:i]
+		}
+		return fmt.Errorf("gpuemu: kernel %s (grid %d, block %d): %s", name, grid, block, buf)
+	}
 	return nil
 }
