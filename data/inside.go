@@ -32,7 +32,15 @@ func (g *PCFG) table(n int) *lengthTable {
 	if old != nil && old.maxLen() >= n {
 		return old
 	}
+	// Lengths are computed ahead, to 128 at first, so that asking for
+	// one more at a time costs little; a length costs time in the number
+	// of binary rules times the length, so a grammar of very many rules
+	// gets the lengths asked for alone (and twice as many as before when
+	// it needs more).
 	target := max(n, 128)
+	if len(g.binary) > 1<<14 {
+		target = n
+	}
 	if old != nil {
 		target = max(target, 2*old.maxLen())
 	}

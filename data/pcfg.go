@@ -268,16 +268,36 @@ func (g *PCFG) productive() []bool {
 			prod[a] = true
 		}
 	}
-	for changed := true; changed; {
-		changed = false
-		for _, r := range g.unary {
-			if !prod[r.a] && prod[r.b] {
-				prod[r.a], changed = true, true
-			}
+	// A worklist, in time linear in the rules: need[i] counts the
+	// right-side symbols of rule i (unary rules first, then binary) not
+	// yet known productive, and uses[s] lists the rules with s on their
+	// right side, once per occurrence.
+	nu := len(g.unary)
+	need := make([]int, nu+len(g.binary))
+	lhs := make([]int, len(need))
+	uses := make([][]int32, g.nb)
+	for i, r := range g.unary {
+		need[i], lhs[i] = 1, r.a
+		uses[r.b] = append(uses[r.b], int32(i))
+	}
+	for i, r := range g.binary {
+		need[nu+i], lhs[nu+i] = 2, r.a
+		uses[r.b] = append(uses[r.b], int32(nu+i))
+		uses[r.c] = append(uses[r.c], int32(nu+i))
+	}
+	var work []int
+	for s, p := range prod {
+		if p {
+			work = append(work, s)
 		}
-		for _, r := range g.binary {
-			if !prod[r.a] && prod[r.b] && prod[r.c] {
-				prod[r.a], changed = true, true
+	}
+	for len(work) > 0 {
+		s := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, i := range uses[s] {
+			if need[i]--; need[i] == 0 && !prod[lhs[i]] {
+				prod[lhs[i]] = true
+				work = append(work, lhs[i])
 			}
 		}
 	}
@@ -540,13 +560,16 @@ func (g *PCFG) nonterminal(a string) (int, error) {
 // distributions all the same.
 func (g *PCFG) Warnings() []string {
 	var out []string
+	byLHS := map[string][]int{} // rules of positive probability by left side
+	for i, r := range g.rules {
+		if r.Prob != 0 {
+			byLHS[r.LHS] = append(byLHS[r.LHS], i)
+		}
+	}
 	reached := map[string]bool{g.start: true}
 	for queue := []string{g.start}; len(queue) > 0; queue = queue[1:] {
-		for _, r := range g.rules {
-			if r.LHS != queue[0] || r.Prob == 0 {
-				continue
-			}
-			for _, x := range r.RHS {
+		for _, ri := range byLHS[queue[0]] {
+			for _, x := range g.rules[ri].RHS {
 				if !reached[x] {
 					reached[x] = true
 					if _, nt := g.ntIndex[x]; nt {
@@ -568,10 +591,10 @@ func (g *PCFG) Warnings() []string {
 		}
 	}
 	if len(dead) > 0 {
-		out = append(out, fmt.Sprintf("nonterminals never reached from the start symbol %s, whose rules are dead: %s", g.start, strings.Join(dead, ", ")))
+		out = append(out, fmt.Sprintf("nonterminals never reached from the start symbol %s, whose rules are dead: %s", g.start, someNames(dead)))
 	}
 	if len(unused) > 0 {
-		out = append(out, fmt.Sprintf("terminals that only those rules hold, in the alphabet (and a model's vocabulary) but in no string: %s", strings.Join(unused, ", ")))
+		out = append(out, fmt.Sprintf("terminals that only those rules hold, in the alphabet (and a model's vocabulary) but in no string: %s", someNames(unused)))
 	}
 	prod := g.productive()
 	var barren []string
@@ -581,7 +604,17 @@ func (g *PCFG) Warnings() []string {
 		}
 	}
 	if len(barren) > 0 {
-		out = append(out, fmt.Sprintf("nonterminals that derive no string (every derivation from them goes on forever): %s", strings.Join(barren, ", ")))
+		out = append(out, fmt.Sprintf("nonterminals that derive no string (every derivation from them goes on forever): %s", someNames(barren)))
 	}
 	return out
+}
+
+// someNames joins names with commas, the first 20 of them when there are
+// more, with how many more.
+func someNames(names []string) string {
+	const most = 20
+	if len(names) <= most {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
 }

@@ -465,3 +465,87 @@ func TestLogProbTooLong(t *testing.T) {
 		t.Errorf("LogProb(a a) = %v, %v; want log 1/4", lp, err)
 	}
 }
+
+// productive agrees with the plain fixpoint over the rules on random
+// grammars, and takes a long chain of rules written top-down (the order
+// that made the fixpoint's passes quadratic) in one sweep.
+func TestProductiveWorklist(t *testing.T) {
+	naive := func(g *PCFG) []bool {
+		prod := make([]bool, g.nb)
+		for tm := range g.terms {
+			prod[g.preterm+tm] = true
+		}
+		for a := range prod {
+			if g.eps[a] > 0 {
+				prod[a] = true
+			}
+		}
+		for changed := true; changed; {
+			changed = false
+			for _, r := range g.unary {
+				if !prod[r.a] && prod[r.b] {
+					prod[r.a], changed = true, true
+				}
+			}
+			for _, r := range g.binary {
+				if !prod[r.a] && prod[r.b] && prod[r.c] {
+					prod[r.a], changed = true, true
+				}
+			}
+		}
+		return prod
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	terms := []string{"a", "b"}
+	checked := 0
+	defer func() {
+		if checked < 100 {
+			t.Errorf("only %d of 300 random grammars were valid", checked)
+		}
+	}()
+	for trial := 0; trial < 300; trial++ {
+		nn := 1 + rng.IntN(8)
+		name := func(i int) string { return fmt.Sprint("N", i) }
+		var rules []Rule
+		for a := 0; a < nn; a++ {
+			k := 1 + rng.IntN(3)
+			for j := 0; j < k; j++ {
+				rhs := []string{}
+				for l := rng.IntN(4); l > 0; l-- {
+					if rng.IntN(4) == 0 {
+						rhs = append(rhs, terms[rng.IntN(2)])
+					} else {
+						rhs = append(rhs, name(rng.IntN(nn)))
+					}
+				}
+				if len(rhs) == 0 && rng.IntN(3) > 0 {
+					rhs = []string{name(rng.IntN(nn))} // fewer ε rules
+				}
+				rules = append(rules, Rule{LHS: name(a), Prob: 1 / float64(k), RHS: rhs})
+			}
+		}
+		g, err := NewPCFG(name(0), terms, rules)
+		if err != nil {
+			continue // e.g. no rule reaches a terminal
+		}
+		checked++
+		if got, want := g.productive(), naive(g); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: productive %v, the fixpoint %v; rules %v", trial, got, want, rules)
+		}
+	}
+	const n = 100000
+	rules := make([]Rule, 0, n)
+	for i := 0; i < n-1; i++ {
+		rules = append(rules, Rule{LHS: fmt.Sprint("N", i), Prob: 1, RHS: []string{"a", fmt.Sprint("N", i+1)}})
+	}
+	rules = append(rules, Rule{LHS: fmt.Sprint("N", n-1), Prob: 1, RHS: []string{"a"}})
+	g, err := NewPCFG("N0", []string{"a"}, rules)
+	if err != nil {
+		t.Fatalf("a chain of %d rules: %v", n, err)
+	}
+	for s, p := range g.productive() {
+		if !p {
+			t.Fatalf("symbol %d of the chain is not productive", s)
+		}
+	}
+}

@@ -163,7 +163,9 @@
 // the environment variable NSRNN_CUDA_GRAPHS=0 turns that off. Where there
 // is no GPU, NSRNN_GPU_EMULATOR=1 makes cuda:0 an emulator that runs the
 // same CUDA kernels on the CPU (compiled by the system's C++ compiler),
-// slowly: for testing a program's GPU path. NSRNN_CUDA_PROFILE=1 times
+// slowly: for testing a program's GPU path; NSRNN_GPU_EMULATOR=simt runs
+// each CUDA thread on its own, so that warps and blocks cooperate as on a
+// card (slower still: for testing the kernels). NSRNN_CUDA_PROFILE=1 times
 // every kernel, product and copy on the device's clock (EnvCUDAProfile);
 // the GPU benchmarks then write a table per benchmark to the file named
 // by NSRNN_CUDA_PROFILE_OUT. NSRNN_CUDA_LSTM_STEP=fused runs each LSTM step

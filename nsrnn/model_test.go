@@ -1,8 +1,11 @@
 package nsrnn
 
 import (
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -564,4 +567,32 @@ func TestConcurrentUseRefused(t *testing.T) {
 		t.Fatal("no call computed")
 	}
 	t.Logf("%d calls computed, %d refused", done.Load(), refused.Load())
+}
+
+// A model file whose configuration asks for far more parameters than the
+// file holds values (a few bytes, a valid checksum) is refused before the
+// model is made, rather than allocating them.
+func TestUnmarshalModelHugeConfig(t *testing.T) {
+	cfg := Config{Kind: LSTM, InputVocab: 50000, OutputVocab: 50000, Embedding: 1000, Hidden: 1500, Layers: 2} // 1.5 GiB
+	n, err := CountParams(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cj, _ := json.Marshal(cfg)
+	b := []byte(modelMagic)
+	b = binary.LittleEndian.AppendUint32(b, modelVersion)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(cj)))
+	b = append(b, cj...)
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = UnmarshalModel(b)
+	runtime.ReadMemStats(&after)
+	if err == nil || !errors.Is(err, ErrBadModelFile) || !strings.Contains(err.Error(), "holds at most") {
+		t.Fatalf("a %d-byte file for %d parameters: error %v", len(b), n, err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("refusing it allocated %d bytes", grew)
+	}
 }

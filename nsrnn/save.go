@@ -148,6 +148,16 @@ func UnmarshalModel(data []byte) (*Model, error) {
 	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
 		return nil, bad("configuration: %v", err)
 	}
+	// The values must be there before the model is made: a configuration
+	// of billions of parameters in a file of a few bytes is refused
+	// without allocating them.
+	np, err := CountParams(cfg)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	if np > len(r)/8 {
+		return nil, bad("the configuration has %d parameter values, the file holds at most %d", np, len(r)/8)
+	}
 	m, err := build(cfg)
 	if err != nil {
 		return nil, bad("%v", err)

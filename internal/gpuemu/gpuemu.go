@@ -23,6 +23,24 @@
 // for the emulator's compiler: a kernel whose threads cooperate within a
 // warp (shuffles) can give one thread the whole of its work there.
 //
+// # SIMT emulation
+//
+// NewSIMT emulates what the sequential emulation leaves out, at a cost
+// in speed: each CUDA thread runs as a fiber (a stack of its own, switched
+// to by the launch's scheduler), so that the lanes of a warp exchange
+// values by __shfl_xor_sync, the threads of a block wait for each other
+// at __syncthreads, and a thread that spins on memory (calling clock64)
+// lets the others run, so that the blocks of a grid can wait for each
+// other at a grid barrier (atomicAdd, atomicExch, volatile loads). Blocks
+// have SIMTBlock threads, and GPUEMU is not defined: the kernels are
+// compiled as for a card. A block starts when those running can go no
+// further (ended, or waiting for other blocks), so blocks without a grid
+// barrier run one after another, as their __shared__ memory (a static of
+// the compiled code) requires. A shuffle that some lanes of the warp never
+// reach, a shuffle over a partial mask, and threads that wait for good (a
+// barrier the others never reach, a grid barrier that never opens) end
+// the launch with an error saying so.
+//
 // # Requirements
 //
 // A C++ compiler on PATH (New reports its absence, for tests to skip) and
