@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -219,5 +220,32 @@ func TestResumeDamagedRunFile(t *testing.T) {
 	_, e, code := runCmd("train", "--out", out, "--resume")
 	if code == 0 || !strings.Contains(e, path) || !strings.Contains(e, "damaged") || strings.Contains(e, "--batch") {
 		t.Errorf("code %d, stderr %q; want a refusal naming %s", code, e, path)
+	}
+}
+
+// TestResumeDamagedVocabDigest: a run whose run.json records a vocabulary
+// digest that its corpus does not give (and that has no vocab.txt yet to
+// compare) is refused at the resume, before it trains a run that every
+// later command would refuse.
+func TestResumeDamagedVocabDigest(t *testing.T) {
+	data := tinyCorpus(t)
+	out := filepath.Join(t.TempDir(), "run")
+	args := append([]string{"train", "--data", data, "--out", out, "--checkpoint-every", "1ns"}, tinyModel...)
+	if _, e, code := runCmd(append(args, "--stop-after-steps", "3")...); code != 0 {
+		t.Fatalf("train: %s", e)
+	}
+	var s settings
+	readJSON(t, filepath.Join(out, protocol.RunFile), &s)
+	s.VocabSHA256 = strings.Repeat("0", 64)
+	raw, _ := json.Marshal(s)
+	if err := os.WriteFile(filepath.Join(out, protocol.RunFile), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(out, VocabFile)); err != nil {
+		t.Fatal(err)
+	}
+	_, e, code := runCmd("train", "--out", out, "--resume")
+	if code == 0 || !strings.Contains(e, "vocabulary") || !strings.Contains(e, "damaged") {
+		t.Errorf("code %d, stderr %q; want the vocabulary digest refused", code, e)
 	}
 }

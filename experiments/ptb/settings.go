@@ -397,6 +397,19 @@ func checkResumeData(dir string, s *settings, saved *settings, vocab *ptb.Vocab)
 		if bad := corpusDiffs(s, saved); len(bad) > 0 {
 			return fmt.Errorf("%s: the corpus differs from the one the run in %s was trained on: %s; restore the run's files, or start a new run", s.dataFlags(), dir, strings.Join(bad, ", "))
 		}
+		// The same corpus makes the same vocabulary, unless run.json was
+		// damaged: a run trained on another would be refused by every
+		// command that reads it afterwards.
+		if saved.VocabSHA256 != "" {
+			built, err := vocabSHA256(vocab)
+			if err != nil {
+				return err
+			}
+			if built != saved.VocabSHA256 {
+				return fmt.Errorf("--resume: the vocabulary of %s (SHA-256 %s) is not the one %s records (%s): the run's settings are damaged; start a new run",
+					s.splits()[0].path, short(built), filepath.Join(dir, protocol.RunFile), short(saved.VocabSHA256))
+			}
+		}
 		return nil
 	}
 	if old, err := ptb.LoadVocab(filepath.Join(dir, VocabFile), nil); err == nil && !slices.Equal(old.Words(), vocab.Words()) {
