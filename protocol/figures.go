@@ -177,7 +177,7 @@ func SelectionData(sel *Selection, unfinished []UnfinishedRun, sweep string, wal
 		test := Panel{Task: task, NoBound: valid.NoBound}
 		for _, s := range byTask[task] {
 			path := TestResultPath(sweep, task, s.Model)
-			b, err := readlimit.File(path, readlimit.JSON, false)
+			b, err := readlimit.File(path, readlimit.JSON, true)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			} else if err != nil {

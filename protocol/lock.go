@@ -63,7 +63,7 @@ func LockDir(dir string) (*DirLock, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if !held {
-			b, _ := readlimit.File(path, 1<<16, false)
+			b, _ := readlimit.File(path, 1<<16, true)
 			f.Close()
 			holder := strings.TrimSpace(string(b))
 			if holder == "" {

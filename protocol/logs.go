@@ -87,14 +87,6 @@ func ReadSummary(dir string) (*Summary, error) {
 	}
 	// A summary no run writes (a damaged or hand-edited file) is refused
 	// rather than selected or printed.
-	finite := func(xs ...float64) bool {
-		for _, x := range xs {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return false
-			}
-		}
-		return true
-	}
 	switch {
 	case s.Epochs < 1 || s.BestEpoch < 1 || s.BestEpoch > s.Epochs:
 		return nil, fmt.Errorf("%s: best epoch %d of %d epochs: the file is damaged", path, s.BestEpoch, s.Epochs)
@@ -104,10 +96,28 @@ func ReadSummary(dir string) (*Summary, error) {
 	return &s, nil
 }
 
+// finite reports whether every x is a finite number.
+func finite(xs ...float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // ReadLog reads a training log (a run's log.jsonl): one record per epoch,
-// in order. Blank lines are skipped; an undecodable line is an error
-// naming the file and the line.
+// in order. Blank lines are skipped; an undecodable line, a record that
+// is not of the next epoch (1, 2, … in order) and a time that is negative
+// or not finite are errors naming the file and the line (the file is
+// damaged), and so is a path that is not a regular file.
 func ReadLog(path string) ([]nsrnn.EpochRecord, error) {
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		// A named pipe would block the open, a device never end.
+		return nil, fmt.Errorf("%s: not a regular file (%v)", path, fi.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -123,6 +133,12 @@ func ReadLog(path string) ([]nsrnn.EpochRecord, error) {
 		var r nsrnn.EpochRecord
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		switch {
+		case r.Epoch != len(recs)+1:
+			return nil, fmt.Errorf("%s:%d: a record of epoch %d where epoch %d was expected: the file is damaged", path, line, r.Epoch, len(recs)+1)
+		case !finite(r.ElapsedSeconds, r.EpochSeconds) || r.ElapsedSeconds < 0 || r.EpochSeconds < 0:
+			return nil, fmt.Errorf("%s:%d: epoch %d's times (%g s elapsed, %g s for the epoch) are not finite and non-negative: the file is damaged", path, line, r.Epoch, r.ElapsedSeconds, r.EpochSeconds)
 		}
 		recs = append(recs, r)
 	}

@@ -148,7 +148,7 @@ func CheckRunModel(m *nsrnn.Model, want nsrnn.Config, path string) error {
 // when it does and the settings differ, the error is a *SettingsError
 // listing the differences. Nothing is written.
 func CheckSettingsFile[S any](path string, s S) (exists bool, err error) {
-	b, err := readlimit.File(path, readlimit.JSON, false)
+	b, err := readlimit.File(path, readlimit.JSON, true)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return false, nil
@@ -251,7 +251,7 @@ func WriteJSON(path string, v any) error {
 // readJSON decodes the JSON file at path into v; a decoding error names
 // the file.
 func readJSON(path string, v any) error {
-	b, err := readlimit.File(path, readlimit.JSON, false)
+	b, err := readlimit.File(path, readlimit.JSON, true)
 	if err != nil {
 		return err
 	}

@@ -197,7 +197,7 @@ func ReadSettings(dir string) (Settings, error) {
 // ptbRun reports whether the JSON object in the file at path has the keys
 // of a ptb train run's run.json: "bptt", and no "task".
 func ptbRun(path string) bool {
-	raw, err := readlimit.File(path, readlimit.JSON, false)
+	raw, err := readlimit.File(path, readlimit.JSON, true)
 	var keys map[string]json.RawMessage
 	if err != nil || json.Unmarshal(raw, &keys) != nil {
 		return false

@@ -48,7 +48,7 @@ type actionsSettings struct {
 func readActionsSettings(dir string) (actionsSettings, error) {
 	var as actionsSettings
 	path := filepath.Join(dir, actionsSettingsFile)
-	b, err := readlimit.File(path, readlimit.JSON, false)
+	b, err := readlimit.File(path, readlimit.JSON, true)
 	if err != nil {
 		return as, err
 	}

@@ -525,7 +525,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Launcher) err
 // digest differs from the one recorded is refused, naming the file; one
 // recorded without a digest (written before it was) is compared without.
 func checkSweep(path string, g sweepGrid, runs []sweepRun) (exists bool, err error) {
-	b, err := readlimit.File(path, readlimit.JSON, false)
+	b, err := readlimit.File(path, readlimit.JSON, true)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return false, nil

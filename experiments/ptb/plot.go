@@ -109,7 +109,7 @@ func modelOrder(a, b string) int {
 func readPlotRun(dir string) (plotRun, error) {
 	r := plotRun{Dir: dir}
 	var s settings
-	raw, err := readlimit.File(filepath.Join(dir, protocol.RunFile), readlimit.JSON, false)
+	raw, err := readlimit.File(filepath.Join(dir, protocol.RunFile), readlimit.JSON, true)
 	if err != nil {
 		return r, fmt.Errorf("%s: not a ptb run: %w", dir, err)
 	}
@@ -143,6 +143,9 @@ func readPlotRun(dir string) (plotRun, error) {
 // readValidPerplexities reads the validation perplexity of every epoch
 // of a training log, in order; a missing log is no epoch yet.
 func readValidPerplexities(path string) ([]float64, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%v)", path, fi.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, iofs.ErrNotExist) {
 		return nil, nil
@@ -180,7 +183,7 @@ func readValidPerplexities(path string) ([]float64, error) {
 
 // readOptionalJSON decodes path into v and reports whether it existed.
 func readOptionalJSON(path string, v any) (bool, error) {
-	raw, err := readlimit.File(path, readlimit.JSON, false)
+	raw, err := readlimit.File(path, readlimit.JSON, true)
 	if errors.Is(err, iofs.ErrNotExist) {
 		return false, nil
 	} else if err != nil {

@@ -253,7 +253,7 @@ var settingFlags = map[string]string{
 // when dir holds no run.json.
 func readRunSettings(dir string) (s settings, exists bool, err error) {
 	path := filepath.Join(dir, protocol.RunFile)
-	raw, err := readlimit.File(path, readlimit.JSON, false)
+	raw, err := readlimit.File(path, readlimit.JSON, true)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return s, false, nil
@@ -345,6 +345,19 @@ func checkResume(dir string, s *settings, saved *settings, vocab *ptb.Vocab) err
 	if err := checkResumeData(dir, s, saved, vocab); err != nil {
 		return err
 	}
+	// With the same settings and corpus, the same vocabulary, unless
+	// run.json was damaged: a run trained on another would be refused by
+	// every command that reads it afterwards.
+	if saved.DataSHA256 != nil && saved.VocabSHA256 != "" {
+		built, err := vocabSHA256(vocab)
+		if err != nil {
+			return err
+		}
+		if built != saved.VocabSHA256 {
+			return fmt.Errorf("--resume: the vocabulary of %s (SHA-256 %s) is not the one %s records (%s): the run's settings are damaged; start a new run",
+				s.splits()[0].path, short(built), path, short(saved.VocabSHA256))
+		}
+	}
 	s.DataSHA256, s.VocabSHA256 = saved.DataSHA256, saved.VocabSHA256
 	return nil
 }
@@ -396,19 +409,6 @@ func checkResumeData(dir string, s *settings, saved *settings, vocab *ptb.Vocab)
 	if saved.DataSHA256 != nil {
 		if bad := corpusDiffs(s, saved); len(bad) > 0 {
 			return fmt.Errorf("%s: the corpus differs from the one the run in %s was trained on: %s; restore the run's files, or start a new run", s.dataFlags(), dir, strings.Join(bad, ", "))
-		}
-		// The same corpus makes the same vocabulary, unless run.json was
-		// damaged: a run trained on another would be refused by every
-		// command that reads it afterwards.
-		if saved.VocabSHA256 != "" {
-			built, err := vocabSHA256(vocab)
-			if err != nil {
-				return err
-			}
-			if built != saved.VocabSHA256 {
-				return fmt.Errorf("--resume: the vocabulary of %s (SHA-256 %s) is not the one %s records (%s): the run's settings are damaged; start a new run",
-					s.splits()[0].path, short(built), filepath.Join(dir, protocol.RunFile), short(saved.VocabSHA256))
-			}
 		}
 		return nil
 	}

@@ -409,7 +409,7 @@ func legacySweep(dir string) bool { return sweepLacks(dir, "lr_range") }
 // setting key: a sweep made before the setting was recorded, or (for an
 // omitempty one) with its empty value.
 func sweepLacks(dir, key string) bool {
-	raw, err := readlimit.File(filepath.Join(dir, "sweep.json"), readlimit.JSON, false)
+	raw, err := readlimit.File(filepath.Join(dir, "sweep.json"), readlimit.JSON, true)
 	if err != nil {
 		return false
 	}
@@ -520,7 +520,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if *sweep == "" {
 		return errors.New("--sweep is required")
 	}
-	raw, err := readlimit.File(filepath.Join(*sweep, "sweep.json"), readlimit.JSON, false)
+	raw, err := readlimit.File(filepath.Join(*sweep, "sweep.json"), readlimit.JSON, true)
 	if err != nil {
 		return fmt.Errorf("--sweep: %w", err)
 	}
@@ -549,7 +549,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			var sum summary
-			b, err := readlimit.File(filepath.Join(d, protocol.SummaryFile), readlimit.JSON, false)
+			b, err := readlimit.File(filepath.Join(d, protocol.SummaryFile), readlimit.JSON, true)
 			if err != nil {
 				continue
 			}
@@ -558,7 +558,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			var rs settings
-			b, _ = readlimit.File(filepath.Join(d, protocol.RunFile), readlimit.JSON, false)
+			b, _ = readlimit.File(filepath.Join(d, protocol.RunFile), readlimit.JSON, true)
 			_ = json.Unmarshal(b, &rs)
 			n++
 			if best == nil || sum.BestValidPerplexity < best.ValidPerplexity {

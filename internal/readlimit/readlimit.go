@@ -32,6 +32,13 @@ const (
 // ErrTooLarge, and a missing file gives an error that matches
 // os.ErrNotExist.
 func File(path string, limit int64, regular bool) ([]byte, error) {
+	if regular {
+		// Before the open, which blocks on a named pipe until it has a
+		// writer.
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file (%v)", path, fi.Mode().Type())
+		}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
