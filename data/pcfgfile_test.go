@@ -361,3 +361,22 @@ func TestBatchByLength(t *testing.T) {
 		t.Error("batch size 0: no error")
 	}
 }
+
+// A grammar with a terminal named EOS, the end symbol's name, makes no
+// task: its strings would print like the end of a string.
+func TestGrammarTaskRefusesEOS(t *testing.T) {
+	g, err := ReadPCFG(strings.NewReader("S -> a S [0.5]\nS -> EOS [0.5]\n"), "eos.pcfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewGrammarTask("eos.pcfg", g, ""); err == nil || !strings.Contains(err.Error(), "EOS") {
+		t.Errorf("a terminal EOS: error %v", err)
+	}
+	g, err = ReadPCFG(strings.NewReader("S -> a S [0.5]\nS -> b [0.5]\n"), "ok.pcfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewGrammarTask("ok.pcfg", g, ""); err != nil {
+		t.Errorf("a grammar without EOS: %v", err)
+	}
+}

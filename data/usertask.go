@@ -30,6 +30,9 @@ func NewGrammarTask(name string, g *PCFG, description string) (*Task, error) {
 	if name == "" || g == nil {
 		return nil, errors.New("data: a grammar task needs a name and a grammar")
 	}
+	if slices.Contains(g.Terminals(), EOS) {
+		return nil, fmt.Errorf("data: grammar task %s: terminal %s is the name of the end symbol, which a model's outputs add to the terminals; rename it", name, EOS)
+	}
 	info := &TaskInfo{
 		Name: name, Title: name, Strings: description, Group: GroupUser, States: 2, Symbols: 3,
 		New: func(Params) (Language, error) { return g, nil },

@@ -3,6 +3,7 @@ package nsrnn
 import (
 	"bytes"
 	"encoding/gob"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -183,4 +184,32 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 		}
 		NewAdam(0.1, m.paramSizes()).UnmarshalBinary(st.Optimizer)
 	})
+}
+
+// An optimizer state whose learning rate is not positive and finite (a
+// damaged or crafted checkpoint) is refused by UnmarshalBinary, as Fit
+// and CheckLearningRate refuse such a rate.
+func TestOptimizerStateLearningRate(t *testing.T) {
+	for _, lr := range []float64{math.NaN(), math.Inf(-1), math.Inf(1), -0.5, 0} {
+		b, err := NewSGD(lr).MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := NewSGD(1).UnmarshalBinary(b); err == nil {
+			t.Errorf("SGD state with rate %v accepted", lr)
+		}
+		a := NewAdam(lr, []int{2})
+		b, err = a.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := NewAdam(0.1, []int{2}).UnmarshalBinary(b); err == nil {
+			t.Errorf("Adam state with rate %v accepted", lr)
+		}
+	}
+	b, _ := NewSGD(0.25).MarshalBinary()
+	s := NewSGD(1)
+	if err := s.UnmarshalBinary(b); err != nil || s.LR != 0.25 {
+		t.Errorf("SGD state with rate 0.25: %v, rate %v", err, s.LR)
+	}
 }

@@ -267,6 +267,9 @@ func (a *Adam) UnmarshalBinary(data []byte) error {
 	if s.Step < 0 {
 		return fmt.Errorf("nsrnn: Adam state after %d steps", s.Step)
 	}
+	if err := CheckLearningRate(s.LR); err != nil {
+		return fmt.Errorf("nsrnn: Adam state: %w", err)
+	}
 	for i := range s.M {
 		for j, m := range s.M[i] {
 			if v := s.V[i][j]; !finite(m) || !finite(v) || v < 0 {
@@ -339,7 +342,11 @@ func (s *SGD) UnmarshalBinary(data []byte) error {
 	if _, err := fmt.Sscanf(string(data), "%016x", &bits); err != nil || len(data) != 16 {
 		return fmt.Errorf("nsrnn: malformed SGD state")
 	}
-	s.LR = math.Float64frombits(bits)
+	lr := math.Float64frombits(bits)
+	if err := CheckLearningRate(lr); err != nil {
+		return fmt.Errorf("nsrnn: SGD state: %w", err)
+	}
+	s.LR = lr
 	return nil
 }
 

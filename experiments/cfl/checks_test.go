@@ -137,6 +137,18 @@ func TestTrainWorkersRecorded(t *testing.T) {
 	if status != 0 || !strings.Contains(stderr, "predates the recording of --workers") {
 		t.Errorf("resuming a run.json without workers: status %d: %s", status, stderr)
 	}
+	// A damaged count is refused, naming the file.
+	for _, n := range []any{-1, 1 << 40} {
+		raw["workers"] = n
+		b, _ = json.MarshalIndent(raw, "", "  ")
+		if err := os.WriteFile(runFile, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		status, _, stderr = run(args(old, "--resume")...)
+		if status == 0 || !strings.Contains(stderr, runFile) || !strings.Contains(stderr, "damaged") {
+			t.Errorf("resuming a run.json with workers %v: status %d: %s", n, status, stderr)
+		}
+	}
 }
 
 // TestTrainInterruptWithinEpoch interrupts a run before its first batch:

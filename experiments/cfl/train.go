@@ -170,6 +170,9 @@ func resumeWorkers(dir string, resume bool, workers int, changed bool, stderr io
 		fmt.Fprintf(stderr, "note: %s predates the recording of --workers; resuming with --workers %d (a count other than the original one changes the results by rounding)\n",
 			filepath.Join(dir, protocol.RunFile), workers)
 		return workers, 0, nil
+	case saved.Workers < 0 || saved.Workers > maxWorkers:
+		return 0, 0, fmt.Errorf("--resume: %s records %d workers, outside [1, %d]: the file is damaged",
+			filepath.Join(dir, protocol.RunFile), saved.Workers, maxWorkers)
 	case changed && workers != saved.Workers:
 		return 0, 0, fmt.Errorf("--workers %d: the run in %s was trained with --workers %d, and parts of another count round differently, so the resumed run would not end where it would have; resume with --workers %d, or without the flag",
 			workers, dir, saved.Workers, saved.Workers)
