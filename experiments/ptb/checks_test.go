@@ -249,3 +249,38 @@ func TestResumeDamagedVocabDigest(t *testing.T) {
 		t.Errorf("code %d, stderr %q; want the vocabulary digest refused", code, e)
 	}
 }
+
+// TestEvalOldRunReorderedVocab: a run from before the vocabulary's digest
+// was recorded, whose vocab.txt has its words in another order, is
+// refused while its training file is there to compare with; in order, it
+// evaluates.
+func TestEvalOldRunReorderedVocab(t *testing.T) {
+	data := tinyCorpus(t)
+	out := filepath.Join(t.TempDir(), "run")
+	if _, e, code := runCmd(append([]string{"train", "--data", data, "--out", out}, tinyModel...)...); code != 0 {
+		t.Fatalf("train: %s", e)
+	}
+	var raw map[string]any
+	readJSON(t, filepath.Join(out, protocol.RunFile), &raw)
+	delete(raw, "vocab_sha256")
+	b, _ := json.Marshal(raw)
+	if err := os.WriteFile(filepath.Join(out, protocol.RunFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, code := runCmd("eval", "--model", out); code != 0 {
+		t.Fatalf("eval of the old run: %s", e)
+	}
+	vp := filepath.Join(out, VocabFile)
+	lines := strings.Split(strings.TrimSuffix(readFile(t, vp), "\n"), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("vocab.txt of %d lines", len(lines))
+	}
+	lines[1], lines[2] = lines[2], lines[1]
+	if err := os.WriteFile(vp, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, e, code := runCmd("eval", "--model", out)
+	if code == 0 || !strings.Contains(e, vp) || !strings.Contains(e, "order") {
+		t.Errorf("eval with vocab.txt reordered: code %d, stderr %q", code, e)
+	}
+}

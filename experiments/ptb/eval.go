@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
@@ -187,6 +188,19 @@ func loadRun(dir string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
 	}
 	if c := m.Config(); v.Size() != c.InputVocab || v.Size() != c.OutputVocab {
 		return nil, nil, s, fmt.Errorf("--model %s: %s holds %d words, the model's vocabulary %d: not the run's vocabulary", dir, vp, v.Size(), c.OutputVocab)
+	}
+	if s.VocabSHA256 == "" {
+		// A run from before the digest: its words in another order (a
+		// vocab.txt edited or replaced) would score every token under
+		// another's output. Where the run's training file is still there,
+		// the vocabulary it makes must be vocab.txt's.
+		train := s.splits()[0].path
+		if _, err := os.Stat(train); err == nil {
+			built, _, err := ptb.ReadTrain(train, &ptb.Options{VocabSize: s.VocabSize})
+			if err == nil && !slices.Equal(built.Words(), v.Words()) {
+				return nil, nil, s, fmt.Errorf("--model %s: %s is not the vocabulary that the run's training file %s makes (its words differ, or their order): restore the run's file", dir, vp, train)
+			}
+		}
 	}
 	return m, v, s, nil
 }
