@@ -162,6 +162,63 @@ func gpu(t *testing.T) Device {
 	return CUDA(0)
 }
 
+// gpuSIMT returns the GPU emulator's SIMT emulation (gpuemu.NewSIMT: each
+// CUDA thread on its own, warps exchanging values by shuffles, blocks
+// meeting at grid barriers) as cuda:0 for the rest of the test, so that
+// the kernels' warp and grid cooperation runs without a card; it skips
+// the test on a machine with a GPU (whose own tests run the kernels
+// themselves) or without the emulator.
+func gpuSIMT(t *testing.T) Device {
+	t.Helper()
+	if ds, _ := Devices(); slices.ContainsFunc(ds, func(d DeviceInfo) bool { return d.Usable }) {
+		t.Skip("a GPU is here: its tests run the kernels on it")
+	}
+	if _, err := gpuemu.NewSIMT(); err != nil {
+		t.Skipf("no GPU emulator: %v", err)
+	}
+	old := openGPU
+	openGPU = func(int) (gpuDevice, error) {
+		d, err := gpuemu.NewSIMT()
+		if err != nil {
+			return nil, err
+		}
+		return emuDevice{d}, nil
+	}
+	t.Cleanup(func() { openGPU = old })
+	return CUDA(0)
+}
+
+// The kernels whose threads cooperate (the warp reductions of the NS
+// program and the output layer, the fused LSTM steps' lanes, the
+// persistent LSTM's grid barrier across three blocks) give the CPU's
+// results when every CUDA thread runs on its own, as on a card: the
+// sequential emulator of the other tests runs one lane per warp and one
+// block per grid, where a lane's or a barrier's mistake cannot show. A
+// few small models each way; NSRNN_GPU_EMULATOR=simt runs every GPU test
+// so (slowly).
+func TestGPUKernelsSIMT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the SIMT emulation is slow")
+	}
+	d := gpuSIMT(t)
+	all := gpuConfigs()
+	pick := func(names ...string) map[string]Config {
+		m := map[string]Config{}
+		for _, n := range names {
+			m[n] = all[n]
+		}
+		return m
+	}
+	checkGPUSentences(t, d, pick("onehot", "rns-2-3", "jm-hidden", "vrns-fixed"))
+	for _, v := range []string{"fused", "persistent"} {
+		t.Run(v, func(t *testing.T) {
+			t.Setenv(EnvCUDALSTMStep, v)
+			t.Setenv(EnvCUDALSTMBack, "fused")
+			checkGPUSentences(t, d, pick("wide-vocab"))
+		})
+	}
+}
+
 // gpuConfigs are the configurations that the GPU runs in sentence mode;
 // those that can carry their state run in stream mode too.
 func gpuConfigs() map[string]Config {
