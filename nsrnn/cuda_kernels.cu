@@ -160,10 +160,16 @@ __device__ __forceinline__ void lstm_rec_rows(real* Z, const real* hprev, const 
 	real acc[R][4];
 	rec_sums<R>(acc, hprev, Whh, x2, ldx2, W2, ldw2, K2, H, j, b0, rows, lane);
 	if (lane != 0) return;
-	for (int r = 0; r < rows; r++) {
-		real* z = Z + (long)(b0 + r) * 4 * H;
-		for (int g = 0; g < 4; g++) z[g * H + j] += acc[r][g];
-		cell_at(Z, cprev, c, tc, h, b0 + r, j, H);
+	// Unrolled over R with the bound tested inside, so that acc stays in
+	// registers (an index bounded at run time would put it in local
+	// memory).
+#pragma unroll
+	for (int r = 0; r < R; r++) {
+		if (r < rows) {
+			real* z = Z + (long)(b0 + r) * 4 * H;
+			for (int g = 0; g < 4; g++) z[g * H + j] += acc[r][g];
+			cell_at(Z, cprev, c, tc, h, b0 + r, j, H);
+		}
 	}
 }
 
@@ -221,9 +227,12 @@ __device__ __forceinline__ void lstm_back_rows(const real* A, const real* cprev,
 #pragma unroll
 	for (int r = 0; r < R; r++) acc[r] = group_sum<32>(acc[r]);
 	if (lane != 0) return;
-	for (int r = 0; r < rows; r++) {
-		int b = b0 + r;
-		cell_back_at(A, cprev, tc, dh[(long)b * H + j] + acc[r], dc, dZ, b, j, H);
+#pragma unroll
+	for (int r = 0; r < R; r++) {
+		if (r < rows) {
+			int b = b0 + r;
+			cell_back_at(A, cprev, tc, dh[(long)b * H + j] + acc[r], dc, dZ, b, j, H);
+		}
 	}
 }
 
@@ -235,7 +244,8 @@ __device__ __forceinline__ void lstm_back_rows(const real* A, const real* cprev,
 // per multiprocessor), and bar[0] must be 0 before the launch: each
 // barrier leaves it so. A block that waits more than about two seconds
 // (4·10⁹ cycles: the others cannot all be running) stops waiting, so that
-// the launch ends, with wrong results, rather than hang the device.
+// the launch ends rather than hang the device, and sets bar[2], which the
+// host reads after the pass (its results are wrong) and reports.
 __device__ __forceinline__ void grid_barrier(unsigned* bar) {
 	__threadfence();
 	__syncthreads();
@@ -251,6 +261,7 @@ __device__ __forceinline__ void grid_barrier(unsigned* bar) {
 			long long t0 = clock64();
 			while (*gen == g && clock64() - t0 < 4000000000LL) {
 			}
+			if (*gen == g) atomicExch(bar + 2, 1u);
 		}
 		__threadfence();
 	}

@@ -168,7 +168,7 @@ func gpu(t *testing.T) Device {
 // the kernels' warp and grid cooperation runs without a card; it skips
 // the test on a machine with a GPU (whose own tests run the kernels
 // themselves) or without the emulator.
-func gpuSIMT(t *testing.T) Device {
+func gpuSIMT(t *testing.T, setup ...func(*gpuemu.Device)) Device {
 	t.Helper()
 	if ds, _ := Devices(); slices.ContainsFunc(ds, func(d DeviceInfo) bool { return d.Usable }) {
 		t.Skip("a GPU is here: its tests run the kernels on it")
@@ -182,10 +182,42 @@ func gpuSIMT(t *testing.T) Device {
 		if err != nil {
 			return nil, err
 		}
+		for _, f := range setup {
+			f(d)
+		}
 		return emuDevice{d}, nil
 	}
 	t.Cleanup(func() { openGPU = old })
 	return CUDA(0)
+}
+
+// A persistent LSTM kernel whose grid barrier times out (blocks that
+// cannot all run at once: here, a clock that passes the wait's limit at
+// once) makes the pass fail saying so, rather than return the wrong
+// results of blocks that went on without the others; the next pass, with
+// the barrier's wait long enough, gives the CPU's loss again.
+func TestGPUPersistentBarrierTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the SIMT emulation is slow")
+	}
+	var emu *gpuemu.Device
+	d := gpuSIMT(t, func(g *gpuemu.Device) { emu = g; g.SetClockStep(1 << 40) })
+	t.Setenv(EnvCUDALSTMStep, "persistent")
+	c := gpuConfigs()["wide-vocab"] // 33 units: a grid of three blocks
+	cpu, g := twins(t, d, c, Float64)
+	batch := randomBatch(rand.New(rand.NewPCG(1, 2)), 5, 6, min(c.InputVocab, c.OutputVocab-1))
+	if _, err := g.Loss(batch); err == nil || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("a pass whose grid barrier timed out: error %v", err)
+	}
+	emu.SetClockStep(1000)
+	want, err := cpu.Loss(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.Loss(batch)
+	if err != nil || relErr(got, want) > tolerance(Float64) {
+		t.Errorf("the next pass: loss %v, %v; the CPU's %v", got, err, want)
+	}
 }
 
 // The kernels whose threads cooperate (the warp reductions of the NS
@@ -347,8 +379,9 @@ func TestGPUFusedLSTMStepMatchesCPU(t *testing.T) {
 // start from a carried state: LSTMs of one to three layers, hidden sizes
 // below and above a warp, batches that part-fill a warp's rows. On a
 // card the small models run on two blocks and more, so the barrier is
-// crossed; under the emulator, one block. (A test of its own, so that
-// the device check can give it a time limit of its own.)
+// crossed; under the sequential emulator, one block (TestGPUKernelsSIMT
+// crosses it on three). (A test of its own, so that the device check can
+// give it a time limit of its own.)
 func TestGPUPersistentLSTMMatchesCPU(t *testing.T) {
 	d := gpu(t)
 	all := gpuConfigs()

@@ -219,16 +219,36 @@ func (e *cudaEngine) lstmSteps(p Precision, z, hs, cs, tc, whh cuda.Ptr, T, B, H
 	return nil
 }
 
-// barrier returns the two counters of the persistent kernels' grid
-// barrier, zeroed before each launch: each barrier leaves its count at 0,
-// but one whose wait timed out (see grid_barrier) may not, and the next
-// launch starts afresh all the same.
+// barrier returns the persistent kernels' grid barrier: its two counters,
+// zeroed before each launch (each barrier leaves its count at 0, but one
+// whose wait timed out, see grid_barrier, may not, and the next launch
+// starts afresh all the same), and the word a timed-out wait sets, which
+// barrierTimedOut reads and clears after the pass.
 func (e *cudaEngine) barrier() (cuda.Ptr, error) {
-	b, err := e.buf("barrier", 8)
+	b, err := e.buf("barrier", 16)
 	if err != nil {
 		return 0, err
 	}
 	return b, e.ctx.Zero(b, 8)
+}
+
+// barrierTimedOut reports, after a pass, whether a persistent kernel's
+// grid barrier timed out in it (its blocks could not all run at once, on
+// a device shared with others, say: the pass's results are wrong), and
+// clears the word for the next.
+func (e *cudaEngine) barrierTimedOut() (bool, error) {
+	b, ok := e.ws["barrier"]
+	if !ok {
+		return false, nil
+	}
+	w := make([]float32, 1) // the flag's bits, read as a float32
+	if err := e.ctx.DownloadFloat32(w, b.p.Offset(8)); err != nil {
+		return false, err
+	}
+	if math.Float32bits(w[0]) == 0 {
+		return false, nil
+	}
+	return true, e.ctx.Zero(b.p.Offset(8), 4)
 }
 
 // backInput is a product that completes the gradient of an LSTM step's
@@ -341,8 +361,9 @@ type gpuGraph interface {
 }
 
 // gpuKernels launches the kernels of one compiled source: over n
-// independent threads, or over a grid of blocks whose kernels are correct
-// for any block size (256 threads on a GPU).
+// independent threads, or over a grid of blocks of 256 threads on a GPU
+// (and under the SIMT emulator; one thread under the sequential one),
+// whose kernels are written for that size and for one thread.
 type gpuKernels interface {
 	LaunchThreads(name string, n int, args ...any) error
 	LaunchBlocks(name string, grid int, args ...any) error
@@ -688,8 +709,11 @@ func (e *cudaEngine) launchGroups(p Precision, name string, n int, args ...any) 
 	return e.launch(p, name, groupLanes*n, args...)
 }
 
-// launchGrid runs kernel name of precision p on grid blocks; the kernel
-// is correct for any block size.
+// launchGrid runs kernel name of precision p on grid blocks of cudaBlock
+// threads (one thread under the sequential emulator): the block kernels
+// (the block reductions, the persistent LSTM) are written for blocks of a
+// power of two of at most 256 threads, whole warps, and correct for one
+// thread too.
 func (e *cudaEngine) launchGrid(p Precision, name string, grid uint32, args ...any) error {
 	md, err := e.module(p)
 	if err != nil {
@@ -998,11 +1022,21 @@ func (e *cudaEngine) output(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int) error 
 	return e.launchGrid(p, "sum_scaled", 1, bf.rowloss, R, 1.0, bf.div, bf.loss)
 }
 
-// lossValue waits for the pass and returns its loss.
+// lossValue waits for the pass and returns its loss, or an error where a
+// persistent kernel's grid barrier timed out in it.
 func (e *cudaEngine) lossValue(bf *lstmBufs) (float64, error) {
 	loss := make([]float64, 1)
 	if err := e.ctx.DownloadFloat64(loss, bf.loss); err != nil {
 		return 0, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
+	}
+	if _, ok := persistentSteps[e.fusedStep]; ok {
+		timedOut, err := e.barrierTimedOut()
+		if err != nil {
+			return 0, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
+		}
+		if timedOut {
+			return 0, fmt.Errorf("nsrnn: device %v: the persistent LSTM kernel's grid barrier timed out (%s=%s): its blocks could not all run at once, on a device shared with other work, say; the pass's results are wrong: run without it", e.dev, EnvCUDALSTMStep, e.fusedStep)
+		}
 	}
 	return loss[0], nil
 }

@@ -74,8 +74,10 @@ import (
 type Device struct {
 	cxx string
 	// simt runs every CUDA thread of a launch as a thread of its own
-	// (NewSIMT).
-	simt bool
+	// (NewSIMT); clockStep is what each clock64 call adds to the clock
+	// (SetClockStep).
+	simt      bool
+	clockStep int64
 	// rec, while capturing, receives the queued operations instead of
 	// running them.
 	rec *[]func() error
@@ -114,9 +116,15 @@ func NewSIMT() (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.simt = true
+	d.simt, d.clockStep = true, 1000
 	return d, nil
 }
+
+// SetClockStep sets what each call of clock64 adds to the SIMT
+// emulation's clock (1000 by default), for testing a kernel's timed-out
+// waits: with a step beyond a wait's limit, a thread that spins on
+// memory times out at its second call.
+func (d *Device) SetClockStep(step int64) { d.clockStep = step }
 
 // SIMT reports whether d is a SIMT emulation (NewSIMT).
 func (d *Device) SIMT() bool { return d.simt }
@@ -520,7 +528,7 @@ static jmp_buf sched;
 static int cur = -1;
 static void (*kfn)(void**);
 static void** kargs;
-static long long clk;
+static long long clk, clkStep = 1000;
 static char msg[1024];
 static bool failed;
 
@@ -590,7 +598,7 @@ static inline void __syncthreads() { emu::yield(emu::SYNC); }
 static inline void __threadfence() { asm volatile("" ::: "memory"); }
 static inline long long clock64() {
 	emu::yield(emu::SPIN);
-	return emu::clk += 1000;
+	return emu::clk += emu::clkStep;
 }
 static inline unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p = o + v; return o; }
 static inline unsigned atomicExch(unsigned* p, unsigned v) { unsigned o = *p; *p = v; return o; }
@@ -713,7 +721,10 @@ static int run(void (*k)(void**), unsigned grid, unsigned block, void** a) {
 	return 0;
 }
 } // namespace emu
-extern "C" int emu_run(void (*k)(void**), unsigned grid, unsigned block, void** a) { return emu::run(k, grid, block, a); }
+extern "C" int emu_run(void (*k)(void**), unsigned grid, unsigned block, void** a, long long clockStep) {
+	emu::clkStep = clockStep;
+	return emu::run(k, grid, block, a);
+}
 extern "C" void emu_error(char* buf, int n) { snprintf(buf, n, "%s", emu::msg); }
 `
 
@@ -761,7 +772,7 @@ func (d *Device) Kernels(src, name string, opts ...string) (*Kernels, error) {
 		head = simtShim
 		wrap.WriteString(simtRun)
 	} else {
-		wrap.WriteString(`extern "C" int emu_run(void (*k)(void**), unsigned grid, unsigned block, void** a) {
+		wrap.WriteString(`extern "C" int emu_run(void (*k)(void**), unsigned grid, unsigned block, void** a, long long) {
 	gridDim.x = grid; gridDim.y = gridDim.z = 1; blockDim.x = block; blockDim.y = blockDim.z = 1;
 	for (unsigned b = 0; b < grid; b++) { blockIdx.x = b; blockIdx.y = blockIdx.z = 0;
 		for (unsigned t = 0; t < block; t++) { threadIdx.x = t; threadIdx.y = threadIdx.z = 0; k(a); } }
@@ -876,7 +887,7 @@ func (k *Kernels) call(name string, grid, block uint32, args []any) error {
 	if len(k.ptrs) > 0 {
 		p = uintptr(unsafe.Pointer(&k.ptrs[0]))
 	}
-	if call(k.run, f, uintptr(grid), uintptr(block), p) != 0 {
+	if call(k.run, f, uintptr(grid), uintptr(block), p, uintptr(k.d.clockStep)) != 0 {
 		buf := make([]byte, 1024)
 		call(k.errMsg, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
 		if i := bytes.IndexByte(buf, 0); i >= 0 {
