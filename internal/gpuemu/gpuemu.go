@@ -610,7 +610,18 @@ const simtRun = `namespace emu {
 // waiting for other blocks at a grid barrier), so that blocks without
 // one run one after another, as their __shared__ memory (static here)
 // requires.
+static int run1(void (*k)(void**), unsigned grid, unsigned block, void** a);
+static std::vector<char*> pool; // stacks of ended launches, for the next
+
 static int run(void (*k)(void**), unsigned grid, unsigned block, void** a) {
+	int rc = run1(k, grid, block, a);
+	// The stacks go back to the pool, a failed launch's too (its threads
+	// are abandoned where they stopped).
+	for (auto& f : fibers) if (f.stack) { pool.push_back(f.stack); f.stack = 0; }
+	return rc;
+}
+
+static int run1(void (*k)(void**), unsigned grid, unsigned block, void** a) {
 	failed = false;
 	msg[0] = 0;
 	kfn = k;
@@ -623,7 +634,6 @@ static int run(void (*k)(void**), unsigned grid, unsigned block, void** a) {
 	}
 	fibers.clear();
 	slotBlock.clear();
-	static std::vector<char*> pool;
 	unsigned started = 0, live = 0;
 	std::vector<int> liveSlot; // per slot: 1 while its block runs
 	auto start = [&]() {
@@ -717,7 +727,6 @@ static int run(void (*k)(void**), unsigned grid, unsigned block, void** a) {
 			counts[SHFL], counts[SYNC], counts[SPIN], counts[DONE], live, grid);
 		return 1;
 	}
-	for (auto& f : fibers) if (f.stack) { pool.push_back(f.stack); f.stack = 0; }
 	return 0;
 }
 } // namespace emu
