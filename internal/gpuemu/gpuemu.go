@@ -493,7 +493,6 @@ const simtShim = `#include <cmath>
 #include <algorithm>
 #include <vector>
 #include <setjmp.h>
-#include <ucontext.h>
 using std::min; using std::max;
 using std::exp; using std::log; using std::tanh; using std::sqrt; using std::fmax; using std::fmin; using std::fabs;
 struct emu_uint3 { unsigned x, y, z; };
@@ -515,7 +514,6 @@ namespace emu {
 enum State { RUN, SHFL, SYNC, SPIN, DONE };
 struct Fiber {
 	jmp_buf jb;
-	ucontext_t uc;
 	char* stack;
 	int state, parity;
 	bool started;
@@ -564,12 +562,18 @@ static void resume(int i) {
 	if (_setjmp(sched)) return;
 	if (!f.started) {
 		f.started = true;
-		getcontext(&f.uc);
-		f.uc.uc_stack.ss_sp = f.stack;
-		f.uc.uc_stack.ss_size = stackSize;
-		f.uc.uc_link = 0;
-		makecontext(&f.uc, trampoline, 0);
-		setcontext(&f.uc);
+		// Onto the fiber's stack (16-byte aligned at the call, as both
+		// ABIs ask) and into the trampoline, which never returns: it
+		// longjmps back to the scheduler. No system call, where
+		// makecontext and setcontext save and set the signal mask.
+		char* top = (char*)(((uintptr_t)(f.stack + stackSize)) & ~(uintptr_t)15);
+#if defined(__x86_64__)
+		asm volatile("mov %0, %%rsp\n\tcall *%1" : : "r"(top), "r"(trampoline) : "memory");
+#elif defined(__aarch64__)
+		asm volatile("mov sp, %0\n\tblr %1" : : "r"(top), "r"(trampoline) : "memory");
+#else
+#error "the SIMT emulation needs amd64 or arm64"
+#endif
 	}
 	_longjmp(f.jb, 1);
 }
