@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -131,7 +130,7 @@ func (s Settings) TaskDefIn(dir string) (*data.Task, error) {
 		}
 		if dir != "" {
 			copyPath := filepath.Join(dir, GrammarCopyFile)
-			if ct, cd, cerr := grammarCopyTask(copyPath, s.Task); cerr == nil && cd.SHA256 == s.GrammarFile.SHA256 {
+			if ct, cd, cerr := grammarTask(copyPath, s.Task); cerr == nil && cd.SHA256 == s.GrammarFile.SHA256 {
 				return ct.WithGrammar(s.Grammar)
 			}
 		}
@@ -142,21 +141,6 @@ func (s Settings) TaskDefIn(dir string) (*data.Task, error) {
 			d.Path, d.SHA256, s.GrammarFile.SHA256)
 	}
 	return data.TaskWith(s.Task, s.TaskParams, s.Grammar)
-}
-
-// grammarCopyTask reads a run's copy of its grammar file, at path, as the
-// task named name (the original file's base name).
-func grammarCopyTask(path, name string) (*data.Task, FileDigest, error) {
-	b, d, err := readDigest(path)
-	if err != nil {
-		return nil, FileDigest{}, err
-	}
-	g, err := data.ReadPCFG(bytes.NewReader(b), path)
-	if err != nil {
-		return nil, FileDigest{}, err
-	}
-	t, err := data.NewGrammarTask(name, g, "the grammar of "+d.Path)
-	return t, d, err
 }
 
 // SaveGrammarCopy writes the run's copy of its grammar file into dir

@@ -41,6 +41,13 @@ func readDigest(path string) ([]byte, FileDigest, error) {
 // and the file's absolute path and digest. Errors name the file, and the
 // line where one is at fault.
 func GrammarFileTask(path string) (*data.Task, FileDigest, error) {
+	return grammarTask(path, filepath.Base(path))
+}
+
+// grammarTask reads the grammar file at path as the task named name (a
+// run's copy of its grammar file, GrammarCopyFile, is named by the
+// original's base name).
+func grammarTask(path, name string) (*data.Task, FileDigest, error) {
 	b, d, err := readDigest(path)
 	if err != nil {
 		return nil, FileDigest{}, err
@@ -49,7 +56,7 @@ func GrammarFileTask(path string) (*data.Task, FileDigest, error) {
 	if err != nil {
 		return nil, FileDigest{}, err
 	}
-	t, err := data.NewGrammarTask(filepath.Base(path), g, "the grammar of "+d.Path)
+	t, err := data.NewGrammarTask(name, g, "the grammar of "+d.Path)
 	if err != nil {
 		return nil, FileDigest{}, err
 	}

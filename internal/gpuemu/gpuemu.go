@@ -463,12 +463,12 @@ var compiled struct {
 // kernelSig matches a kernel's declaration.
 var kernelSig = regexp.MustCompile(`__global__\s+void\s+(\w+)\s*\(([^)]*)\)`)
 
-// shim maps CUDA's built-ins to C++ for sequential emulation.
-const shim = `#include <cmath>
+// shimCommon maps to C++ the CUDA built-ins that both emulations map
+// alike: the thread coordinates, the qualifiers and the bit casts.
+const shimCommon = `#include <cmath>
 #include <cstring>
 #include <cstdint>
 #include <algorithm>
-#define GPUEMU 1
 using std::min; using std::max;
 using std::exp; using std::log; using std::tanh; using std::sqrt; using std::fmax; using std::fmin; using std::fabs;
 struct emu_uint3 { unsigned x, y, z; };
@@ -478,32 +478,19 @@ static emu_uint3 threadIdx, blockIdx, blockDim, gridDim;
 #define __host__
 #define __forceinline__ inline
 #define __shared__ static
-#define __syncthreads() ((void)0)
 static inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
 static inline long long __double_as_longlong(double x) { long long i; std::memcpy(&i, &x, 8); return i; }
 `
 
+// shim maps CUDA's built-ins to C++ for sequential emulation.
+const shim = "#define GPUEMU 1\n" + shimCommon + "#define __syncthreads() ((void)0)\n"
+
 // simtShim maps CUDA's built-ins to C++ for the SIMT emulation (NewSIMT),
 // and simtRun is its scheduler.
-const simtShim = `#include <cmath>
-#include <cstring>
-#include <cstdint>
-#include <cstdlib>
+const simtShim = shimCommon + `#include <cstdlib>
 #include <cstdio>
-#include <algorithm>
 #include <vector>
 #include <setjmp.h>
-using std::min; using std::max;
-using std::exp; using std::log; using std::tanh; using std::sqrt; using std::fmax; using std::fmin; using std::fabs;
-struct emu_uint3 { unsigned x, y, z; };
-static emu_uint3 threadIdx, blockIdx, blockDim, gridDim;
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __shared__ static
-static inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
-static inline long long __double_as_longlong(double x) { long long i; std::memcpy(&i, &x, 8); return i; }
 
 // SIMT emulation: every CUDA thread of a launch is a fiber with a stack of
 // its own; the scheduler runs them one at a time, switching at the points
