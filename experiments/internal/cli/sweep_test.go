@@ -460,7 +460,10 @@ func TestRunProgress(t *testing.T) {
 		{perplexity, true, "2 epochs, best validation perplexity 100 at epoch 2, last epoch 3500 s", ""},
 		{perplexity, false, "2 epochs, best validation perplexity 100 at epoch 2, last epoch 3500 s", ""},
 		{write("one", `{"epoch":1,"valid_cross_entropy":0.9,"valid_cross_entropy_diff":0.4,"epoch_seconds":5}`), false, "1 epoch, best validation difference 0.4000 at epoch 1, last epoch 5 s", ""},
-		{write("third", `{"epoch":3,"valid_cross_entropy":0.9,"valid_cross_entropy_diff":0.4,"epoch_seconds":5}`), false, "3 epochs, best validation difference 0.4000 at epoch 3, last epoch 5 s", ""},
+		{write("third", `{"epoch":1,"valid_cross_entropy":1.1,"valid_cross_entropy_diff":0.6,"epoch_seconds":7}
+{"epoch":2,"valid_cross_entropy":1.0,"valid_cross_entropy_diff":0.5,"epoch_seconds":6}
+{"epoch":3,"valid_cross_entropy":0.9,"valid_cross_entropy_diff":0.4,"epoch_seconds":5}`), false, "3 epochs, best validation difference 0.4000 at epoch 3, last epoch 5 s", ""},
+		{write("gap", `{"epoch":3,"valid_cross_entropy":0.9,"valid_cross_entropy_diff":0.4,"epoch_seconds":5}`), false, "", protocol.LogFile + ":1: a record of epoch 3 where epoch 1"},
 		{empty, false, "", ""},
 		{filepath.Join(dir, "absent"), false, "", ""},
 		{damaged, false, "", protocol.LogFile + ":2"},
