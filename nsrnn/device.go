@@ -3,6 +3,7 @@ package nsrnn
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -82,7 +83,11 @@ type DeviceInfo struct {
 // is always usable and is not listed.
 func Devices() ([]DeviceInfo, error) {
 	if emulating() {
-		return []DeviceInfo{{Device: CUDA(0), Name: "GPU emulator (" + EnvGPUEmulator + "=1: the CUDA kernels on the CPU)", Usable: true}}, nil
+		name := "GPU emulator (" + EnvGPUEmulator + "=1: the CUDA kernels on the CPU)"
+		if os.Getenv(EnvGPUEmulator) == "simt" {
+			name = "GPU emulator (" + EnvGPUEmulator + "=simt: the CUDA kernels on the CPU, every thread on its own)"
+		}
+		return []DeviceInfo{{Device: CUDA(0), Name: name, Usable: true}}, nil
 	}
 	ds, err := cuda.Devices()
 	if err != nil {
