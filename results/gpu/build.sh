@@ -21,14 +21,31 @@
 #
 # trains the draws of the Penn Treebank search still to judge (see
 # campaign.sh).
+#
+# Before it builds, it runs the kernels here under the GPU emulator's
+# SIMT emulation (every CUDA thread on its own, warps and blocks
+# cooperating as on a card), so that a fault of a warp's lanes or of a
+# grid barrier is found before the card's time is spent: SIMT=quick (the
+# default: TestGPUKernelsSIMT and TestGPUPersistentBarrierTimeout, about
+# 20 s), SIMT=full (every GPU test, about 6 minutes on two cores) or
+# SIMT=0 (none). Where there is no C++ compiler the tests skip.
 set -e
 repo=$(git rev-parse --show-toplevel)
 out=${1:-$repo/.gpucheck}
 data=${DATA:?set DATA to the directory holding ptb/}
 torch_lm=${TORCH_LM:?set TORCH_LM to the PyTorch reference script}
+cd "$repo"
+case ${SIMT:-quick} in
+0) ;;
+quick) go test -count=1 -run 'TestGPUKernelsSIMT|TestGPUPersistentBarrierTimeout' ./nsrnn ;;
+full) NSRNN_GPU_EMULATOR=simt go test -count=1 -timeout 60m -run 'TestGPU' ./nsrnn ;;
+*)
+	echo "build.sh: SIMT=$SIMT: want quick, full or 0" >&2
+	exit 2
+	;;
+esac
 rm -rf "$out"
 mkdir -p "$out/ptb-data"
-cd "$repo"
 export CGO_ENABLED=0
 go test -c -trimpath -ldflags='-s -w' -o "$out/nsrnn.test" ./nsrnn
 go test -c -trimpath -ldflags='-s -w' -o "$out/cuda.test" ./internal/cuda
