@@ -3,13 +3,12 @@
 package protocol
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"os"
 )
 
 // A named pipe in place of a run's log, settings or summary is refused
