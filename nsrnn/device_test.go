@@ -226,8 +226,8 @@ func TestGPUPersistentBarrierTimeout(t *testing.T) {
 // results when every CUDA thread runs on its own, as on a card: the
 // sequential emulator of the other tests runs one lane per warp and one
 // block per grid, where a lane's or a barrier's mistake cannot show. A
-// few small models each way; NSRNN_GPU_EMULATOR=simt runs every GPU test
-// so (slowly).
+// few small models each way, and a memory-limited stack's stream;
+// NSRNN_GPU_EMULATOR=simt runs every GPU test so (slowly).
 func TestGPUKernelsSIMT(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the SIMT emulation is slow")
@@ -242,6 +242,7 @@ func TestGPUKernelsSIMT(t *testing.T) {
 		return m
 	}
 	checkGPUSentences(t, d, pick("onehot", "rns-2-3", "jm-hidden", "vrns-fixed"))
+	checkGPUStreams(t, d, pick("rns-2-2-D3"))
 	for _, v := range []string{"fused", "persistent"} {
 		t.Run(v, func(t *testing.T) {
 			t.Setenv(EnvCUDALSTMStep, v)
