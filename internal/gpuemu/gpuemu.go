@@ -491,6 +491,7 @@ const simtShim = shimCommon + `#include <cstdlib>
 #include <cstdio>
 #include <vector>
 #include <setjmp.h>
+#include <sys/mman.h>
 
 // SIMT emulation: every CUDA thread of a launch is a fiber with a stack of
 // its own; the scheduler runs them one at a time, switching at the points
@@ -506,6 +507,16 @@ struct Fiber {
 	bool started;
 };
 static const size_t stackSize = 64 * 1024;
+static const size_t guardSize = 4096;
+
+// newStack maps a fiber's stack with an inaccessible page below it, so
+// that a kernel that overflows it faults rather than overwrite another's.
+static char* newStack() {
+	void* p = mmap(0, stackSize + guardSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) return 0;
+	mprotect(p, guardSize, PROT_NONE);
+	return (char*)p + guardSize;
+}
 static std::vector<Fiber> fibers;  // the active blocks' fibers, block slot by slot
 static std::vector<unsigned> slotBlock; // the block each slot runs
 static std::vector<uint64_t> slots[2]; // shuffle values, by parity, per fiber
@@ -627,7 +638,7 @@ static int run1(void (*k)(void**), unsigned grid, unsigned block, void** a) {
 	slotBlock.clear();
 	unsigned started = 0, live = 0;
 	std::vector<int> liveSlot; // per slot: 1 while its block runs
-	auto start = [&]() {
+	auto start = [&]() -> bool {
 		// reuse a retired slot, or add one
 		size_t s = 0;
 		while (s < liveSlot.size() && liveSlot[s]) s++;
@@ -644,12 +655,16 @@ static int run1(void (*k)(void**), unsigned grid, unsigned block, void** a) {
 			Fiber& f = fibers[s * block + t];
 			if (!f.stack) {
 				if (!pool.empty()) { f.stack = pool.back(); pool.pop_back(); }
-				else f.stack = (char*)malloc(stackSize);
+				else if (!(f.stack = newStack())) {
+					snprintf(msg, sizeof msg, "no memory for the stack of a thread (%u threads of %u blocks running)", live * block, live);
+					return false;
+				}
 			}
 			f.state = RUN; f.parity = 0; f.started = false;
 		}
+		return true;
 	};
-	start();
+	if (!start()) return 1;
 	long long idle = 0;
 	for (;;) {
 		bool progress = false, spin = false;
@@ -705,7 +720,10 @@ static int run1(void (*k)(void**), unsigned grid, unsigned block, void** a) {
 		}
 		if (live == 0 && started == grid) break;
 		if (progress) { idle = 0; continue; }
-		if (started < grid) { start(); continue; }
+		if (started < grid) {
+			if (!start()) return 1;
+			continue;
+		}
 		// Every block has started and only spinning threads ran: nothing
 		// can change what they wait for (a GPU would spin until a
 		// timeout, if the kernel has one).
