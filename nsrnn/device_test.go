@@ -191,6 +191,80 @@ func gpuSIMT(t *testing.T, setup ...func(*gpuemu.Device)) Device {
 	return CUDA(0)
 }
 
+// A GPU whose memory runs out (the emulator's, limited) makes the pass
+// that needs more fail with an error saying so, not a crash; the model
+// goes on computing on the device with what fits, and moves back to the
+// CPU with its parameters intact.
+func TestGPUOutOfMemory(t *testing.T) {
+	if _, err := gpuemu.New(); err != nil {
+		t.Skipf("no GPU emulator: %v", err)
+	}
+	if ds, _ := Devices(); !emulating() && slices.ContainsFunc(ds, func(d DeviceInfo) bool { return d.Usable }) {
+		t.Skip("a GPU is here: the test limits an emulator's memory")
+	}
+	old := openGPU
+	openGPU = func(int) (gpuDevice, error) {
+		d, err := gpuemu.New()
+		if err != nil {
+			return nil, err
+		}
+		d.SetMemoryLimit(4 << 20)
+		return emuDevice{d}, nil
+	}
+	t.Cleanup(func() { openGPU = old })
+	for _, name := range []string{"wide-vocab", "rns-2-3", "jm-hidden"} {
+		c := gpuConfigs()[name]
+		cpu, g := twins(t, CUDA(0), c, Float64)
+		rng := rand.New(rand.NewPCG(1, 2))
+		vocab := min(c.InputVocab, c.OutputVocab-1)
+		small := randomBatch(rng, 2, 5, vocab)
+		big := randomBatch(rng, 64, 120, vocab) // LSTM: 64·121 rows of 700 scores (54 MB); RNS: 64 stack triangles of 121 positions
+		if _, _, err := g.Gradient(big); err == nil || !strings.Contains(err.Error(), "out of memory") {
+			t.Fatalf("%s: a batch beyond the device's memory: error %v", name, err)
+		}
+		want, _, err := cpu.Gradient(small)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := g.Gradient(small)
+		if err != nil || relErr(got, want) > tolerance(Float64) {
+			t.Errorf("%s: a batch that fits, after: loss %v, %v; the CPU's %v", name, got, err, want)
+		}
+		if err := g.SetDevice(CPU); err != nil {
+			t.Fatal(err)
+		}
+		back, _, err := g.Gradient(small)
+		if err != nil || back != want {
+			t.Errorf("%s: back on the CPU: loss %v, %v; want %v", name, back, err, want)
+		}
+	}
+	// A stream's chunk beyond the memory fails; the stream's next chunk,
+	// which fits, continues from the state the failed one left alone.
+	c := gpuConfigs()["rns-2-2-D3"]
+	cpu, g := twins(t, CUDA(0), c, Float64)
+	s1, s2 := mustStream(t, cpu, 4), mustStream(t, g, 4)
+	rng := rand.New(rand.NewPCG(5, 6))
+	in, tgt := randomStream(rng, 4, 3, min(c.InputVocab, c.OutputVocab))
+	for _, s := range []*Stream{s1, s2} {
+		if _, _, err := s.Gradient(in, tgt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bigIn, bigTgt := randomStream(rng, 4, 20000, min(c.InputVocab, c.OutputVocab))
+	if _, _, err := s2.Gradient(bigIn, bigTgt); err == nil || !strings.Contains(err.Error(), "out of memory") {
+		t.Fatalf("a chunk beyond the device's memory: error %v", err)
+	}
+	in, tgt = randomStream(rng, 4, 6, min(c.InputVocab, c.OutputVocab))
+	l1, _, err := s1.Gradient(in, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, _, err := s2.Gradient(in, tgt)
+	if err != nil || relErr(l2, l1) > tolerance(Float64) {
+		t.Errorf("the stream's next chunk: loss %v, %v; the CPU's %v", l2, err, l1)
+	}
+}
+
 // A persistent LSTM kernel whose grid barrier times out (blocks that
 // cannot all run at once: here, a clock that passes the wait's limit at
 // once) makes the pass fail saying so, rather than return the wrong

@@ -78,6 +78,9 @@ type Device struct {
 	// (SetClockStep).
 	simt      bool
 	clockStep int64
+	// used and limit are the bytes allocated and the most that may be
+	// (0: no limit; SetMemoryLimit).
+	used, limit int
 	// rec, while capturing, receives the queued operations instead of
 	// running them.
 	rec *[]func() error
@@ -145,6 +148,14 @@ func compiler() (string, error) {
 	return "", errors.New("gpuemu: no C++ compiler (c++, g++ or clang++) on PATH")
 }
 
+// SetMemoryLimit makes Alloc fail, as a card's allocation does when its
+// memory is spent, where the memory allocated would exceed limit bytes
+// (0: no limit): for testing what a program does then.
+func (d *Device) SetMemoryLimit(limit int) { d.limit = limit }
+
+// ErrOutOfMemory is the error of an Alloc beyond SetMemoryLimit's limit.
+var ErrOutOfMemory = errors.New("gpuemu: out of memory")
+
 // Alloc returns bytes of zeroed memory, aligned to 8 bytes.
 func (d *Device) Alloc(bytes int) (cuda.Ptr, error) {
 	if bytes < 0 {
@@ -153,6 +164,10 @@ func (d *Device) Alloc(bytes int) (cuda.Ptr, error) {
 	if bytes == 0 {
 		return 0, nil
 	}
+	if d.limit > 0 && d.used+bytes > d.limit {
+		return 0, fmt.Errorf("%w: %d bytes asked for, %d of the limit of %d in use", ErrOutOfMemory, bytes, d.used, d.limit)
+	}
+	d.used += 8 * ((bytes + 7) / 8)
 	mem := make([]uint64, (bytes+7)/8)
 	p := uintptr(unsafe.Pointer(&mem[0]))
 	d.allocs[p] = mem
@@ -168,9 +183,11 @@ func (d *Device) Free(p cuda.Ptr) error {
 	if p == 0 {
 		return nil
 	}
-	if _, ok := d.allocs[uintptr(p)]; !ok {
+	mem, ok := d.allocs[uintptr(p)]
+	if !ok {
 		return fmt.Errorf("gpuemu: Free(%#x) of memory not allocated", uintptr(p))
 	}
+	d.used -= 8 * len(mem)
 	delete(d.allocs, uintptr(p))
 	i := sort.Search(len(d.starts), func(i int) bool { return d.starts[i] >= uintptr(p) })
 	d.starts = append(d.starts[:i], d.starts[i+1:]...)
@@ -283,6 +300,7 @@ func (d *Device) DownloadFloat32(dst []float32, src cuda.Ptr) error { return dow
 
 // Close releases all the device's memory.
 func (d *Device) Close() error {
+	d.used = 0
 	d.allocs = map[uintptr][]uint64{}
 	d.starts = nil
 	return nil
