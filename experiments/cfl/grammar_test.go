@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -442,6 +443,16 @@ func TestGrammarFileRunKeepsCopy(t *testing.T) {
 	}
 	if c, err := os.ReadFile(filepath.Join(out, protocol.GrammarCopyFile)); err != nil || !bytes.Equal(c, src) {
 		t.Fatalf("the run's copy of its grammar: %v (equal: %v)", err, bytes.Equal(c, src))
+	}
+	// A new run that fails before its first checkpoint leaves nothing,
+	// the copy included.
+	failed := filepath.Join(dir, "failed")
+	if status, _, _ := run("train", "--grammar-file", gf, "--model", "rns", "--hidden", "4", "--lr", "1e308",
+		"--train-size", "10", "--valid-size", "5", "--batch-size", "5", "--lengths", "4:8", "--epochs", "1", "--quiet", "--out", failed); status == 0 {
+		t.Fatal("a run with --lr 1e308 did not fail")
+	}
+	if _, err := os.Stat(failed); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the failed run left %s behind: %v", failed, dirContents(t, failed))
 	}
 	strs := filepath.Join(dir, "strings.txt")
 	if err := os.WriteFile(strs, []byte("( ) [ ]\n"), 0o644); err != nil {

@@ -482,7 +482,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ok := false
-	defer func() { rd.Close(ok) }()
+	// A new run abandoned before its first checkpoint leaves nothing, its
+	// grammar's copy included.
+	defer func() { rd.Close(ok, protocol.GrammarCopyFile) }()
 	if err := s.SaveGrammarCopy(*out); err != nil {
 		return fmt.Errorf("--grammar-file: %w", err)
 	}
@@ -504,7 +506,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	intr.OnForcedExit(func() string {
 		if _, err := os.Stat(tc.Checkpoint); err != nil {
 			created := rd.Created
-			rd.Close(false) // a new run without a checkpoint leaves nothing behind
+			rd.Close(false, protocol.GrammarCopyFile) // a new run without a checkpoint leaves nothing behind
 			if created {
 				return "no checkpoint was written yet: the new run was removed"
 			}
