@@ -53,6 +53,16 @@ func BenchmarkVecPopKernels(b *testing.B) {
 		}
 		b.ReportMetric(float64(nk*mm*Q)/1e6, "MFMA/op")
 	})
+	b.Run("fwdZ6x2", func(b *testing.B) {
+		if !useZ {
+			b.Skip("no AVX-512 kernels on this CPU")
+		}
+		permXZ6x2(xv, X, nk)
+		for i := 0; i < b.N; i++ {
+			popSumWZ6x2(acc, E, xv, w)
+		}
+		b.ReportMetric(float64(nk*mm*Q)/1e6, "MFMA/op")
+	})
 	b.Run("bwd6x2", func(b *testing.B) {
 		permXT6x2(xv, X, nk)
 		for i := 0; i < b.N; i++ {

@@ -94,8 +94,9 @@ type seq struct {
 // kernels) and the shape:
 type kernelChoice struct {
 	// vec6: m = 6, |Q| = 2 (AVX2), with the G′ blocks of a column copied
-	// into their layouts;
-	vec6 bool
+	// into their layouts, and z6 its 512-bit forward pop kernel
+	// (AVX-512);
+	vec6, z6 bool
 	// vec9: m = 9, |Q| = 3 (AVX2; the backward kernel takes the G′ blocks
 	// of a column transposed), and z9 its 512-bit pop kernels (AVX-512);
 	vec9, z9 bool
@@ -108,6 +109,7 @@ type kernelChoice struct {
 func chooseKernels(m, nq int, bx bool) kernelChoice {
 	return kernelChoice{
 		vec6: useVec && m == 6 && nq == 2,
+		z6:   useVec && useZ && m == 6 && nq == 2,
 		vec9: useVec && m == 9 && nq == 3,
 		z9:   useVec && useZ && m == 9 && nq == 3,
 		z12:  useVec && useZ && m == 12 && nq == 3 && bx,
@@ -453,9 +455,11 @@ func (s *seq) step(ld, v, out []float64) {
 			s.axpNZ[pi] = false
 		}
 	}
-	vec, z9, z12 := s.kern.vec6, s.kern.z9, s.kern.z12
+	vec, z6, z9, z12 := s.kern.vec6, s.kern.z6, s.kern.z9, s.kern.z12
 	if b-2 > lo {
 		switch {
+		case z6:
+			permXZ6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
 		case vec:
 			permXP6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
 		case z9:
@@ -509,6 +513,8 @@ func (s *seq) step(ld, v, out []float64) {
 				wk[k] = w
 			}
 			switch {
+			case z6:
+				popSumWZ6x2(acc, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*24:(a-lo+nk)*24], wk)
 			case vec:
 				popSumWVec6x2(acc, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*24:(a-lo+nk)*24], wk)
 			case z9:

@@ -510,3 +510,84 @@ zfLoop:
 	VMOVSD  X17, 640(DI)
 	VZEROUPPER
 	RET
+
+// func popSumWZ6x2Asm(acc, E, XZ, w *float64, nk int)
+//
+// popSumWVec6x2Asm with 512-bit vectors (AVX-512F), in one pass over the
+// split points instead of one per pattern: patterns 0 and 1, whose
+// vectors lie side by side in acc and E, as one vector of eight, pattern 2
+// as one of four. XZ is the layout of permXZ6x2: per block, (y,0,r) of
+// patterns 0 and 1, (y,1,r) of patterns 0 and 1, then those of pattern 2.
+// Each lane does the operations of popSumWVec6x2Asm in their order (two
+// accumulators, the even-u and the odd-u terms, added at the end), so the
+// results are the same bits.
+TEXT ·popSumWZ6x2Asm(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ E+8(FP), R10
+	MOVQ XZ+16(FP), R11
+	MOVQ w+24(FP), R12
+	MOVQ nk+32(FP), R13
+
+	VMOVUPD 0(DI), Z0
+	VMOVUPD 96(DI), Z1
+	VMOVUPD 192(DI), Z2
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VMOVUPD 64(DI), Y11
+	VMOVUPD 160(DI), Y12
+	VMOVUPD 256(DI), Y13
+	VXORPD  Y14, Y14, Y14
+	VXORPD  Y15, Y15, Y15
+	VXORPD  Y16, Y16, Y16
+
+zfwd6Loop:
+	VBROADCASTSD (R12), Z3
+	VMULPD       (R11), Z3, Z4   // f·(y,0,r), patterns 0 and 1
+	VMULPD       64(R11), Z3, Z5 // f·(y,1,r), patterns 0 and 1
+	VMULPD       128(R11), Y3, Y17
+	VMULPD       160(R11), Y3, Y18
+	VMOVDDUP     (R10), Z6
+	VFMADD231PD  Z4, Z6, Z0
+	VPERMILPD    $255, (R10), Z7
+	VFMADD231PD  Z5, Z7, Z8
+	VMOVDDUP     96(R10), Z6
+	VFMADD231PD  Z4, Z6, Z1
+	VPERMILPD    $255, 96(R10), Z7
+	VFMADD231PD  Z5, Z7, Z9
+	VMOVDDUP     192(R10), Z6
+	VFMADD231PD  Z4, Z6, Z2
+	VPERMILPD    $255, 192(R10), Z7
+	VFMADD231PD  Z5, Z7, Z10
+	VMOVDDUP     64(R10), Y19
+	VFMADD231PD  Y17, Y19, Y11
+	VPERMILPD    $15, 64(R10), Y20
+	VFMADD231PD  Y18, Y20, Y14
+	VMOVDDUP     160(R10), Y19
+	VFMADD231PD  Y17, Y19, Y12
+	VPERMILPD    $15, 160(R10), Y20
+	VFMADD231PD  Y18, Y20, Y15
+	VMOVDDUP     256(R10), Y19
+	VFMADD231PD  Y17, Y19, Y13
+	VPERMILPD    $15, 256(R10), Y20
+	VFMADD231PD  Y18, Y20, Y16
+	ADDQ         $288, R10
+	ADDQ         $192, R11
+	ADDQ         $8, R12
+	DECQ         R13
+	JNZ          zfwd6Loop
+
+	VADDPD  Z8, Z0, Z0
+	VADDPD  Z9, Z1, Z1
+	VADDPD  Z10, Z2, Z2
+	VADDPD  Y14, Y11, Y11
+	VADDPD  Y15, Y12, Y12
+	VADDPD  Y16, Y13, Y13
+	VMOVUPD Z0, 0(DI)
+	VMOVUPD Z1, 96(DI)
+	VMOVUPD Z2, 192(DI)
+	VMOVUPD Y11, 64(DI)
+	VMOVUPD Y12, 160(DI)
+	VMOVUPD Y13, 256(DI)
+	VZEROUPPER
+	RET

@@ -129,6 +129,20 @@ func minMax(R []float64) (lo, hi float64) {
 //go:noescape
 func minMaxAsm(R *float64, n int) (lo, hi float64)
 
+// popSumWZ6x2 is popSumWVec6x2 with AVX-512, the G' blocks in the layout
+// of permXZ6x2: the same results, bit for bit.
+func popSumWZ6x2(acc, E, XZ, w []float64) {
+	nk := len(w)
+	if nk == 0 {
+		return
+	}
+	_, _, _ = acc[35], E[nk*36-1], XZ[nk*24-1] // the kernel reads and writes within these
+	popSumWZ6x2Asm(&acc[0], &E[0], &XZ[0], &w[0], nk)
+}
+
+//go:noescape
+func popSumWZ6x2Asm(acc, E, XZ, w *float64, nk int)
+
 // popSumWZ9x3 is popSumW for m = 9, |Q| = 3 with AVX-512, the G' blocks in
 // the layout of permXE9x3.
 func popSumWZ9x3(acc, E, XE, w []float64) {

@@ -25,6 +25,25 @@ func permXP6x2(XP, X []float64, nk int) {
 	}
 }
 
+// permXZ6x2 writes the forward layout of the 512-bit kernel
+// (popSumWZ6x2): permXP6x2's, with the first halves of patterns 0 and 1
+// side by side, then their second halves, then pattern 2's.
+func permXZ6x2(XZ, X []float64, nk int) {
+	XZ, X = XZ[:nk*24], X[:nk*12]
+	for k := 0; k < nk; k++ {
+		x, d := (*[12]float64)(X[k*12:]), (*[24]float64)(XZ[k*24:])
+		for p, yy := range vecPat {
+			a, b := 4*yy[0], 4*yy[1]
+			lo, hi := d[4*p:4*p+4], d[4*p+8:4*p+12] // patterns 0 and 1
+			if p == 2 {
+				lo, hi = d[16:20], d[20:24]
+			}
+			lo[0], lo[1], lo[2], lo[3] = x[a], x[a+1], x[b], x[b+1]
+			hi[0], hi[1], hi[2], hi[3] = x[a+2], x[a+3], x[b+2], x[b+3]
+		}
+	}
+}
+
 // permXT6x2 writes the backward layout: for each pattern (yA, yB), the
 // entries (y,u,0) and then (y,u,1), for y = yA, yB and u = 0, 1.
 func permXT6x2(XT, X []float64, nk int) {

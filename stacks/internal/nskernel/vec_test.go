@@ -323,3 +323,40 @@ func TestZKernel12x3(t *testing.T) {
 		}
 	}
 }
+
+// TestZKernel6x2 checks the 512-bit forward pop kernel of m = 6, |Q| = 2
+// against the reference loop and, bit for bit, against the AVX2 kernel
+// whose operations it does lane by lane, with acc cut to size and guarded
+// so that a write past it would show.
+func TestZKernel6x2(t *testing.T) {
+	if !useZ {
+		t.Skip("no AVX-512 kernels in this build or on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	const m, Q, mm, mq = 6, 2, 36, 12
+	for _, nk := range []int{1, 2, 3, 7, 30} {
+		name := fmt.Sprintf("nk=%d", nk)
+		E, X, w := randSlice(rng, nk*mm), randSlice(rng, nk*mq), randSlice(rng, nk)
+		w[nk/2] = 0
+		acc0 := randSlice(rng, mm)
+		want := refPopSumW(acc0, E, X, w, m, Q)
+		xp, xz := make([]float64, nk*24), make([]float64, nk*24)
+		permXP6x2(xp, X, nk)
+		permXZ6x2(xz, X, nk)
+		vec := append([]float64(nil), acc0...)
+		popSumWVec6x2(vec, E, xp, w)
+		accBuf := append(append([]float64(nil), acc0...), 7, 7, 7, 7, 7, 7, 7, 7)
+		popSumWZ6x2(accBuf[:mm:mm], E[:nk*mm:nk*mm], xz[:nk*24:nk*24], w)
+		closeSlices(t, name+" popSumWZ6x2", accBuf[:mm], want)
+		for i := range vec {
+			if math.Float64bits(accBuf[i]) != math.Float64bits(vec[i]) {
+				t.Fatalf("%s: entry %d is %v, the AVX2 kernel's %v: not the same bits", name, i, accBuf[i], vec[i])
+			}
+		}
+		for _, v := range accBuf[mm:] {
+			if v != 7 {
+				t.Fatalf("%s: popSumWZ6x2 wrote past acc: %v", name, accBuf[mm:])
+			}
+		}
+	}
+}
