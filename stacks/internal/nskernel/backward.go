@@ -15,7 +15,7 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 	// The per-column factors of the forward pass (see step).
 	inc := s.psi[b] - s.psi[b-1]
 	cr, cp := hfac(dRep-inc), hfac(dPop-inc)
-	vec, vec9, z9, z12 := s.kern.vec6, s.kern.vec9, s.kern.z9, s.kern.z12
+	vec, z6, vec9, z9, z12 := s.kern.vec6, s.kern.z6, s.kern.vec9, s.kern.z9, s.kern.z12
 	vm := vec || vec9 || z12 // mulAddV serves m
 	if vm {
 		// Transposed rep and pop weights: the products with them below
@@ -105,6 +105,8 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 
 	if b-2 > lo {
 		switch {
+		case z6:
+			permXTZ6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
 		case vec:
 			permXT6x2(s.xv, s.X[s.gp(lo+1, b)*mq:], b-2-lo)
 		case z9:
@@ -237,6 +239,8 @@ func (s *seq) backward(b int, gr, gd, gv []float64) {
 				wk[k] = es
 			}
 			switch {
+			case z6:
+				popSumBackZ6x2(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*24:(a-lo+nk)*24], wk)
 			case vec:
 				popSumBackVec6x2(s.C[bk0*mm:(bk0+nk)*mm], s.CP[pk0*mq:(pk0+nk)*mq], B, s.E[bk0*mm:(bk0+nk)*mm], s.xv[(a-lo)*24:(a-lo+nk)*24], wk)
 			case z9:

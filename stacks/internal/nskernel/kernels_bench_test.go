@@ -70,6 +70,16 @@ func BenchmarkVecPopKernels(b *testing.B) {
 		}
 		b.ReportMetric(float64(2*nk*mm*Q)/1e6, "MFMA/op")
 	})
+	b.Run("bwdZ6x2", func(b *testing.B) {
+		if !useZ {
+			b.Skip("no AVX-512 kernels on this CPU")
+		}
+		permXTZ6x2(xv, X, nk)
+		for i := 0; i < b.N; i++ {
+			popSumBackZ6x2(C, CP, B, E, xv, w)
+		}
+		b.ReportMetric(float64(2*nk*mm*Q)/1e6, "MFMA/op")
+	})
 	const m9, Q9, mm9, mq9 = 9, 3, 81, 27
 	E9, X9, B9 := randSlice(rng, nk*mm9), randSlice(rng, nk*mq9), randSlice(rng, mm9)
 	acc9, C9, CP9, xt9 := make([]float64, mm9), make([]float64, nk*mm9), make([]float64, nk*mq9), make([]float64, nk*mq9)

@@ -591,3 +591,67 @@ zfwd6Loop:
 	VMOVUPD Y13, 256(DI)
 	VZEROUPPER
 	RET
+
+// func popSumBackCZ6x2Asm(C, B, XZ, es *float64, nk int)
+//
+// popSumBackCVec6x2Asm with 512-bit vectors (AVX-512F), in one pass over
+// the split points: patterns 0 and 1 as vectors of eight, pattern 2 of
+// four, the G' blocks in the layout of permXTZ6x2. Each lane does the
+// operations of popSumBackCVec6x2Asm in their order: the same bits.
+TEXT ·popSumBackCZ6x2Asm(SB), NOSPLIT, $0-40
+	MOVQ C+0(FP), DI
+	MOVQ B+8(FP), BX
+	MOVQ XZ+16(FP), DX
+	MOVQ es+24(FP), R8
+	MOVQ nk+32(FP), CX
+
+	VMOVDDUP  0(BX), Z8
+	VPERMILPD $255, 0(BX), Z9
+	VMOVDDUP  96(BX), Z10
+	VPERMILPD $255, 96(BX), Z11
+	VMOVDDUP  192(BX), Z12
+	VPERMILPD $255, 192(BX), Z13
+	VMOVDDUP  64(BX), Y14
+	VPERMILPD $15, 64(BX), Y15
+	VMOVDDUP  160(BX), Y16
+	VPERMILPD $15, 160(BX), Y17
+	VMOVDDUP  256(BX), Y18
+	VPERMILPD $15, 256(BX), Y19
+
+zbackC6Loop:
+	VBROADCASTSD (R8), Z3
+	VMULPD       (DX), Z3, Z4   // f·X(y,u,0), patterns 0 and 1
+	VMULPD       64(DX), Z3, Z5 // f·X(y,u,1), patterns 0 and 1
+	VMULPD       128(DX), Y3, Y20
+	VMULPD       160(DX), Y3, Y21
+	VMOVUPD      (DI), Z0
+	VMOVUPD      96(DI), Z1
+	VMOVUPD      192(DI), Z2
+	VFMADD231PD  Z4, Z8, Z0
+	VFMADD231PD  Z4, Z10, Z1
+	VFMADD231PD  Z4, Z12, Z2
+	VFMADD231PD  Z5, Z9, Z0
+	VFMADD231PD  Z5, Z11, Z1
+	VFMADD231PD  Z5, Z13, Z2
+	VMOVUPD      Z0, (DI)
+	VMOVUPD      Z1, 96(DI)
+	VMOVUPD      Z2, 192(DI)
+	VMOVUPD      64(DI), Y22
+	VMOVUPD      160(DI), Y23
+	VMOVUPD      256(DI), Y24
+	VFMADD231PD  Y20, Y14, Y22
+	VFMADD231PD  Y20, Y16, Y23
+	VFMADD231PD  Y20, Y18, Y24
+	VFMADD231PD  Y21, Y15, Y22
+	VFMADD231PD  Y21, Y17, Y23
+	VFMADD231PD  Y21, Y19, Y24
+	VMOVUPD      Y22, 64(DI)
+	VMOVUPD      Y23, 160(DI)
+	VMOVUPD      Y24, 256(DI)
+	ADDQ         $288, DI
+	ADDQ         $192, DX
+	ADDQ         $8, R8
+	DECQ         CX
+	JNZ          zbackC6Loop
+	VZEROUPPER
+	RET

@@ -67,15 +67,16 @@ fwdLoop:
 	VZEROUPPER
 	RET
 
-// func popSumBackVec6x2Asm(C, CP, B, E, XT, es *float64, nk int)
-TEXT ·popSumBackVec6x2Asm(SB), NOSPLIT, $0-56
+// func popSumBackCVec6x2Asm(C, B, XT, es *float64, nk int)
+//
+// The first part of the backward pop kernel (popSumBackVec6x2): the
+// adjoints of the γ blocks.
+TEXT ·popSumBackCVec6x2Asm(SB), NOSPLIT, $0-40
 	MOVQ C+0(FP), DI
-	MOVQ CP+8(FP), R14
-	MOVQ B+16(FP), BX
-	MOVQ E+24(FP), SI
-	MOVQ XT+32(FP), DX
-	MOVQ es+40(FP), R8
-	MOVQ nk+48(FP), CX
+	MOVQ B+8(FP), BX
+	MOVQ XT+16(FP), DX
+	MOVQ es+24(FP), R8
+	MOVQ nk+32(FP), CX
 
 	// C_k += B ⋆ (f·X_k)ᵀ: entry (i,y,u) += B(i,y,0)·f·X(y,u,0) +
 	// B(i,y,1)·f·X(y,u,1).
@@ -118,6 +119,19 @@ backLoopC:
 	ADDQ $32, R9
 	CMPQ R9, $96
 	JLT  backPatternC
+	VZEROUPPER
+	RET
+
+// func popSumBackPVec6x2Asm(CP, B, E, es *float64, nk int)
+//
+// The second part of the backward pop kernel (popSumBackVec6x2): the
+// adjoints of the G' blocks.
+TEXT ·popSumBackPVec6x2Asm(SB), NOSPLIT, $0-40
+	MOVQ CP+0(FP), R14
+	MOVQ B+8(FP), BX
+	MOVQ E+16(FP), SI
+	MOVQ es+24(FP), R8
+	MOVQ nk+32(FP), CX
 
 	// CP_k += f·(E_kᵀ ⋆ B): entry (y,u,r) += f·Σ_i E(i,y,u)·B(i,y,r). Per
 	// pattern, same = Σ E_v⊙B_v holds the terms u = r and swap =

@@ -59,6 +59,25 @@ func permXT6x2(XT, X []float64, nk int) {
 	}
 }
 
+// permXTZ6x2 writes the backward layout of the 512-bit kernel
+// (popSumBackZ6x2): permXT6x2's, with the first halves of patterns 0 and
+// 1 side by side, then their second halves, then pattern 2's.
+func permXTZ6x2(XZ, X []float64, nk int) {
+	XZ, X = XZ[:nk*24], X[:nk*12]
+	for k := 0; k < nk; k++ {
+		x, d := (*[12]float64)(X[k*12:]), (*[24]float64)(XZ[k*24:])
+		for p, yy := range vecPat {
+			a, b := 4*yy[0], 4*yy[1]
+			lo, hi := d[4*p:4*p+4], d[4*p+8:4*p+12] // patterns 0 and 1
+			if p == 2 {
+				lo, hi = d[16:20], d[20:24]
+			}
+			lo[0], lo[1], lo[2], lo[3] = x[a], x[a+2], x[b], x[b+2]
+			hi[0], hi[1], hi[2], hi[3] = x[a+1], x[a+3], x[b+1], x[b+3]
+		}
+	}
+}
+
 // permXT9x3 writes the backward layout of nk G' blocks X of m = 9, |Q| = 3
 // (27 entries each) into XT: each symbol's 3×3 block transposed, so that
 // entry (y,u,r) is at 9y+3r+u.

@@ -360,3 +360,48 @@ func TestZKernel6x2(t *testing.T) {
 		}
 	}
 }
+
+// TestZKernelBack6x2 checks the backward pop kernel of m = 6, |Q| = 2
+// with its γ adjoints in 512-bit vectors against the reference loop and,
+// bit for bit, against the AVX2 kernel, with the blocks cut to size and
+// guarded so that a write past them would show.
+func TestZKernelBack6x2(t *testing.T) {
+	if !useZ {
+		t.Skip("no AVX-512 kernels in this build or on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(43, 44))
+	const m, Q, mm, mq = 6, 2, 36, 12
+	for _, nk := range []int{1, 2, 3, 7, 30} {
+		name := fmt.Sprintf("nk=%d", nk)
+		E, X, w := randSlice(rng, nk*mm), randSlice(rng, nk*mq), randSlice(rng, nk)
+		w[nk/2] = 0
+		B := randSlice(rng, mm)
+		C0, CP0 := randSlice(rng, nk*mm), randSlice(rng, nk*mq)
+		wantC, wantCP := refPopSumBack(C0, CP0, B, E, X, w, m, Q)
+		xt, xz := make([]float64, nk*24), make([]float64, nk*24)
+		permXT6x2(xt, X, nk)
+		permXTZ6x2(xz, X, nk)
+		vecC, vecCP := append([]float64(nil), C0...), append([]float64(nil), CP0...)
+		popSumBackVec6x2(vecC, vecCP, B, E, xt, w)
+		cBuf := append(append([]float64(nil), C0...), 7, 7, 7, 7, 7, 7, 7, 7)
+		cpBuf := append(append([]float64(nil), CP0...), 7, 7, 7, 7, 7, 7, 7, 7)
+		popSumBackZ6x2(cBuf[:nk*mm:nk*mm], cpBuf[:nk*mq:nk*mq], B, E[:nk*mm:nk*mm], xz[:nk*24:nk*24], w)
+		closeSlices(t, name+" popSumBackZ6x2 C", cBuf[:nk*mm], wantC)
+		closeSlices(t, name+" popSumBackZ6x2 CP", cpBuf[:nk*mq], wantCP)
+		for _, c := range []struct {
+			what      string
+			got, want []float64
+		}{{"C", cBuf, vecC}, {"CP", cpBuf, vecCP}} {
+			for i, v := range c.want {
+				if math.Float64bits(c.got[i]) != math.Float64bits(v) {
+					t.Fatalf("%s: %s entry %d is %v, the AVX2 kernel's %v: not the same bits", name, c.what, i, c.got[i], v)
+				}
+			}
+			for _, v := range c.got[len(c.want):] {
+				if v != 7 {
+					t.Fatalf("%s: popSumBackZ6x2 wrote past %s: %v", name, c.what, c.got[len(c.want):])
+				}
+			}
+		}
+	}
+}
