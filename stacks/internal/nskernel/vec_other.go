@@ -27,8 +27,8 @@ func popSumBackZ9x3(C, CPT, bx, E, XR, es []float64) { panic("nskernel: no vecto
 
 func minMax(R []float64) (lo, hi float64) { return minMaxGo(R) }
 
-func popSumWZ9x3(acc, E, XE, w []float64) { panic("nskernel: no vector kernels") }
-func popSumWZ6x2(acc, E, XZ, w []float64) { panic("nskernel: no vector kernels") }
+func popSumWZ9x3(acc, E, XE, w []float64)          { panic("nskernel: no vector kernels") }
+func popSumWZ6x2(acc, E, XZ, w []float64)          { panic("nskernel: no vector kernels") }
 func popSumBackZ6x2(C, CP, B, E, XZ, es []float64) { panic("nskernel: no vector kernels") }
 
 func popSumWZ12x3(acc, E, XE, w []float64) { panic("nskernel: no vector kernels") }
