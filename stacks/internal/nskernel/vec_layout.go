@@ -28,7 +28,18 @@ func permXP6x2(XP, X []float64, nk int) {
 // permXZ6x2 writes the forward layout of the 512-bit kernel
 // (popSumWZ6x2): permXP6x2's, with the first halves of patterns 0 and 1
 // side by side, then their second halves, then pattern 2's.
-func permXZ6x2(XZ, X []float64, nk int) {
+func permXZ6x2(XZ, X []float64, nk int) { permZ6x2(XZ, X, nk, 1, 2) }
+
+// permXTZ6x2 writes the backward layout of the 512-bit kernel
+// (popSumBackZ6x2): permXT6x2's, arranged as permXZ6x2 arranges
+// permXP6x2's.
+func permXTZ6x2(XZ, X []float64, nk int) { permZ6x2(XZ, X, nk, 2, 1) }
+
+// permZ6x2 writes the 512-bit kernels' layouts: per block, for each
+// pattern (yA, yB), the first half (a, a+s, b, b+s) and the second
+// (a+h, a+h+s, b+h, b+h+s), where a and b are the G' rows of yA and yB,
+// the halves of patterns 0 and 1 side by side, then pattern 2's.
+func permZ6x2(XZ, X []float64, nk, s, h int) {
 	XZ, X = XZ[:nk*24], X[:nk*12]
 	for k := 0; k < nk; k++ {
 		x, d := (*[12]float64)(X[k*12:]), (*[24]float64)(XZ[k*24:])
@@ -38,8 +49,8 @@ func permXZ6x2(XZ, X []float64, nk int) {
 			if p == 2 {
 				lo, hi = d[16:20], d[20:24]
 			}
-			lo[0], lo[1], lo[2], lo[3] = x[a], x[a+1], x[b], x[b+1]
-			hi[0], hi[1], hi[2], hi[3] = x[a+2], x[a+3], x[b+2], x[b+3]
+			lo[0], lo[1], lo[2], lo[3] = x[a], x[a+s], x[b], x[b+s]
+			hi[0], hi[1], hi[2], hi[3] = x[a+h], x[a+h+s], x[b+h], x[b+h+s]
 		}
 	}
 }
@@ -55,25 +66,6 @@ func permXT6x2(XT, X []float64, nk int) {
 			o := d[p*8 : p*8+8]
 			o[0], o[1], o[2], o[3] = x[a], x[a+2], x[b], x[b+2]
 			o[4], o[5], o[6], o[7] = x[a+1], x[a+3], x[b+1], x[b+3]
-		}
-	}
-}
-
-// permXTZ6x2 writes the backward layout of the 512-bit kernel
-// (popSumBackZ6x2): permXT6x2's, with the first halves of patterns 0 and
-// 1 side by side, then their second halves, then pattern 2's.
-func permXTZ6x2(XZ, X []float64, nk int) {
-	XZ, X = XZ[:nk*24], X[:nk*12]
-	for k := 0; k < nk; k++ {
-		x, d := (*[12]float64)(X[k*12:]), (*[24]float64)(XZ[k*24:])
-		for p, yy := range vecPat {
-			a, b := 4*yy[0], 4*yy[1]
-			lo, hi := d[4*p:4*p+4], d[4*p+8:4*p+12] // patterns 0 and 1
-			if p == 2 {
-				lo, hi = d[16:20], d[20:24]
-			}
-			lo[0], lo[1], lo[2], lo[3] = x[a], x[a+2], x[b], x[b+2]
-			hi[0], hi[1], hi[2], hi[3] = x[a+1], x[a+3], x[b+1], x[b+3]
 		}
 	}
 }
