@@ -655,3 +655,117 @@ zbackC6Loop:
 	JNZ          zbackC6Loop
 	VZEROUPPER
 	RET
+
+// The lane indices of the two-table permutes of popSumBackPZ6x2Asm: the
+// 128-bit halves 0 and 2 of two vectors interleaved (zidx6a), and halves
+// 1 and 3 (zidx6b).
+DATA zidx6a<>+0(SB)/8, $0
+DATA zidx6a<>+8(SB)/8, $1
+DATA zidx6a<>+16(SB)/8, $8
+DATA zidx6a<>+24(SB)/8, $9
+DATA zidx6a<>+32(SB)/8, $4
+DATA zidx6a<>+40(SB)/8, $5
+DATA zidx6a<>+48(SB)/8, $12
+DATA zidx6a<>+56(SB)/8, $13
+GLOBL zidx6a<>(SB), RODATA|NOPTR, $64
+DATA zidx6b<>+0(SB)/8, $2
+DATA zidx6b<>+8(SB)/8, $3
+DATA zidx6b<>+16(SB)/8, $10
+DATA zidx6b<>+24(SB)/8, $11
+DATA zidx6b<>+32(SB)/8, $6
+DATA zidx6b<>+40(SB)/8, $7
+DATA zidx6b<>+48(SB)/8, $14
+DATA zidx6b<>+56(SB)/8, $15
+GLOBL zidx6b<>(SB), RODATA|NOPTR, $64
+
+// func popSumBackPZ6x2Asm(CP, B, E, es *float64, nk int)
+//
+// popSumBackPVec6x2Asm with 512-bit vectors (AVX-512F), in one pass over
+// the split points: patterns 0 and 1 as vectors of eight, pattern 2 as one
+// of four, as popSumBackPVec6x2Asm does it. Each block of CP_k receives
+// its patterns' terms in the order of popSumBackPVec6x2Asm (patterns 0, 1,
+// 2), and each lane's operations are that kernel's: the same bits. The
+// pattern vectors that go to CP_k at byte offsets 0, 32 and 64 are, for
+// patterns (0, 1, 2): (0, 32, –), (64, –, 0) and (–, 64, 32) for the first
+// and second of each pattern (see popSumBackPVec6x2Asm's AX and DI).
+TEXT ·popSumBackPZ6x2Asm(SB), NOSPLIT, $0-40
+	MOVQ CP+0(FP), R11
+	MOVQ B+8(FP), BX
+	MOVQ E+16(FP), R10
+	MOVQ es+24(FP), R12
+	MOVQ nk+32(FP), R13
+
+	VMOVUPD   0(BX), Z8
+	VMOVUPD   96(BX), Z9
+	VMOVUPD   192(BX), Z10
+	VPERMILPD $0x55, Z8, Z11
+	VPERMILPD $0x55, Z9, Z12
+	VPERMILPD $0x55, Z10, Z13
+	VMOVUPD   64(BX), Y14
+	VMOVUPD   160(BX), Y15
+	VMOVUPD   256(BX), Y16
+	VPERMILPD $5, Y14, Y17
+	VPERMILPD $5, Y15, Y18
+	VPERMILPD $5, Y16, Y19
+	VMOVUPD   zidx6a<>(SB), Z30
+	VMOVUPD   zidx6b<>(SB), Z31
+
+zbackP6Loop:
+	// Patterns 0 and 1.
+	VMOVUPD       (R10), Z0
+	VMOVUPD       96(R10), Z1
+	VMOVUPD       192(R10), Z2
+	VMULPD        Z8, Z0, Z4
+	VMULPD        Z11, Z0, Z5
+	VFMADD231PD   Z9, Z1, Z4
+	VFMADD231PD   Z12, Z1, Z5
+	VFMADD231PD   Z10, Z2, Z4
+	VFMADD231PD   Z13, Z2, Z5
+	VUNPCKLPD     Z5, Z4, Z6
+	VUNPCKHPD     Z4, Z5, Z7
+	VMOVAPD       Z6, Z20
+	VPERMT2PD     Z7, Z30, Z20    // first vectors: pattern 0's | pattern 1's
+	VMOVAPD       Z6, Z21
+	VPERMT2PD     Z7, Z31, Z21    // second vectors
+	VEXTRACTF64X4 $1, Z20, Y22    // pattern 1's first
+	VEXTRACTF64X4 $1, Z21, Y23    // pattern 1's second
+
+	// Pattern 2, as popSumBackPVec6x2Asm.
+	VMOVUPD      64(R10), Y0
+	VMOVUPD      160(R10), Y1
+	VMOVUPD      256(R10), Y2
+	VMULPD       Y14, Y0, Y4
+	VMULPD       Y17, Y0, Y5
+	VFMADD231PD  Y15, Y1, Y4
+	VFMADD231PD  Y18, Y1, Y5
+	VFMADD231PD  Y16, Y2, Y4
+	VFMADD231PD  Y19, Y2, Y5
+	VUNPCKLPD    Y5, Y4, Y6
+	VUNPCKHPD    Y4, Y5, Y7
+	VPERM2F128   $0x20, Y7, Y6, Y0
+	VPERM2F128   $0x31, Y7, Y6, Y1
+	VBROADCASTSD (R12), Y3
+
+	// CP_k: bytes 0–31 pattern 0's first, then pattern 1's second;
+	// 32–63 pattern 0's second, then pattern 2's first; 64–95 pattern 1's
+	// first, then pattern 2's second.
+	VMOVUPD     (R11), Y2
+	VFMADD231PD Y3, Y20, Y2
+	VFMADD231PD Y3, Y23, Y2
+	VMOVUPD     Y2, (R11)
+	VMOVUPD     32(R11), Y2
+	VFMADD231PD Y3, Y21, Y2
+	VFMADD231PD Y3, Y0, Y2
+	VMOVUPD     Y2, 32(R11)
+	VMOVUPD     64(R11), Y2
+	VFMADD231PD Y3, Y22, Y2
+	VFMADD231PD Y3, Y1, Y2
+	VMOVUPD     Y2, 64(R11)
+
+	ADDQ $288, R10
+	ADDQ $96, R11
+	ADDQ $8, R12
+	DECQ R13
+	JNZ  zbackP6Loop
+	VZEROUPPER
+	RET

@@ -147,9 +147,8 @@ func popSumWZ6x2(acc, E, XZ, w []float64) {
 //go:noescape
 func popSumWZ6x2Asm(acc, E, XZ, w *float64, nk int)
 
-// popSumBackZ6x2 is popSumBackVec6x2 with the adjoints of the γ blocks
-// computed with AVX-512, the G' blocks in the layout of permXTZ6x2: the
-// same results, bit for bit.
+// popSumBackZ6x2 is popSumBackVec6x2 with AVX-512, the G' blocks in the
+// layout of permXTZ6x2: the same results, bit for bit.
 func popSumBackZ6x2(C, CP, B, E, XZ, es []float64) {
 	nk := len(es)
 	if nk == 0 {
@@ -157,11 +156,14 @@ func popSumBackZ6x2(C, CP, B, E, XZ, es []float64) {
 	}
 	_, _, _, _, _ = C[nk*36-1], CP[nk*12-1], B[35], E[nk*36-1], XZ[nk*24-1]
 	popSumBackCZ6x2Asm(&C[0], &B[0], &XZ[0], &es[0], nk)
-	popSumBackPVec6x2Asm(&CP[0], &B[0], &E[0], &es[0], nk)
+	popSumBackPZ6x2Asm(&CP[0], &B[0], &E[0], &es[0], nk)
 }
 
 //go:noescape
 func popSumBackCZ6x2Asm(C, B, XZ, es *float64, nk int)
+
+//go:noescape
+func popSumBackPZ6x2Asm(CP, B, E, es *float64, nk int)
 
 // popSumWZ9x3 is popSumW for m = 9, |Q| = 3 with AVX-512, the G' blocks in
 // the layout of permXE9x3.
