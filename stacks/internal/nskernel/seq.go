@@ -94,8 +94,7 @@ type seq struct {
 // kernels) and the shape:
 type kernelChoice struct {
 	// vec6: m = 6, |Q| = 2 (AVX2), with the G′ blocks of a column copied
-	// into their layouts, and z6 its 512-bit pop kernels (AVX-512; the
-	// backward one for the γ blocks' adjoints);
+	// into their layouts, and z6 its 512-bit pop kernels (AVX-512);
 	vec6, z6 bool
 	// vec9: m = 9, |Q| = 3 (AVX2; the backward kernel takes the G′ blocks
 	// of a column transposed), and z9 its 512-bit pop kernels (AVX-512);
