@@ -54,7 +54,7 @@ func BenchmarkVecPopKernels(b *testing.B) {
 		b.ReportMetric(float64(nk*mm*Q)/1e6, "MFMA/op")
 	})
 	b.Run("fwdZ6x2", func(b *testing.B) {
-		if !useZ {
+		if !useZ6 {
 			b.Skip("no AVX-512 kernels on this CPU")
 		}
 		permXZ6x2(xv, X, nk)
@@ -71,7 +71,7 @@ func BenchmarkVecPopKernels(b *testing.B) {
 		b.ReportMetric(float64(2*nk*mm*Q)/1e6, "MFMA/op")
 	})
 	b.Run("bwdZ6x2", func(b *testing.B) {
-		if !useZ {
+		if !useZ6 {
 			b.Skip("no AVX-512 kernels on this CPU")
 		}
 		permXTZ6x2(xv, X, nk)

@@ -108,7 +108,7 @@ type kernelChoice struct {
 func chooseKernels(m, nq int, bx bool) kernelChoice {
 	return kernelChoice{
 		vec6: useVec && m == 6 && nq == 2,
-		z6:   useVec && useZ && m == 6 && nq == 2,
+		z6:   useVec && useZ6 && m == 6 && nq == 2,
 		vec9: useVec && m == 9 && nq == 3,
 		z9:   useVec && useZ && m == 9 && nq == 3,
 		z12:  useVec && useZ && m == 12 && nq == 3 && bx,

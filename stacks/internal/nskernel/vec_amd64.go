@@ -98,8 +98,13 @@ func mulAdd6(R, A, B []float64, f float64, K, sr, sc int) {
 //go:noescape
 func mulAdd6Asm(R, A, B *float64, f float64, K, sr, sc int)
 
-// useZ selects the 512-bit pop kernels of |Q| = 3 (m = 9 and 12).
-var useZ = useVec && cpu.X86.HasAVX512F
+// useZ selects the 512-bit pop kernels of |Q| = 3 (m = 9 and 12), and
+// useZ6 those of |Q| = 2 (m = 6), which also use the 256-bit registers
+// 16–31 (AVX-512VL).
+var (
+	useZ  = useVec && cpu.X86.HasAVX512F
+	useZ6 = useZ && cpu.X86.HasAVX512VL
+)
 
 // popSumBackZ9x3 is popSumBack for m = 9, |Q| = 3 with AVX-512: bx holds
 // the block adjoint B expanded (bexp9x3), XR the G' blocks with each

@@ -20,8 +20,8 @@ func mulAdd9(R, A, B []float64, f float64, K, sr, sc int) { panic("nskernel: no 
 
 func mulAdd6(R, A, B []float64, f float64, K, sr, sc int) { panic("nskernel: no vector kernels") }
 
-// useZ is false: see vec_amd64.go.
-var useZ = false
+// useZ and useZ6 are false: see vec_amd64.go.
+var useZ, useZ6 = false, false
 
 func popSumBackZ9x3(C, CPT, bx, E, XR, es []float64) { panic("nskernel: no vector kernels") }
 

@@ -141,12 +141,12 @@ func TestVecTape(t *testing.T) {
 			if z && !useZ {
 				continue
 			}
-			oldZ := useZ
-			useZ = z
+			oldZ, oldZ6 := useZ, useZ6
+			useZ, useZ6 = z, z && oldZ6
 			var lv float64
 			var gv [][]float64
 			withVec(true, func() { lv, gv = lossAndGrad(NewTape(c, B, n), false, ld, coef, true) })
-			useZ = oldZ
+			useZ, useZ6 = oldZ, oldZ6
 			if !relClose(lv, ls, 1e-12) {
 				t.Fatalf("%+v, AVX-512 %v: loss %v with vector kernels, %v without", c, z, lv, ls)
 			}
@@ -329,7 +329,7 @@ func TestZKernel12x3(t *testing.T) {
 // whose operations it does lane by lane, with acc cut to size and guarded
 // so that a write past it would show.
 func TestZKernel6x2(t *testing.T) {
-	if !useZ {
+	if !useZ6 {
 		t.Skip("no AVX-512 kernels in this build or on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(41, 42))
@@ -366,7 +366,7 @@ func TestZKernel6x2(t *testing.T) {
 // bit for bit, against the AVX2 kernel, with the blocks cut to size and
 // guarded so that a write past them would show.
 func TestZKernelBack6x2(t *testing.T) {
-	if !useZ {
+	if !useZ6 {
 		t.Skip("no AVX-512 kernels in this build or on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(43, 44))
