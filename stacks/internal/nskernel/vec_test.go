@@ -135,8 +135,8 @@ func TestVecTape(t *testing.T) {
 		var ls float64
 		var gs [][]float64
 		withVec(false, func() { ls, gs = lossAndGrad(NewTape(c, B, n), false, ld, coef, true) })
-		// The vector kernels, with the 512-bit backward kernel of |Q| = 3
-		// and (where there is one) without it.
+		// The vector kernels, with the 512-bit ones (of |Q| = 2 and 3)
+		// and, where there are, without them.
 		for _, z := range []bool{false, true} {
 			if z && !useZ {
 				continue
