@@ -72,6 +72,16 @@ func Apply(k Kernel, inputs ...*G.Node) (*G.Node, error) {
 	return G.ApplyOp(op, inputs...)
 }
 
+// KernelOf returns the kernel of a node that Apply made, given the node's
+// operation, or nil for any other operation (a backward or extraction
+// node's included).
+func KernelOf(op G.Op) Kernel {
+	if f, ok := op.(*forwardOp); ok {
+		return f.k
+	}
+	return nil
+}
+
 // valueType is the gorgonia type of a float64 value with the given shape.
 func valueType(s tensor.Shape) hm.Type {
 	if s.IsScalar() {

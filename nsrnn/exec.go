@@ -36,6 +36,31 @@ type executor struct {
 	vals  []G.Value
 	index map[*G.Node]int
 	buf   []G.Value
+	// pipes are the graph's pipelined kernels, and watch[j] the operands
+	// that node j's value is to them.
+	pipes []pipelined
+	watch [][]watcher
+}
+
+// pipelined is a kernel that starts its work before its node runs, as
+// its operands are computed, on goroutines of its own. The executor calls
+// begin before a run, operandReady with each watched operand's value as
+// soon as it is computed (or bound, for an input), and finish after the
+// run, also after a failed one; finish returns once the kernel's
+// goroutines are done and everything it writes is written (the gradients
+// of its parameters among them). A kernel run without these calls (on
+// gorgonia's tape machine) does all its work in its node's passes.
+type pipelined interface {
+	begin()
+	watches(arg int) bool
+	operandReady(arg int, v []float64)
+	finish()
+}
+
+// watcher is operand arg of a pipelined kernel.
+type watcher struct {
+	k   pipelined
+	arg int
 }
 
 // useTapeMachine makes every graph run on gorgonia's tape machine; the
@@ -87,6 +112,17 @@ func newExecutor(g *G.ExprGraph) (*executor, error) {
 		if len(e.args[i]) > len(e.buf) {
 			e.buf = make([]G.Value, len(e.args[i]))
 		}
+		if p, ok := fused.KernelOf(op).(pipelined); ok {
+			e.pipes = append(e.pipes, p)
+			if e.watch == nil {
+				e.watch = make([][]watcher, len(sorted))
+			}
+			for a, j := range e.args[i] {
+				if p.watches(a) {
+					e.watch[j] = append(e.watch[j], watcher{p, a})
+				}
+			}
+		}
 	}
 	return e, nil
 }
@@ -109,9 +145,24 @@ func executable(op G.Op) bool {
 
 // run computes every node's value.
 func (e *executor) run() error {
+	for _, p := range e.pipes {
+		p.begin()
+	}
+	defer func() {
+		for _, p := range e.pipes {
+			p.finish()
+		}
+	}()
+	// The inputs' values first, so that a pipelined kernel has its
+	// inputs before the nodes that it waits for run.
 	for i, op := range e.ops {
 		if op == nil {
 			e.vals[i] = e.nodes[i].Value()
+			e.ready(i)
+		}
+	}
+	for i, op := range e.ops {
+		if op == nil {
 			continue
 		}
 		args := e.buf[:len(e.args[i])]
@@ -129,8 +180,19 @@ func (e *executor) run() error {
 			return fmt.Errorf("%v: %w", e.nodes[i], err)
 		}
 		e.vals[i] = v
+		e.ready(i)
 	}
 	return nil
+}
+
+// ready hands node i's value to the pipelined kernels that watch it.
+func (e *executor) ready(i int) {
+	if e.watch == nil || e.vals[i] == nil {
+		return
+	}
+	for _, w := range e.watch[i] {
+		w.k.operandReady(w.arg, fused.Float64s(e.vals[i]))
+	}
 }
 
 // value returns n's value of the latest run (nil before one, or for a node

@@ -96,6 +96,7 @@ type outputLoss struct {
 	// of keeping them all; kept records that the latest pass kept them.
 	lossOnly, kept bool
 	dw, db         []float64
+	pipe           lossPipe  // the blocked layer's state (output_pipe.go)
 	logp           []float64 // allocated at the first float64 pass
 	logp32         []float32 // allocated at the first float32 pass
 	// hs and dhs are the (steps·batch, hidden) gathered states and their
@@ -163,14 +164,20 @@ func (k *outputLoss) Forward(out []float64, in [][]float64) {
 		k.logz = make([]float64, rows)
 		k.rowLoss = make([]float64, rows)
 	}
-	for t := 0; t < k.steps; t++ {
-		copy(k.hs[t*B*H:(t+1)*B*H], in[t][:B*H])
-	}
 	k.f32 = k.prec == Float32
+	blocked := k.f32 && k.blocked()
+	if !blocked || !k.pipe.on { // the pipelined layer has them
+		for t := 0; t < k.steps; t++ {
+			copy(k.hs[t*B*H:(t+1)*B*H], in[t][:B*H])
+		}
+	}
+	k.pipe.blocked = blocked
 	k.bias = bias
 	target := k.targetOf(targets)
 	k.kept = true
 	switch {
+	case blocked:
+		k.forwardBlocked(w, bias, target)
 	case k.f32 && k.lossOnly && !k.probs:
 		k.forward32Loss(w, bias, target)
 		k.kept = false
@@ -362,9 +369,12 @@ func (k *outputLoss) Backward(gradIn [][]float64, gradOut, out []float64, in [][
 	if k.dhs == nil {
 		k.dhs = make([]float64, rows*H)
 	}
-	if k.f32 {
+	switch {
+	case k.f32 && k.pipe.blocked:
+		k.backwardBlocked(scale, target)
+	case k.f32:
 		k.backward32(scale, target)
-	} else {
+	default:
 		dy := k.logp // overwritten in place: dy = scale·(softmax − onehot)
 		parallelRows(rows, v, func(lo, hi int) {
 			for r := lo; r < hi; r++ {

@@ -46,3 +46,21 @@ func TestGemmAgreesWithPureGo(t *testing.T) {
 		}
 	}
 }
+
+func TestSingleThreaded(t *testing.T) {
+	before := Threads()
+	r1 := SingleThreaded()
+	r2 := SingleThreaded()
+	if Name == "openblas" && Threads() != 1 {
+		t.Fatalf("held: OpenBLAS runs %d threads, want 1", Threads())
+	}
+	r1()
+	r1() // a second call does nothing
+	if Name == "openblas" && Threads() != 1 {
+		t.Fatalf("one holder left: OpenBLAS runs %d threads, want 1", Threads())
+	}
+	r2()
+	if got := Threads(); got != before {
+		t.Fatalf("released: %d threads, want the former %d", got, before)
+	}
+}

@@ -4,10 +4,13 @@ package fastblas
 
 // #cgo LDFLAGS: -lopenblas
 // char* openblas_get_corename(void);
+// int openblas_get_num_threads(void);
+// void openblas_set_num_threads(int);
 import "C"
 
 import (
 	"os"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/cpu"
@@ -67,3 +70,42 @@ func retarget() {
 	}
 	_ = syscall.Exec(exe, os.Args, append(os.Environ(), env...)) // returns only on failure: keep the defaults
 }
+
+var single struct {
+	sync.Mutex
+	holders int
+	prev    int
+}
+
+// SingleThreaded makes OpenBLAS run every product on its calling thread
+// until the function it returns is called, which restores its former
+// thread count when no other holder remains. A program that splits its
+// products among goroutines itself holds it, so that OpenBLAS's own
+// threads do not compete with them for the cores. The setting is the
+// process's: every product of every goroutine runs single-threaded while
+// it is held.
+func SingleThreaded() (release func()) {
+	single.Lock()
+	if single.holders == 0 {
+		single.prev = int(C.openblas_get_num_threads())
+		if single.prev != 1 {
+			C.openblas_set_num_threads(1)
+		}
+	}
+	single.holders++
+	single.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			single.Lock()
+			single.holders--
+			if single.holders == 0 && single.prev != 1 {
+				C.openblas_set_num_threads(C.int(single.prev))
+			}
+			single.Unlock()
+		})
+	}
+}
+
+// Threads returns the number of threads OpenBLAS runs a product on.
+func Threads() int { return int(C.openblas_get_num_threads()) }
