@@ -1,6 +1,7 @@
 package nsrnn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -11,15 +12,17 @@ import (
 )
 
 // blockedCase is an output layer large enough for the blocked passes
-// (pipeMinWork), with three blocks of positions (4, 4 and 3 steps of 40
-// rows) and three of the vocabulary (1024, 1024, 452), and its inputs.
+// (pipeMinWork), with three blocks of positions (the last one shorter)
+// and three of the vocabulary (the last one shorter), and its inputs.
 type blockedCase struct {
 	steps, batch, hidden, vocab int
 	in                          [][]float64
 }
 
 func newBlockedCase(t *testing.T) blockedCase {
-	c := blockedCase{steps: 11, batch: 40, hidden: 16, vocab: 2500}
+	const batch = 40
+	per := (blockRows + batch - 1) / batch
+	c := blockedCase{steps: 2*per + 3, batch: batch, hidden: 16, vocab: 2*vocabBlock + 452}
 	if c.steps*c.batch*c.vocab < pipeMinWork {
 		t.Fatalf("case too small for the blocked layer")
 	}
@@ -66,8 +69,25 @@ func (c blockedCase) run(pipelined bool) (blockedResult, *outputLoss) {
 		for a := c.steps; a <= c.steps+2; a++ { // the inputs come first
 			k.operandReady(a, c.in[a])
 		}
+		per, nb := k.blockSteps()
 		for tt := 0; tt < c.steps; tt++ {
 			k.operandReady(tt, c.in[tt])
+			// A block is open to the helper once all of its states
+			// are in, and not before.
+			for b := range nb {
+				if !k.pipe.on {
+					break // one core: not pipelined
+				}
+				open := false
+				select {
+				case <-k.pipe.ready[b]:
+					open = true
+				default:
+				}
+				if want := tt+1 >= min((b+1)*per, c.steps); open != want {
+					panic(fmt.Sprintf("after state %d of %d, block %d of %d steps open: %v", tt, c.steps, b, per, open))
+				}
+			}
 		}
 	}
 	out := []float64{0}
@@ -177,7 +197,7 @@ func TestBlockedOutputLayerPipelined(t *testing.T) {
 	defer func(v bool) { useTapeMachine = v }(useTapeMachine)
 	cfg := Config{Kind: LSTM, InputVocab: 2500, OutputVocab: 2500, Embedding: 8, Hidden: 16, InitRange: 0.3}
 	rng := rand.New(rand.NewPCG(23, 24))
-	in, tgt := randomStream(rng, 40, 11, cfg.InputVocab)
+	in, tgt := randomStream(rng, 40, 2*(blockRows+39)/40+3, cfg.InputVocab) // three blocks of positions
 	gradient := func(tape bool) (float64, [][]float64, int) {
 		useTapeMachine = tape
 		m, err := New(cfg, 1)
