@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/nsrnn/nsrnn/experiments/internal/figure"
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
@@ -29,14 +30,26 @@ import (
 )
 
 func init() {
-	prog.Register("plot", "draw validation perplexity by epoch, and SG score against test perplexity, for the runs of sweeps or run directories (PNG, SVG and CSV)", runPlot)
+	prog.Register("plot", "draw validation perplexity by epoch, and SG score against test perplexity (also in the released convention, for runs with sg-released.json), for the runs of sweeps or run directories (PNG, SVG and CSV)", runPlot)
 }
 
 // Names of the figure files, without the .png/.svg/.csv extension.
 const (
-	validFigName   = "valid-perplexity"
-	scatterFigName = "sg-vs-test-perplexity"
+	validFigName           = "valid-perplexity"
+	scatterFigName         = "sg-vs-test-perplexity"
+	releasedScatterFigName = "sg-released-vs-test-perplexity"
 )
+
+// paperPoints are the paper's test perplexity and SG score (Table 2 and
+// its appendix's full table; SG scores computed by the authors' released
+// script, the released convention) of its best run of each model that we
+// train, drawn beside our runs in the released convention's figure.
+var paperPoints = map[string][2]float64{
+	"lstm-256":      {120.95, 0.433},
+	"jm-hidden-247": {115.35, 0.387},
+	"rns-1-2":       {117.56, 0.435},
+	"rns-3-4":       {118.09, 0.408},
+}
 
 // plotRun is what the figures show of one training run: its model, its
 // validation perplexity after each epoch (log.jsonl) and, once the run
@@ -49,9 +62,11 @@ type plotRun struct {
 	Finished bool // summary.json exists
 	Valid    []float64
 	// Test and SG are the test perplexity and SG score, when HasTest and
-	// HasSG (the run has eval-test.json, sg.json).
-	Test, SG       float64
-	HasTest, HasSG bool
+	// HasSG (the run has eval-test.json, sg.json); SGReleased is the SG
+	// score in the authors' released convention, when HasSGReleased
+	// (sg-released.json, from ptb sg --convention released).
+	Test, SG, SGReleased          float64
+	HasTest, HasSG, HasSGReleased bool
 }
 
 // best is the run's lowest validation perplexity (+Inf for none).
@@ -136,6 +151,12 @@ func readPlotRun(dir string) (plotRun, error) {
 		return r, err
 	} else if ok && sg.SGScore != nil {
 		r.SG, r.HasSG = *sg.SGScore, true
+	}
+	sg.SGScore = nil
+	if ok, err := readOptionalJSON(filepath.Join(dir, "sg-released.json"), &sg); err != nil {
+		return r, err
+	} else if ok && sg.SGScore != nil {
+		r.SGReleased, r.HasSGReleased = *sg.SGScore, true
 	}
 	return r, nil
 }
@@ -269,11 +290,17 @@ type scatterSeries struct {
 	Dirs        []string
 }
 
-func scatterPoints(runs []plotRun) []scatterSeries {
+// scatterPoints returns the series of the SG score (in the released
+// convention when released is set) against test perplexity.
+func scatterPoints(runs []plotRun, released bool) []scatterSeries {
 	byModel := map[string]*scatterSeries{}
 	var models []string
 	for _, r := range runs {
-		if !r.HasTest || !r.HasSG {
+		sg, has := r.SG, r.HasSG
+		if released {
+			sg, has = r.SGReleased, r.HasSGReleased
+		}
+		if !r.HasTest || !has {
 			continue
 		}
 		s, ok := byModel[r.Model]
@@ -282,7 +309,7 @@ func scatterPoints(runs []plotRun) []scatterSeries {
 			byModel[r.Model] = s
 			models = append(models, r.Model)
 		}
-		s.Points = append(s.Points, plotter.XY{X: r.Test, Y: r.SG})
+		s.Points = append(s.Points, plotter.XY{X: r.Test, Y: sg})
 		s.Dirs = append(s.Dirs, r.Dir)
 	}
 	slices.SortFunc(models, modelOrder)
@@ -442,12 +469,33 @@ func plotRuns(runs []plotRun, out string) ([]string, error) {
 	}
 	files = append(files, csvFile)
 
-	series := scatterPoints(runs)
-	if len(series) == 0 {
-		return files, nil
+	for _, released := range []bool{false, true} {
+		f, err := scatterFigure(runs, idx, out, released)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f...)
 	}
-	p = figurePlot("Penn Treebank: SG score against test perplexity", "test perplexity", "SG score")
-	rows = nil
+	return files, nil
+}
+
+// scatterFigure draws the SG score against test perplexity, in our
+// convention (sg.json) or, with released, in the authors' released
+// convention (sg-released.json) beside the paper's own best runs, with
+// its data as CSV, and returns the files written (none when no run has
+// both numbers).
+func scatterFigure(runs []plotRun, idx map[string]int, out string, released bool) ([]string, error) {
+	series := scatterPoints(runs, released)
+	if len(series) == 0 {
+		return nil, nil
+	}
+	name, title, ylabel := scatterFigName, "Penn Treebank: SG score against test perplexity", "SG score"
+	if released {
+		name, title = releasedScatterFigName, "Penn Treebank: SG score (the authors' released convention) against test perplexity"
+		ylabel = "SG score, released convention"
+	}
+	p := figurePlot(title, "test perplexity", ylabel)
+	var rows [][]string
 	for _, s := range series {
 		sc, err := plotter.NewScatter(s.Points)
 		if err != nil {
@@ -461,6 +509,24 @@ func plotRuns(runs []plotRun, out string) ([]string, error) {
 			rows = append(rows, []string{s.Model, s.Dirs[j], strconv.FormatFloat(pt.X, 'f', 4, 64), strconv.FormatFloat(pt.Y, 'f', 6, 64)})
 		}
 	}
+	if released {
+		// The paper's best run of each model plotted, a filled disc in
+		// the model's colour (no model's own marker).
+		for _, s := range series {
+			pp, ok := paperPoints[s.Model]
+			if !ok {
+				continue
+			}
+			sc, err := plotter.NewScatter(plotter.XYs{{X: pp[0], Y: pp[1]}})
+			if err != nil {
+				return nil, err
+			}
+			sc.Color, sc.Shape, sc.Radius = plotutil.Color(idx[s.Model]), draw.CircleGlyph{}, vg.Points(4)
+			p.Add(sc)
+			figure.LegendAdd(&p.Legend, ptbModelLabel(s.Model, s.Kind)+", the paper's best run", sc)
+			rows = append(rows, []string{s.Model, "paper", strconv.FormatFloat(pp[0], 'f', 4, 64), strconv.FormatFloat(pp[1], 'f', 6, 64)})
+		}
+	}
 	// A range of at least 10% of the perplexities (and 0.1 of the SG
 	// score), so that a single run, or runs of nearly one value, still has
 	// ticks that differ in their labels; then room around the points for
@@ -471,12 +537,11 @@ func plotRuns(runs []plotRun, out string) ([]string, error) {
 	p.X.Min, p.X.Max = p.X.Min-dx, p.X.Max+dx
 	p.Y.Min, p.Y.Max = p.Y.Min-dy, p.Y.Max+3*dy
 	p.Legend.Top = true
-	f, err = figure.SavePlot(out, scatterFigName, p, 8*vg.Inch, 5*vg.Inch)
+	files, err := figure.SavePlot(out, name, p, 8*vg.Inch, 5*vg.Inch)
 	if err != nil {
 		return nil, err
 	}
-	files = append(files, f...)
-	csvFile = filepath.Join(out, scatterFigName+".csv")
+	csvFile := filepath.Join(out, name+".csv")
 	if err := writeCSV(csvFile, []string{"model", "run", "test_perplexity", "sg_score"}, rows); err != nil {
 		return nil, err
 	}

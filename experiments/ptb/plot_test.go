@@ -326,3 +326,50 @@ func TestPlotNamesUnevaluatedRuns(t *testing.T) {
 		}
 	}
 }
+
+// Runs with sg-released.json (ptb sg --convention released) also make the
+// released convention's figure, with the paper's best run of each model
+// plotted beside them; runs without it are left out of that figure only.
+func TestPlotReleasedConvention(t *testing.T) {
+	dir := t.TempDir()
+	lstm := nsrnn.Config{Kind: nsrnn.LSTM, Hidden: 256}
+	rns := nsrnn.Config{Kind: nsrnn.RNS, Hidden: 256, States: 3, Symbols: 4, Window: 35}
+	fakePTBRun(t, filepath.Join(dir, "a"), lstm, []float64{400, 300}, 290, 0.45, true)
+	fakePTBRun(t, filepath.Join(dir, "b"), rns, []float64{380, 250}, 230, 0.48, true)
+	fakePTBRun(t, filepath.Join(dir, "c"), lstm, []float64{390, 260}, 250, 0.5, true)
+	for run, sg := range map[string]string{"a": "0.41", "b": "0.39"} {
+		if err := os.WriteFile(filepath.Join(dir, run, "sg-released.json"), []byte(`{"level":"pair","convention":"released","sg_score":`+sg+`}`), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "fig")
+	var stdout, stderr bytes.Buffer
+	if err := runPlot([]string{"--out", out, filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")}, &stdout, &stderr); err != nil {
+		t.Fatalf("plot: %v (%s)", err, stderr.String())
+	}
+	want := [][]string{
+		{"model", "run", "test_perplexity", "sg_score"},
+		{"lstm-256", filepath.Join(dir, "a"), "290.0000", "0.410000"},
+		{"rns-3-4", filepath.Join(dir, "b"), "230.0000", "0.390000"},
+		{"lstm-256", "paper", "120.9500", "0.433000"},
+		{"rns-3-4", "paper", "118.0900", "0.408000"},
+	}
+	if got := readCSV(t, filepath.Join(out, releasedScatterFigName+".csv")); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%s.csv:\n got %v\nwant %v", releasedScatterFigName, got, want)
+	}
+	if got := readCSV(t, filepath.Join(out, scatterFigName+".csv")); len(got) != 4 {
+		t.Errorf("%s.csv has %d rows, want the header and the three runs", scatterFigName, len(got))
+	}
+	if n := strings.Count(stdout.String(), "\n"); n != 9 {
+		t.Errorf("plot listed %d files, want 9:\n%s", n, stdout.String())
+	}
+	// Without any sg-released.json there is no released figure.
+	out2 := filepath.Join(dir, "fig2")
+	stdout.Reset()
+	if err := runPlot([]string{"--out", out2, filepath.Join(dir, "c")}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out2, releasedScatterFigName+".png")); !os.IsNotExist(err) {
+		t.Errorf("a released figure was drawn without sg-released.json: %v", err)
+	}
+}
