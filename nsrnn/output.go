@@ -253,6 +253,23 @@ func (k *outputLoss) forward64(w, bias []float64, target func(int) int) {
 // from them on demand.
 func (k *outputLoss) forward32(w, bias []float64, target func(int) int) {
 	v, H, rows := k.vocab, k.hidden, k.steps*k.batch
+	k.alloc32()
+	toFloat32(k.hs32, k.hs)
+	toFloat32(k.w32, w)
+	blas32.Gemm(blas.NoTrans, blas.Trans, 1,
+		blas32.General{Rows: rows, Cols: H, Stride: H, Data: k.hs32},
+		blas32.General{Rows: v, Cols: H, Stride: H, Data: k.w32},
+		0, blas32.General{Rows: rows, Cols: v, Stride: v, Data: k.logp32})
+	parallelRows(rows, v, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			k.normalizeRow32(r, bias, target)
+		}
+	})
+}
+
+// alloc32 makes the buffers of forward32 and the blocked passes.
+func (k *outputLoss) alloc32() {
+	v, H, rows := k.vocab, k.hidden, k.steps*k.batch
 	if len(k.logp32) < rows*v { // forward32Loss's, if any, holds a block
 		k.logp32 = make([]float32, rows*v)
 	}
@@ -263,33 +280,29 @@ func (k *outputLoss) forward32(w, bias []float64, target func(int) int) {
 	if k.rowScale == nil {
 		k.rowScale = make([]float64, rows)
 	}
-	toFloat32(k.hs32, k.hs)
-	toFloat32(k.w32, w)
-	blas32.Gemm(blas.NoTrans, blas.Trans, 1,
-		blas32.General{Rows: rows, Cols: H, Stride: H, Data: k.hs32},
-		blas32.General{Rows: v, Cols: H, Stride: H, Data: k.w32},
-		0, blas32.General{Rows: rows, Cols: v, Stride: v, Data: k.logp32})
-	parallelRows(rows, v, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			row := k.logp32[r*v : (r+1)*v]
-			y := target(r)
-			xy := 0.0
-			if y >= 0 {
-				xy = float64(row[y]) + bias[y]
-			}
-			m := softmax.MaxScore(row, bias)
-			sum := softmax.ExpScores(row, bias, m, k.probs)
-			z := m + math.Log(sum)
-			k.logz[r] = z
-			if k.probs {
-				k.rowScale[r] = 1 / sum
-			}
-			k.rowLoss[r] = math.NaN()
-			if y >= 0 {
-				k.rowLoss[r] = z - xy
-			}
-		}
-	})
+}
+
+// normalizeRow32 normalizes row r of the float32 scores x W_hyᵀ in
+// logp32 in float64 (forward32): its normalizer, its cross-entropy and,
+// with probs, its exponentials in place and their 1/Σ.
+func (k *outputLoss) normalizeRow32(r int, bias []float64, target func(int) int) {
+	row := k.logp32[r*k.vocab : (r+1)*k.vocab]
+	y := target(r)
+	xy := 0.0
+	if y >= 0 {
+		xy = float64(row[y]) + bias[y]
+	}
+	m := softmax.MaxScore(row, bias)
+	sum := softmax.ExpScores(row, bias, m, k.probs)
+	z := m + math.Log(sum)
+	k.logz[r] = z
+	if k.probs {
+		k.rowScale[r] = 1 / sum
+	}
+	k.rowLoss[r] = math.NaN()
+	if y >= 0 {
+		k.rowLoss[r] = z - xy
+	}
 }
 
 // lossBlock is the number of vocabulary columns whose scores

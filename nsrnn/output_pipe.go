@@ -1,7 +1,6 @@
 package nsrnn
 
 import (
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -10,7 +9,6 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/nsrnn/nsrnn/internal/fastblas"
-	"github.com/nsrnn/nsrnn/internal/softmax"
 )
 
 // The output layer of a training pass in float32 (outputLoss with probs
@@ -179,22 +177,13 @@ func (k *outputLoss) finish() {
 
 // allocBlocked makes the buffers of the blocked passes.
 func (k *outputLoss) allocBlocked() {
-	v, H, rows := k.vocab, k.hidden, k.steps*k.batch
+	H, rows := k.hidden, k.steps*k.batch
 	if k.hs == nil {
 		k.hs = make([]float64, rows*H)
 		k.logz = make([]float64, rows)
 		k.rowLoss = make([]float64, rows)
 	}
-	if len(k.logp32) < rows*v {
-		k.logp32 = make([]float32, rows*v)
-	}
-	if k.hs32 == nil {
-		k.hs32 = make([]float32, rows*H)
-		k.w32 = make([]float32, v*H)
-	}
-	if k.rowScale == nil {
-		k.rowScale = make([]float64, rows)
-	}
+	k.alloc32()
 }
 
 // claimForward computes forward blocks, each once, until none is left,
@@ -225,7 +214,7 @@ func (k *outputLoss) blockRange(b int) (lo, hi int) {
 
 // forwardBlock computes block b's scores (x W_hyᵀ in float32), and per
 // row its unnormalized exponentials, normalizer and cross-entropy, as
-// forward32 does with probs.
+// forward32 does (with probs, which the blocked passes have).
 func (k *outputLoss) forwardBlock(b int, bias []float64, target func(int) int) {
 	v, H := k.vocab, k.hidden
 	lo, hi := k.blockRange(b)
@@ -234,21 +223,7 @@ func (k *outputLoss) forwardBlock(b int, bias []float64, target func(int) int) {
 		blas32.General{Rows: v, Cols: H, Stride: H, Data: k.w32},
 		0, blas32.General{Rows: hi - lo, Cols: v, Stride: v, Data: k.logp32[lo*v : hi*v]})
 	for r := lo; r < hi; r++ {
-		row := k.logp32[r*v : (r+1)*v]
-		y := target(r)
-		xy := 0.0
-		if y >= 0 {
-			xy = float64(row[y]) + bias[y]
-		}
-		m := softmax.MaxScore(row, bias)
-		sum := softmax.ExpScores(row, bias, m, true)
-		z := m + math.Log(sum)
-		k.logz[r] = z
-		k.rowScale[r] = 1 / sum
-		k.rowLoss[r] = math.NaN()
-		if y >= 0 {
-			k.rowLoss[r] = z - xy
-		}
+		k.normalizeRow32(r, bias, target)
 	}
 }
 
