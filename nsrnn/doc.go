@@ -301,15 +301,17 @@
 // With two or more cores (GOMAXPROCS), a float32 training pass with a
 // large output layer (positions times vocabulary at least 2²⁰) overlaps
 // that layer with the recurrence: the scores and softmax of each block of
-// about 160 positions are computed on a second goroutine as soon as the
+// about 320 positions are computed on a second goroutine as soon as the
 // block's hidden states exist, and the gradient of W_hy on it while the
-// recurrence is differentiated. For the pass, OpenBLAS runs each product
-// on one thread (the program shares the cores out itself). Each block is
-// computed by the same code whichever goroutine takes it, so the results
-// do not depend on the timing; with OpenBLAS they differ from those of
-// one core, which keeps the whole products, by float32 roundings (in pure
-// Go they are the same bits). On the 2-core machine this made LSTM-256
-// training 1.05–1.08× faster and RNS 1-2's 1.08–1.13×.
+// recurrence is differentiated. During the pass OpenBLAS runs each
+// product on one thread (the program shares the cores out itself); the
+// setting is the process's, so that products of other goroutines run on
+// one thread meanwhile too. Each block is computed by the same code
+// whichever goroutine takes it, so the results do not depend on the
+// timing; with OpenBLAS they differ from those of one core, which keeps
+// the whole products, by float32 roundings (in pure Go they are the same
+// bits). On a 2-core machine this made LSTM-256 training 1.08–1.11×
+// faster and RNS 1-2's 1.14–1.20×.
 //
 // # Parallel parts
 //

@@ -165,7 +165,9 @@ func (k *outputLoss) Forward(out []float64, in [][]float64) {
 		k.rowLoss = make([]float64, rows)
 	}
 	k.f32 = k.prec == Float32
-	blocked := k.f32 && k.blocked()
+	// A pipelined run's begin decided (the cores it saw then); otherwise
+	// the pass decides now.
+	blocked := k.pipe.on || (k.f32 && k.blocked())
 	if !blocked || !k.pipe.on { // the pipelined layer has them
 		for t := 0; t < k.steps; t++ {
 			copy(k.hs[t*B*H:(t+1)*B*H], in[t][:B*H])
@@ -177,7 +179,7 @@ func (k *outputLoss) Forward(out []float64, in [][]float64) {
 	k.kept = true
 	switch {
 	case blocked:
-		k.forwardBlocked(w, bias, target)
+		k.forwardBlocked(w, bias, targets, target)
 	case k.f32 && k.lossOnly && !k.probs:
 		k.forward32Loss(w, bias, target)
 		k.kept = false

@@ -70,6 +70,7 @@ type lossPipe struct {
 	w, bias  []float64
 	targets  []float64
 	inputsIn bool // inputs is closed
+	helper   bool // the run has a helper goroutine (decided in begin)
 	pendingW bool // the gradients of W_hy and b_hy are being computed
 	begun    int  // pipelined runs begun (for the tests)
 }
@@ -113,7 +114,8 @@ func (k *outputLoss) begin() {
 	p.inputs, p.w32ready, p.abort = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	p.w, p.bias, p.targets, p.inputsIn = nil, nil, nil, false
 	p.next.Store(0)
-	if helperWanted() {
+	p.helper = helperWanted()
+	if p.helper {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
@@ -230,14 +232,19 @@ func (k *outputLoss) forwardBlock(b int, bias []float64, target func(int) int) {
 // forwardBlocked is the forward pass of the blocked output layer: the
 // blocks left to claim when the executor ran it (pipelined), or every
 // block, split among goroutines.
-func (k *outputLoss) forwardBlocked(w, bias []float64, target func(int) int) {
+func (k *outputLoss) forwardBlocked(w, bias, targets []float64, target func(int) int) {
 	p := &k.pipe
 	p.blocked = true
 	if p.on {
-		if !helperWanted() {
-			toFloat32(k.w32, w)
-		} else {
+		if !p.inputsIn { // (an executor hands them over first)
+			p.w, p.bias, p.targets = w, bias, targets
+			p.inputsIn = true
+			close(p.inputs)
+		}
+		if p.helper {
 			<-p.w32ready
+		} else {
+			toFloat32(k.w32, w)
 		}
 		k.claimForward()
 		p.wg.Wait() // the helper's last block
@@ -362,7 +369,7 @@ func (k *outputLoss) backwardBlocked(scale float64, target func(int) int) {
 	}
 	p.next.Store(0)
 	p.pendingW = true
-	if helperWanted() {
+	if p.helper {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()

@@ -1,12 +1,16 @@
 package nsrnn
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
+
+	G "gorgonia.org/gorgonia"
 
 	"github.com/nsrnn/nsrnn/internal/fastblas"
 )
@@ -62,6 +66,12 @@ type blockedResult struct {
 // when pipelined is set (begin, the operands in the order of the graph,
 // the passes, finish), and as gorgonia's tape machine does otherwise.
 func (c blockedCase) run(pipelined bool) (blockedResult, *outputLoss) {
+	return c.runWith(pipelined, nil)
+}
+
+// runWith is run with beforeForward, if not nil, called just before the
+// layer's forward pass.
+func (c blockedCase) runWith(pipelined bool, beforeForward func()) (blockedResult, *outputLoss) {
 	k := &outputLoss{steps: c.steps, batch: c.batch, hidden: c.hidden, vocab: c.vocab, perToken: true,
 		probs: true, prec: Float32, dw: make([]float64, c.vocab*c.hidden), db: make([]float64, c.vocab)}
 	if pipelined {
@@ -89,6 +99,9 @@ func (c blockedCase) run(pipelined bool) (blockedResult, *outputLoss) {
 				}
 			}
 		}
+	}
+	if beforeForward != nil {
+		beforeForward()
 	}
 	out := []float64{0}
 	k.Forward(out, c.in)
@@ -148,6 +161,12 @@ func TestBlockedOutputLayer(t *testing.T) {
 	if k.pipe.blocked {
 		t.Fatal("on one core the pass ran blocked")
 	}
+	if fastblas.Name == "gonum" { // pure Go: each entry of a product is summed alike in any block
+		if math.Float64bits(whole.loss) != math.Float64bits(piped.loss) || !sameBits(whole.dh, piped.dh) ||
+			!sameBits([][]float64{whole.dw, whole.db}, [][]float64{piped.dw, piped.db}) {
+			t.Error("pure Go: the blocked results are not the whole products' bits")
+		}
+	}
 	if d := math.Abs(whole.loss-piped.loss) / whole.loss; d > 1e-7 {
 		t.Errorf("loss %v blocked, %v whole (relative %g)", piped.loss, whole.loss, d)
 	}
@@ -165,6 +184,7 @@ func TestBlockedOutputLayer(t *testing.T) {
 func TestBlockedOutputLayerAbort(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	c := newBlockedCase(t)
+	threads := fastblas.Threads()
 	for _, given := range []int{0, 3, c.steps + 2} { // nothing; the inputs alone; all but the last state
 		k := &outputLoss{steps: c.steps, batch: c.batch, hidden: c.hidden, vocab: c.vocab, perToken: true,
 			probs: true, prec: Float32}
@@ -183,6 +203,136 @@ func TestBlockedOutputLayerAbort(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%d operands given: finish did not return", given)
 		}
+		if got := fastblas.Threads(); got != threads {
+			t.Errorf("%d operands given: OpenBLAS runs %d threads after finish, %d before begin", given, got, threads)
+		}
+	}
+}
+
+// The cores a pipelined run saw at its begin decide it: GOMAXPROCS
+// lowered before the layer's forward pass (by another goroutine, say)
+// changes nothing, where a pass that decided again would run its whole
+// products beside the helper's blocks.
+func TestBlockedOutputLayerCoresDrop(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	c := newBlockedCase(t)
+	want, _ := c.run(true)
+	got, k := c.runWith(true, func() { runtime.GOMAXPROCS(1) })
+	if !k.pipe.blocked {
+		t.Fatal("the pass did not run blocked")
+	}
+	if math.Float64bits(got.loss) != math.Float64bits(want.loss) || !sameBits(got.dh, want.dh) ||
+		!sameBits([][]float64{got.dw, got.db}, [][]float64{want.dw, want.db}) {
+		t.Errorf("loss %v with the cores lowered mid-run, %v without", got.loss, want.loss)
+	}
+}
+
+// within runs f, failing the test if it has not returned after d (a
+// pipelined pass that deadlocks would otherwise hang the tests).
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s did not return in %v", what, d)
+	}
+}
+
+// failingOp is an operation of the graph that fails.
+type failingOp struct{ G.Op }
+
+func (failingOp) Do(...G.Value) (G.Value, error) { return nil, errors.New("injected failure") }
+
+// A pipelined run whose graph fails at any point (before the output
+// layer's hidden states exist, among them, between the layer's passes,
+// after them) returns the error, leaves no goroutine behind and gives
+// OpenBLAS its threads back; the model then trains as a fresh one does,
+// bit for bit.
+func TestPipelinedRunErrors(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	cfg := Config{Kind: LSTM, InputVocab: 2500, OutputVocab: 2500, Embedding: 8, Hidden: 16, InitRange: 0.3}
+	rng := rand.New(rand.NewPCG(25, 26))
+	in, tgt := randomStream(rng, 40, 2*(blockRows+39)/40+3, cfg.InputVocab)
+	stream := func() (*Model, *Stream) {
+		m, err := New(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Precision = Float32
+		s, err := m.NewStream(40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, s
+	}
+	gradient := func(s *Stream) [][]float64 {
+		var loss float64
+		var grads [][]float64
+		var err error
+		within(t, time.Minute, "a pipelined gradient", func() { loss, grads, err = s.Gradient(in, tgt) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([][]float64{{loss}}, grads...)
+	}
+	_, fresh := stream()
+	want := gradient(fresh)
+
+	m, s := stream()
+	gradient(s) // builds the graph
+	if len(m.graphs) != 1 {
+		t.Fatalf("%d graphs, want 1", len(m.graphs))
+	}
+	var gr *graph
+	for _, g := range m.graphs {
+		gr = g
+	}
+	ex := gr.ex
+	out, back := -1, -1
+	for i, n := range ex.nodes {
+		if n == gr.loss {
+			out = i
+		}
+	}
+	for i, op := range ex.ops {
+		if op != nil && op.String() == "loss′" {
+			back = i
+		}
+	}
+	first := slices.IndexFunc(ex.ops, func(op G.Op) bool { return op != nil })
+	if out < 0 || back < 0 || first < 0 {
+		t.Fatalf("the graph's nodes: output %d, its backward %d, first operation %d", out, back, first)
+	}
+	threads, goroutines := fastblas.Threads(), runtime.NumGoroutine()
+	for _, at := range []int{first, (first + out) / 2, out - 1, out + 1, back + 1, len(ex.ops) - 1} {
+		if ex.ops[at] == nil {
+			continue // an input
+		}
+		op := ex.ops[at]
+		ex.ops[at] = failingOp{op}
+		var err error
+		within(t, time.Minute, fmt.Sprintf("a run failing at node %d of %d", at, len(ex.ops)), func() { err = ex.run() })
+		ex.ops[at] = op
+		if err == nil {
+			t.Fatalf("a run failing at node %d returned no error", at)
+		}
+		for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > goroutines; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("failing at node %d: %d goroutines left, %d before", at, runtime.NumGoroutine(), goroutines)
+			}
+		}
+		if got := fastblas.Threads(); got != threads {
+			t.Fatalf("failing at node %d: OpenBLAS runs %d threads, %d before", at, got, threads)
+		}
+	}
+	s.Reset()
+	if !sameBits(gradient(s), want) {
+		t.Error("after the failed runs a gradient differs from a fresh model's")
 	}
 }
 
@@ -213,7 +363,7 @@ func TestBlockedOutputLayerPipelined(t *testing.T) {
 		var grads [][]float64
 		for range 2 { // two chunks: the second from the first's state
 			release := fastblas.SingleThreaded()
-			loss, grads, err = s.Gradient(in, tgt)
+			within(t, time.Minute, "a gradient", func() { loss, grads, err = s.Gradient(in, tgt) })
 			release()
 			if err != nil {
 				t.Fatal(err)

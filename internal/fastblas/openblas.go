@@ -83,7 +83,10 @@ var single struct {
 // products among goroutines itself holds it, so that OpenBLAS's own
 // threads do not compete with them for the cores. The setting is the
 // process's: every product of every goroutine runs single-threaded while
-// it is held.
+// it is held. (An OpenBLAS built for OpenMP, rather than the pthreads
+// build of Debian's libopenblas0-pthread, takes its thread count from
+// the calling OS thread's OpenMP setting, which a goroutine does not keep
+// between calls; there the hold may not reach every product.)
 func SingleThreaded() (release func()) {
 	single.Lock()
 	if single.holders == 0 {
