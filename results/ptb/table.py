@@ -66,6 +66,10 @@ def main():
         if os.path.exists(os.path.join(run, "summary.json")):
             s = load(os.path.join(run, "summary.json"))
             row["params"] = s["parameters"]
+            # The kept model's epoch: under an improvement threshold a
+            # later epoch may be lower without counting as an improvement.
+            if "best_epoch" in s:
+                row["best_epoch"], row["best"] = s["best_epoch"], s["best_valid_perplexity"]
             t = os.path.join(run, "eval-test.json")
             row["test"] = load(t)["perplexity"] if os.path.exists(t) else None
             g = os.path.join(run, "sg.json")
