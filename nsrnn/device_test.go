@@ -559,7 +559,15 @@ func stateErr(t *testing.T, a, b *Stream) float64 {
 		if x.Positions != y.Positions {
 			t.Fatalf("states of %d and %d positions", x.Positions, y.Positions)
 		}
-		worst := gradcheck.TensorsErr(b.State().lstm, a.State().lstm)
+		bl, err := b.State().carry()
+		if err != nil {
+			t.Fatal(err)
+		}
+		al, err := a.State().carry()
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst := gradcheck.TensorsErr(bl, al)
 		worst = max(worst, gradcheck.TensorsErr([][]float64{y.Reading}, [][]float64{x.Reading}))
 		for i := range x.LogAlpha {
 			for _, pair := range [][2][]float64{{x.LogAlpha[i], y.LogAlpha[i]}, {x.LogGamma[i], y.LogGamma[i]}} {
@@ -889,12 +897,12 @@ func TestGPUGraphsReplay(t *testing.T) {
 }
 
 // Two streams of one model take turns on the GPU, and a state handed out
-// is taken up again later: the stack states the device keeps come to the
-// host whenever something may still need them, and every loss equals the
-// CPU's.
+// is taken up again later: the LSTM and stack states the device keeps
+// come to the host whenever something may still need them, and every loss
+// equals the CPU's.
 func TestGPUStreamStatesKept(t *testing.T) {
 	d := gpu(t)
-	for _, name := range []string{"rns-2-2-D3", "ns-fixed-D3", "rns-1-2-D35", "vrns-zero-D3", "vrns-learned-D4-fixed", "jm-hidden-d3", "jm-vec-d4-2"} {
+	for _, name := range []string{"embed-2", "rns-2-2-D3", "ns-fixed-D3", "rns-1-2-D35", "vrns-zero-D3", "vrns-learned-D4-fixed", "jm-hidden-d3", "jm-vec-d4-2"} {
 		c := gpuConfigs()[name]
 		cpu, g := twins(t, d, c, Float64)
 		rng := rand.New(rand.NewPCG(8, 8))

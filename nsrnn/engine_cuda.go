@@ -104,6 +104,8 @@ type cudaEngine struct {
 	// none); stB its batch.
 	carried     *State
 	carriedPrec Precision
+	// stateGen numbers the saves into the "state" buffer (deviceLSTM).
+	stateGen int
 	// lastKept is the latest state whose stack the device keeps
 	// (deviceStackState).
 	lastKept *State
@@ -542,8 +544,11 @@ func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
 }
 
 func (e *cudaEngine) close() {
-	// The latest stack state the device keeps comes to the host first, for
-	// the streams that will go on elsewhere.
+	// The latest states the device keeps come to the host first, for the
+	// streams that will go on elsewhere.
+	if e.carried != nil && e.carried.dev != nil {
+		e.carried.carry()
+	}
 	if e.lastKept != nil {
 		if d, ok := e.lastKept.stack.(*deviceStackState); ok {
 			d.host()
@@ -1490,7 +1495,7 @@ func (e *cudaEngine) chunk(s *Stream, inputs, targets [][]int, p pass) (outcome,
 	if err != nil {
 		return outcome{}, err
 	}
-	st, err := e.saveState(r, bf)
+	st, err := e.saveState(r, bf, s)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -1550,7 +1555,11 @@ func (e *cudaEngine) loadState(r *lstmRun, bf *lstmBufs, st *State) error {
 				return err
 			}
 		default:
-			layer := st.lstm[l]
+			carry, err := st.carry()
+			if err != nil {
+				return err
+			}
+			layer := carry[l]
 			h, c := make([]float64, B*H), make([]float64, B*H)
 			for b := 0; b < B; b++ {
 				copy(h[b*H:(b+1)*H], layer[b*2*H:b*2*H+H])
@@ -1569,11 +1578,21 @@ func (e *cudaEngine) loadState(r *lstmRun, bf *lstmBufs, st *State) error {
 
 // saveState keeps the final (h, c) of every layer on the device, in the
 // buffer "state" (per layer h then c), and returns it as the stream's new
-// State (one download).
-func (e *cudaEngine) saveState(r *lstmRun, bf *lstmBufs) (*State, error) {
+// State, whose values come to the host only when the host needs them
+// (deviceLSTM; no download, so that the chunks of a stream queue on the
+// device without waiting). The state the buffer held until now comes to
+// the host first where someone may still need it: handed out (shared), or
+// another stream's current state; s, the stream of the chunk, moves past
+// its own.
+func (e *cudaEngine) saveState(r *lstmRun, bf *lstmBufs, s *Stream) (*State, error) {
 	H, L := e.m.cfg.Hidden, e.m.cfg.layers()
 	B, T, es := r.B, r.T, elem(r.prec)
 	blk := B * H * es
+	if prev := e.carried; prev != nil && prev.dev != nil && (prev != s.state || prev.shared) {
+		if _, err := prev.carry(); err != nil {
+			return nil, err
+		}
+	}
 	saved, err := e.buf("state", 2*L*blk)
 	if err != nil {
 		return nil, err
@@ -1586,7 +1605,32 @@ func (e *cudaEngine) saveState(r *lstmRun, bf *lstmBufs) (*State, error) {
 			return nil, err
 		}
 	}
-	vals, err := e.download(r.prec, saved, 2*L*B*H)
+	e.stateGen++
+	st := &State{batch: B, shape: e.m.cfg.shape(), dev: &deviceLSTM{e: e, gen: e.stateGen, prec: r.prec, batch: B}}
+	e.carried, e.carriedPrec = st, r.prec
+	return st, nil
+}
+
+// deviceLSTM is the LSTM part of a stream's State while its values are
+// only on the device: the engine's "state" buffer as its save numbered
+// gen left it.
+type deviceLSTM struct {
+	e     *cudaEngine
+	gen   int
+	prec  Precision
+	batch int
+}
+
+// fetch downloads the values (State.carry).
+func (d *deviceLSTM) fetch() (controller.Carry, error) {
+	e := d.e
+	saved := e.ws["state"]
+	if d.gen != e.stateGen || saved == nil {
+		// saveState and close fetch a state before its buffer changes.
+		return nil, fmt.Errorf("nsrnn: device %v: a stream state's values were lost on the device before they came to the host", e.dev)
+	}
+	H, L, B := e.m.cfg.Hidden, e.m.cfg.layers(), d.batch
+	vals, err := e.download(d.prec, saved.p, 2*L*B*H)
 	if err != nil {
 		return nil, err
 	}
@@ -1600,9 +1644,7 @@ func (e *cudaEngine) saveState(r *lstmRun, bf *lstmBufs) (*State, error) {
 		}
 		carry[l] = layer
 	}
-	st := &State{batch: B, shape: e.m.cfg.shape(), lstm: carry}
-	e.carried, e.carriedPrec = st, r.prec
-	return st, nil
+	return carry, nil
 }
 
 // update implements deviceEngine: the global norm of the gradients (a

@@ -20,7 +20,10 @@ type State struct {
 	// shape is the configuration of the model whose stream made it,
 	// without its initialization (Config.shape).
 	shape Config
-	lstm  controller.Carry
+	lstm  controller.Carry // nil while dev holds the values (carry)
+	// dev, when not nil, is the device that keeps the LSTM's values until
+	// the host needs them.
+	dev   *deviceLSTM
 	stack stacks.State // nil for the LSTM
 	// boundary is that of the stream that made it: with
 	// BoundaryNextChunk, stack is the state before the update that the
@@ -31,6 +34,19 @@ type State struct {
 	// it leaves it alone. A stream recycles the memory of the states that
 	// only it has held (stacks.Recycler).
 	shared bool
+}
+
+// carry returns the state's LSTM values, from the device that keeps
+// them at the first need.
+func (st *State) carry() (controller.Carry, error) {
+	if st.lstm == nil && st.dev != nil {
+		c, err := st.dev.fetch()
+		if err != nil {
+			return nil, err
+		}
+		st.lstm, st.dev = c, nil
+	}
+	return st.lstm, nil
 }
 
 // shape is the configuration without what does not change the shape of a
@@ -260,7 +276,10 @@ func (s *Stream) load(inputs, targets [][]int, grad bool) (*graph, error) {
 	var lstm controller.Carry
 	var stack stacks.State
 	if s.state != nil {
-		lstm, stack = s.state.lstm, s.state.stack
+		if lstm, err = s.state.carry(); err != nil { // a state the GPU kept
+			return nil, err
+		}
+		stack = s.state.stack
 	}
 	// A state the GPU kept comes to the host.
 	stack, err = hostStackState(stack)
@@ -402,8 +421,12 @@ func (s *Stream) MarshalState() ([]byte, error) {
 		u64(0) // initial state: no layers
 		return b.Bytes(), nil
 	}
-	u64(uint64(len(s.state.lstm)))
-	for _, layer := range s.state.lstm {
+	carry, err := s.state.carry()
+	if err != nil {
+		return nil, err
+	}
+	u64(uint64(len(carry)))
+	for _, layer := range carry {
 		u64(uint64(len(layer)))
 		for _, v := range layer {
 			u64(math.Float64bits(v))
