@@ -97,30 +97,47 @@ func BenchmarkGPUTrainPTB(b *testing.B) {
 }
 
 // BenchmarkGPUEvalPTB measures evaluation on the GPU (Stream.Loss of one
-// chunk of T = 35 per step), in tokens per second.
+// chunk of T = 35 per step), in tokens per second; the variant named
+// MODEL+queued evaluates the chunks as Stream.CrossEntropy does (ptb eval
+// and the validation of ptb train), the chunks queued on the device and
+// their losses summed there, read once at the end, as PyTorch's reference
+// loop (torch_lm.py) reads none.
 func BenchmarkGPUEvalPTB(b *testing.B) {
 	const steps = 35
 	for _, c := range ptbBenchModels() {
 		for _, prec := range []nsrnn.Precision{nsrnn.Float64, nsrnn.Float32} {
 			for _, batch := range gpuBenchBatches {
-				b.Run(fmt.Sprintf("%s%s/B%d", c.name, precSuffix(prec), batch), func(b *testing.B) {
-					m, s := gpuStream(b, c.cfg, prec, batch)
-					in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
-					if _, err := s.Loss(in, tgt); err != nil {
-						b.Fatal(err)
+				for _, queued := range []bool{false, true} {
+					name := c.name + precSuffix(prec)
+					if queued {
+						name += "+queued"
 					}
-					nsrnn.ResetDeviceProfile(m)
-					b.ResetTimer()
-					for i := 0; i < b.N; i++ {
-						if _, err := s.Loss(in, tgt); err != nil {
+					b.Run(fmt.Sprintf("%s/B%d", name, batch), func(b *testing.B) {
+						m, s := gpuStream(b, c.cfg, prec, batch)
+						in, tgt := ptbChunk(batch, steps, c.cfg.InputVocab)
+						chunk := func(int) ([][]int, [][]int, error) { return in, tgt, nil }
+						if _, _, err := s.CrossEntropy(2, chunk); err != nil { // the graphs of both ways
 							b.Fatal(err)
 						}
-					}
-					b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
-					if err := nsrnn.AppendDeviceProfile(m, b.Name(), float64(batch*steps*b.N)); err != nil {
-						b.Fatal(err)
-					}
-				})
+						nsrnn.ResetDeviceProfile(m)
+						b.ResetTimer()
+						if queued {
+							if _, _, err := s.CrossEntropy(b.N, chunk); err != nil {
+								b.Fatal(err)
+							}
+						} else {
+							for i := 0; i < b.N; i++ {
+								if _, err := s.Loss(in, tgt); err != nil {
+									b.Fatal(err)
+								}
+							}
+						}
+						b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+						if err := nsrnn.AppendDeviceProfile(m, b.Name(), float64(batch*steps*b.N)); err != nil {
+							b.Fatal(err)
+						}
+					})
+				}
 			}
 		}
 	}

@@ -461,6 +461,13 @@ __global__ void sum_scaled(const double* x, int n, double scale, const int* div,
 	if (threadIdx.x == 0) out[0] = s * scale;
 }
 
+// loss_acc: acc[0] = (first ? 0 : acc[0]) + loss[0]·w, multiplied and
+// added without contraction into a fused multiply-add, as the host sums a
+// stream's chunk losses (Stream.CrossEntropy).
+__global__ void loss_acc(const double* loss, double w, int first, double* acc) {
+	if (blockIdx.x == 0 && threadIdx.x == 0) acc[0] = __dadd_rn(first ? 0.0 : acc[0], __dmul_rn(loss[0], w));
+}
+
 // scatter_rows: G[u, :] = Σ dX[k, :] over the rows k of each distinct
 // token u (CSR: uniq[b] is block b's token, rows[ptr[b] … ptr[b+1]) its
 // rows in order; blocks from nuniq[0] on do nothing). G's other rows are

@@ -175,6 +175,18 @@ type pass struct {
 	grad, hostGrads bool
 	logProbs        bool
 	logits          bool
+	// queueLoss asks an engine that can (lossQueue) to add the loss times
+	// lossWeight to its running total on the device (restarted by
+	// lossFirst) rather than return it, so that the caller need not wait
+	// for the device; the outcome says whether it did.
+	queueLoss, lossFirst bool
+	lossWeight           float64
+}
+
+// lossQueue is an engine that sums losses on its device (pass.queueLoss).
+type lossQueue interface {
+	// takeLoss waits for the queued runs and returns their total.
+	takeLoss() (float64, error)
 }
 
 // outcome is what a run returns: the loss, the gradients in the order of
@@ -184,6 +196,9 @@ type outcome struct {
 	loss  float64
 	grads [][]float64
 	lp    [][][]float64
+	// queued is the engine that queued the loss (pass.queueLoss), whose
+	// total takeLoss returns; loss is then NaN.
+	queued lossQueue
 }
 
 // deviceEngine is an engine that keeps the parameters (and, during

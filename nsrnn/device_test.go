@@ -1139,3 +1139,60 @@ func TestGPUSurprisalsMatchCPU(t *testing.T) {
 		}
 	}
 }
+
+// Stream.CrossEntropy on a GPU sums the chunks' losses on the device,
+// queueing the chunks without waiting for each loss: its total is, bit
+// for bit, the sum of the losses that Loss returns chunk by chunk (the
+// same products and sums), and the CPU's to within the tolerance; chunks
+// with positions without a target count only their targets.
+func TestGPUCrossEntropyQueued(t *testing.T) {
+	d := gpu(t)
+	for _, name := range []string{"embed", "embed-2", "rns-1-2-D35", "jm-hidden-d3"} {
+		for _, p := range []Precision{Float64, Float32} {
+			c := gpuConfigs()[name]
+			cpu, g := twins(t, d, c, p)
+			rng := rand.New(rand.NewPCG(9, 9))
+			var chunks [][2][][]int
+			for k := range 4 {
+				in, tgt := randomStream(rng, 3, 5, min(c.InputVocab, c.OutputVocab))
+				if k == 1 {
+					tgt[0][2], tgt[2][4] = NoTarget, NoTarget
+				}
+				chunks = append(chunks, [2][][]int{in, tgt})
+			}
+			chunk := func(i int) ([][]int, [][]int, error) { return chunks[i][0], chunks[i][1], nil }
+			ce := func(m *Model) (float64, int) {
+				s := mustStream(t, m, 3)
+				h, n, err := s.CrossEntropy(len(chunks), chunk)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return h, n
+			}
+			got, n := ce(g)
+			if again, _ := ce(g); math.Float64bits(again) != math.Float64bits(got) { // a new total
+				t.Fatalf("%s %v: cross-entropy %v, then %v", name, p, got, again)
+			}
+			want, wantN := ce(cpu)
+			if n != wantN || n != 4*15-2 {
+				t.Fatalf("%s %v: %d targets on the GPU, %d on the CPU, want %d", name, p, n, wantN, 4*15-2)
+			}
+			if e := relErr(got, want); e > tolerance(p) {
+				t.Errorf("%s %v: cross-entropy %v on the GPU, %v on the CPU (relative %.2g)", name, p, got, want, e)
+			}
+			// The same GPU chunk by chunk, summed as CrossEntropy sums.
+			s := mustStream(t, g, 3)
+			total := 0.0
+			for i, ch := range chunks {
+				l, err := s.Loss(ch[0], ch[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				total += l * float64(countTargets(chunks[i][1]))
+			}
+			if byChunk := total / float64(n); math.Float64bits(byChunk) != math.Float64bits(got) {
+				t.Errorf("%s %v: queued cross-entropy %v, chunk by chunk %v", name, p, got, byChunk)
+			}
+		}
+	}
+}

@@ -1027,6 +1027,34 @@ func (e *cudaEngine) output(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int) error 
 	return e.launchGrid(p, "sum_scaled", 1, bf.rowloss, R, 1.0, bf.div, bf.loss)
 }
 
+// queueLoss queues a pass and the addition of its loss times
+// p.lossWeight to the total in the buffer "lossacc" (restarted with
+// p.lossFirst), without waiting for the device.
+func (e *cudaEngine) queueLoss(r *lstmRun, bf *lstmBufs, p pass, S int) error {
+	if err := e.setWeights(r.prec); err != nil {
+		return err
+	}
+	if err := e.pass(r, bf, e.stack, S); err != nil {
+		return err
+	}
+	acc, err := e.buf("lossacc", 8)
+	if err != nil {
+		return err
+	}
+	return e.launchGrid(r.prec, "loss_acc", 1, bf.loss, p.lossWeight, boolInt(p.lossFirst), acc)
+}
+
+// takeLoss implements lossQueue: it waits for the queued passes and
+// returns their total, or an error where a persistent kernel's grid
+// barrier timed out in one of them.
+func (e *cudaEngine) takeLoss() (float64, error) {
+	acc := e.ws["lossacc"]
+	if acc == nil {
+		return 0, fmt.Errorf("nsrnn: device %v: no loss was queued", e.dev)
+	}
+	return e.lossValue(&lstmBufs{loss: acc.p})
+}
+
 // lossValue waits for the pass and returns its loss, or an error where a
 // persistent kernel's grid barrier timed out in it.
 func (e *cudaEngine) lossValue(bf *lstmBufs) (float64, error) {
@@ -1339,6 +1367,12 @@ func (e *cudaEngine) sentence(batch [][]int, p pass) (outcome, error) {
 
 // finish runs a pass of S stack steps and collects what p asks for.
 func (e *cudaEngine) finish(r *lstmRun, bf *lstmBufs, p pass, S int) (outcome, error) {
+	if p.queueLoss && !r.grad && !r.lp {
+		if err := e.queueLoss(r, bf, p, S); err != nil {
+			return outcome{}, err
+		}
+		return outcome{loss: math.NaN(), queued: e}, nil
+	}
 	loss, err := e.run(r, bf, e.stack, S)
 	if err != nil {
 		return outcome{}, err

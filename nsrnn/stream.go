@@ -618,25 +618,31 @@ func (s *Stream) CrossEntropy(chunks int, chunk func(i int) (inputs, targets [][
 	s.Reset()
 	defer s.Reset()
 	total, count := 0.0, 0
+	// A GPU sums the losses itself (the same products and sums as here),
+	// so that its chunks queue without a wait for each loss.
+	var queued lossQueue
 	for i := 0; i < chunks; i++ {
 		in, tgt, err := chunk(i)
 		if err != nil {
 			return 0, 0, err
 		}
-		loss, err := s.Loss(in, tgt)
+		n := countTargets(tgt)
+		r, err := s.run(in, tgt, pass{queueLoss: true, lossFirst: queued == nil, lossWeight: float64(n)})
 		if err != nil {
 			return 0, 0, err
 		}
-		n := 0
-		for _, row := range tgt {
-			for _, y := range row {
-				if y != NoTarget {
-					n++
-				}
-			}
+		if r.queued != nil {
+			queued = r.queued
+		} else {
+			total += r.loss * float64(n)
 		}
-		total += loss * float64(n)
 		count += n
+	}
+	if queued != nil {
+		var err error
+		if total, err = queued.takeLoss(); err != nil {
+			return 0, 0, err
+		}
 	}
 	if count == 0 {
 		return 0, 0, errors.New("nsrnn: cross-entropy of a stream without targets")

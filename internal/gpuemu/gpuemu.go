@@ -496,6 +496,8 @@ static emu_uint3 threadIdx, blockIdx, blockDim, gridDim;
 #define __host__
 #define __forceinline__ inline
 #define __shared__ static
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __dmul_rn(double a, double b) { return a * b; }
 static inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
 static inline long long __double_as_longlong(double x) { long long i; std::memcpy(&i, &x, 8); return i; }
 `

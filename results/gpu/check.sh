@@ -11,7 +11,10 @@
 #    (BenchmarkGPUTrainPTB, BenchmarkGPUEvalPTB; LSTM-256 and JM-247 at
 #    B = 32 and 256, RNS 1-2 and 3-4 at B = 32; T = 35) beside PyTorch's
 #    fused nn.LSTM on the same card (torch_lm.py, DEVICE=cuda),
-#    interleaved; the CFL training step on the GPU and on two CPU cores;
+#    interleaved, evaluation both chunk by chunk (Stream.Loss) and queued
+#    as Stream.CrossEntropy runs it (model+queued: the losses summed on
+#    the device, read once, as PyTorch's loop reads none); the CFL
+#    training step on the GPU and on two CPU cores;
 # 3. the programs end to end: one PTB epoch of ptb train --device cuda,
 #    ptb eval of it on the GPU, two CFL epochs of cfl train --device cuda;
 # 4. where the time goes: every kernel, product and copy of the PTB
