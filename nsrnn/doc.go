@@ -129,8 +129,13 @@
 // On the GPU the parameters live in device memory in float64 (the values
 // Params, Save and checkpoints read, copied back on demand), and during
 // training the gradients, the clipping and the SGD or Adam update stay
-// there too, so that a step moves only its tokens, its loss and the
-// carried state between host and device. A model file or checkpoint is
+// there too, so that a step moves only its tokens and its loss between
+// host and device; a stream's carried state stays on the device until the
+// host needs it (a checkpoint, the CPU, a state handed out that the
+// device is about to overwrite). Stream.CrossEntropy sums its chunks'
+// losses on the device and reads the total once, so that evaluating a
+// corpus queues chunk after chunk without waiting for each loss. A model
+// file or checkpoint is
 // the same whichever device wrote it: a run started on a GPU resumes on a
 // CPU and the other way round. With Precision Float64 the GPU computes in
 // float64 throughout and agrees with the CPU to about 1e-12 relative;
