@@ -91,8 +91,14 @@ func (k *outputLoss) blockSteps() (per, n int) {
 // helperWanted reports whether a second goroutine can share the blocks.
 func helperWanted() bool { return runtime.GOMAXPROCS(0) >= 2 }
 
+// watches implements pipelined: the hidden states, W_hy, b_hy and the
+// targets.
 func (k *outputLoss) watches(arg int) bool { return arg <= k.steps+2 }
 
+// begin implements pipelined: it decides whether the run is blocked (the
+// one decision of the run, from the cores it sees now), and if so holds
+// OpenBLAS on one thread and starts the helper, which waits for the
+// layer's inputs and then for the blocks' states.
 func (k *outputLoss) begin() {
 	p := &k.pipe
 	p.on, p.blocked, p.pendingW = false, false, false
@@ -131,6 +137,9 @@ func (k *outputLoss) begin() {
 	}
 }
 
+// operandReady implements pipelined: it keeps a hidden state (in float32
+// too) and opens its block to the helper once the block is complete, or
+// keeps W_hy, b_hy or the targets.
 func (k *outputLoss) operandReady(arg int, v []float64) {
 	p := &k.pipe
 	if !p.on {
@@ -162,6 +171,9 @@ func (k *outputLoss) operandReady(arg int, v []float64) {
 	}
 }
 
+// finish implements pipelined: it shares the gradient blocks left, makes
+// a helper still waiting return, waits for it and gives OpenBLAS its
+// threads back.
 func (k *outputLoss) finish() {
 	p := &k.pipe
 	if !p.on {
