@@ -255,21 +255,8 @@ func (failingOp) Do(...G.Value) (G.Value, error) { return nil, errors.New("injec
 // bit for bit.
 func TestPipelinedRunErrors(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	cfg := Config{Kind: LSTM, InputVocab: 2500, OutputVocab: 2500, Embedding: 8, Hidden: 16, InitRange: 0.3}
-	rng := rand.New(rand.NewPCG(25, 26))
-	in, tgt := randomStream(rng, 40, 2*(blockRows+39)/40+3, cfg.InputVocab)
-	stream := func() (*Model, *Stream) {
-		m, err := New(cfg, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.Precision = Float32
-		s, err := m.NewStream(40)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m, s
-	}
+	in, tgt := blockedStream(25)
+	stream := func() (*Model, *Stream) { return float32Stream(t, blockedLSTM) }
 	gradient := func(s *Stream) [][]float64 {
 		var loss float64
 		var grads [][]float64
@@ -345,22 +332,13 @@ func TestPipelinedRunErrors(t *testing.T) {
 func TestBlockedOutputLayerPipelined(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	defer func(v bool) { useTapeMachine = v }(useTapeMachine)
-	cfg := Config{Kind: LSTM, InputVocab: 2500, OutputVocab: 2500, Embedding: 8, Hidden: 16, InitRange: 0.3}
-	rng := rand.New(rand.NewPCG(23, 24))
-	in, tgt := randomStream(rng, 40, 2*(blockRows+39)/40+3, cfg.InputVocab) // three blocks of positions
+	in, tgt := blockedStream(23)
 	gradient := func(tape bool) (float64, [][]float64, int) {
 		useTapeMachine = tape
-		m, err := New(cfg, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.Precision = Float32
-		s, err := m.NewStream(40)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, s := float32Stream(t, blockedLSTM)
 		var loss float64
 		var grads [][]float64
+		var err error
 		for range 2 { // two chunks: the second from the first's state
 			release := fastblas.SingleThreaded()
 			within(t, time.Minute, "a gradient", func() { loss, grads, err = s.Gradient(in, tgt) })
@@ -396,4 +374,29 @@ func TestBlockedOutputLayerPipelined(t *testing.T) {
 			t.Errorf("gradient %d: pipelined differs from whole by %g of its norm", i, d)
 		}
 	}
+}
+
+// blockedLSTM is a language model whose float32 training passes run the
+// blocked output layer on two cores, with chunks of blockedStream.
+var blockedLSTM = Config{Kind: LSTM, InputVocab: 2500, OutputVocab: 2500, Embedding: 8, Hidden: 16, InitRange: 0.3}
+
+// blockedStream returns a chunk of 40 streams whose positions make three
+// blocks of the blocked output layer, drawn with the given seed.
+func blockedStream(seed uint64) (in, tgt [][]int) {
+	return randomStream(rand.New(rand.NewPCG(seed, seed+1)), 40, 2*(blockRows+39)/40+3, blockedLSTM.InputVocab)
+}
+
+// float32Stream returns a model of cfg in float32 and a stream of 40 on it.
+func float32Stream(t *testing.T, cfg Config) (*Model, *Stream) {
+	t.Helper()
+	m, err := New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Precision = Float32
+	s, err := m.NewStream(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, s
 }
