@@ -70,7 +70,6 @@ type lossPipe struct {
 	w, bias  []float64
 	targets  []float64
 	inputsIn bool // inputs is closed
-	helper   bool // the run has a helper goroutine (decided in begin)
 	pendingW bool // the gradients of W_hy and b_hy are being computed
 	begun    int  // pipelined runs begun (for the tests)
 }
@@ -101,11 +100,11 @@ func (k *outputLoss) watches(arg int) bool { return arg <= k.steps+2 }
 // layer's inputs and then for the blocks' states.
 func (k *outputLoss) begin() {
 	p := &k.pipe
-	p.on, p.blocked, p.pendingW = false, false, false
+	p.on, p.pendingW = false, false
 	if !k.blocked() {
 		return
 	}
-	p.on, p.blocked = true, true
+	p.on = true
 	p.begun++
 	k.allocBlocked()
 	p.release = fastblas.SingleThreaded()
@@ -120,21 +119,19 @@ func (k *outputLoss) begin() {
 	p.inputs, p.w32ready, p.abort = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	p.w, p.bias, p.targets, p.inputsIn = nil, nil, nil, false
 	p.next.Store(0)
-	p.helper = helperWanted()
-	if p.helper {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			select {
-			case <-p.inputs:
-			case <-p.abort: // the run failed before the layer's inputs
-				return
-			}
-			toFloat32(k.w32, p.w)
-			close(p.w32ready)
-			k.claimForward()
-		}()
-	}
+	// blocked saw a second core: the helper.
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		select {
+		case <-p.inputs:
+		case <-p.abort: // the run failed before the layer's inputs
+			return
+		}
+		toFloat32(k.w32, p.w)
+		close(p.w32ready)
+		k.claimForward()
+	}()
 }
 
 // operandReady implements pipelined: it keeps a hidden state (in float32
@@ -246,18 +243,13 @@ func (k *outputLoss) forwardBlock(b int, bias []float64, target func(int) int) {
 // block, split among goroutines.
 func (k *outputLoss) forwardBlocked(w, bias, targets []float64, target func(int) int) {
 	p := &k.pipe
-	p.blocked = true
 	if p.on {
 		if !p.inputsIn { // (an executor hands them over first)
 			p.w, p.bias, p.targets = w, bias, targets
 			p.inputsIn = true
 			close(p.inputs)
 		}
-		if p.helper {
-			<-p.w32ready
-		} else {
-			toFloat32(k.w32, w)
-		}
+		<-p.w32ready
 		k.claimForward()
 		p.wg.Wait() // the helper's last block
 		return
@@ -381,11 +373,9 @@ func (k *outputLoss) backwardBlocked(scale float64, target func(int) int) {
 	}
 	p.next.Store(0)
 	p.pendingW = true
-	if p.helper {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			k.claimWeightGrads()
-		}()
-	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		k.claimWeightGrads()
+	}()
 }
