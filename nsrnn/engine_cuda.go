@@ -340,6 +340,10 @@ type gpuDevice interface {
 	UploadFloat64(dst cuda.Ptr, src []float64) error
 	UploadFloat32(dst cuda.Ptr, src []float32) error
 	UploadInt32(dst cuda.Ptr, src []int32) error
+	// QueueUploadInt32 is UploadInt32 without waiting for the copy (src
+	// may still be reused on return), so that the host queues a pass's
+	// work while the device runs the last one's.
+	QueueUploadInt32(dst cuda.Ptr, src []int32) error
 	DownloadFloat64(dst []float64, src cuda.Ptr) error
 	DownloadFloat32(dst []float32, src cuda.Ptr) error
 	Dgemm(transA, transB bool, m, n, k int, alpha float64, a cuda.Ptr, lda int, b cuda.Ptr, ldb int, beta float64, c cuda.Ptr, ldc int) error
@@ -1289,7 +1293,7 @@ func (e *cudaEngine) buffers(r *lstmRun) (*lstmBufs, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := e.ctx.UploadInt32(bf.ints, e.ints); err != nil {
+	if err := e.ctx.QueueUploadInt32(bf.ints, e.ints); err != nil {
 		return nil, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
 	}
 	n := len(r.tok)

@@ -281,6 +281,10 @@ func (d *profDevice) UploadInt32(dst cuda.Ptr, src []int32) error {
 	return d.p.time("copy host→device", 0, func() error { return d.gpuDevice.UploadInt32(dst, src) })
 }
 
+func (d *profDevice) QueueUploadInt32(dst cuda.Ptr, src []int32) error {
+	return d.p.time("copy host→device", 0, func() error { return d.gpuDevice.QueueUploadInt32(dst, src) })
+}
+
 func (d *profDevice) DownloadFloat64(dst []float64, src cuda.Ptr) error {
 	return d.p.time("copy device→host", 0, func() error { return d.gpuDevice.DownloadFloat64(dst, src) })
 }

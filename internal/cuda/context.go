@@ -140,6 +140,10 @@ type Context struct {
 	argp   []unsafe.Pointer
 	scal64 [2]float64
 	scal32 [2]float32
+
+	// Pinned buffers for QueueUploadInt32, used in turn.
+	staging  [stagingSlots]stagingSlot
+	nextSlot int
 }
 
 // Open loads the libraries (Load) and opens the device with the ordinal
@@ -223,9 +227,9 @@ func (c *Context) enter() error {
 // leave undoes enter.
 func (c *Context) leave() { runtime.UnlockOSThread() }
 
-// Close waits for the stream's work, destroys the cuBLAS handle, unloads
-// the Context's modules, destroys the stream and releases the primary
-// context. It frees no device memory: Free what Alloc returned before
+// Close waits for the stream's work, frees the pinned buffers of
+// QueueUploadInt32, destroys the cuBLAS handle, unloads the Context's
+// modules, destroys the stream and releases the primary context. It frees no device memory: Free what Alloc returned before
 // closing (the driver frees it all when the last user of the primary
 // context releases it). Close returns the first error met; a second Close
 // does nothing.
@@ -244,6 +248,7 @@ func (c *Context) Close() error {
 		}
 	}
 	add(c.d.check("cuStreamSynchronize", ccall(c.d.cuStreamSynchronize, c.stream)))
+	errs = append(errs, c.freeStaging()...)
 	add(c.b.check("cublasDestroy_v2", ccall(c.b.cublasDestroy, c.handle)))
 	for _, m := range c.modules {
 		if m.h != 0 {

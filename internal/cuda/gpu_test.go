@@ -711,3 +711,59 @@ func TestEvents(t *testing.T) {
 		t.Error("Since a destroyed Event succeeded")
 	}
 }
+
+// TestQueuedUploads checks QueueUploadInt32: each upload lands in stream
+// order between the operations queued around it, holds the values src had
+// at the call even though src is overwritten at once, and survives its
+// staging buffer being reused (more uploads than buffers) and grown (sizes
+// that rise past the first allocation).
+func TestQueuedUploads(t *testing.T) {
+	c := gpu(t)
+	sizes := []int{3, 1000, 7, 5000, 1, 20000, 20000, 2}
+	maxN := 0
+	for _, n := range sizes {
+		maxN = max(maxN, n)
+	}
+	x, err := c.Alloc(4 * maxN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Free(x)
+	outs := make([]Ptr, len(sizes))
+	for i, n := range sizes {
+		if outs[i], err = c.Alloc(4 * n); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Free(outs[i])
+	}
+	value := func(round, j int) int32 { return int32(round*100003 + j*7 - 5) }
+	src := make([]int32, maxN)
+	for r, n := range sizes {
+		for j := range n {
+			src[j] = value(r, j)
+		}
+		if err := c.QueueUploadInt32(x, src[:n]); err != nil {
+			t.Fatalf("round %d: %v", r, err)
+		}
+		for j := range src {
+			src[j] = -1 // the caller reuses src at once
+		}
+		if err := c.Copy(outs[r], x, 4*n); err != nil {
+			t.Fatalf("round %d: %v", r, err)
+		}
+	}
+	for r, n := range sizes {
+		got := make([]int32, n)
+		if err := c.DownloadInt32(got, outs[r]); err != nil {
+			t.Fatal(err)
+		}
+		for j, v := range got {
+			if w := value(r, j); v != w {
+				t.Fatalf("round %d (%d values): [%d] = %d, want %d", r, n, j, v, w)
+			}
+		}
+	}
+	if err := c.QueueUploadInt32(x, nil); err != nil {
+		t.Errorf("empty upload: %v", err)
+	}
+}

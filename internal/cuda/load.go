@@ -250,6 +250,9 @@ type driverAPI struct {
 	// is cuEventElapsedTime_v2 where the driver has it).
 	cuEventCreate, cuEventDestroy, cuEventRecord, cuEventSynchronize uintptr
 	cuEventElapsedTime, cuEventElapsedTimeV1                         uintptr
+	// Pinned host memory (optional: QueueUploadInt32 copies through it,
+	// and waits for the stream where the driver lacks it).
+	cuMemHostAlloc, cuMemFreeHost uintptr
 }
 
 func (d *driverAPI) syms() []sym {
@@ -291,6 +294,8 @@ func (d *driverAPI) syms() []sym {
 		{name: "cuEventSynchronize", addr: &d.cuEventSynchronize, optional: true},
 		{name: "cuEventElapsedTime_v2", addr: &d.cuEventElapsedTime, optional: true},
 		{name: "cuEventElapsedTime", addr: &d.cuEventElapsedTimeV1, optional: true},
+		{name: "cuMemHostAlloc", addr: &d.cuMemHostAlloc, optional: true},
+		{name: "cuMemFreeHost", addr: &d.cuMemFreeHost, optional: true},
 	}
 }
 

@@ -292,6 +292,10 @@ func (d *Device) UploadFloat32(dst cuda.Ptr, src []float32) error { return uploa
 // UploadInt32 copies src to dst.
 func (d *Device) UploadInt32(dst cuda.Ptr, src []int32) error { return upload(d, dst, src) }
 
+// QueueUploadInt32 copies src to dst: the emulator runs every operation
+// when it is queued, so it is UploadInt32.
+func (d *Device) QueueUploadInt32(dst cuda.Ptr, src []int32) error { return upload(d, dst, src) }
+
 // DownloadFloat64 copies len(dst) values from src.
 func (d *Device) DownloadFloat64(dst []float64, src cuda.Ptr) error { return download(d, dst, src) }
 
