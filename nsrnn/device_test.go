@@ -473,6 +473,80 @@ func TestGPUPersistentLSTMMatchesCPU(t *testing.T) {
 	}
 }
 
+// The output layer pipelined beside the recurrence on a second stream
+// (the default, EnvCUDAPipeline) and queued after it on one stream both
+// give the CPU's loss, gradients and log-probabilities, and each other's:
+// on a card to the products' rounding (cuBLAS may sum a block of rows in
+// another order than all of them), under the emulator bit for bit. The
+// sentence lengths and stream chunks put the positions in one block, in
+// whole blocks (outputBlockSteps) and in whole blocks and a rest.
+func TestGPUPipelinedOutput(t *testing.T) {
+	d := gpu(t)
+	all := gpuConfigs()
+	lstms := map[string]Config{}
+	for _, name := range []string{"onehot", "embed-2", "wide-vocab"} {
+		lstms[name] = all[name]
+	}
+	t.Run("serial", func(t *testing.T) {
+		t.Setenv(EnvCUDAPipeline, "0")
+		checkGPUSentences(t, d, lstms)
+		checkGPUStreams(t, d, lstms)
+	})
+	// run returns a model's losses, gradients and log-probabilities on
+	// sentences and on a stream's chunks.
+	run := func(c Config, p Precision) (losses []float64, grads [][][]float64, lps [][][][]float64) {
+		_, g := twins(t, d, c, p)
+		rng := rand.New(rand.NewPCG(5, 6))
+		for _, n := range []int{1, outputBlockSteps - 1, outputBlockSteps, 2*outputBlockSteps + 3, 40} {
+			batch := randomBatch(rng, 3, n, min(c.InputVocab, c.OutputVocab-1))
+			l, gr, err := g.Gradient(batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lp, err := g.LogProbs(batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses, grads, lps = append(losses, l), append(grads, cloneGrads(gr)), append(lps, lp)
+		}
+		s := mustStream(t, g, 3)
+		for _, T := range []int{outputBlockSteps, 2 * outputBlockSteps, 3, 35} {
+			in, tgt := randomStream(rng, 3, T, min(c.InputVocab, c.OutputVocab))
+			l, gr, err := s.Gradient(in, tgt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses, grads = append(losses, l), append(grads, cloneGrads(gr))
+		}
+		return losses, grads, lps
+	}
+	for name, c := range lstms {
+		for _, p := range []Precision{Float64, Float32} {
+			t.Setenv(EnvCUDAPipeline, "1")
+			l1, g1, lp1 := run(c, p)
+			t.Setenv(EnvCUDAPipeline, "0")
+			l2, g2, lp2 := run(c, p)
+			tol := tolerance(p)
+			if emulating() {
+				tol = 0
+			}
+			for i := range l1 {
+				if e := relErr(l1[i], l2[i]); e > tol {
+					t.Errorf("%s %v pass %d: loss %v pipelined, %v on one stream", name, p, i, l1[i], l2[i])
+				}
+				if e := gradcheck.TensorsErr(g1[i], g2[i]); e > tol {
+					t.Errorf("%s %v pass %d: gradients differ by %.2g relative", name, p, i, e)
+				}
+			}
+			for i := range lp1 {
+				if e := maxAbsDiff3(lp1[i], lp2[i]); e > 100*tol {
+					t.Errorf("%s %v sentences %d: log-probabilities differ by %.2g", name, p, i, e)
+				}
+			}
+		}
+	}
+}
+
 // With every product in cuBLAS (EnvCUDASmallProducts=0: the small
 // models of these tests otherwise run most of theirs in the engine's own
 // kernels), the GPU still gives the CPU's loss, gradients and

@@ -131,6 +131,11 @@ type cudaEngine struct {
 	// cublasOnly sends every product to cuBLAS (EnvCUDASmallProducts).
 	fusedStep, fusedBack string
 	cublasOnly           bool
+	// pipeline runs the output layer of a pass's positions on the side
+	// stream, a block at a time, while the main stream runs the top
+	// layer's later steps (EnvCUDAPipeline; off where the device has no
+	// side stream).
+	pipeline bool
 }
 
 // passKey is the shape of a pass, which its captured graph replays.
@@ -150,6 +155,23 @@ const maxGraphs = 256
 // off the capture of passes as CUDA graphs (each pass then launches its
 // kernels one by one), for comparison and debugging.
 const EnvCUDAGraphs = "NSRNN_CUDA_GRAPHS"
+
+// EnvCUDAPipeline is the environment variable "NSRNN_CUDA_PIPELINE": 0
+// keeps an LSTM pass's output layer after its recurrence on one stream,
+// for comparison. By default the scores, softmax and loss of each block
+// of outputBlockSteps positions are queued on a second stream as soon as
+// the top layer's states for them are queued, so that the output layer's
+// products fill the multiprocessors that the recurrence's small steps
+// leave idle. The results are the same either way but for the products'
+// rounding (cuBLAS may sum a block's rows in another order than the
+// whole's).
+const EnvCUDAPipeline = "NSRNN_CUDA_PIPELINE"
+
+// outputBlockSteps is the positions per block of the pipelined output
+// layer: at B = 32, blocks of 256 rows, which cuBLAS still runs near
+// its rate on a large card, and few enough blocks (five for T = 35) that
+// their joins cost little.
+const outputBlockSteps = 8
 
 // EnvCUDALSTMStep is the environment variable "NSRNN_CUDA_LSTM_STEP":
 // "fused" runs each step of an LSTM layer as one kernel (the step's
@@ -199,7 +221,9 @@ var persistentSteps = map[string]struct {
 // tanh(c_t) at block t−1. With a persistent kernel chosen
 // (EnvCUDALSTMStep), in one launch, otherwise a step at a time
 // (lstmStep).
-func (e *cudaEngine) lstmSteps(p Precision, z, hs, cs, tc, whh cuda.Ptr, T, B, H int) error {
+// after, where not nil, is called after step t is queued, for t = 1 … T
+// (not with a persistent kernel).
+func (e *cudaEngine) lstmSteps(p Precision, z, hs, cs, tc, whh cuda.Ptr, T, B, H int, after func(t int) error) error {
 	if f, ok := persistentSteps[e.fusedStep]; ok && T > 0 {
 		bar, err := e.barrier()
 		if err != nil {
@@ -216,6 +240,11 @@ func (e *cudaEngine) lstmSteps(p Precision, z, hs, cs, tc, whh cuda.Ptr, T, B, H
 		zt := z.Offset((t - 1) * B * 4 * H * es)
 		if err := e.lstmStep(p, zt, hs.Offset((t-1)*blk), whh, stepInput{}, cs.Offset((t-1)*blk), cs.Offset(t*blk), tc.Offset((t-1)*blk), hs.Offset(t*blk), B, H); err != nil {
 			return err
+		}
+		if after != nil {
+			if err := after(t); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -353,6 +382,15 @@ type gpuDevice interface {
 	multiprocessors() int
 	// compile returns the kernels of a CUDA C source.
 	compile(src, name string, opts ...string) (gpuKernels, error)
+	// side makes the operations queued next run on a second stream,
+	// after those queued so far and beside those queued on the first
+	// after toMain; joinSide returns to the first stream and makes it
+	// wait for the second's work (cuda.Context's Side, Main and
+	// JoinSide). A device without a second stream returns an error from
+	// side.
+	side() error
+	toMain()
+	joinSide() error
 	// beginCapture and endCapture record the operations queued between
 	// them as a graph instead of running them.
 	beginCapture() error
@@ -414,6 +452,10 @@ func (d cudaDevice) endCapture() (gpuGraph, error) {
 
 func (d cudaDevice) multiprocessors() int { return d.Info().SMs }
 
+func (d cudaDevice) side() error     { return d.Side() }
+func (d cudaDevice) toMain()         { d.Main() }
+func (d cudaDevice) joinSide() error { return d.JoinSide() }
+
 func (d cudaDevice) compile(src, name string, opts ...string) (gpuKernels, error) {
 	mod, err := d.Module(src, name, opts...)
 	if err != nil {
@@ -437,6 +479,13 @@ func emulating() bool { v := os.Getenv(EnvGPUEmulator); return v == "1" || v == 
 type emuDevice struct{ *gpuemu.Device }
 
 func (d emuDevice) beginCapture() error { return d.BeginCapture() }
+
+// The emulator runs each operation when it is queued, so a second stream
+// is the first: side, toMain and joinSide do nothing, and the pipelined
+// passes run on it in their order of queuing.
+func (d emuDevice) side() error     { return nil }
+func (d emuDevice) toMain()         {}
+func (d emuDevice) joinSide() error { return nil }
 
 func (d emuDevice) endCapture() (gpuGraph, error) {
 	g, err := d.EndCapture()
@@ -519,7 +568,8 @@ func newCUDAEngine(m *Model, d Device) (*cudaEngine, error) {
 	}
 	e := &cudaEngine{m: m, dev: d, ctx: ctx, mods: map[Precision]gpuKernels{}, ws: map[string]*cudaBuf{},
 		graphs: map[passKey]gpuGraph{}, seen: map[passKey]bool{}, noGraphs: os.Getenv(EnvCUDAGraphs) == "0" || profiling(),
-		fusedStep: os.Getenv(EnvCUDALSTMStep), fusedBack: os.Getenv(EnvCUDALSTMBack), cublasOnly: os.Getenv(EnvCUDASmallProducts) == "0"}
+		fusedStep: os.Getenv(EnvCUDALSTMStep), fusedBack: os.Getenv(EnvCUDALSTMBack), cublasOnly: os.Getenv(EnvCUDASmallProducts) == "0",
+		pipeline: os.Getenv(EnvCUDAPipeline) != "0"}
 	if m.stack != nil {
 		if e.stack, err = e.newCUDAStack(); err != nil {
 			ctx.Close()
@@ -963,6 +1013,10 @@ func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 		x = bf.x0
 	}
 	in := in0
+	var pipe *outputPipe
+	if _, persistent := persistentSteps[e.fusedStep]; e.pipeline && !persistent {
+		pipe = &outputPipe{e: e, r: r, bf: bf, why: W(whyIdx), bias: W(bhyIdx), next: r.first}
+	}
 	for l := 0; l < L && T > 0; l++ {
 		wih, whh, bih, bhh := layerIdx(l)
 		z := bf.z[l]
@@ -977,12 +1031,23 @@ func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 			return err
 		}
 		hs := bf.hs[l]
-		if err := e.lstmSteps(p, z, hs, bf.cs[l], bf.tc[l], W(whh), T, B, H); err != nil {
+		var after func(int) error
+		if pipe != nil && l == L-1 {
+			after = pipe.step
+		}
+		if err := e.lstmSteps(p, z, hs, bf.cs[l], bf.tc[l], W(whh), T, B, H, after); err != nil {
+			if pipe != nil {
+				e.ctx.joinSide() // the pass failed: leave no work unjoined
+			}
 			return err
 		}
 		x, in = hs.Offset(B*H*es), H
 	}
-	if err := e.output(r, bf, whyIdx, bhyIdx); err != nil {
+	if pipe != nil {
+		if err := pipe.finish(); err != nil {
+			return err
+		}
+	} else if err := e.output(r, bf, whyIdx, bhyIdx); err != nil {
 		return err
 	}
 	if r.grad {
@@ -1009,11 +1074,25 @@ func (e *cudaEngine) working(i int) cuda.Ptr { return e.w.Offset(e.wes * e.offs[
 // softmax of each row (replaced by the gradient of the scores with
 // r.grad, by the log-probabilities with r.lp), and the loss.
 func (e *cudaEngine) output(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int) error {
+	if err := e.outputRows(r, bf, e.working(whyIdx), e.working(bhyIdx), 0, r.P*r.B); err != nil {
+		return err
+	}
+	return e.launchGrid(r.prec, "sum_scaled", 1, bf.rowloss, r.P*r.B, 1.0, bf.div, bf.loss)
+}
+
+// outputRows runs the output layer's scores and softmax (output) for
+// the rows row0 … row0+n−1 of the pass's P·B output rows (position
+// r.first + row/B, batch row row%B), with weights why and bias.
+func (e *cudaEngine) outputRows(r *lstmRun, bf *lstmBufs, why, bias cuda.Ptr, row0, n int) error {
+	if n == 0 {
+		return nil
+	}
 	cfg := e.m.cfg
 	p, B, H, V := r.prec, r.B, cfg.Hidden, cfg.OutputVocab
-	R := r.P * B
-	hout := bf.hs[cfg.layers()-1].Offset(r.first * B * H * elem(p))
-	if err := e.gemm(p, false, true, R, V, H, hout, H, e.working(whyIdx), H, 0, bf.s, V); err != nil {
+	es := elem(p)
+	h := bf.hs[cfg.layers()-1].Offset((r.first*B + row0) * H * es)
+	sc := bf.s.Offset(row0 * V * es)
+	if err := e.gemm(p, false, true, n, V, H, h, H, why, H, 0, sc, V); err != nil {
 		return err
 	}
 	mode := 3 // the loss alone
@@ -1025,10 +1104,63 @@ func (e *cudaEngine) output(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int) error 
 	case r.logits:
 		mode = 0
 	}
-	if err := e.launchGrid(p, "softmax_rows", uint32(R), bf.s, e.working(bhyIdx), bf.tgt, bf.logz, bf.rowloss, V, mode, bf.div); err != nil {
+	return e.launchGrid(p, "softmax_rows", uint32(n), sc, bias, bf.tgt.Offset(4*row0), bf.logz.Offset(8*row0), bf.rowloss.Offset(8*row0), V, mode, bf.div)
+}
+
+// outputPipe queues an LSTM pass's output layer on the device's second
+// stream, a block of outputBlockSteps positions at a time, as soon as the
+// top layer's steps that make their states are queued (EnvCUDAPipeline);
+// finish queues the rest, joins the streams and sums the loss over every
+// row, in the order output sums it.
+type outputPipe struct {
+	e         *cudaEngine
+	r         *lstmRun
+	bf        *lstmBufs
+	why, bias cuda.Ptr
+	next      int // the first position whose rows are not queued
+}
+
+// step implements lstmSteps' after: with step t queued, the states of
+// positions 0 … t are.
+func (o *outputPipe) step(t int) error {
+	if t+1-o.next < outputBlockSteps {
+		return nil
+	}
+	return o.queue(t + 1)
+}
+
+// queue queues the rows of positions next … end−1 (within the pass's
+// output positions) on the second stream. A device without one turns
+// the pipeline off and queues them on the first.
+func (o *outputPipe) queue(end int) error {
+	r, e := o.r, o.e
+	end = min(end, r.first+r.P)
+	if end <= o.next {
+		return nil
+	}
+	if e.pipeline {
+		if err := e.ctx.side(); err != nil {
+			e.pipeline = false
+		}
+	}
+	row0, n := (o.next-r.first)*r.B, (end-o.next)*r.B
+	o.next = end
+	err := e.outputRows(r, o.bf, o.why, o.bias, row0, n)
+	e.ctx.toMain()
+	return err
+}
+
+// finish queues the rows left, joins the streams and sums the loss.
+func (o *outputPipe) finish() error {
+	r, e := o.r, o.e
+	err := o.queue(r.first + r.P)
+	if jerr := e.ctx.joinSide(); err == nil {
+		err = jerr
+	}
+	if err != nil {
 		return err
 	}
-	return e.launchGrid(p, "sum_scaled", 1, bf.rowloss, R, 1.0, bf.div, bf.loss)
+	return e.launchGrid(r.prec, "sum_scaled", 1, o.bf.rowloss, r.P*r.B, 1.0, o.bf.div, o.bf.loss)
 }
 
 // queueLoss queues a pass and the addition of its loss times

@@ -2,6 +2,7 @@ package nsrnn
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -322,6 +323,12 @@ func (d *profDevice) compile(src, name string, opts ...string) (gpuKernels, erro
 		return nil, err
 	}
 	return profKernels{k, d.p}, nil
+}
+
+// side refuses: the profiler times each operation between events on the
+// one stream, so a profiled engine keeps its passes on it.
+func (d *profDevice) side() error {
+	return errors.New("nsrnn: a profiled device keeps one stream")
 }
 
 // beginCapture refuses: a profiled engine launches its operations one by

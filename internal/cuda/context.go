@@ -118,7 +118,9 @@ func (d *driverAPI) deviceInfo(i int) (DeviceInfo, int32, error) {
 // Context is one device's primary context, one non-blocking stream on
 // which every operation of its methods is queued, in order, and one
 // cuBLAS handle bound to that stream (in cuBLAS's default host pointer
-// mode).
+// mode). A second stream, the side stream, with a handle of its own, runs
+// work beside the first where the caller asks for it (Side, Main,
+// JoinSide).
 //
 // A Context's methods may be called from any goroutine, but a Context is
 // not safe for concurrent use: calls must not overlap.
@@ -144,6 +146,12 @@ type Context struct {
 	// Pinned buffers for QueueUploadInt32, used in turn.
 	staging  [stagingSlots]stagingSlot
 	nextSlot int
+
+	// The side stream (see Side), and the main stream's lane while
+	// operations go to the side (stream and handle are the current
+	// lane's).
+	side sideLane
+	main lane
 }
 
 // Open loads the libraries (Load) and opens the device with the ordinal
@@ -209,6 +217,18 @@ func Open(index int) (*Context, error) {
 	return c, nil
 }
 
+// errOnSide is returned by the operations of the main stream alone when
+// they are called while operations go to the side stream.
+var errOnSide = errors.New("cuda: an operation of the main stream called while operations go to the side stream: call Main or JoinSide first")
+
+// enterMain is enter for the operations of the main stream alone.
+func (c *Context) enterMain() error {
+	if c.side.on {
+		return errOnSide
+	}
+	return c.enter()
+}
+
 // enter locks the calling goroutine to its OS thread and makes the
 // Context's context current on it. On success the caller must call
 // leave.
@@ -227,8 +247,8 @@ func (c *Context) enter() error {
 // leave undoes enter.
 func (c *Context) leave() { runtime.UnlockOSThread() }
 
-// Close waits for the stream's work, frees the pinned buffers of
-// QueueUploadInt32, destroys the cuBLAS handle, unloads the Context's
+// Close waits for the streams' work, destroys the side stream (Side),
+// frees the pinned buffers of QueueUploadInt32, destroys the cuBLAS handle, unloads the Context's
 // modules, destroys the stream and releases the primary context. It frees no device memory: Free what Alloc returned before
 // closing (the driver frees it all when the last user of the primary
 // context releases it). Close returns the first error met; a second Close
@@ -247,6 +267,7 @@ func (c *Context) Close() error {
 			errs = append(errs, e)
 		}
 	}
+	errs = append(errs, c.closeSide()...)
 	add(c.d.check("cuStreamSynchronize", ccall(c.d.cuStreamSynchronize, c.stream)))
 	errs = append(errs, c.freeStaging()...)
 	add(c.b.check("cublasDestroy_v2", ccall(c.b.cublasDestroy, c.handle)))
@@ -280,7 +301,7 @@ func (c *Context) Arch() string {
 // Sync waits until the work queued on the Context's stream is done
 // (cuStreamSynchronize), returning the error of any that failed.
 func (c *Context) Sync() error {
-	if err := c.enter(); err != nil {
+	if err := c.enterMain(); err != nil {
 		return err
 	}
 	defer c.leave()

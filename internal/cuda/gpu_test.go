@@ -767,3 +767,113 @@ func TestQueuedUploads(t *testing.T) {
 		t.Errorf("empty upload: %v", err)
 	}
 }
+
+// TestSideStream checks Side, Main and JoinSide: a product queued on the
+// side stream sees the work queued on the main stream before Side, the
+// main stream's work after JoinSide sees the side's, and the same holds
+// inside a captured graph, replayed after its inputs change; and the
+// operations of the main stream alone refuse to run while the side is in
+// use.
+func TestSideStream(t *testing.T) {
+	c := gpu(t)
+	rnd := rand.New(rand.NewPCG(11, 12))
+	// A large enough product that the side's work is still running when
+	// the main stream's next operations are queued.
+	g := newGemmCase(rnd, false, true, 300, 200, 500)
+	g.beta = 0
+	want, scale := g.want()
+	// A is copied into da on the main stream, asynchronously, just
+	// before Side: the side's product must wait for the copy.
+	a0, da, db := upload64(t, c, g.a), upload64(t, c, make([]float64, len(g.a))), upload64(t, c, g.b)
+	defer c.Free(a0)
+	defer c.Free(da)
+	defer c.Free(db)
+	side, main := upload64(t, c, make([]float64, len(g.c))), upload64(t, c, make([]float64, len(g.c)))
+	defer c.Free(side)
+	defer c.Free(main)
+	out, err := c.Alloc(8 * len(g.c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Free(out)
+	queue := func() error {
+		if err := c.Zero(da, 8*len(g.a)); err != nil {
+			return err
+		}
+		if err := c.Copy(da, a0, 8*len(g.a)); err != nil {
+			return err
+		}
+		if err := c.Side(); err != nil {
+			return err
+		}
+		if err := c.Dgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, da, g.lda, db, g.ldb, 0, side, g.ldc); err != nil {
+			return err
+		}
+		c.Main()
+		if err := c.Dgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, da, g.lda, db, g.ldb, 0, main, g.ldc); err != nil {
+			return err
+		}
+		if err := c.JoinSide(); err != nil {
+			return err
+		}
+		return c.Copy(out, side, 8*len(g.c))
+	}
+	check := func(what string) {
+		t.Helper()
+		for _, p := range []Ptr{out, main} {
+			got := make([]float64, len(g.c))
+			if err := c.DownloadFloat64(got, p); err != nil {
+				t.Fatal(err)
+			}
+			for j := 0; j < g.n; j++ {
+				for i := 0; i < g.m; i++ {
+					k := i + j*g.ldc
+					if d := math.Abs(got[k] - want[k]); d > 1e-13*scale[k] {
+						t.Fatalf("%s: C[%d,%d] = %v, want %v", what, i, j, got[k], want[k])
+					}
+				}
+			}
+		}
+	}
+	if err := queue(); err != nil {
+		t.Fatal(err)
+	}
+	check("launched")
+
+	if err := c.Side(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Sync(); !errors.Is(err, errOnSide) {
+		t.Errorf("Sync on the side stream: %v, want errOnSide", err)
+	}
+	if err := c.JoinSide(); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := c.BeginCapture(); err != nil {
+		t.Fatal(err)
+	}
+	qerr := queue()
+	graph, err := c.EndCapture()
+	if qerr != nil || err != nil {
+		t.Fatalf("capture: %v, %v", qerr, err)
+	}
+	defer graph.Destroy()
+	for _, p := range []Ptr{out, main, side} {
+		if err := c.Zero(p, 8*len(g.c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// New inputs, then the graph replayed.
+	for i := range g.a {
+		g.a[i] = rnd.NormFloat64()
+	}
+	want, scale = g.want()
+	if err := c.UploadFloat64(a0, g.a); err != nil {
+		t.Fatal(err)
+	}
+	if err := graph.Launch(); err != nil {
+		t.Fatal(err)
+	}
+	check("captured")
+}

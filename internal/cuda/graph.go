@@ -30,7 +30,7 @@ type Graph struct {
 // loading out of the capture. Dgemm's and Sgemm's alpha and beta are
 // captured by value.
 func (c *Context) BeginCapture() error {
-	if err := c.enter(); err != nil {
+	if err := c.enterMain(); err != nil {
 		return err
 	}
 	defer c.leave()
@@ -41,7 +41,7 @@ func (c *Context) BeginCapture() error {
 // (cuStreamEndCapture) and returns the captured work as an executable
 // graph (cuGraphInstantiateWithFlags, flags 0).
 func (c *Context) EndCapture() (*Graph, error) {
-	if err := c.enter(); err != nil {
+	if err := c.enterMain(); err != nil {
 		return nil, err
 	}
 	defer c.leave()
@@ -79,7 +79,7 @@ func (g *Graph) Launch() error {
 		return errGraphDestroyed
 	}
 	c := g.c
-	if err := c.enter(); err != nil {
+	if err := c.enterMain(); err != nil {
 		return err
 	}
 	defer c.leave()

@@ -253,6 +253,8 @@ type driverAPI struct {
 	// Pinned host memory (optional: QueueUploadInt32 copies through it,
 	// and waits for the stream where the driver lacks it).
 	cuMemHostAlloc, cuMemFreeHost uintptr
+	// Ordering a second stream after the first (optional: Side needs it).
+	cuStreamWaitEvent uintptr
 }
 
 func (d *driverAPI) syms() []sym {
@@ -296,6 +298,7 @@ func (d *driverAPI) syms() []sym {
 		{name: "cuEventElapsedTime", addr: &d.cuEventElapsedTimeV1, optional: true},
 		{name: "cuMemHostAlloc", addr: &d.cuMemHostAlloc, optional: true},
 		{name: "cuMemFreeHost", addr: &d.cuMemFreeHost, optional: true},
+		{name: "cuStreamWaitEvent", addr: &d.cuStreamWaitEvent, optional: true},
 	}
 }
 

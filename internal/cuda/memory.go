@@ -84,7 +84,7 @@ func (c *Context) Copy(dst, src Ptr, bytes int) error {
 // upload copies bytes from host memory at src to dst on the stream and
 // waits for the stream.
 func (c *Context) upload(dst Ptr, src unsafe.Pointer, bytes int) error {
-	if err := c.enter(); err != nil {
+	if err := c.enterMain(); err != nil {
 		return err
 	}
 	defer c.leave()
@@ -97,7 +97,7 @@ func (c *Context) upload(dst Ptr, src unsafe.Pointer, bytes int) error {
 // download copies bytes from src to host memory at dst on the stream and
 // waits for the stream.
 func (c *Context) download(dst unsafe.Pointer, src Ptr, bytes int) error {
-	if err := c.enter(); err != nil {
+	if err := c.enterMain(); err != nil {
 		return err
 	}
 	defer c.leave()

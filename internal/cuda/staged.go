@@ -50,7 +50,7 @@ func (c *Context) QueueUploadInt32(dst Ptr, src []int32) error {
 
 // queueUpload stages b in the next slot and queues its copy to dst.
 func (c *Context) queueUpload(dst Ptr, b []byte) error {
-	if err := c.enter(); err != nil {
+	if err := c.enterMain(); err != nil {
 		return err
 	}
 	defer c.leave()

@@ -30,7 +30,9 @@
 # as model+VARIANT, their training with the backward steps fused too
 # (NSRNN_CUDA_LSTM_BACK=fused) as model+fused-both, and JM-247 and RNS 1-2
 # with every product in cuBLAS
-# (NSRNN_CUDA_SMALL_PRODUCTS=0) as model+cublas.
+# (NSRNN_CUDA_SMALL_PRODUCTS=0) as model+cublas, and LSTM-256 with its
+# output layer after the recurrence on one stream (NSRNN_CUDA_PIPELINE=0)
+# as model+serial.
 #
 # Every step has a time limit, capped by what is left of the check's
 # budget (CHECK_SECONDS, default 420 s), so that the whole ends on time. Logs: env.txt, tests.log, bench.log, torch.log,
@@ -177,6 +179,12 @@ for round in 1 2; do
 	step 30 env NSRNN_CUDA_LSTM_STEP=fused NSRNN_CUDA_LSTM_BACK=fused ./nsrnn.test -test.run XXX -test.benchtime 100x \
 		-test.bench "GPUTrainPTB/(lstm-256|jm-247)(-f32)?/B32" 2>&1 |
 		sed -E "s#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\\1+fused-both/#" >> "$out/bench.log"
+	# The output layer on one stream after the recurrence
+	# (NSRNN_CUDA_PIPELINE=0), against the default that runs it beside
+	# the recurrence on a second stream, named model+serial.
+	step 30 env NSRNN_CUDA_PIPELINE=0 ./nsrnn.test -test.run XXX -test.benchtime 100x \
+		-test.bench "GPU(Train|Eval)PTB/lstm-256(-f32)?/B32" 2>&1 |
+		sed -E "s#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\\1+serial/#" >> "$out/bench.log"
 	for kind in train eval; do
 		for b in 32 256; do
 			echo "round $round $kind B$b: $(step 30 env DEVICE=cuda BATCH=$b python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
