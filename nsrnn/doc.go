@@ -182,10 +182,10 @@
 // few terms or few columns (a stack reading's, an action layer's) run in
 // the engine's own kernels, where cuBLAS leaves the card idle;
 // NSRNN_CUDA_SMALL_PRODUCTS=0 sends them to cuBLAS too
-// (EnvCUDASmallProducts). An LSTM model's output layer (its scores,
-// softmax and loss) runs on a second stream a block of positions at a
-// time, beside the recurrence's later steps, whose small products leave
-// most of the card idle; NSRNN_CUDA_PIPELINE=0 keeps it after the
+// (EnvCUDASmallProducts). The output layer (the scores, softmax and
+// loss) runs on a second stream a block of positions at a time, beside
+// the recurrence's later steps, whose small products and stack kernels
+// leave most of the card idle; NSRNN_CUDA_PIPELINE=0 keeps it after the
 // recurrence on one stream (EnvCUDAPipeline).
 //
 // # Model kinds

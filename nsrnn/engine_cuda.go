@@ -157,12 +157,12 @@ const maxGraphs = 256
 const EnvCUDAGraphs = "NSRNN_CUDA_GRAPHS"
 
 // EnvCUDAPipeline is the environment variable "NSRNN_CUDA_PIPELINE": 0
-// keeps an LSTM pass's output layer after its recurrence on one stream,
+// keeps a pass's output layer after its recurrence on one stream,
 // for comparison. By default the scores, softmax and loss of each block
 // of outputBlockSteps positions are queued on a second stream as soon as
 // the top layer's states for them are queued, so that the output layer's
 // products fill the multiprocessors that the recurrence's small steps
-// leave idle. The results are the same either way but for the products'
+// (and a stack model's stack kernels) leave idle. The results are the same either way but for the products'
 // rounding (cuBLAS may sum a block's rows in another order than the
 // whole's).
 const EnvCUDAPipeline = "NSRNN_CUDA_PIPELINE"
@@ -1014,8 +1014,8 @@ func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 	}
 	in := in0
 	var pipe *outputPipe
-	if _, persistent := persistentSteps[e.fusedStep]; e.pipeline && !persistent {
-		pipe = &outputPipe{e: e, r: r, bf: bf, why: W(whyIdx), bias: W(bhyIdx), next: r.first}
+	if _, persistent := persistentSteps[e.fusedStep]; !persistent {
+		pipe = e.newOutputPipe(r, bf, whyIdx, bhyIdx)
 	}
 	for l := 0; l < L && T > 0; l++ {
 		wih, whh, bih, bhh := layerIdx(l)
@@ -1036,9 +1036,7 @@ func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 			after = pipe.step
 		}
 		if err := e.lstmSteps(p, z, hs, bf.cs[l], bf.tc[l], W(whh), T, B, H, after); err != nil {
-			if pipe != nil {
-				e.ctx.joinSide() // the pass failed: leave no work unjoined
-			}
+			pipe.abort()
 			return err
 		}
 		x, in = hs.Offset(B*H*es), H
@@ -1107,7 +1105,7 @@ func (e *cudaEngine) outputRows(r *lstmRun, bf *lstmBufs, why, bias cuda.Ptr, ro
 	return e.launchGrid(p, "softmax_rows", uint32(n), sc, bias, bf.tgt.Offset(4*row0), bf.logz.Offset(8*row0), bf.rowloss.Offset(8*row0), V, mode, bf.div)
 }
 
-// outputPipe queues an LSTM pass's output layer on the device's second
+// outputPipe queues a pass's output layer on the device's second
 // stream, a block of outputBlockSteps positions at a time, as soon as the
 // top layer's steps that make their states are queued (EnvCUDAPipeline);
 // finish queues the rest, joins the streams and sums the loss over every
@@ -1118,6 +1116,23 @@ type outputPipe struct {
 	bf        *lstmBufs
 	why, bias cuda.Ptr
 	next      int // the first position whose rows are not queued
+}
+
+// newOutputPipe returns the pipelined output layer of a pass, or nil
+// where the engine keeps it on one stream.
+func (e *cudaEngine) newOutputPipe(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int) *outputPipe {
+	if !e.pipeline {
+		return nil
+	}
+	return &outputPipe{e: e, r: r, bf: bf, why: e.working(whyIdx), bias: e.working(bhyIdx), next: r.first}
+}
+
+// abort joins the streams after a failed pass, so that no work of it is
+// left beside the next.
+func (o *outputPipe) abort() {
+	if o != nil {
+		o.e.ctx.joinSide()
+	}
 }
 
 // step implements lstmSteps' after: with step t queued, the states of

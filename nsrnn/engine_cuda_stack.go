@@ -309,7 +309,6 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) err
 	cfg := e.m.cfg
 	p, T, B := r.prec, r.T, r.B
 	H, L := cfg.Hidden, cfg.layers()
-	es := elem(p)
 	W := e.working
 	embedIdx, pi := -1, 0
 	if e.m.embed != nil {
@@ -323,8 +322,6 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) err
 	in0 := cfg.inputSize()
 	mR := e.m.stack.ReadingSize()
 	ld0 := in0 + mR // row length of layer 0's W_ih
-	blk := B * H * es
-	zblk := B * 4 * H * es
 
 	// Every layer's biases and layer 0's input products for all steps.
 	for l := 0; l < L && T > 0; l++ {
@@ -353,6 +350,37 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) err
 			return err
 		}
 	}
+	pipe := e.newOutputPipe(r, bf, whyIdx, bhyIdx)
+	if err := e.stackSteps(r, bf, st, S, layerIdx, pipe); err != nil {
+		pipe.abort()
+		return err
+	}
+	if pipe != nil {
+		if err := pipe.finish(); err != nil {
+			return err
+		}
+	} else if err := e.output(r, bf, whyIdx, bhyIdx); err != nil {
+		return err
+	}
+	if r.grad {
+		return e.backwardStack(r, bf, st, S, layerIdx, whyIdx, bhyIdx, embedIdx)
+	}
+	return nil
+}
+
+// stackSteps runs runStack's steps 1 … T, and after each the pipelined
+// output layer's (pipe, where not nil).
+func (e *cudaEngine) stackSteps(r *lstmRun, bf *lstmBufs, st cudaStack, S int, layerIdx func(int) (int, int, int, int), pipe *outputPipe) error {
+	cfg := e.m.cfg
+	p, T, B := r.prec, r.T, r.B
+	H, L := cfg.Hidden, cfg.layers()
+	es := elem(p)
+	W := e.working
+	in0 := cfg.inputSize()
+	mR := e.m.stack.ReadingSize()
+	ld0 := in0 + mR
+	blk := B * H * es
+	zblk := B * 4 * H * es
 	for t := 1; t <= T; t++ {
 		for l := 0; l < L; l++ {
 			wih, whh, _, _ := layerIdx(l)
@@ -385,12 +413,11 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) err
 				return err
 			}
 		}
-	}
-	if err := e.output(r, bf, whyIdx, bhyIdx); err != nil {
-		return err
-	}
-	if r.grad {
-		return e.backwardStack(r, bf, st, S, layerIdx, whyIdx, bhyIdx, embedIdx)
+		if pipe != nil {
+			if err := pipe.step(t); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -30,9 +30,9 @@
 # as model+VARIANT, their training with the backward steps fused too
 # (NSRNN_CUDA_LSTM_BACK=fused) as model+fused-both, and JM-247 and RNS 1-2
 # with every product in cuBLAS
-# (NSRNN_CUDA_SMALL_PRODUCTS=0) as model+cublas, and LSTM-256 with its
-# output layer after the recurrence on one stream (NSRNN_CUDA_PIPELINE=0)
-# as model+serial.
+# (NSRNN_CUDA_SMALL_PRODUCTS=0) as model+cublas, and LSTM-256 and JM-247
+# with the output layer after the recurrence on one stream
+# (NSRNN_CUDA_PIPELINE=0) as model+serial.
 #
 # Every step has a time limit, capped by what is left of the check's
 # budget (CHECK_SECONDS, default 420 s), so that the whole ends on time. Logs: env.txt, tests.log, bench.log, torch.log,
@@ -183,7 +183,7 @@ for round in 1 2; do
 	# (NSRNN_CUDA_PIPELINE=0), against the default that runs it beside
 	# the recurrence on a second stream, named model+serial.
 	step 30 env NSRNN_CUDA_PIPELINE=0 ./nsrnn.test -test.run XXX -test.benchtime 100x \
-		-test.bench "GPU(Train|Eval)PTB/lstm-256(-f32)?/B32" 2>&1 |
+		-test.bench "GPU(Train|Eval)PTB/(lstm-256|jm-247)(-f32)?/B32" 2>&1 |
 		sed -E "s#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\\1+serial/#" >> "$out/bench.log"
 	for kind in train eval; do
 		for b in 32 256; do
