@@ -136,6 +136,9 @@ type cudaEngine struct {
 	// layer's later steps (EnvCUDAPipeline; off where the device has no
 	// side stream).
 	pipeline bool
+	// forked is set while work queued on the second stream is not yet
+	// joined (fork, join).
+	forked bool
 }
 
 // passKey is the shape of a pass, which its captured graph replays.
@@ -1049,7 +1052,11 @@ func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 		return err
 	}
 	if r.grad {
-		return e.backward(r, bf, layerIdx, whyIdx, bhyIdx, embedIdx)
+		err := e.backward(r, bf, layerIdx, whyIdx, bhyIdx, embedIdx)
+		if jerr := e.join(); err == nil {
+			err = jerr
+		}
+		return err
 	}
 	return nil
 }
@@ -1131,8 +1138,35 @@ func (e *cudaEngine) newOutputPipe(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int)
 // left beside the next.
 func (o *outputPipe) abort() {
 	if o != nil {
-		o.e.ctx.joinSide()
+		o.e.join()
 	}
+}
+
+// fork makes the operations queued next go to the device's second stream,
+// after those queued so far, and reports whether they do: not where the
+// pipeline is off (EnvCUDAPipeline) or the device has no second stream
+// (which turns it off). The caller returns to the first stream with
+// ctx.toMain.
+func (e *cudaEngine) fork() bool {
+	if !e.pipeline {
+		return false
+	}
+	if err := e.ctx.side(); err != nil {
+		e.pipeline = false
+		return false
+	}
+	e.forked = true
+	return true
+}
+
+// join makes the first stream's next operations wait for the work queued
+// on the second since the last join.
+func (e *cudaEngine) join() error {
+	if !e.forked {
+		return nil
+	}
+	e.forked = false
+	return e.ctx.joinSide()
 }
 
 // step implements lstmSteps' after: with step t queued, the states of
@@ -1153,15 +1187,13 @@ func (o *outputPipe) queue(end int) error {
 	if end <= o.next {
 		return nil
 	}
-	if e.pipeline {
-		if err := e.ctx.side(); err != nil {
-			e.pipeline = false
-		}
-	}
+	side := e.fork()
 	row0, n := (o.next-r.first)*r.B, (end-o.next)*r.B
 	o.next = end
 	err := e.outputRows(r, o.bf, o.why, o.bias, row0, n)
-	e.ctx.toMain()
+	if side {
+		e.ctx.toMain()
+	}
 	return err
 }
 
@@ -1169,7 +1201,7 @@ func (o *outputPipe) queue(end int) error {
 func (o *outputPipe) finish() error {
 	r, e := o.r, o.e
 	err := o.queue(r.first + r.P)
-	if jerr := e.ctx.joinSide(); err == nil {
+	if jerr := e.join(); err == nil {
 		err = jerr
 	}
 	if err != nil {
@@ -1242,16 +1274,22 @@ func (e *cudaEngine) outputBackward(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int
 		return nil, err
 	}
 	hout := bf.hs[L-1].Offset(r.first * B * H * es)
-	// dW_hy = dSᵀ·h, db_hy = 1ᵀ·dS, dh = dS·W_hy.
-	if err := e.gemm(p, true, false, V, H, R, bf.s, V, hout, H, 0, G(whyIdx), H); err != nil {
-		return nil, err
-	}
 	ones, err := e.ones(p, R)
 	if err != nil {
 		return nil, err
 	}
+	// dW_hy = dSᵀ·h, db_hy = 1ᵀ·dS, dh = dS·W_hy. No later operation of
+	// the pass reads the first two: they run on the second stream beside
+	// the backward pass through the layers (the pass's end joins it).
+	side := e.fork()
+	if err := e.gemm(p, true, false, V, H, R, bf.s, V, hout, H, 0, G(whyIdx), H); err != nil {
+		return nil, err
+	}
 	if err := e.gemm(p, false, false, 1, V, R, ones, R, bf.s, V, 0, G(bhyIdx), V); err != nil {
 		return nil, err
+	}
+	if side {
+		e.ctx.toMain()
 	}
 	if T == 0 {
 		return G, nil

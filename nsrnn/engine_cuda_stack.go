@@ -363,7 +363,11 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) err
 		return err
 	}
 	if r.grad {
-		return e.backwardStack(r, bf, st, S, layerIdx, whyIdx, bhyIdx, embedIdx)
+		err := e.backwardStack(r, bf, st, S, layerIdx, whyIdx, bhyIdx, embedIdx)
+		if jerr := e.join(); err == nil {
+			err = jerr
+		}
+		return err
 	}
 	return nil
 }
