@@ -803,6 +803,23 @@ extern "C" {
 
 #define NEG (__longlong_as_double(0xfff0000000000000ULL))
 
+// lse_add adds exp(x) to the log-sum-exp held as a running maximum *mx
+// (NEG before any finite term) and the sum *s of the terms' exponentials
+// relative to it, in one pass over the terms: the sum is rescaled when
+// the maximum grows, so that each term is read once (against a pass for
+// the maximum and one for the sum) for an exponential each all the same.
+// lse_end returns the logarithm of the sum: NEG where every term was.
+__device__ __forceinline__ void lse_add(double x, double* mx, double* s) {
+	if (x > *mx) {
+		*s = *s * exp(*mx - x) + 1.0;
+		*mx = x;
+	} else if (x != NEG) {
+		*s += exp(x - *mx);
+	}
+}
+
+__device__ __forceinline__ double lse_end(double mx, double s) { return mx == NEG ? NEG : mx + log(s); }
+
 // ns_init: α at the initial positions, and γ[0→1] with the fixed bottom.
 __global__ void ns_init(double* lg, double* la, int B, int NP, int Dw, int m, int fixed) {
 	int b = blockIdx.x * blockDim.x + threadIdx.x;
@@ -848,19 +865,14 @@ __global__ void ns_gp(double* gp, const double* lg, const double* logw, int p, i
 	if (d < 2 || p - d < 0) return;
 	const double* g = lg + (((long)b * NP + (p - 1)) * Dw + (d - 2)) * m * m + uy * m;
 	const double* w = logw + (long)b * m * L + 2 * m + r;
-	double mx = NEG;
-	for (int sz = 0; sz < m; sz++) mx = fmax(mx, g[sz] + w[sz * L]);
-	double out = NEG;
-	if (mx != NEG) {
-		double s = 0;
-		for (int sz = 0; sz < m; sz++) s += exp(g[sz] + w[sz * L] - mx);
-		out = mx + log(s);
-	}
-	gp[(((long)b * NP + p) * Dw + dd) * m * Q + uy * Q + r] = out;
+	double mx = NEG, s = 0;
+	for (int sz = 0; sz < m; sz++) lse_add(g[sz] + w[sz * L], &mx, &s);
+	gp[(((long)b * NP + p) * Dw + dd) * m * Q + uy * Q + r] = lse_end(mx, s);
 }
 
 // ns_col: column p of γ: γ[p−1→p] = Δpush, and for d ≥ 2 the replace and
-// pop terms; one thread per entry (b, d, qx, ry), so that neighbouring
+// pop terms (their log-sum-exp in one pass, lse_add); one thread per
+// entry (b, d, qx, ry), so that neighbouring
 // threads read neighbouring entries (a group per entry, as the kernels
 // below, was slower on an H200: its lanes read far-apart distances).
 __global__ void ns_col(double* lg, const double* gp, const double* logw, int p, int B, int NP, int Dw, int Q, int G) {
@@ -879,31 +891,18 @@ __global__ void ns_col(double* lg, const double* gp, const double* logw, int p, 
 	}
 	int r = ry / G, y = ry % G;
 	const double* rep = lg + (((long)b * NP + (p - 1)) * Dw + (d - 2)) * m * m + qx * m;
-	double mx = NEG;
-	for (int pass = 0; pass < 2; pass++) {
-		double s = 0;
-		for (int sz = 0; sz < m; sz++) {
-			double x = rep[sz] + w[sz * L + m + ry];
-			if (pass == 0) mx = fmax(mx, x);
-			else s += exp(x - mx);
+	double mx = NEG, s = 0;
+	for (int sz = 0; sz < m; sz++) lse_add(rep[sz] + w[sz * L + m + ry], &mx, &s);
+	for (int dk = 1; dk <= d - 2; dk++) {
+		int k = i + dk;
+		const double* gk = lg + (((long)b * NP + k) * Dw + (dk - 1)) * m * m + qx * m;
+		const double* gq = gp + (((long)b * NP + p) * Dw + (d - dk - 1)) * m * Q;
+		for (int u = 0; u < Q; u++) {
+			int uy = u * G + y;
+			lse_add(gk[uy] + gq[uy * Q + r], &mx, &s);
 		}
-		for (int dk = 1; dk <= d - 2; dk++) {
-			int k = i + dk;
-			const double* gk = lg + (((long)b * NP + k) * Dw + (dk - 1)) * m * m + qx * m;
-			const double* gq = gp + (((long)b * NP + p) * Dw + (d - dk - 1)) * m * Q;
-			for (int u = 0; u < Q; u++) {
-				int uy = u * G + y;
-				double x = gk[uy] + gq[uy * Q + r];
-				if (pass == 0) mx = fmax(mx, x);
-				else s += exp(x - mx);
-			}
-		}
-		if (pass == 0 && mx == NEG) {
-			*out = NEG;
-			return;
-		}
-		if (pass == 1) *out = mx + log(s);
 	}
+	*out = lse_end(mx, s);
 }
 
 // ns_alpha: α[p][ry] = ⊕_{d, qx} α[p−d][qx] + γ[p−d→p][qx→ry]; a group of
@@ -915,21 +914,18 @@ __global__ void ns_alpha(double* la, const double* lg, int p, int B, int NP, int
 	int n = min(Dw, p) * m;
 	const double* g = lg + ((long)b * NP + p) * Dw * m * m + ry;
 	const double* a = la + (long)b * NP * m;
-	double mx = NEG;
+	double mx = NEG, s = 0;
 	for (int j = lane; j < n; j += LANES(32)) {
 		int d = j / m + 1, qx = j % m;
-		mx = fmax(mx, a[(p - d) * m + qx] + g[((long)(d - 1) * m + qx) * m]);
+		lse_add(a[(p - d) * m + qx] + g[((long)(d - 1) * m + qx) * m], &mx, &s);
 	}
-	mx = group_max<32>(mx);
-	if (mx != NEG) {
-		double s = 0;
-		for (int j = lane; j < n; j += LANES(32)) {
-			int d = j / m + 1, qx = j % m;
-			s += exp(a[(p - d) * m + qx] + g[((long)(d - 1) * m + qx) * m] - mx);
-		}
-		mx += log(group_sum<32>(s));
+	// The lanes' sums, each relative to its own maximum, combined
+	// relative to the group's.
+	double M = group_max<32>(mx);
+	if (M != NEG) {
+		M += log(group_sum<32>(mx == NEG ? 0.0 : s * exp(mx - M)));
 	}
-	if (lane == 0) la[((long)b * NP + p) * m + ry] = mx;
+	if (lane == 0) la[((long)b * NP + p) * m + ry] = M;
 }
 
 // ns_read: the reading of α[p] (B rows of R): the normalized α over (r, y)
