@@ -808,7 +808,8 @@ extern "C" {
 // relative to it, in one pass over the terms: the sum is rescaled when
 // the maximum grows, so that each term is read once (against a pass for
 // the maximum and one for the sum) for an exponential each all the same.
-// lse_end returns the logarithm of the sum: NEG where every term was.
+// lse_end returns the logarithm of the sum: NEG where every term was
+// (−∞ + log 0), NaN where a term was NaN.
 __device__ __forceinline__ void lse_add(double x, double* mx, double* s) {
 	if (x > *mx) {
 		*s = *s * exp(*mx - x) + 1.0;
@@ -818,7 +819,7 @@ __device__ __forceinline__ void lse_add(double x, double* mx, double* s) {
 	}
 }
 
-__device__ __forceinline__ double lse_end(double mx, double s) { return mx == NEG ? NEG : mx + log(s); }
+__device__ __forceinline__ double lse_end(double mx, double s) { return mx + log(s); }
 
 // ns_init: α at the initial positions, and γ[0→1] with the fixed bottom.
 __global__ void ns_init(double* lg, double* la, int B, int NP, int Dw, int m, int fixed) {
@@ -921,9 +922,11 @@ __global__ void ns_alpha(double* la, const double* lg, int p, int B, int NP, int
 	}
 	// The lanes' sums, each relative to its own maximum, combined
 	// relative to the group's.
+	// (A lane without terms adds 0·exp(−∞) = 0; one whose only terms
+	// were NaN adds its NaN.)
 	double M = group_max<32>(mx);
 	if (M != NEG) {
-		M += log(group_sum<32>(mx == NEG ? 0.0 : s * exp(mx - M)));
+		M += log(group_sum<32>(s * exp(mx - M)));
 	}
 	if (lane == 0) la[((long)b * NP + p) * m + ry] = M;
 }

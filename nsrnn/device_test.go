@@ -156,7 +156,7 @@ func gpu(t *testing.T) Device {
 		if err != nil {
 			return nil, err
 		}
-		return emuDevice{d}, nil
+		return newEmuDevice(d), nil
 	}
 	t.Cleanup(func() { openGPU = old })
 	return CUDA(0)
@@ -185,7 +185,7 @@ func gpuSIMT(t *testing.T, setup ...func(*gpuemu.Device)) Device {
 		for _, f := range setup {
 			f(d)
 		}
-		return emuDevice{d}, nil
+		return newEmuDevice(d), nil
 	}
 	t.Cleanup(func() { openGPU = old })
 	return CUDA(0)
@@ -209,7 +209,7 @@ func TestGPUOutOfMemory(t *testing.T) {
 			return nil, err
 		}
 		d.SetMemoryLimit(4 << 20)
-		return emuDevice{d}, nil
+		return newEmuDevice(d), nil
 	}
 	t.Cleanup(func() { openGPU = old })
 	for _, name := range []string{"wide-vocab", "rns-2-3", "jm-hidden"} {

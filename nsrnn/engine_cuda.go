@@ -137,8 +137,8 @@ type cudaEngine struct {
 	// side stream).
 	pipeline bool
 	// forked is set while work queued on the second stream is not yet
-	// joined (fork, join).
-	forked bool
+	// joined (fork, join); capturing while a pass is captured.
+	forked, capturing bool
 }
 
 // passKey is the shape of a pass, which its captured graph replays.
@@ -394,6 +394,8 @@ type gpuDevice interface {
 	side() error
 	toMain()
 	joinSide() error
+	// sync waits for the work queued on the first stream.
+	sync() error
 	// beginCapture and endCapture record the operations queued between
 	// them as a graph instead of running them.
 	beginCapture() error
@@ -431,7 +433,7 @@ var openGPU = func(index int) (gpuDevice, error) {
 		if err != nil {
 			return nil, err
 		}
-		return emuDevice{d}, nil
+		return newEmuDevice(d), nil
 	}
 	ctx, err := cuda.Open(index)
 	if err != nil {
@@ -455,9 +457,16 @@ func (d cudaDevice) endCapture() (gpuGraph, error) {
 
 func (d cudaDevice) multiprocessors() int { return d.Info().SMs }
 
-func (d cudaDevice) side() error     { return d.Side() }
+func (d cudaDevice) side() error {
+	err := d.Side()
+	if errors.Is(err, cuda.ErrNoSide) {
+		return fmt.Errorf("%w: %w", errNoSecondStream, err)
+	}
+	return err
+}
 func (d cudaDevice) toMain()         { d.Main() }
 func (d cudaDevice) joinSide() error { return d.JoinSide() }
+func (d cudaDevice) sync() error     { return d.Sync() }
 
 func (d cudaDevice) compile(src, name string, opts ...string) (gpuKernels, error) {
 	mod, err := d.Module(src, name, opts...)
@@ -479,18 +488,112 @@ const EnvGPUEmulator = "NSRNN_GPU_EMULATOR"
 func emulating() bool { v := os.Getenv(EnvGPUEmulator); return v == "1" || v == "simt" }
 
 // emuDevice is the emulated GPU of package gpuemu as a gpuDevice.
-type emuDevice struct{ *gpuemu.Device }
+//
+// The emulator runs each operation when it is queued, so its second
+// stream is the first, and the pipelined passes run in their order of
+// queuing. It keeps the rules of a card's two streams all the same
+// (cuda.Context's), so that a pass that breaks them fails here too: while
+// operations go to the second stream, the operations of the first alone
+// (uploads, downloads, captures) refuse; while work on the second is not
+// joined, so do those that wait for the first (downloads, sync) or end a
+// capture.
+type emuDevice struct {
+	*gpuemu.Device
+	st *emuStreams
+}
 
-func (d emuDevice) beginCapture() error { return d.BeginCapture() }
+// emuStreams is the state of an emuDevice's two streams.
+type emuStreams struct{ on, pending bool }
 
-// The emulator runs each operation when it is queued, so a second stream
-// is the first: side, toMain and joinSide do nothing, and the pipelined
-// passes run on it in their order of queuing.
-func (d emuDevice) side() error     { return nil }
-func (d emuDevice) toMain()         {}
-func (d emuDevice) joinSide() error { return nil }
+// newEmuDevice returns d as a gpuDevice.
+func newEmuDevice(d *gpuemu.Device) emuDevice { return emuDevice{d, &emuStreams{}} }
+
+var (
+	errEmuOnSide  = errors.New("gpuemu: an operation of the first stream while operations go to the second")
+	errEmuPending = errors.New("gpuemu: work queued on the second stream is not joined to the first")
+)
+
+func (d emuDevice) main() error {
+	if d.st.on {
+		return errEmuOnSide
+	}
+	return nil
+}
+
+func (d emuDevice) wait() error {
+	if d.st.pending {
+		return errEmuPending
+	}
+	return d.main()
+}
+
+func (d emuDevice) side() error {
+	d.st.on, d.st.pending = true, true
+	return nil
+}
+
+func (d emuDevice) toMain() { d.st.on = false }
+
+func (d emuDevice) joinSide() error {
+	d.st.on, d.st.pending = false, false
+	return nil
+}
+
+func (d emuDevice) sync() error { return d.wait() }
+
+func (d emuDevice) UploadFloat64(dst cuda.Ptr, src []float64) error {
+	if err := d.main(); err != nil {
+		return err
+	}
+	return d.Device.UploadFloat64(dst, src)
+}
+
+func (d emuDevice) UploadFloat32(dst cuda.Ptr, src []float32) error {
+	if err := d.main(); err != nil {
+		return err
+	}
+	return d.Device.UploadFloat32(dst, src)
+}
+
+func (d emuDevice) UploadInt32(dst cuda.Ptr, src []int32) error {
+	if err := d.main(); err != nil {
+		return err
+	}
+	return d.Device.UploadInt32(dst, src)
+}
+
+func (d emuDevice) QueueUploadInt32(dst cuda.Ptr, src []int32) error {
+	if err := d.main(); err != nil {
+		return err
+	}
+	return d.Device.QueueUploadInt32(dst, src)
+}
+
+func (d emuDevice) DownloadFloat64(dst []float64, src cuda.Ptr) error {
+	if err := d.wait(); err != nil {
+		return err
+	}
+	return d.Device.DownloadFloat64(dst, src)
+}
+
+func (d emuDevice) DownloadFloat32(dst []float32, src cuda.Ptr) error {
+	if err := d.wait(); err != nil {
+		return err
+	}
+	return d.Device.DownloadFloat32(dst, src)
+}
+
+func (d emuDevice) beginCapture() error {
+	if err := d.main(); err != nil {
+		return err
+	}
+	return d.BeginCapture()
+}
 
 func (d emuDevice) endCapture() (gpuGraph, error) {
+	if err := d.wait(); err != nil {
+		return nil, err
+	}
 	g, err := d.EndCapture()
 	if err != nil {
 		return nil, err
@@ -658,6 +761,14 @@ func (e *cudaEngine) buf(name string, bytes int) (cuda.Ptr, error) {
 		return b.p, nil
 	}
 	if ok {
+		// Work queued before may still read the buffer: wait for it
+		// (growth is rare; a pass being captured only queues, and its
+		// buffers were sized by the shape's first pass).
+		if !e.capturing {
+			if err := e.ctx.sync(); err != nil {
+				return 0, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
+			}
+		}
 		if err := e.ctx.Free(b.p); err != nil {
 			return 0, err
 		}
@@ -964,8 +1075,10 @@ func (e *cudaEngine) pass(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 		e.noGraphs = true
 		return e.body(r, bf, st, S)
 	}
+	e.capturing = true
 	berr := e.body(r, bf, st, S)
 	g, err := e.ctx.endCapture()
+	e.capturing = false
 	if berr != nil || err != nil || e.gen != gen {
 		// Run the pass launch by launch; a pass that failed to capture
 		// turns capture off, one that moved buffers is captured later.
@@ -1145,19 +1258,26 @@ func (o *outputPipe) abort() {
 // fork makes the operations queued next go to the device's second stream,
 // after those queued so far, and reports whether they do: not where the
 // pipeline is off (EnvCUDAPipeline) or the device has no second stream
-// (which turns it off). The caller returns to the first stream with
-// ctx.toMain.
-func (e *cudaEngine) fork() bool {
+// (which turns it off: errNoSecondStream). The caller returns to the
+// first stream with ctx.toMain.
+func (e *cudaEngine) fork() (bool, error) {
 	if !e.pipeline {
-		return false
+		return false, nil
 	}
 	if err := e.ctx.side(); err != nil {
-		e.pipeline = false
-		return false
+		if errors.Is(err, errNoSecondStream) {
+			e.pipeline = false
+			return false, nil
+		}
+		return false, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
 	}
 	e.forked = true
-	return true
+	return true, nil
 }
+
+// errNoSecondStream is the error of a device's side where it has no
+// second stream.
+var errNoSecondStream = errors.New("no second stream")
 
 // join makes the first stream's next operations wait for the work queued
 // on the second since the last join.
@@ -1187,10 +1307,13 @@ func (o *outputPipe) queue(end int) error {
 	if end <= o.next {
 		return nil
 	}
-	side := e.fork()
+	side, err := e.fork()
+	if err != nil {
+		return err
+	}
 	row0, n := (o.next-r.first)*r.B, (end-o.next)*r.B
 	o.next = end
-	err := e.outputRows(r, o.bf, o.why, o.bias, row0, n)
+	err = e.outputRows(r, o.bf, o.why, o.bias, row0, n)
 	if side {
 		e.ctx.toMain()
 	}
@@ -1281,7 +1404,10 @@ func (e *cudaEngine) outputBackward(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int
 	// dW_hy = dSᵀ·h, db_hy = 1ᵀ·dS, dh = dS·W_hy. No later operation of
 	// the pass reads the first two: they run on the second stream beside
 	// the backward pass through the layers (the pass's end joins it).
-	side := e.fork()
+	side, err := e.fork()
+	if err != nil {
+		return nil, err
+	}
 	if err := e.gemm(p, true, false, V, H, R, bf.s, V, hout, H, 0, G(whyIdx), H); err != nil {
 		return nil, err
 	}

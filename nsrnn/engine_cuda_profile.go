@@ -2,7 +2,6 @@ package nsrnn
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -328,7 +327,7 @@ func (d *profDevice) compile(src, name string, opts ...string) (gpuKernels, erro
 // side refuses: the profiler times each operation between events on the
 // one stream, so a profiled engine keeps its passes on it.
 func (d *profDevice) side() error {
-	return errors.New("nsrnn: a profiled device keeps one stream")
+	return fmt.Errorf("%w: a profiled device keeps one stream", errNoSecondStream)
 }
 
 // beginCapture refuses: a profiled engine launches its operations one by

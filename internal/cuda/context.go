@@ -152,6 +152,9 @@ type Context struct {
 	// lane's).
 	side sideLane
 	main lane
+
+	// capturing is set between BeginCapture and EndCapture.
+	capturing bool
 }
 
 // Open loads the libraries (Load) and opens the device with the ordinal
@@ -221,12 +224,27 @@ func Open(index int) (*Context, error) {
 // they are called while operations go to the side stream.
 var errOnSide = errors.New("cuda: an operation of the main stream called while operations go to the side stream: call Main or JoinSide first")
 
+// errSidePending is returned by the operations that wait for the main
+// stream, or end a capture, while work queued on the side stream is not
+// joined to it.
+var errSidePending = errors.New("cuda: work queued on the side stream is not joined to the main stream: call JoinSide first")
+
 // enterMain is enter for the operations of the main stream alone.
 func (c *Context) enterMain() error {
 	if c.side.on {
 		return errOnSide
 	}
 	return c.enter()
+}
+
+// enterWait is enterMain for the operations that wait for the main
+// stream's work: they refuse while side work is not joined, which they
+// would not wait for.
+func (c *Context) enterWait() error {
+	if c.side.pending {
+		return errSidePending
+	}
+	return c.enterMain()
 }
 
 // enter locks the calling goroutine to its OS thread and makes the
@@ -301,7 +319,7 @@ func (c *Context) Arch() string {
 // Sync waits until the work queued on the Context's stream is done
 // (cuStreamSynchronize), returning the error of any that failed.
 func (c *Context) Sync() error {
-	if err := c.enterMain(); err != nil {
+	if err := c.enterWait(); err != nil {
 		return err
 	}
 	defer c.leave()

@@ -846,12 +846,27 @@ func TestSideStream(t *testing.T) {
 	if err := c.Sync(); !errors.Is(err, errOnSide) {
 		t.Errorf("Sync on the side stream: %v, want errOnSide", err)
 	}
-	if err := c.JoinSide(); err != nil {
+	c.Main()
+	if err := c.Sync(); !errors.Is(err, errSidePending) {
+		t.Errorf("Sync with the side not joined: %v, want errSidePending", err)
+	}
+	if err := c.DownloadFloat64(make([]float64, 1), out); !errors.Is(err, errSidePending) {
+		t.Errorf("a download with the side not joined: %v, want errSidePending", err)
+	}
+	for range 2 { // the second has nothing to join
+		if err := c.JoinSide(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Sync(); err != nil {
 		t.Fatal(err)
 	}
 
 	if err := c.BeginCapture(); err != nil {
 		t.Fatal(err)
+	}
+	if err := c.QueueUploadInt32(out, []int32{1}); !errors.Is(err, errUploadInCapture) {
+		t.Errorf("QueueUploadInt32 in a capture: %v, want errUploadInCapture", err)
 	}
 	qerr := queue()
 	graph, err := c.EndCapture()

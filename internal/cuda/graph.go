@@ -34,7 +34,11 @@ func (c *Context) BeginCapture() error {
 		return err
 	}
 	defer c.leave()
-	return c.d.check("cuStreamBeginCapture_v2", ccall(c.d.cuStreamBeginCapture, c.stream, cuStreamCaptureModeRelaxed))
+	if err := c.d.check("cuStreamBeginCapture_v2", ccall(c.d.cuStreamBeginCapture, c.stream, cuStreamCaptureModeRelaxed)); err != nil {
+		return err
+	}
+	c.capturing = true
+	return nil
 }
 
 // EndCapture ends the capture that BeginCapture started
@@ -45,6 +49,10 @@ func (c *Context) EndCapture() (*Graph, error) {
 		return nil, err
 	}
 	defer c.leave()
+	if c.side.pending {
+		return nil, errSidePending
+	}
+	c.capturing = false
 	graph := new(uintptr)
 	if err := c.d.check("cuStreamEndCapture", ccall(c.d.cuStreamEndCapture, c.stream, uintptr(unsafe.Pointer(graph)))); err != nil {
 		if *graph != 0 {

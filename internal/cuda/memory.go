@@ -13,8 +13,8 @@ type Ptr uintptr
 func (p Ptr) Offset(bytes int) Ptr { return p + Ptr(bytes) }
 
 // Alloc allocates bytes of device memory (cuMemAlloc_v2) and zeroes it
-// with a memset queued on the stream, so that work queued after it sees
-// zeros. Zero bytes give the null Ptr and no error.
+// with a memset queued on the (main) stream, so that work queued after it
+// sees zeros. Zero bytes give the null Ptr and no error.
 func (c *Context) Alloc(bytes int) (Ptr, error) {
 	if bytes < 0 {
 		return 0, errNegative
@@ -30,7 +30,14 @@ func (c *Context) Alloc(bytes int) (Ptr, error) {
 	if err := c.d.check("cuMemAlloc_v2", ccall(c.d.cuMemAlloc, uintptr(unsafe.Pointer(p)), uintptr(bytes))); err != nil {
 		return 0, err
 	}
-	if err := c.d.check("cuMemsetD8Async", ccall(c.d.cuMemsetD8Async, uintptr(*p), 0, uintptr(bytes), c.stream)); err != nil {
+	// On the main stream, even while operations go to the side: the
+	// work queued on the main stream later sees the zeros (and the side's
+	// after its next Side).
+	stream := c.stream
+	if c.side.on {
+		stream = c.main.stream
+	}
+	if err := c.d.check("cuMemsetD8Async", ccall(c.d.cuMemsetD8Async, uintptr(*p), 0, uintptr(bytes), stream)); err != nil {
 		ccall(c.d.cuMemFree, uintptr(*p))
 		return 0, err
 	}
@@ -97,7 +104,7 @@ func (c *Context) upload(dst Ptr, src unsafe.Pointer, bytes int) error {
 // download copies bytes from src to host memory at dst on the stream and
 // waits for the stream.
 func (c *Context) download(dst unsafe.Pointer, src Ptr, bytes int) error {
-	if err := c.enterMain(); err != nil {
+	if err := c.enterWait(); err != nil {
 		return err
 	}
 	defer c.leave()

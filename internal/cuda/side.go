@@ -14,10 +14,12 @@ type sideLane struct {
 	lane
 	fork, join uintptr // CUevents without timing
 	on         bool    // operations are queued on the side stream
+	pending    bool    // Side was called since the last JoinSide
 }
 
-// errNoSide is returned where the driver lacks what a side stream needs.
-var errNoSide = errors.New("cuda: the driver library lacks cuStreamWaitEvent or the event functions: no side stream")
+// ErrNoSide is returned by Side where the driver lacks what a side stream
+// needs.
+var ErrNoSide = errors.New("cuda: the driver library lacks cuStreamWaitEvent or the event functions: no side stream")
 
 // Side makes the operations queued from now on (Launch, Dgemm, Sgemm,
 // Zero, Copy) run on the Context's side stream, after the work queued so
@@ -26,11 +28,12 @@ var errNoSide = errors.New("cuda: the driver library lacks cuStreamWaitEvent or 
 // made on first use: call Side first outside a capture. In a capture the
 // side stream joins it, and JoinSide must be called before EndCapture.
 // The uploads, downloads, Sync and captures are for the main stream:
-// call Main before them.
+// call Main before them, and JoinSide before those that wait for it (Sync,
+// the downloads) or end a capture.
 func (c *Context) Side() error {
 	d := c.d
 	if d.cuStreamWaitEvent == 0 || d.cuEventCreate == 0 || d.cuEventRecord == 0 || d.cuEventDestroy == 0 {
-		return errNoSide
+		return ErrNoSide
 	}
 	if c.side.on {
 		return nil
@@ -52,7 +55,7 @@ func (c *Context) Side() error {
 	}
 	c.main = lane{c.stream, c.handle}
 	c.stream, c.handle = c.side.stream, c.side.handle
-	c.side.on = true
+	c.side.on, c.side.pending = true, true
 	return nil
 }
 
@@ -67,11 +70,14 @@ func (c *Context) Main() {
 }
 
 // JoinSide returns to the main stream (Main) and makes its next
-// operations wait for the work queued so far on the side stream. Without
-// a side stream it does nothing.
+// operations wait for the work queued so far on the side stream. Where
+// nothing was queued there since the last JoinSide it does nothing (in a
+// capture, a wait for work outside it would invalidate it). Until it is
+// called, Sync, the downloads and EndCapture refuse: they would not wait
+// for the side's work.
 func (c *Context) JoinSide() error {
 	c.Main()
-	if c.side.stream == 0 {
+	if !c.side.pending {
 		return nil
 	}
 	if err := c.enter(); err != nil {
@@ -82,7 +88,11 @@ func (c *Context) JoinSide() error {
 	if err := d.check("cuEventRecord", ccall(d.cuEventRecord, c.side.join, c.side.stream)); err != nil {
 		return err
 	}
-	return d.check("cuStreamWaitEvent", ccall(d.cuStreamWaitEvent, c.stream, c.side.join, 0))
+	if err := d.check("cuStreamWaitEvent", ccall(d.cuStreamWaitEvent, c.stream, c.side.join, 0)); err != nil {
+		return err
+	}
+	c.side.pending = false
+	return nil
 }
 
 // makeSide creates the side stream, its cuBLAS handle and its events;

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"runtime"
 	"unsafe"
 )
@@ -20,6 +21,9 @@ type stagingSlot struct {
 	busy  bool    // done is recorded and not yet waited for
 }
 
+// errUploadInCapture is returned by QueueUploadInt32 during a capture.
+var errUploadInCapture = errors.New("cuda: QueueUploadInt32 during a capture: upload before BeginCapture")
+
 // canStage reports whether the driver has what queued uploads need.
 func (d *driverAPI) canStage() bool {
 	return d.cuMemHostAlloc != 0 && d.cuMemFreeHost != 0 &&
@@ -34,7 +38,7 @@ func (d *driverAPI) canStage() bool {
 // Context cycles through two), so the host can queue the next piece of
 // work while the device runs the last. Where the driver lacks
 // cuMemHostAlloc or the event functions, it is UploadInt32. An empty src
-// does nothing.
+// does nothing; during a capture it is an error.
 func (c *Context) QueueUploadInt32(dst Ptr, src []int32) error {
 	if len(src) == 0 {
 		return nil
@@ -50,6 +54,11 @@ func (c *Context) QueueUploadInt32(dst Ptr, src []int32) error {
 
 // queueUpload stages b in the next slot and queues its copy to dst.
 func (c *Context) queueUpload(dst Ptr, b []byte) error {
+	if c.capturing {
+		// The copy from the staging buffer would be captured, and copy
+		// whatever the buffer holds when the graph is replayed.
+		return errUploadInCapture
+	}
 	if err := c.enterMain(); err != nil {
 		return err
 	}
@@ -72,13 +81,13 @@ func (c *Context) queueUpload(dst Ptr, b []byte) error {
 		s.done = *h
 	}
 	if s.bytes < len(b) {
+		size := max(len(b), 2*s.bytes, 4096)
 		if s.host != nil {
 			if err := d.check("cuMemFreeHost", ccall(d.cuMemFreeHost, uintptr(s.host))); err != nil {
 				return err
 			}
 			s.host, s.bytes = nil, 0
 		}
-		size := max(len(b), 2*s.bytes, 4096)
 		// The driver writes a pointer to its own (C) memory into p.
 		p := new(unsafe.Pointer)
 		if err := d.check("cuMemHostAlloc", ccall(d.cuMemHostAlloc, uintptr(unsafe.Pointer(p)), uintptr(size), 0)); err != nil {
