@@ -765,7 +765,11 @@ func (e *cudaEngine) buf(name string, bytes int) (cuda.Ptr, error) {
 		// (growth is rare; a pass being captured only queues, and its
 		// buffers were sized by the shape's first pass).
 		if !e.capturing {
-			if err := e.ctx.sync(); err != nil {
+			err := e.join() // the second stream's work too
+			if err == nil {
+				err = e.ctx.sync()
+			}
+			if err != nil {
 				return 0, fmt.Errorf("nsrnn: device %v: %w", e.dev, err)
 			}
 		}
