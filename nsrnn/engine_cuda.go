@@ -541,54 +541,39 @@ func (d emuDevice) joinSide() error {
 
 func (d emuDevice) sync() error { return d.wait() }
 
-func (d emuDevice) UploadFloat64(dst cuda.Ptr, src []float64) error {
-	if err := d.main(); err != nil {
+// guard runs f where check allows it.
+func guard(check, f func() error) error {
+	if err := check(); err != nil {
 		return err
 	}
-	return d.Device.UploadFloat64(dst, src)
+	return f()
+}
+
+func (d emuDevice) UploadFloat64(dst cuda.Ptr, src []float64) error {
+	return guard(d.main, func() error { return d.Device.UploadFloat64(dst, src) })
 }
 
 func (d emuDevice) UploadFloat32(dst cuda.Ptr, src []float32) error {
-	if err := d.main(); err != nil {
-		return err
-	}
-	return d.Device.UploadFloat32(dst, src)
+	return guard(d.main, func() error { return d.Device.UploadFloat32(dst, src) })
 }
 
 func (d emuDevice) UploadInt32(dst cuda.Ptr, src []int32) error {
-	if err := d.main(); err != nil {
-		return err
-	}
-	return d.Device.UploadInt32(dst, src)
+	return guard(d.main, func() error { return d.Device.UploadInt32(dst, src) })
 }
 
 func (d emuDevice) QueueUploadInt32(dst cuda.Ptr, src []int32) error {
-	if err := d.main(); err != nil {
-		return err
-	}
-	return d.Device.QueueUploadInt32(dst, src)
+	return guard(d.main, func() error { return d.Device.QueueUploadInt32(dst, src) })
 }
 
 func (d emuDevice) DownloadFloat64(dst []float64, src cuda.Ptr) error {
-	if err := d.wait(); err != nil {
-		return err
-	}
-	return d.Device.DownloadFloat64(dst, src)
+	return guard(d.wait, func() error { return d.Device.DownloadFloat64(dst, src) })
 }
 
 func (d emuDevice) DownloadFloat32(dst []float32, src cuda.Ptr) error {
-	if err := d.wait(); err != nil {
-		return err
-	}
-	return d.Device.DownloadFloat32(dst, src)
+	return guard(d.wait, func() error { return d.Device.DownloadFloat32(dst, src) })
 }
 
-func (d emuDevice) beginCapture() error {
-	if err := d.main(); err != nil {
-		return err
-	}
-	return d.BeginCapture()
-}
+func (d emuDevice) beginCapture() error { return guard(d.main, d.BeginCapture) }
 
 func (d emuDevice) endCapture() (gpuGraph, error) {
 	if err := d.wait(); err != nil {
@@ -1161,6 +1146,15 @@ func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 		}
 		x, in = hs.Offset(B*H*es), H
 	}
+	return e.endPass(r, bf, pipe, whyIdx, bhyIdx, func() error {
+		return e.backward(r, bf, layerIdx, whyIdx, bhyIdx, embedIdx)
+	})
+}
+
+// endPass runs a pass's output layer after its steps (the pipe's last
+// block and the join, or the whole layer on one stream) and, with r.grad,
+// the backward pass (back), joining the second stream after it.
+func (e *cudaEngine) endPass(r *lstmRun, bf *lstmBufs, pipe *outputPipe, whyIdx, bhyIdx int, back func() error) error {
 	if pipe != nil {
 		if err := pipe.finish(); err != nil {
 			return err
@@ -1168,14 +1162,14 @@ func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 	} else if err := e.output(r, bf, whyIdx, bhyIdx); err != nil {
 		return err
 	}
-	if r.grad {
-		err := e.backward(r, bf, layerIdx, whyIdx, bhyIdx, embedIdx)
-		if jerr := e.join(); err == nil {
-			err = jerr
-		}
-		return err
+	if !r.grad {
+		return nil
 	}
-	return nil
+	err := back()
+	if jerr := e.join(); err == nil {
+		err = jerr
+	}
+	return err
 }
 
 // setWeights points working at the parameters as the passes of precision

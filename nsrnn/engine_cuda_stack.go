@@ -355,21 +355,9 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) err
 		pipe.abort()
 		return err
 	}
-	if pipe != nil {
-		if err := pipe.finish(); err != nil {
-			return err
-		}
-	} else if err := e.output(r, bf, whyIdx, bhyIdx); err != nil {
-		return err
-	}
-	if r.grad {
-		err := e.backwardStack(r, bf, st, S, layerIdx, whyIdx, bhyIdx, embedIdx)
-		if jerr := e.join(); err == nil {
-			err = jerr
-		}
-		return err
-	}
-	return nil
+	return e.endPass(r, bf, pipe, whyIdx, bhyIdx, func() error {
+		return e.backwardStack(r, bf, st, S, layerIdx, whyIdx, bhyIdx, embedIdx)
+	})
 }
 
 // stackSteps runs runStack's steps 1 … T, and after each the pipelined
