@@ -87,6 +87,7 @@ func BenchmarkGPUTrainPTB(b *testing.B) {
 					b.StartTimer()
 					fit(b.N)
 					b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+					reportModes(b, m)
 					if err := nsrnn.AppendDeviceProfile(m, b.Name(), float64(batch*steps*b.N)); err != nil {
 						b.Fatal(err)
 					}
@@ -133,6 +134,7 @@ func BenchmarkGPUEvalPTB(b *testing.B) {
 							}
 						}
 						b.ReportMetric(float64(batch*steps)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+						reportModes(b, m)
 						if err := nsrnn.AppendDeviceProfile(m, b.Name(), float64(batch*steps*b.N)); err != nil {
 							b.Fatal(err)
 						}
@@ -194,4 +196,19 @@ func BenchmarkGPUTrainStepCFL(b *testing.B) {
 			}
 		})
 	}
+}
+
+// reportModes reports whether m's engine ran its passes as CUDA graphs
+// and its output layer on a second stream (1 or 0): either turns off for
+// good after a failure, which would otherwise go unseen in a rate.
+func reportModes(b *testing.B, m *nsrnn.Model) {
+	graphs, pipeline := nsrnn.DeviceModes(m)
+	one := func(v bool) float64 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	b.ReportMetric(one(graphs), "graphs")
+	b.ReportMetric(one(pipeline), "pipeline")
 }

@@ -1038,7 +1038,8 @@ func (e *cudaEngine) run(r *lstmRun, bf *lstmBufs, st cudaStack, S int) (float64
 // pass queues a pass's kernels. The second pass of a shape (its buffers
 // in place since the first) is captured as a graph, and later ones replay
 // it: one launch instead of hundreds. A capture that fails turns capture
-// off for the engine, and the pass runs launch by launch.
+// off for the engine (first the second stream, EnvCUDAPipeline, where it
+// was on), and the pass runs launch by launch.
 func (e *cudaEngine) pass(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 	key := passKey{prec: r.prec, T: r.T, B: r.B, P: r.P, first: r.first, S: S, grad: r.grad, lp: r.lp, logits: r.logits, lead: r.lead}
 	if st != nil {
@@ -1075,7 +1076,13 @@ func (e *cudaEngine) pass(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 			g.Destroy()
 		}
 		if berr != nil || err != nil {
-			e.noGraphs = true
+			// A capture with the second stream failed: capture on one
+			// stream from now on; one without it: launch one by one.
+			if e.pipeline {
+				e.pipeline = false
+			} else {
+				e.noGraphs = true
+			}
 		}
 		return e.body(r, bf, st, S)
 	}

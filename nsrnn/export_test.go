@@ -42,3 +42,14 @@ func AppendDeviceProfile(m *Model, title string, tokens float64) error {
 	}
 	return f.Close()
 }
+
+// DeviceModes reports whether m's GPU engine captures its passes as CUDA
+// graphs and runs its output layer on a second stream (either turns off
+// for good after a failure, see cudaEngine.pass); false, false on the CPU.
+func DeviceModes(m *Model) (graphs, pipeline bool) {
+	e, ok := m.eng.(*cudaEngine)
+	if !ok {
+		return false, false
+	}
+	return !e.noGraphs, e.pipeline
+}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"unsafe"
 )
 
@@ -43,22 +44,36 @@ func (c *Context) BeginCapture() error {
 
 // EndCapture ends the capture that BeginCapture started
 // (cuStreamEndCapture) and returns the captured work as an executable
-// graph (cuGraphInstantiateWithFlags, flags 0).
+// graph (cuGraphInstantiateWithFlags, flags 0). It ends the capture
+// whatever else fails, so that the stream can be used again: side work
+// not joined (JoinSide) is an error, after an attempt to join it.
 func (c *Context) EndCapture() (*Graph, error) {
-	if err := c.enterMain(); err != nil {
+	c.Main()
+	var sideErr error
+	if c.side.pending {
+		sideErr = errSidePending
+		if err := c.JoinSide(); err != nil {
+			sideErr = fmt.Errorf("%w: %w", errSidePending, err)
+			c.side.pending = false
+		}
+	}
+	if err := c.enter(); err != nil {
 		return nil, err
 	}
 	defer c.leave()
-	if c.side.pending {
-		return nil, errSidePending
-	}
 	c.capturing = false
 	graph := new(uintptr)
 	if err := c.d.check("cuStreamEndCapture", ccall(c.d.cuStreamEndCapture, c.stream, uintptr(unsafe.Pointer(graph)))); err != nil {
 		if *graph != 0 {
 			ccall(c.d.cuGraphDestroy, *graph)
 		}
-		return nil, err
+		return nil, errors.Join(sideErr, err)
+	}
+	if sideErr != nil {
+		if *graph != 0 {
+			ccall(c.d.cuGraphDestroy, *graph)
+		}
+		return nil, sideErr
 	}
 	if *graph == 0 {
 		return nil, errors.New("cuda: cuStreamEndCapture returned no graph: the capture was invalidated")

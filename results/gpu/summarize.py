@@ -25,6 +25,13 @@ crashed = crashed or timed_out > 0
 speed = {}
 for name, rate in re.findall(r'^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+.*?([\d.e+]+) tokens/s', read('bench.log'), re.M):
     speed.setdefault(name, []).append(float(rate))
+# Whether each benchmark's engine kept its CUDA graphs and its second
+# stream to the end (either turns off for good after a failure).
+modes = {}
+for name, graphs, pipeline in re.findall(r'^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+.*?([\d.]+) graphs\s+([\d.]+) pipeline', read('bench.log'), re.M):
+    mode = modes.setdefault(name, {'graphs': True, 'pipeline': True})
+    mode['graphs'] = mode['graphs'] and float(graphs) == 1
+    mode['pipeline'] = mode['pipeline'] and float(pipeline) == 1
 torch = {}
 for kind, b, rate in re.findall(r'round \d+ (train|eval) B(\d+): pytorch \S+ \w+: (\d+) tokens/s', read('torch.log')):
     torch.setdefault(f'{kind}/B{b}', []).append(float(rate))
@@ -33,6 +40,8 @@ figures = {}
 for name, rates in sorted(speed.items()):
     m = re.match(r'GPU(Train|Eval)PTB/(\S+)/B(\d+)$', name)
     fig = {'tokens_per_s': rates, 'median': statistics.median(rates)}
+    if name in modes:
+        fig.update(modes[name])
     if m:
         ref = torch.get(f'{m.group(1).lower()}/B{m.group(3)}')
         if ref:
