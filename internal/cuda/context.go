@@ -198,12 +198,16 @@ func Open(index int) (*Context, error) {
 		release()
 		return nil, err
 	}
-	stream := new(uintptr)
-	if err := d.check("cuStreamCreate", ccall(d.cuStreamCreate, uintptr(unsafe.Pointer(stream)), cuStreamNonBlocking)); err != nil {
+	// The main stream has the device's highest priority, the side stream
+	// (Side) its lowest: the side's blocks wait for the main stream's
+	// when both have work, so that work beside the main stream's chain of
+	// small kernels does not delay it.
+	stream, err := d.newStream(false)
+	if err != nil {
 		release()
 		return nil, err
 	}
-	c.stream = *stream
+	c.stream = stream
 	handle := new(uintptr)
 	if err := b.check("cublasCreate_v2", ccall(b.cublasCreate, uintptr(unsafe.Pointer(handle)))); err != nil {
 		ccall(d.cuStreamDestroy, c.stream)

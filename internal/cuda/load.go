@@ -255,6 +255,9 @@ type driverAPI struct {
 	cuMemHostAlloc, cuMemFreeHost uintptr
 	// Ordering a second stream after the first (optional: Side needs it).
 	cuStreamWaitEvent uintptr
+	// Stream priorities (optional: without them both streams have the
+	// default priority).
+	cuStreamCreateWithPriority, cuCtxGetStreamPriorityRange uintptr
 }
 
 func (d *driverAPI) syms() []sym {
@@ -299,6 +302,8 @@ func (d *driverAPI) syms() []sym {
 		{name: "cuMemHostAlloc", addr: &d.cuMemHostAlloc, optional: true},
 		{name: "cuMemFreeHost", addr: &d.cuMemFreeHost, optional: true},
 		{name: "cuStreamWaitEvent", addr: &d.cuStreamWaitEvent, optional: true},
+		{name: "cuStreamCreateWithPriority", addr: &d.cuStreamCreateWithPriority, optional: true},
+		{name: "cuCtxGetStreamPriorityRange", addr: &d.cuCtxGetStreamPriorityRange, optional: true},
 	}
 }
 

@@ -113,12 +113,12 @@ func (c *Context) makeSide() error {
 			}
 		}
 	}
-	h := new(uintptr)
-	if err := d.check("cuStreamCreate", ccall(d.cuStreamCreate, uintptr(unsafe.Pointer(h)), cuStreamNonBlocking)); err != nil {
+	stream, err := d.newStream(true)
+	if err != nil {
 		return err
 	}
-	s.stream = *h
-	*h = 0
+	s.stream = stream
+	h := new(uintptr)
 	if err := b.check("cublasCreate_v2", ccall(b.cublasCreate, uintptr(unsafe.Pointer(h)))); err != nil {
 		undo()
 		return err
@@ -163,4 +163,25 @@ func (c *Context) closeSide() []error {
 	add(d.check("cuEventDestroy_v2", ccall(d.cuEventDestroy, s.join)))
 	c.side = sideLane{}
 	return errs
+}
+
+// newStream creates a non-blocking stream in the current context, of the
+// device's lowest priority where low, else of its highest, where the
+// driver has priorities (otherwise of the default priority).
+func (d *driverAPI) newStream(low bool) (uintptr, error) {
+	h := new(uintptr)
+	if d.cuStreamCreateWithPriority != 0 && d.cuCtxGetStreamPriorityRange != 0 {
+		least, greatest := new(int32), new(int32)
+		if err := d.check("cuCtxGetStreamPriorityRange", ccall(d.cuCtxGetStreamPriorityRange, uintptr(unsafe.Pointer(least)), uintptr(unsafe.Pointer(greatest)))); err != nil {
+			return 0, err
+		}
+		prio := *greatest
+		if low {
+			prio = *least
+		}
+		err := d.check("cuStreamCreateWithPriority", ccall(d.cuStreamCreateWithPriority, uintptr(unsafe.Pointer(h)), cuStreamNonBlocking, uintptr(uint32(prio))))
+		return *h, err
+	}
+	err := d.check("cuStreamCreate", ccall(d.cuStreamCreate, uintptr(unsafe.Pointer(h)), cuStreamNonBlocking))
+	return *h, err
 }
