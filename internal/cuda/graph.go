@@ -44,7 +44,8 @@ func (c *Context) BeginCapture() error {
 
 // EndCapture ends the capture that BeginCapture started
 // (cuStreamEndCapture) and returns the captured work as an executable
-// graph (cuGraphInstantiateWithFlags, flags 0). It ends the capture
+// graph (cuGraphInstantiateWithFlags, with the nodes' own priorities
+// where the driver has them). It ends the capture
 // whatever else fails, so that the stream can be used again: side work
 // not joined (JoinSide) is an error, after an attempt to join it.
 func (c *Context) EndCapture() (*Graph, error) {
@@ -78,8 +79,18 @@ func (c *Context) EndCapture() (*Graph, error) {
 	if *graph == 0 {
 		return nil, errors.New("cuda: cuStreamEndCapture returned no graph: the capture was invalidated")
 	}
+	// Each kernel node keeps the priority of the stream it was captured
+	// from (CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY, CUDA 11.7 on),
+	// so that the side stream's work stays behind the main stream's in a
+	// replay as when launched; a driver without the flag instantiates
+	// without it.
+	const useNodePriority = 8
 	exec := new(uintptr)
-	err := c.d.check("cuGraphInstantiateWithFlags", ccall(c.d.cuGraphInstantiate, uintptr(unsafe.Pointer(exec)), *graph, 0))
+	err := c.d.check("cuGraphInstantiateWithFlags", ccall(c.d.cuGraphInstantiate, uintptr(unsafe.Pointer(exec)), *graph, useNodePriority))
+	if err != nil {
+		*exec = 0
+		err = c.d.check("cuGraphInstantiateWithFlags", ccall(c.d.cuGraphInstantiate, uintptr(unsafe.Pointer(exec)), *graph, 0))
+	}
 	if derr := c.d.check("cuGraphDestroy", ccall(c.d.cuGraphDestroy, *graph)); err == nil && derr != nil {
 		if *exec != 0 {
 			ccall(c.d.cuGraphExecDestroy, *exec)
