@@ -551,6 +551,85 @@ func TestGPUPipelinedOutput(t *testing.T) {
 	}
 }
 
+// captureFaults is an emulated GPU whose captures fail: those in which the
+// second stream was used, or all of them (all), as a driver that refuses
+// them would.
+type captureFaults struct {
+	gpuDevice
+	all, capturing, sideUsed bool
+}
+
+func (d *captureFaults) beginCapture() error {
+	d.capturing, d.sideUsed = true, false
+	return d.gpuDevice.beginCapture()
+}
+
+func (d *captureFaults) side() error {
+	d.sideUsed = d.sideUsed || d.capturing
+	return d.gpuDevice.side()
+}
+
+func (d *captureFaults) endCapture() (gpuGraph, error) {
+	d.capturing = false
+	g, err := d.gpuDevice.endCapture()
+	if err == nil && (d.all || d.sideUsed) {
+		g.Destroy()
+		return nil, errors.New("injected: the capture failed")
+	}
+	return g, err
+}
+
+// A capture that fails with the output layer on the second stream turns
+// the second stream off and keeps the graphs (captured on one stream
+// from then on); where captures fail on one stream too, the passes run
+// launch by launch. Either way every pass gives the CPU's results.
+func TestGPUCaptureFallback(t *testing.T) {
+	if _, err := gpuemu.New(); err != nil {
+		t.Skipf("no GPU emulator: %v", err)
+	}
+	if ds, _ := Devices(); !emulating() && slices.ContainsFunc(ds, func(d DeviceInfo) bool { return d.Usable }) {
+		t.Skip("a GPU is here: the test injects faults into an emulator")
+	}
+	old := openGPU
+	t.Cleanup(func() { openGPU = old })
+	for _, all := range []bool{false, true} {
+		openGPU = func(int) (gpuDevice, error) {
+			d, err := gpuemu.New()
+			if err != nil {
+				return nil, err
+			}
+			return &captureFaults{gpuDevice: newEmuDevice(d), all: all}, nil
+		}
+		for _, name := range []string{"embed", "rns-2-3"} {
+			c := gpuConfigs()[name]
+			cpu, g := twins(t, CUDA(0), c, Float64)
+			rng := rand.New(rand.NewPCG(3, 3))
+			for i := range 4 { // the second pass of the shape is captured
+				batch := randomBatch(rng, 3, 9, min(c.InputVocab, c.OutputVocab-1))
+				l1, g1, err := cpu.Gradient(batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g1 = cloneGrads(g1)
+				l2, g2, err := g.Gradient(batch)
+				if err != nil {
+					t.Fatalf("%s all=%v pass %d: %v", name, all, i, err)
+				}
+				if e := relErr(l2, l1); e > tolerance(Float64) {
+					t.Errorf("%s all=%v pass %d: loss %v on the GPU, %v on the CPU", name, all, i, l2, l1)
+				}
+				if e := gradcheck.TensorsErr(g2, g1); e > tolerance(Float64) {
+					t.Errorf("%s all=%v pass %d: gradients differ by %.2g relative", name, all, i, e)
+				}
+			}
+			graphs, pipeline := DeviceModes(g)
+			if pipeline || graphs == all {
+				t.Errorf("%s all=%v: graphs %v, pipeline %v after failed captures; want graphs %v, pipeline false", name, all, graphs, pipeline, !all)
+			}
+		}
+	}
+}
+
 // With every product in cuBLAS (EnvCUDASmallProducts=0: the small
 // models of these tests otherwise run most of theirs in the engine's own
 // kernels), the GPU still gives the CPU's loss, gradients and
