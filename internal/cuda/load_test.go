@@ -236,3 +236,20 @@ func TestNotLoaded(t *testing.T) {
 		t.Error("Launch of the zero Func succeeded")
 	}
 }
+
+// Without the driver functions a side stream needs, Side refuses with
+// ErrNoSide before touching the driver, and JoinSide with nothing queued
+// on the side does nothing: a caller can always fall back to one stream.
+func TestSideWithoutDriverSupport(t *testing.T) {
+	c := &Context{d: &driverAPI{}}
+	if err := c.Side(); !errors.Is(err, ErrNoSide) {
+		t.Fatalf("Side without cuStreamWaitEvent: %v, want ErrNoSide", err)
+	}
+	c.Main()
+	if err := c.JoinSide(); err != nil {
+		t.Fatalf("JoinSide with nothing queued: %v", err)
+	}
+	if c.side.on || c.side.pending {
+		t.Fatalf("side state after a refused Side: %+v", c.side)
+	}
+}
