@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gorgonia.org/tensor"
+
+	"github.com/nsrnn/nsrnn/internal/linalg"
 )
 
 // cellKernel is one LSTM layer at one time step. Its inputs are the input
@@ -220,11 +222,11 @@ func (k *cellKernel) weightGrads(n int, dz []float64, x [][]float64, xStride []i
 	off := 0
 	for p, size := range k.sizes {
 		if size > 0 {
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, dzg, gen(n, size, xStride[p], x[p]), 1, gen(4*H, size, k.in, dwih[off:]))
+			linalg.Acc(true, dzg, gen(n, size, xStride[p], x[p]), gen(4*H, size, k.in, dwih[off:]))
 		}
 		off += size
 	}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, dzg, gen(n, H, hStride, h), 1, gen(4*H, H, H, dwhh))
+	linalg.Acc(true, dzg, gen(n, H, hStride, h), gen(4*H, H, H, dwhh))
 }
 
 func (k *cellKernel) Name() string { return fmt.Sprintf("lstm%d_%d", k.layer, k.t) }
@@ -415,11 +417,11 @@ func (k *cellKernel) Backward(gradIn [][]float64, gradOut, out []float64, in [][
 		off := 0
 		for p, size := range k.sizes {
 			if size > 0 && gradIn[p] != nil {
-				blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dzg, gen(4*H, size, k.in, wih[off:]), 1, gen(B, size, k.widths[p], gradIn[p]))
+				linalg.Acc(false, dzg, gen(4*H, size, k.in, wih[off:]), gen(B, size, k.widths[p], gradIn[p]))
 			}
 			off += size
 		}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, dzg, gen(4*H, H, H, whh), 1, gen(B, H, 2*H, dprev))
+		linalg.Acc(false, dzg, gen(4*H, H, H, whh), gen(B, H, 2*H, dprev))
 	}
 	if a := k.acc; a != nil {
 		a.add(k, in, prev)

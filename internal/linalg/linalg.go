@@ -40,10 +40,10 @@ func AffineBackward(dx, dw, db, dy, x, w []float64, batch, in, out int) {
 		return
 	}
 	if dx != nil {
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, general(batch, out, dy), general(out, in, w), 1, general(batch, in, dx))
+		Acc(false, general(batch, out, dy), general(out, in, w), general(batch, in, dx))
 	}
 	if dw != nil {
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, general(batch, out, dy), general(batch, in, x), 1, general(out, in, dw))
+		Acc(true, general(batch, out, dy), general(batch, in, x), general(out, in, dw))
 	}
 	if db != nil {
 		for i := 0; i < batch; i++ {
