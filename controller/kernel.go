@@ -289,11 +289,11 @@ func (k *cellKernel) Forward(out []float64, in [][]float64) {
 		off := 0
 		for p, size := range k.sizes {
 			if size > 0 {
-				blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(B, size, k.widths[p], in[p]), gen(4*H, size, k.in, wih[off:]), 1, zg)
+				linalg.AccT(gen(B, size, k.widths[p], in[p]), gen(4*H, size, k.in, wih[off:]), zg)
 			}
 			off += size
 		}
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(B, H, 2*H, prev), gen(4*H, H, H, whh), 1, zg)
+		linalg.AccT(gen(B, H, 2*H, prev), gen(4*H, H, H, whh), zg)
 	}
 	if k.ex == nil {
 		k.ex = make([]float64, 8*H)

@@ -43,6 +43,58 @@ func Acc(transA bool, a, b, c blas64.General) {
 	}
 }
 
+// AccT adds A·Bᵀ to C: the product blas64.Gemm(NoTrans, Trans, 1, a, b,
+// 1, c), with the same bits, as Acc is. gonum takes each entry as a dot
+// product of a row of A and a row of B, its terms in four running sums
+// (by their index modulo 4; the terms after the last multiple of 4 into
+// the first), added pairwise at the end; the kernel keeps the four sums
+// of four entries at once in registers, with the same operations in the
+// same order.
+func AccT(a, b, c blas64.General) {
+	m, n, k := c.Rows, c.Cols, a.Cols
+	if !accKernel || fastblas.Name != "gonum" || blocksOf(m)*blocksOf(n) >= gonumMinParBlock ||
+		m == 0 || n == 0 || k == 0 || !accTShapeOK(a, b, c) {
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 1, c)
+		return
+	}
+	for i := 0; i < m; i++ {
+		accDotRow(c.Data[i*c.Stride:i*c.Stride+n], a.Data[i*a.Stride:i*a.Stride+k], b.Data, b.Stride)
+	}
+}
+
+// accTShapeOK is accShapeOK for AccT.
+func accTShapeOK(a, b, c blas64.General) bool {
+	m, n, k := c.Rows, c.Cols, a.Cols
+	return a.Rows == m && b.Rows == n && b.Cols == k && a.Stride >= k && b.Stride >= k && c.Stride >= n &&
+		len(a.Data) >= (m-1)*a.Stride+k && len(b.Data) >= (n-1)*b.Stride+k && len(c.Data) >= (m-1)*c.Stride+n
+}
+
+// dotGo is gonum's DotUnitary on amd64, in Go: four running sums by index
+// modulo 4 (the terms after the last multiple of 4 into the first), then
+// (s1+s3) + (s0+s2).
+func dotGo(x, y []float64) float64 {
+	var s [4]float64
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		for r := range 4 {
+			s[r] += float64(x[i+r] * y[i+r])
+		}
+	}
+	for ; i < len(x); i++ {
+		s[0] += float64(x[i] * y[i])
+	}
+	return (s[1] + s[3]) + (s[0] + s[2])
+}
+
+// accDotRowGo is accDotRow in Go, for the tests: c[j] += dot(a, row j of
+// b) for j < len(c).
+func accDotRowGo(c, a, b []float64, ldb int) {
+	k := len(a)
+	for j := range c {
+		c[j] += dotGo(a, b[j*ldb:j*ldb+k])
+	}
+}
+
 // gonum's BLAS computes a product on one goroutine when C has fewer than
 // gonumMinParBlock blocks of gonumBlockSize×gonumBlockSize
 // (gonum.org/v1/gonum/blas/gonum: blockSize, minParBlock).

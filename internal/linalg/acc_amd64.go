@@ -17,3 +17,13 @@ func accRow(c, a []float64, as int, b []float64, ldb, k int) {
 
 //go:noescape
 func accRowAVX2(c, a *float64, as int, b *float64, ldb, k, n int)
+
+// accDotRow sets c[j] += dot(a, b[j·ldb : j·ldb+len(a)]) for j < len(c),
+// each dot product summed as gonum's DotUnitary sums it (accDotAVX2). The
+// caller checks the bounds.
+func accDotRow(c, a, b []float64, ldb int) {
+	accDotAVX2(&c[0], &a[0], &b[0], ldb, len(a), len(c))
+}
+
+//go:noescape
+func accDotAVX2(c, a, b *float64, ldb, k, n int)

@@ -140,3 +140,158 @@ store1:
 done:
 	VZEROUPPER
 	RET
+
+// func accDotAVX2(c, a, b *float64, ldb, k, n int)
+//
+// c[j] += dot(a[0:k], b[j·ldb : j·ldb+k]) for j < n, each dot product
+// summed as gonum's DotUnitary sums it: the four lanes of a register hold
+// the running sums of the terms whose index is 0, 1, 2, 3 modulo 4 (its
+// X7 and X8), the k mod 4 last terms go into lane 0 one by one, and the
+// result is (s1+s3) + (s0+s2). Four entries at a time (Y0-Y3), then one.
+TEXT ·accDotAVX2(SB), NOSPLIT, $0-48
+	MOVQ c+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ ldb+24(FP), R9
+	SHLQ $3, R9
+	MOVQ k+32(FP), R10
+	MOVQ n+40(FP), R11
+	MOVQ R10, R12
+	SHRQ $2, R12       // k/4
+	MOVQ R10, R13
+	ANDQ $3, R13       // k mod 4
+
+dot4:
+	CMPQ   R11, $4
+	JLT    dot1
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	MOVQ   DX, R14          // row j
+	LEAQ   (DX)(R9*1), R15  // row j+1
+	LEAQ   (R15)(R9*1), BX  // row j+2
+	LEAQ   (BX)(R9*1), AX   // row j+3
+	XORQ   R8, R8           // byte offset in the rows
+	MOVQ   R12, CX
+	TESTQ  CX, CX
+	JZ     tail4
+
+loop4:
+	VMOVUPD (SI)(R8*1), Y4
+	VMULPD  (R14)(R8*1), Y4, Y5
+	VADDPD  Y5, Y0, Y0
+	VMULPD  (R15)(R8*1), Y4, Y6
+	VADDPD  Y6, Y1, Y1
+	VMULPD  (BX)(R8*1), Y4, Y7
+	VADDPD  Y7, Y2, Y2
+	VMULPD  (AX)(R8*1), Y4, Y8
+	VADDPD  Y8, Y3, Y3
+	ADDQ    $32, R8
+	DECQ    CX
+	JNZ     loop4
+
+tail4:
+	MOVQ  R13, CX
+	TESTQ CX, CX
+	JZ    sum4
+
+tailloop4:
+	// Lane 0 of each sum: the scalar operations leave the other lanes
+	// as they are (VMULSD/VADDSD write the low lane, the upper lanes of
+	// a Y register are cleared by a VEX scalar op, so it is done on
+	// copies and blended back).
+	VMOVSD  (SI)(R8*1), X4
+	VMULSD  (R14)(R8*1), X4, X5
+	VADDSD  X5, X0, X5
+	VBLENDPD $1, Y5, Y0, Y0
+	VMULSD  (R15)(R8*1), X4, X6
+	VADDSD  X6, X1, X6
+	VBLENDPD $1, Y6, Y1, Y1
+	VMULSD  (BX)(R8*1), X4, X7
+	VADDSD  X7, X2, X7
+	VBLENDPD $1, Y7, Y2, Y2
+	VMULSD  (AX)(R8*1), X4, X8
+	VADDSD  X8, X3, X8
+	VBLENDPD $1, Y8, Y3, Y3
+	ADDQ    $8, R8
+	DECQ    CX
+	JNZ     tailloop4
+
+sum4:
+	// Per entry: [s0+s2, s1+s3], then (s1+s3) + (s0+s2), then c += it.
+	VEXTRACTF128 $1, Y0, X4
+	VADDPD       X4, X0, X0
+	VUNPCKHPD    X0, X0, X4
+	VADDSD       X0, X4, X0
+	VADDSD       (DI), X0, X0
+	VMOVSD       X0, (DI)
+	VEXTRACTF128 $1, Y1, X4
+	VADDPD       X4, X1, X1
+	VUNPCKHPD    X1, X1, X4
+	VADDSD       X1, X4, X1
+	VADDSD       8(DI), X1, X1
+	VMOVSD       X1, 8(DI)
+	VEXTRACTF128 $1, Y2, X4
+	VADDPD       X4, X2, X2
+	VUNPCKHPD    X2, X2, X4
+	VADDSD       X2, X4, X2
+	VADDSD       16(DI), X2, X2
+	VMOVSD       X2, 16(DI)
+	VEXTRACTF128 $1, Y3, X4
+	VADDPD       X4, X3, X3
+	VUNPCKHPD    X3, X3, X4
+	VADDSD       X3, X4, X3
+	VADDSD       24(DI), X3, X3
+	VMOVSD       X3, 24(DI)
+	ADDQ         $32, DI
+	LEAQ         (AX)(R9*1), DX // row j+4
+	SUBQ         $4, R11
+	JMP          dot4
+
+dot1:
+	TESTQ  R11, R11
+	JZ     dotdone
+	VXORPD Y0, Y0, Y0
+	XORQ   R8, R8
+	MOVQ   R12, CX
+	TESTQ  CX, CX
+	JZ     tail1
+
+loop1:
+	VMOVUPD (SI)(R8*1), Y4
+	VMULPD  (DX)(R8*1), Y4, Y5
+	VADDPD  Y5, Y0, Y0
+	ADDQ    $32, R8
+	DECQ    CX
+	JNZ     loop1
+
+tail1:
+	MOVQ  R13, CX
+	TESTQ CX, CX
+	JZ    sum1
+
+tailloop1:
+	VMOVSD   (SI)(R8*1), X4
+	VMULSD   (DX)(R8*1), X4, X5
+	VADDSD   X5, X0, X5
+	VBLENDPD $1, Y5, Y0, Y0
+	ADDQ     $8, R8
+	DECQ     CX
+	JNZ      tailloop1
+
+sum1:
+	VEXTRACTF128 $1, Y0, X4
+	VADDPD       X4, X0, X0
+	VUNPCKHPD    X0, X0, X4
+	VADDSD       X0, X4, X0
+	VADDSD       (DI), X0, X0
+	VMOVSD       X0, (DI)
+	ADDQ         $8, DI
+	ADDQ         R9, DX
+	DECQ         R11
+	JMP          dot1
+
+dotdone:
+	VZEROUPPER
+	RET

@@ -8,3 +8,5 @@ package linalg
 const accKernel = false
 
 func accRow(c, a []float64, as int, b []float64, ldb, k int) { accRowGo(c, a, as, b, ldb, k) }
+
+func accDotRow(c, a, b []float64, ldb int) { accDotRowGo(c, a, b, ldb) }

@@ -25,28 +25,32 @@ func newAccCase(r *rand.Rand, transA bool, m, n, k int, special bool) accCase {
 	if transA {
 		ar, ac = k, m
 	}
-	fill := func(rows, cols, pad int) blas64.General {
-		g := blas64.General{Rows: rows, Cols: cols, Stride: cols + pad, Data: make([]float64, max(rows*(cols+pad), 1))}
-		for i := range g.Data {
-			g.Data[i] = r.NormFloat64()
-			if special {
-				switch r.IntN(9) {
-				case 0:
-					g.Data[i] = 0
-				case 1:
-					g.Data[i] = math.Copysign(0, -1)
-				}
-			}
-		}
-		return g
-	}
-	tc := accCase{transA: transA, m: m, n: n, k: k, a: fill(ar, ac, r.IntN(3)), b: fill(k, n, r.IntN(3)), c: fill(m, n, r.IntN(3))}
+	tc := accCase{transA: transA, m: m, n: n, k: k, a: randGeneral(r, ar, ac, special), b: randGeneral(r, k, n, special), c: randGeneral(r, m, n, special)}
 	if special && len(tc.a.Data) > 2 && len(tc.b.Data) > 2 {
 		tc.a.Data[r.IntN(len(tc.a.Data))] = math.NaN()
 		tc.b.Data[r.IntN(len(tc.b.Data))] = math.Inf(1)
 		tc.b.Data[r.IntN(len(tc.b.Data))] = math.Inf(-1)
 	}
 	return tc
+}
+
+// randGeneral returns a rows×cols matrix with a stride padded by 0 to 2,
+// of normal deviates and, with special, zeros and negative zeros.
+func randGeneral(r *rand.Rand, rows, cols int, special bool) blas64.General {
+	pad := r.IntN(3)
+	g := blas64.General{Rows: rows, Cols: cols, Stride: cols + pad, Data: make([]float64, max(rows*(cols+pad), 1))}
+	for i := range g.Data {
+		g.Data[i] = r.NormFloat64()
+		if special {
+			switch r.IntN(9) {
+			case 0:
+				g.Data[i] = 0
+			case 1:
+				g.Data[i] = math.Copysign(0, -1)
+			}
+		}
+	}
+	return g
 }
 
 func clone(g blas64.General) blas64.General {
@@ -115,6 +119,55 @@ func TestAcc(t *testing.T) {
 	}
 }
 
+// AccT's kernel gives gonum's A·Bᵀ bit for bit: inner dimensions around
+// multiples of 4 (the tail of a dot product), entry counts around its
+// blocks of 4, zeros, negative zeros, a NaN and infinities; and AccT equals
+// blas64.Gemm in every build.
+func TestAccT(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 7))
+	var impl gonum.Implementation
+	for _, s := range [][3]int{{1, 1, 1}, {10, 80, 20}, {10, 80, 22}, {3, 5, 3}, {4, 4, 4}, {7, 9, 5}, {2, 3, 1}, {10, 84, 20}, {127, 63, 9}, {64, 64, 67}, {200, 40, 13}} {
+		m, n, k := s[0], s[1], s[2]
+		for _, special := range []bool{false, true} {
+			a, bb, c := randGeneral(r, m, k, special), randGeneral(r, n, k, special), randGeneral(r, m, n, special)
+			if special && k > 1 {
+				a.Data[r.IntN(len(a.Data))] = math.NaN()
+				bb.Data[r.IntN(len(bb.Data))] = math.Inf(1)
+			}
+			name := fmt.Sprintf("%v special=%v", s, special)
+			want := clone(c)
+			impl.Dgemm(blas.NoTrans, blas.Trans, m, n, k, 1, a.Data, a.Stride, bb.Data, bb.Stride, 1, want.Data, want.Stride)
+			got := clone(c)
+			for i := 0; i < m; i++ {
+				row := got.Data[i*got.Stride : i*got.Stride+n]
+				ai := a.Data[i*a.Stride : i*a.Stride+k]
+				if accKernel {
+					accDotRow(row, ai, bb.Data, bb.Stride)
+				} else {
+					accDotRowGo(row, ai, bb.Data, bb.Stride)
+				}
+			}
+			if err := sameBits(got, want); err != nil {
+				t.Errorf("%s: the kernel's rows: %v", name, err)
+			}
+			// The Go twin too (it documents the order the kernel keeps).
+			got = clone(c)
+			for i := 0; i < m; i++ {
+				accDotRowGo(got.Data[i*got.Stride:i*got.Stride+n], a.Data[i*a.Stride:i*a.Stride+k], bb.Data, bb.Stride)
+			}
+			if err := sameBits(got, want); err != nil {
+				t.Errorf("%s: the Go twin: %v", name, err)
+			}
+			got, want = clone(c), clone(c)
+			AccT(a, bb, got)
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, bb, 1, want)
+			if err := sameBits(got, want); err != nil {
+				t.Errorf("%s: AccT against blas64.Gemm: %v", name, err)
+			}
+		}
+	}
+}
+
 func BenchmarkAcc(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, s := range [][3]int{{80, 20, 10}, {80, 20, 300}, {10, 20, 80}, {84, 20, 10}} {
@@ -136,5 +189,24 @@ func BenchmarkAcc(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+func BenchmarkAccT(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range [][3]int{{10, 80, 20}, {10, 84, 20}, {10, 80, 22}} {
+		m, n, k := s[0], s[1], s[2]
+		a, bb, c := randGeneral(r, m, k, false), randGeneral(r, n, k, false), randGeneral(r, m, n, false)
+		name := fmt.Sprintf("m%dn%dk%d", m, n, k)
+		b.Run(name+"/gemm", func(b *testing.B) {
+			for range b.N {
+				blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, bb, 1, c)
+			}
+		})
+		b.Run(name+"/acc", func(b *testing.B) {
+			for range b.N {
+				AccT(a, bb, c)
+			}
+		})
 	}
 }

@@ -1,10 +1,12 @@
 // Package linalg has the dense kernels shared by the fused ops of nsrnn:
 // affine maps and their gradients on row-major []float64 slices, with the
-// weight layout W of shape (out, in) and y = x Wᵀ + b.
+// weight layout W of shape (out, in) and y = x Wᵀ + b, and the products
+// C += op(A)·B (Acc) and C += A·Bᵀ (AccT) that the LSTM's kernels use,
+// which in the pure-Go build run the small products faster than gonum's
+// BLAS with the same bits.
 package linalg
 
 import (
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
@@ -18,7 +20,7 @@ func AffineAdd(y, x, w []float64, batch, in, out int) {
 	if batch == 0 || in == 0 || out == 0 {
 		return
 	}
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, general(batch, in, x), general(out, in, w), 1, general(batch, out, y))
+	AccT(general(batch, in, x), general(out, in, w), general(batch, out, y))
 }
 
 // Affine sets y = x Wᵀ + b; b may be nil.
