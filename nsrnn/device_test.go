@@ -191,16 +191,17 @@ func gpuSIMT(t *testing.T, setup ...func(*gpuemu.Device)) Device {
 	return CUDA(0)
 }
 
-// A GPU whose memory runs out (the emulator's, limited) makes the pass
-// that needs more fail with an error saying so, not a crash; the model
-// goes on computing on the device with what fits, and moves back to the
-// CPU with its parameters intact.
-func TestGPUOutOfMemory(t *testing.T) {
+// onEmulator makes cuda:0 the sequential emulator as wrap makes it, for
+// the rest of the test; it skips the test without the emulator, or where
+// a GPU is here (a test that changes the emulator, for why, has nothing
+// to run on a card).
+func onEmulator(t *testing.T, why string, wrap func(*gpuemu.Device) gpuDevice) {
+	t.Helper()
 	if _, err := gpuemu.New(); err != nil {
 		t.Skipf("no GPU emulator: %v", err)
 	}
 	if ds, _ := Devices(); !emulating() && slices.ContainsFunc(ds, func(d DeviceInfo) bool { return d.Usable }) {
-		t.Skip("a GPU is here: the test limits an emulator's memory")
+		t.Skip("a GPU is here: " + why)
 	}
 	old := openGPU
 	openGPU = func(int) (gpuDevice, error) {
@@ -208,10 +209,20 @@ func TestGPUOutOfMemory(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		d.SetMemoryLimit(4 << 20)
-		return newEmuDevice(d), nil
+		return wrap(d), nil
 	}
 	t.Cleanup(func() { openGPU = old })
+}
+
+// A GPU whose memory runs out (the emulator's, limited) makes the pass
+// that needs more fail with an error saying so, not a crash; the model
+// goes on computing on the device with what fits, and moves back to the
+// CPU with its parameters intact.
+func TestGPUOutOfMemory(t *testing.T) {
+	onEmulator(t, "the test limits an emulator's memory", func(d *gpuemu.Device) gpuDevice {
+		d.SetMemoryLimit(4 << 20)
+		return newEmuDevice(d)
+	})
 	for _, name := range []string{"wide-vocab", "rns-2-3", "jm-hidden"} {
 		c := gpuConfigs()[name]
 		cpu, g := twins(t, CUDA(0), c, Float64)
@@ -584,43 +595,17 @@ func (d *captureFaults) endCapture() (gpuGraph, error) {
 // from then on); where captures fail on one stream too, the passes run
 // launch by launch. Either way every pass gives the CPU's results.
 func TestGPUCaptureFallback(t *testing.T) {
-	if _, err := gpuemu.New(); err != nil {
-		t.Skipf("no GPU emulator: %v", err)
-	}
-	if ds, _ := Devices(); !emulating() && slices.ContainsFunc(ds, func(d DeviceInfo) bool { return d.Usable }) {
-		t.Skip("a GPU is here: the test injects faults into an emulator")
-	}
-	old := openGPU
-	t.Cleanup(func() { openGPU = old })
 	for _, all := range []bool{false, true} {
-		openGPU = func(int) (gpuDevice, error) {
-			d, err := gpuemu.New()
-			if err != nil {
-				return nil, err
-			}
-			return &captureFaults{gpuDevice: newEmuDevice(d), all: all}, nil
-		}
+		onEmulator(t, "the test injects faults into an emulator", func(d *gpuemu.Device) gpuDevice {
+			return &captureFaults{gpuDevice: newEmuDevice(d), all: all}
+		})
 		for _, name := range []string{"embed", "rns-2-3"} {
 			c := gpuConfigs()[name]
 			cpu, g := twins(t, CUDA(0), c, Float64)
 			rng := rand.New(rand.NewPCG(3, 3))
 			for i := range 4 { // the second pass of the shape is captured
 				batch := randomBatch(rng, 3, 9, min(c.InputVocab, c.OutputVocab-1))
-				l1, g1, err := cpu.Gradient(batch)
-				if err != nil {
-					t.Fatal(err)
-				}
-				g1 = cloneGrads(g1)
-				l2, g2, err := g.Gradient(batch)
-				if err != nil {
-					t.Fatalf("%s all=%v pass %d: %v", name, all, i, err)
-				}
-				if e := relErr(l2, l1); e > tolerance(Float64) {
-					t.Errorf("%s all=%v pass %d: loss %v on the GPU, %v on the CPU", name, all, i, l2, l1)
-				}
-				if e := gradcheck.TensorsErr(g2, g1); e > tolerance(Float64) {
-					t.Errorf("%s all=%v pass %d: gradients differ by %.2g relative", name, all, i, e)
-				}
+				checkGradient(t, cpu, g, batch, tolerance(Float64), fmt.Sprintf("%s all=%v pass %d", name, all, i))
 			}
 			graphs, pipeline := DeviceModes(g)
 			if pipeline || graphs == all {
@@ -645,6 +630,28 @@ func TestGPUCuBLASProductsMatchCPU(t *testing.T) {
 	checkGPUSentences(t, d, some)
 }
 
+// checkGradient checks g's loss and gradients on batch against cpu's,
+// within tol relative (what names the case), and returns g's loss.
+func checkGradient(t *testing.T, cpu, g *Model, batch Batch, tol float64, what string) float64 {
+	t.Helper()
+	l1, g1, err := cpu.Gradient(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1 = cloneGrads(g1)
+	l2, g2, err := g.Gradient(batch)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if e := relErr(l2, l1); e > tol {
+		t.Errorf("%s: loss %v on the GPU, %v on the CPU (relative %.2g)", what, l2, l1, e)
+	}
+	if e := gradcheck.TensorsErr(g2, g1); e > tol {
+		t.Errorf("%s: gradients differ by %.2g relative", what, e)
+	}
+	return l2
+}
+
 // checkGPUSentences checks the GPU's loss, gradients and log-probabilities
 // against the CPU's for each configuration, in both precisions.
 func checkGPUSentences(t *testing.T, d Device, configs map[string]Config) {
@@ -655,22 +662,8 @@ func checkGPUSentences(t *testing.T, d Device, configs map[string]Config) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			for _, n := range []int{0, 1, 9, 40} {
 				batch := randomBatch(rng, 5, n, min(c.InputVocab, c.OutputVocab-1))
-				l1, g1, err := cpu.Gradient(batch)
-				if err != nil {
-					t.Fatal(err)
-				}
-				g1 = cloneGrads(g1)
-				l2, g2, err := g.Gradient(batch)
-				if err != nil {
-					t.Fatal(err)
-				}
 				tol := tolerance(p)
-				if e := relErr(l2, l1); e > tol {
-					t.Errorf("%s %v n=%d: loss %v on the GPU, %v on the CPU (relative %.2g)", name, p, n, l2, l1, e)
-				}
-				if e := gradcheck.TensorsErr(g2, g1); e > tol {
-					t.Errorf("%s %v n=%d: gradients differ by %.2g relative", name, p, n, e)
-				}
+				l2 := checkGradient(t, cpu, g, batch, tol, fmt.Sprintf("%s %v n=%d", name, p, n))
 				lp1, err := cpu.LogProbs(batch)
 				if err != nil {
 					t.Fatal(err)

@@ -141,6 +141,24 @@ done:
 	VZEROUPPER
 	RET
 
+// LANE0(row, Xt, Yt, Xacc, Yacc) adds the tail term a·b (X4 = a, b at
+// row+R8) into lane 0 of Yacc: a VEX scalar operation clears the upper
+// lanes of its destination, so it is done on Yt and blended back.
+#define LANE0(row, Xt, Yt, Xacc, Yacc) \
+	VMULSD   (row)(R8*1), X4, Xt; \
+	VADDSD   Xt, Xacc, Xt;        \
+	VBLENDPD $1, Yt, Yacc, Yacc
+
+// SUMTO(Yacc, Xacc, off) adds (s1+s3) + (s0+s2) of Yacc = [s0 s1 s2 s3]
+// to the float64 at off(DI), in DotUnitary's order.
+#define SUMTO(Yacc, Xacc, off) \
+	VEXTRACTF128 $1, Yacc, X4; \
+	VADDPD       X4, Xacc, Xacc; \
+	VUNPCKHPD    Xacc, Xacc, X4; \
+	VADDSD       Xacc, X4, Xacc; \
+	VADDSD       off(DI), Xacc, Xacc; \
+	VMOVSD       Xacc, off(DI)
+
 // func accDotAVX2(c, a, b *float64, ldb, k, n int)
 //
 // c[j] += dot(a[0:k], b[j·ldb : j·ldb+k]) for j < n, each dot product
@@ -197,57 +215,24 @@ tail4:
 	JZ    sum4
 
 tailloop4:
-	// Lane 0 of each sum: the scalar operations leave the other lanes
-	// as they are (VMULSD/VADDSD write the low lane, the upper lanes of
-	// a Y register are cleared by a VEX scalar op, so it is done on
-	// copies and blended back).
-	VMOVSD  (SI)(R8*1), X4
-	VMULSD  (R14)(R8*1), X4, X5
-	VADDSD  X5, X0, X5
-	VBLENDPD $1, Y5, Y0, Y0
-	VMULSD  (R15)(R8*1), X4, X6
-	VADDSD  X6, X1, X6
-	VBLENDPD $1, Y6, Y1, Y1
-	VMULSD  (BX)(R8*1), X4, X7
-	VADDSD  X7, X2, X7
-	VBLENDPD $1, Y7, Y2, Y2
-	VMULSD  (AX)(R8*1), X4, X8
-	VADDSD  X8, X3, X8
-	VBLENDPD $1, Y8, Y3, Y3
-	ADDQ    $8, R8
-	DECQ    CX
-	JNZ     tailloop4
+	VMOVSD (SI)(R8*1), X4
+	LANE0(R14, X5, Y5, X0, Y0)
+	LANE0(R15, X6, Y6, X1, Y1)
+	LANE0(BX, X7, Y7, X2, Y2)
+	LANE0(AX, X8, Y8, X3, Y3)
+	ADDQ   $8, R8
+	DECQ   CX
+	JNZ    tailloop4
 
 sum4:
-	// Per entry: [s0+s2, s1+s3], then (s1+s3) + (s0+s2), then c += it.
-	VEXTRACTF128 $1, Y0, X4
-	VADDPD       X4, X0, X0
-	VUNPCKHPD    X0, X0, X4
-	VADDSD       X0, X4, X0
-	VADDSD       (DI), X0, X0
-	VMOVSD       X0, (DI)
-	VEXTRACTF128 $1, Y1, X4
-	VADDPD       X4, X1, X1
-	VUNPCKHPD    X1, X1, X4
-	VADDSD       X1, X4, X1
-	VADDSD       8(DI), X1, X1
-	VMOVSD       X1, 8(DI)
-	VEXTRACTF128 $1, Y2, X4
-	VADDPD       X4, X2, X2
-	VUNPCKHPD    X2, X2, X4
-	VADDSD       X2, X4, X2
-	VADDSD       16(DI), X2, X2
-	VMOVSD       X2, 16(DI)
-	VEXTRACTF128 $1, Y3, X4
-	VADDPD       X4, X3, X3
-	VUNPCKHPD    X3, X3, X4
-	VADDSD       X3, X4, X3
-	VADDSD       24(DI), X3, X3
-	VMOVSD       X3, 24(DI)
-	ADDQ         $32, DI
-	LEAQ         (AX)(R9*1), DX // row j+4
-	SUBQ         $4, R11
-	JMP          dot4
+	SUMTO(Y0, X0, 0)
+	SUMTO(Y1, X1, 8)
+	SUMTO(Y2, X2, 16)
+	SUMTO(Y3, X3, 24)
+	ADDQ $32, DI
+	LEAQ (AX)(R9*1), DX // row j+4
+	SUBQ $4, R11
+	JMP  dot4
 
 dot1:
 	TESTQ  R11, R11
@@ -272,25 +257,18 @@ tail1:
 	JZ    sum1
 
 tailloop1:
-	VMOVSD   (SI)(R8*1), X4
-	VMULSD   (DX)(R8*1), X4, X5
-	VADDSD   X5, X0, X5
-	VBLENDPD $1, Y5, Y0, Y0
-	ADDQ     $8, R8
-	DECQ     CX
-	JNZ      tailloop1
+	VMOVSD (SI)(R8*1), X4
+	LANE0(DX, X5, Y5, X0, Y0)
+	ADDQ   $8, R8
+	DECQ   CX
+	JNZ    tailloop1
 
 sum1:
-	VEXTRACTF128 $1, Y0, X4
-	VADDPD       X4, X0, X0
-	VUNPCKHPD    X0, X0, X4
-	VADDSD       X0, X4, X0
-	VADDSD       (DI), X0, X0
-	VMOVSD       X0, (DI)
-	ADDQ         $8, DI
-	ADDQ         R9, DX
-	DECQ         R11
-	JMP          dot1
+	SUMTO(Y0, X0, 0)
+	ADDQ $8, DI
+	ADDQ R9, DX
+	DECQ R11
+	JMP  dot1
 
 dotdone:
 	VZEROUPPER
