@@ -36,7 +36,21 @@
 // order: memory allocation zeroes by a memset on the stream, and copies,
 // kernels and matrix products run in the order they were queued. Uploads
 // and downloads wait for the stream, so the host slice may be reused, or
-// read, on return. Sync waits for everything queued.
+// read, on return; QueueUploadInt32 copies through pinned memory of the
+// Context's instead and does not wait. Sync waits for everything queued.
+//
+// # Two streams
+//
+// Side sends the operations queued next to a second stream, with a cuBLAS
+// handle of its own, after the work queued so far on the first; Main
+// returns to the first, whose later work runs beside the second's; and
+// JoinSide makes the first wait for the second. The first stream has the
+// device's highest priority and the second its lowest, so that work put
+// beside a chain of small kernels yields the multiprocessors to them. In
+// a capture the second stream joins it (a fork and a join in the graph,
+// each node with its stream's priority). Operations that wait for the
+// first stream, or end a capture, refuse while work on the second is not
+// joined.
 //
 // The driver keeps the current context per OS thread, whereas a
 // goroutine moves between OS threads. Each method of a Context therefore
