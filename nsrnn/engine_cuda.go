@@ -165,9 +165,9 @@ const EnvCUDAGraphs = "NSRNN_CUDA_GRAPHS"
 // of outputBlockSteps positions are queued on a second stream as soon as
 // the top layer's states for them are queued, so that the output layer's
 // products fill the multiprocessors that the recurrence's small steps
-// (and a stack model's stack kernels) leave idle. The results are the same either way but for the products'
-// rounding (cuBLAS may sum a block's rows in another order than the
-// whole's).
+// (and a stack model's stack kernels) leave idle. The results are the
+// same either way but for the products' rounding (cuBLAS may sum a
+// block's rows in another order than the whole's).
 const EnvCUDAPipeline = "NSRNN_CUDA_PIPELINE"
 
 // outputBlockSteps is the positions per block of the pipelined output
@@ -1148,7 +1148,7 @@ func (e *cudaEngine) body(r *lstmRun, bf *lstmBufs, st cudaStack, S int) error {
 			after = pipe.step
 		}
 		if err := e.lstmSteps(p, z, hs, bf.cs[l], bf.tc[l], W(whh), T, B, H, after); err != nil {
-			pipe.abort()
+			e.join() // the pass failed: leave none of its work beside the next
 			return err
 		}
 		x, in = hs.Offset(B*H*es), H
@@ -1250,14 +1250,6 @@ func (e *cudaEngine) newOutputPipe(r *lstmRun, bf *lstmBufs, whyIdx, bhyIdx int)
 		return nil
 	}
 	return &outputPipe{e: e, r: r, bf: bf, why: e.working(whyIdx), bias: e.working(bhyIdx), next: r.first}
-}
-
-// abort joins the streams after a failed pass, so that no work of it is
-// left beside the next.
-func (o *outputPipe) abort() {
-	if o != nil {
-		o.e.join()
-	}
 }
 
 // fork makes the operations queued next go to the device's second stream,

@@ -352,7 +352,7 @@ func (e *cudaEngine) runStack(r *lstmRun, bf *lstmBufs, st cudaStack, S int) err
 	}
 	pipe := e.newOutputPipe(r, bf, whyIdx, bhyIdx)
 	if err := e.stackSteps(r, bf, st, S, layerIdx, pipe); err != nil {
-		pipe.abort()
+		e.join() // the pass failed: leave none of its work beside the next
 		return err
 	}
 	return e.endPass(r, bf, pipe, whyIdx, bhyIdx, func() error {

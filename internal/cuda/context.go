@@ -147,9 +147,8 @@ type Context struct {
 	staging  [stagingSlots]stagingSlot
 	nextSlot int
 
-	// The side stream (see Side), and the main stream's lane while
-	// operations go to the side (stream and handle are the current
-	// lane's).
+	// The side stream (see Side) and the main stream; stream and handle
+	// are those of the one operations go to.
 	side sideLane
 	main lane
 
@@ -221,6 +220,7 @@ func Open(index int) (*Context, error) {
 		release()
 		return nil, err
 	}
+	c.main = lane{c.stream, c.handle}
 	return c, nil
 }
 
@@ -270,10 +270,11 @@ func (c *Context) enter() error {
 func (c *Context) leave() { runtime.UnlockOSThread() }
 
 // Close waits for the streams' work, destroys the side stream (Side),
-// frees the pinned buffers of QueueUploadInt32, destroys the cuBLAS handle, unloads the Context's
-// modules, destroys the stream and releases the primary context. It frees no device memory: Free what Alloc returned before
-// closing (the driver frees it all when the last user of the primary
-// context releases it). Close returns the first error met; a second Close
+// frees the pinned buffers of QueueUploadInt32, destroys the cuBLAS
+// handle, unloads the Context's modules, destroys the stream and releases
+// the primary context. It frees no device memory: Free what Alloc
+// returned before closing (the driver frees it all when the last user of
+// the primary context releases it). Close returns the first error met; a second Close
 // does nothing.
 func (c *Context) Close() error {
 	if c.ctx == 0 {

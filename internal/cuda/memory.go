@@ -33,11 +33,7 @@ func (c *Context) Alloc(bytes int) (Ptr, error) {
 	// On the main stream, even while operations go to the side: the
 	// work queued on the main stream later sees the zeros (and the side's
 	// after its next Side).
-	stream := c.stream
-	if c.side.on {
-		stream = c.main.stream
-	}
-	if err := c.d.check("cuMemsetD8Async", ccall(c.d.cuMemsetD8Async, uintptr(*p), 0, uintptr(bytes), stream)); err != nil {
+	if err := c.d.check("cuMemsetD8Async", ccall(c.d.cuMemsetD8Async, uintptr(*p), 0, uintptr(bytes), c.main.stream)); err != nil {
 		ccall(c.d.cuMemFree, uintptr(*p))
 		return 0, err
 	}

@@ -53,7 +53,6 @@ func (c *Context) Side() error {
 	if err := d.check("cuStreamWaitEvent", ccall(d.cuStreamWaitEvent, c.side.stream, c.side.fork, 0)); err != nil {
 		return err
 	}
-	c.main = lane{c.stream, c.handle}
 	c.stream, c.handle = c.side.stream, c.side.handle
 	c.side.on, c.side.pending = true, true
 	return nil
