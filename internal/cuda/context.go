@@ -274,8 +274,8 @@ func (c *Context) leave() { runtime.UnlockOSThread() }
 // handle, unloads the Context's modules, destroys the stream and releases
 // the primary context. It frees no device memory: Free what Alloc
 // returned before closing (the driver frees it all when the last user of
-// the primary context releases it). Close returns the first error met; a second Close
-// does nothing.
+// the primary context releases it). Close returns the first error met; a
+// second Close does nothing.
 func (c *Context) Close() error {
 	if c.ctx == 0 {
 		return nil
