@@ -174,6 +174,7 @@ func FuzzTextFile(f *testing.F) {
 	for _, s := range []string{
 		"a b\nb a\n", "\ufeffx y\r\nz\r\rz", "", "\n\n", " \t\n",
 		"a\u00a0b\u0085c\u2028d\n", "EOS\n", "x EOS y\n", "\xff\xfe a\n", "( ( ) )\n[ ]\n",
+		"(empty)\n", "a\n(empty)\n", "(empty)\n(empty) a\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -331,6 +331,22 @@ func TestTextTask(t *testing.T) {
 	if mustTaskFor(t, Dyck, GrammarPaper).HasDistribution() != true {
 		t.Error("Dyck has no distribution")
 	}
+	// A line of EmptyString alone is the empty string, not a symbol
+	// (as cfl generate writes it), unless another line has it among
+	// other symbols.
+	for text, want := range map[string][]string{
+		"a b\n(empty)\n":          {"a", "b"},
+		"(empty)\na\n(empty) a\n": {"(empty)", "a"},
+	} {
+		p := filepath.Join(dir, "empty.txt")
+		if err := os.WriteFile(p, []byte(text), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		v, err := ReadVocabularyFile(p)
+		if err != nil || !slices.Equal(v, want) {
+			t.Errorf("ReadVocabularyFile of %q = %q, %v; want %q", text, v, err, want)
+		}
+	}
 	bad := filepath.Join(dir, "bad.txt")
 	if err := os.WriteFile(bad, []byte("a\na EOS\n"), 0o666); err != nil {
 		t.Fatal(err)

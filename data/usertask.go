@@ -126,6 +126,11 @@ func ReadVocabularyFile(path string) ([]string, error) {
 		if err := checkStringLength(len(fields)); err != nil {
 			return nil, &LineError{Name: path, Line: line, Err: err}
 		}
+		if len(fields) == 1 && fields[0] == EmptyString {
+			// The empty string (ParseString), which adds no symbol; a
+			// symbol only if another line has it among others.
+			continue
+		}
 		for _, s := range fields {
 			if s == EOS {
 				return nil, &LineError{Name: path, Line: line, Err: fmt.Errorf("symbol %s is the name of the end symbol", EOS)}

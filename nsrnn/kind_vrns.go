@@ -7,14 +7,15 @@ import (
 // VRNS is the RNS stack of the authors' later release that also pushes
 // vectors of Config.StackEmbedding (required), reading the expected top
 // vector; Config.BottomVector is its initial bottom's vector. It has the
-// nondeterministic stacks' hyperparameters, but its window does not make
-// it run as a stream.
+// nondeterministic stacks' hyperparameters, and runs as a stream as they
+// do: with a window (Config.Window; 35 by default in stream mode), its
+// state, vectors included, is carried from chunk to chunk.
 const VRNS = "vrns"
 
 // vrnsKind declares the vector RNS stack.
 func vrnsKind() Kind {
 	return Kind{
-		Name: VRNS,
+		Name: VRNS, Streams: true,
 		Hyperparameters: append(append([]Hyperparameter(nil), nsHyperparameters...),
 			Hyperparameter{Field: "StackEmbedding", Name: "a pushed-vector size", Doc: "size of the pushed vectors of %s", Required: true, Size: true,
 				Check: func(c Config) error {

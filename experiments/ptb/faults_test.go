@@ -503,7 +503,7 @@ func TestStreamKinds(t *testing.T) {
 			t.Errorf("%s: Kind.Streams, but: %v", k.Name, err)
 		}
 	}
-	if got, want := streamKinds(), "lstm, jm, ns, ns+s, ns+u, rns"; got != want {
+	if got, want := streamKinds(), "lstm, jm, ns, ns+s, ns+u, rns, vrns"; got != want {
 		t.Errorf("streamKinds() = %q, want %q", got, want)
 	}
 }

@@ -143,9 +143,9 @@ func addModelFlags(fs *pflag.FlagSet) *cli.ModelFlags {
 			usage += " (required for them)"
 		case flag == "stack-embedding":
 			// jm: a learned pushed vector needs its size; the hidden
-			// state has the hidden size.
+			// state has the hidden size. vrns always needs it.
 			usage, _, _ = strings.Cut(usage, " (default 0")
-			usage += " (required unless --push-hidden-state)"
+			usage += " (required; for jm, unless --push-hidden-state)"
 		}
 		fs.Lookup(flag).Usage = usage
 	}

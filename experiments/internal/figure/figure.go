@@ -128,7 +128,9 @@ func (PlainTicks) Ticks(min, max float64) []plot.Tick {
 // LogTicks mark a logarithmic axis at every d·10^k in its range (d = 1,
 // …, 9) and label those with d = 1, 2, 3 and 5, or every one of them when
 // that leaves fewer than three labels, so that a range within one decade
-// (perplexities from 280 to 450, say) still carries several labels.
+// (perplexities from 280 to 450, say) still carries several labels. A
+// range that holds fewer than two such values (124 to 189) gets
+// PlainTicks's evenly spaced ones instead.
 type LogTicks struct{}
 
 // Ticks returns the ticks of [lo, hi] (lo > 0).
@@ -151,6 +153,9 @@ func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
 			ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', max(0, -int(k)), 64)})
 			digits = append(digits, d)
 		}
+	}
+	if len(ts) < 2 {
+		return PlainTicks{}.Ticks(lo, hi)
 	}
 	labelled := 0
 	for _, d := range digits {

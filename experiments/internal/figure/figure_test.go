@@ -26,6 +26,9 @@ func TestLogTicks(t *testing.T) {
 		{280, 450, "300 400"},
 		{0.02, 0.4, "0.02 0.03 0.05 0.1 0.2 0.3"},
 		{0, 10, ""},
+		// Fewer than two values d·10^k in range: evenly spaced ticks.
+		{124, 189, "125 150 175"},
+		{180, 290, "200 240 280"},
 	} {
 		if got := label(tc.min, tc.max); got != tc.want {
 			t.Errorf("LogTicks [%v, %v] labels %q, want %q", tc.min, tc.max, got, tc.want)
