@@ -234,6 +234,24 @@ func toPanels(ps []protocol.Panel) []panel {
 	return out
 }
 
+// measureName names what the panels plot, for a caption: the
+// cross-entropy difference, the cross-entropy where no panel's runs have
+// a lower bound (the user's strings), or both.
+func measureName(panels []panel) string {
+	some, all := false, len(panels) > 0
+	for _, pn := range panels {
+		some = some || pn.noBound
+		all = all && pn.noBound
+	}
+	switch {
+	case all:
+		return "cross-entropy (no lower bound)"
+	case some:
+		return "cross-entropy difference (the cross-entropy itself where there is no lower bound)"
+	}
+	return "cross-entropy difference"
+}
+
 // diffLabel is the y axis of Figures 1 and 2.
 const diffLabel = "cross-entropy diff. (nats per symbol)"
 
@@ -285,7 +303,7 @@ func prepareRuns(args []string, wallClock bool, stderr io.Writer) (drawFunc, err
 			}
 			files = append(files, fs...)
 		}
-		fs, err := savePanels(out, fig1AllName, "Figure 1: cross-entropy difference on the validation set during training", panels, xLabel, diffLabel)
+		fs, err := savePanels(out, fig1AllName, "Figure 1: "+measureName(panels)+" on the validation set during training", panels, xLabel)
 		if err != nil {
 			return nil, err
 		}
@@ -350,7 +368,7 @@ func prepareSelection(sel *protocol.Selection, extra []protocol.UnfinishedRun, s
 				files = append(files, fs...)
 			}
 			if len(f.panels) > 0 {
-				fs, err := savePanels(out, f.all, f.caption, f.panels, f.xLabel, diffLabel)
+				fs, err := savePanels(out, f.all, strings.Replace(f.caption, "cross-entropy difference", measureName(f.panels), 1), f.panels, f.xLabel)
 				if err != nil {
 					return nil, err
 				}
@@ -460,7 +478,7 @@ func panelGrid(n int) (rows, cols int, legendCell bool) {
 // in the cell after the last panel, or, when the panels fill their rows,
 // in a column of its own at the right (see panelGrid), so that it covers
 // no line. It writes the figure as name.png and name.svg.
-func savePanels(dir, name, caption string, panels []panel, x, y string) ([]string, error) {
+func savePanels(dir, name, caption string, panels []panel, x string) ([]string, error) {
 	rows, cols, legendCell := panelGrid(len(panels))
 	grid := make([][]*plot.Plot, rows)
 	for r := range grid {
@@ -468,7 +486,7 @@ func savePanels(dir, name, caption string, panels []panel, x, y string) ([]strin
 	}
 	var lines []series
 	for i, pn := range panels {
-		p, err := panelPlot(pn, protocol.TaskTitle(pn.task), x, y)
+		p, err := panelPlot(pn, protocol.TaskTitle(pn.task), x, pn.yLabel())
 		if err != nil {
 			return nil, err
 		}

@@ -138,6 +138,18 @@ func TestTrainTextFiles(t *testing.T) {
 	if status, _, stderr := run("plot", "--sweep", dir, "--out", filepath.Join(dir, "figs")); status != 0 {
 		t.Errorf("plot: status %d: %s", status, stderr)
 	}
+	// Every figure, the combined ones too, plots the cross-entropy,
+	// labelled as such: there is no bound to take a difference from.
+	svgs, _ := filepath.Glob(filepath.Join(dir, "figs", "*.svg"))
+	if len(svgs) < 2 {
+		t.Fatalf("plot wrote %q; want a figure per task and the combined ones", svgs)
+	}
+	for _, f := range svgs {
+		b, _ := os.ReadFile(f)
+		if strings.Contains(string(b), "diff") || !strings.Contains(string(b), "no lower bound") {
+			t.Errorf("%s: labelled as a difference, or not as a cross-entropy without a bound", filepath.Base(f))
+		}
+	}
 }
 
 func TestTrainTextFilesErrors(t *testing.T) {

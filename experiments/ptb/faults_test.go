@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -382,6 +383,38 @@ func TestFailedNewRunRemoved(t *testing.T) {
 	for _, n := range append(stale, protocol.LockFile) {
 		if _, err := os.Stat(filepath.Join(out, n)); err == nil {
 			t.Errorf("%s left after the run", n)
+		}
+	}
+}
+
+// TestStopAfterStepsResumes: --stop-after-steps stops as an interrupt
+// does, with a checkpoint of the state after that step (without
+// --checkpoint-every), within an epoch and at an epoch's last step alike,
+// and the resumed run ends on the model of an uninterrupted one.
+func TestStopAfterStepsResumes(t *testing.T) {
+	data := tinyCorpus(t)
+	root := t.TempDir()
+	whole := filepath.Join(root, "whole")
+	e := mustTrain(t, trainArgs(data, whole)...)
+	want, _ := os.ReadFile(filepath.Join(whole, protocol.ModelFile))
+	var targets, chunks int
+	if i := strings.Index(e, " training targets in "); i < 0 {
+		t.Fatalf("no chunk count in %q", e)
+	} else if _, err := fmt.Sscanf(e[strings.LastIndex(e[:i], " ")+1:], "%d training targets in %d chunks", &targets, &chunks); err != nil || chunks < 3 {
+		t.Fatalf("chunk count in %q: %d, %v", e, chunks, err)
+	}
+	for _, steps := range []string{"2", strconv.Itoa(chunks)} { // within the first epoch; its last step
+		part := filepath.Join(root, "part"+steps)
+		e := mustTrain(t, trainArgs(data, part, "--stop-after-steps", steps)...)
+		if !strings.Contains(e, "continue with") {
+			t.Errorf("--stop-after-steps %s: %s; want a resume command", steps, e)
+		}
+		if _, err := os.Stat(filepath.Join(part, protocol.CheckpointFile)); err != nil {
+			t.Fatalf("--stop-after-steps %s: no checkpoint: %v", steps, err)
+		}
+		mustTrain(t, "train", "--out", part, "--resume")
+		if got, _ := os.ReadFile(filepath.Join(part, protocol.ModelFile)); len(want) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("--stop-after-steps %s, resumed: another model than the uninterrupted run's", steps)
 		}
 	}
 }

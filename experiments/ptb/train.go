@@ -79,7 +79,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	strict := fs.Bool("strict", false, "refuse words of ptb.valid.txt and ptb.test.txt that are not in the vocabulary of ptb.train.txt, instead of reading them as <unk>")
 	every := fs.Duration("checkpoint-every", 5*time.Minute, "checkpoint within an epoch this often")
 	report := fs.Duration("report-every", time.Minute, "progress line interval when stderr is not a terminal")
-	stopAfter := fs.Int("stop-after-steps", 0, "stop cleanly after this many training steps (for testing resumption)")
+	stopAfter := fs.Int("stop-after-steps", 0, "stop after this many training steps, with a checkpoint as Ctrl-C makes (for testing resumption)")
 	precFlag := precisionFlag(fs, "float32", "recorded in run.json")
 	boundaryFlag := fs.String("boundary", nsrnn.BoundaryInChunk.String(), "where the stack update after a chunk's last token is computed: in-chunk (in that chunk, its result carried to the next as a constant) or next-chunk (at the start of the next chunk, from the carried hidden state, so that the next chunk's loss trains the stack's action layer through it, as the authors' code does for JM; theirs for RNS is in-chunk); forward values are the same; recorded in run.json")
 	improveFlag := fs.String("improvement", improvePerplexity, "how an epoch's validation score is judged: perplexity (the authors' rule: the learning rate decays unless the perplexity falls below (1 − 1e-4) times the best, as PyTorch's ReduceLROnPlateau, while any decrease keeps the parameters as the best and resets --early-stop) or cross-entropy (one rule for all three: a fall of more than 1e-4 times the best cross-entropy, as the runs made before 2026-11-28); recorded in run.json")
@@ -359,10 +359,22 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	recs := nsrnn.Recorders{nsrnn.JSONLog(filepath.Join(*out, protocol.LogFile)),
 		progress(stderr, label, s.Batch*s.BPTT, terminal, *report), intr.CheckpointRecorder()}
 	if *stopAfter > 0 {
-		steps := 0
+		// As an interrupt stops: with a checkpoint of the state after
+		// the step (within an epoch), or after the epoch's validation and
+		// checkpoint (at its last step), so that --resume goes on from
+		// there.
+		steps, stopping := 0, false
 		recs = append(recs, nsrnn.RecorderFunc(func(e nsrnn.Event) error {
-			if e.Kind == nsrnn.StepDone {
+			switch e.Kind {
+			case nsrnn.StepDone:
 				if steps++; steps >= *stopAfter {
+					stopping = true
+					if e.Step < e.Steps {
+						return nsrnn.ErrStopAfterCheckpoint
+					}
+				}
+			case nsrnn.EpochDone, nsrnn.Checkpointed:
+				if stopping {
 					return nsrnn.ErrStop
 				}
 			}
