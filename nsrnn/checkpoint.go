@@ -206,7 +206,7 @@ func decodeCheckpoint(data []byte) (*trainState, error) {
 		if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
 			return nil, fmt.Errorf("%w: SHA-256 checksum mismatch (the file is truncated or corrupted)", ErrBadCheckpoint)
 		}
-		if err := gob.NewDecoder(bytes.NewReader(body[len(v3CheckpointMagic):])).Decode(&st); err != nil {
+		if err := decodeTrainState(body[len(v3CheckpointMagic):], &st); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrBadCheckpoint, err)
 		}
 		if st.Version != v3CheckpointVersion {
@@ -214,13 +214,30 @@ func decodeCheckpoint(data []byte) (*trainState, error) {
 		}
 		return &st, nil
 	}
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
+	if err := decodeTrainState(data, &st); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadCheckpoint, err)
 	}
 	if st.Version != legacyCheckpointVersion {
-		return nil, fmt.Errorf("checkpoint format version %d, this library reads versions %d and %d", st.Version, legacyCheckpointVersion, checkpointVersion)
+		return nil, fmt.Errorf("%w: format version %d; this library reads versions %d, %d and %d", ErrBadCheckpoint, st.Version, legacyCheckpointVersion, v3CheckpointVersion, checkpointVersion)
 	}
 	return &st, nil
+}
+
+// decodeTrainState decodes the gob encoding of a trainState. encoding/gob
+// makes a map of the count its input declares before it reads an entry,
+// so that a crafted file of a hundred bytes could declare a billion
+// settings and exhaust memory. The input is first decoded into a value
+// that keeps the version alone: gob then skips every other field entry
+// by entry (its slices it grows as their elements arrive), so a count
+// beyond the entries present fails at the input's end, and the map that
+// the second decoding makes holds at most as many entries as there are
+// bytes.
+func decodeTrainState(data []byte, st *trainState) error {
+	var version struct{ Version int }
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&version); err != nil {
+		return err
+	}
+	return gob.NewDecoder(bytes.NewReader(data)).Decode(st)
 }
 
 // decodeSections decodes a checkpoint of version 4 (checksum verified);
@@ -248,7 +265,7 @@ func decodeSections(data []byte) (*trainState, error) {
 		return nil, fmt.Errorf("%w: %d bytes beyond its sections", ErrBadCheckpoint, len(rest))
 	}
 	var st trainState
-	if err := gob.NewDecoder(bytes.NewReader(secs[0])).Decode(&st); err != nil {
+	if err := decodeTrainState(secs[0], &st); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadCheckpoint, err)
 	}
 	if st.Version != checkpointVersion {

@@ -440,3 +440,71 @@ func TestLoadCheckpointModels(t *testing.T) {
 		t.Errorf("absent checkpoint: error %v", err)
 	}
 }
+
+// TestCheckpointMapCountBomb: a checkpoint whose training state declares
+// a map of 2³⁰ settings in a few bytes (encoding/gob makes a map of the
+// declared size before reading an entry) is refused as a bad checkpoint
+// instead of exhausting memory, as a legacy gob file and inside a
+// version 4 file whose checksum agrees.
+func TestCheckpointMapCountBomb(t *testing.T) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&trainState{Version: legacyCheckpointVersion, Settings: map[string]string{"a": "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	bomb := gobWithMapCount(t, buf.Bytes(), []byte("\x01\x01a\x01b"), []byte{0xfc, 0x40, 0x00, 0x00, 0x00}) // 1<<30
+	// The same state as the first section of a version 4 file.
+	var v4 bytes.Buffer
+	v4.WriteString(checkpointMagic)
+	v4.Write(bomb)
+	for i := range checkpointSections {
+		n := 0
+		if i == 0 {
+			n = len(bomb)
+		}
+		v4.Write(binary.LittleEndian.AppendUint64(nil, uint64(n)))
+	}
+	sum := sha256.Sum256(v4.Bytes())
+	v4.Write(sum[:])
+	for name, data := range map[string][]byte{"version 2": bomb, "version 4": v4.Bytes()} {
+		if _, err := decodeCheckpoint(data); !errors.Is(err, ErrBadCheckpoint) {
+			t.Errorf("%s: %v; want ErrBadCheckpoint", name, err)
+		}
+	}
+	// An honest state still decodes.
+	if st, err := decodeCheckpoint(buf.Bytes()); err != nil || st.Settings["a"] != "b" {
+		t.Errorf("honest state: %+v, %v", st, err)
+	}
+}
+
+// gobWithMapCount returns the gob stream enc with the single occurrence
+// of entry (a map's count and its entries) in its last message given the
+// count count (a gob unsigned integer) instead, that message's length
+// adjusted.
+func gobWithMapCount(t *testing.T, enc, entry, count []byte) []byte {
+	t.Helper()
+	// Messages: a length (gob unsigned integer), then that many bytes.
+	start := 0
+	var last, lastBody int
+	for start < len(enc) {
+		n, w := uint64(enc[start]), 1
+		if enc[start] >= 0x80 {
+			k := 256 - int(enc[start])
+			n, w = 0, 1+k
+			for _, b := range enc[start+1 : start+1+k] {
+				n = n<<8 | uint64(b)
+			}
+		}
+		last, lastBody = start, start+w
+		start += w + int(n)
+	}
+	body := enc[lastBody:]
+	if bytes.Count(body, entry) != 1 {
+		t.Fatalf("the map's entry %q is not once in the last message %q", entry, body)
+	}
+	i := bytes.Index(body, entry)
+	body = append(append(append([]byte(nil), body[:i]...), count...), body[i+1:]...)
+	if len(body) >= 0x80 {
+		t.Fatalf("message of %d bytes: want one byte of length", len(body))
+	}
+	return append(append(append([]byte(nil), enc[:last]...), byte(len(body))), body...)
+}

@@ -181,6 +181,26 @@ type series struct {
 	// reference marks a curve of --reference, drawn dotted and named
 	// once in the legend, not per model.
 	reference bool
+	// variant tells apart the curves of one kind in a panel (runs of one
+	// kind plotted together, each labelled): the k-th is drawn in its
+	// kind's colour with the k-th of runDashes.
+	variant int
+}
+
+// runDashes are the dash patterns of the second, third, … curve of one
+// kind in a panel (the first keeps its kind's style).
+var runDashes = [][]vg.Length{
+	{vg.Points(7), vg.Points(3)},
+	{vg.Points(2), vg.Points(2)},
+	{vg.Points(9), vg.Points(3), vg.Points(2), vg.Points(3)},
+	{vg.Points(4), vg.Points(4)},
+}
+
+// styled sets l's dashes for the series' variant.
+func (s series) styled(l *plotter.Line) {
+	if s.variant > 0 {
+		l.Dashes = runDashes[(s.variant-1)%len(runDashes)]
+	}
 }
 
 // legendLabel is the series' legend entry.
@@ -223,12 +243,18 @@ func toPanels(ps []protocol.Panel) []panel {
 	out := make([]panel, len(ps))
 	for i, p := range ps {
 		out[i].task, out[i].noBound = p.Task, p.NoBound
+		seen := map[string]int{} // curves of each kind so far
 		for _, c := range p.Curves {
 			xys := make(plotter.XYs, len(c.Points))
 			for j, pt := range c.Points {
 				xys[j].X, xys[j].Y = pt.X, pt.Y
 			}
-			out[i].lines = append(out[i].lines, series{kind: c.Model, xys: xys, inProgress: c.InProgress, label: c.Label})
+			sr := series{kind: c.Model, xys: xys, inProgress: c.InProgress, label: c.Label}
+			if c.Label != "" { // runs of one kind, each named
+				sr.variant = seen[c.Model]
+				seen[c.Model]++
+			}
+			out[i].lines = append(out[i].lines, sr)
 		}
 	}
 	return out
@@ -410,6 +436,9 @@ func panelPlot(pn panel, title, x, y string) (*plot.Plot, error) {
 			return nil, err
 		}
 		if l != nil {
+			if !s.reference {
+				s.styled(l)
+			}
 			p.Add(l)
 		}
 	}
@@ -593,6 +622,8 @@ func modelLegend(lines []series, size vg.Length) (*plot.Legend, error) {
 		}
 		if e.reference {
 			dotted(l)
+		} else {
+			e.styled(l)
 		}
 		legend.Add(e.legendLabel(), l)
 	}

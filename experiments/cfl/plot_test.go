@@ -390,6 +390,11 @@ func TestPlotRunDirectories(t *testing.T) {
 				t.Errorf("cfl plot %q: figure lacks the legend entry %q", args, want)
 			}
 		}
+		// The two RNS runs are drawn in two styles (the second dashed),
+		// in the panel and in the legend.
+		if n := strings.Count(s, "stroke-dasharray"); n != 2 {
+			t.Errorf("cfl plot %q: %d dashed lines; want the second RNS run's and its legend entry's", args, n)
+		}
 	}
 
 	// Errors: a directory without runs, and --sweep with run directories.

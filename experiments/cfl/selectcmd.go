@@ -208,7 +208,13 @@ func evaluateSelection(sel *protocol.Selection, spec protocol.TestSpec, batchSiz
 			fmt.Fprintf(stderr, "select: %s was tested on this test set before: using %s (--retest to test it again)\n", s.Dir, path)
 		},
 		Start: func(s *protocol.Selected, n int) {
-			fmt.Fprintf(stderr, "select: testing %s on %s (%d strings) …\n", s.Dir, taskLabel(s.Task, s.Grammar), n)
+			on := taskLabel(s.Task, s.Grammar)
+			if s.Files != nil && s.Files.Test != nil {
+				// A run on the user's strings: its task is named after
+				// its training file, its test set is its test file.
+				on = s.Files.Test.Path
+			}
+			fmt.Fprintf(stderr, "select: testing %s on %s (%d strings) …\n", s.Dir, on, n)
 		},
 		Done: func(s *protocol.Selected, rep *protocol.Report) error {
 			path := protocol.TestResultPath(sel.Sweep, s.Task, s.Model)

@@ -123,6 +123,9 @@ func TestTrainTextFiles(t *testing.T) {
 	if status != 0 || !strings.Contains(stdout, "ce ") || !strings.Contains(stdout, "test: each run's test file") || strings.Contains(stdout, "strings per length") {
 		t.Errorf("select: status %d: %s%s", status, stdout, stderr)
 	}
+	if want := " on " + test + " ("; !strings.Contains(stderr, want) {
+		t.Errorf("select does not name the test file it tests on (%q): %s", want, stderr)
+	}
 	// A run's own directory is not a sweep.
 	if status, _, stderr := run("select", "--sweep", out); status == 0 || !strings.Contains(stderr, "is a run's directory") {
 		t.Errorf("select --sweep on a run: status %d: %s", status, stderr)

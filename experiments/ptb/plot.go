@@ -359,10 +359,39 @@ func runPlot(args []string, stdout, stderr io.Writer) error {
 	for _, f := range files {
 		fmt.Fprintln(stdout, f)
 	}
+	if note := undrawnNote(runs); note != "" {
+		fmt.Fprintln(stderr, note)
+	}
 	if note := unevaluatedNote(runs); note != "" {
 		fmt.Fprintln(stderr, note)
 	}
 	return nil
+}
+
+// undrawnNote names the runs with an epoch that the validation figure
+// leaves out, since it draws one curve per model (bestCurves), per model
+// after the run it draws; "" when it draws every such run.
+func undrawnNote(runs []plotRun) string {
+	var parts []string
+	for _, c := range bestCurves(runs) {
+		var left []string
+		for _, r := range runs {
+			if r.Model == c.Model && r.Dir != c.Dir && len(r.Valid) > 0 {
+				left = append(left, r.Dir)
+			}
+		}
+		if len(left) == 0 {
+			continue
+		}
+		if n := len(left) - maxNamedRuns; n > 0 {
+			left = append(left[:maxNamedRuns], fmt.Sprintf("%d more", n))
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s (validation perplexity %.2f), not %s", c.Model, c.Dir, c.best(), strings.Join(left, ", ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "plot: the validation figure draws each model's run of lowest validation perplexity: " + strings.Join(parts, "; ")
 }
 
 // maxNamedRuns is the most runs unevaluatedNote names.

@@ -121,6 +121,10 @@ func TestPlot(t *testing.T) {
 	if n := strings.Count(stdout.String(), "\n"); n != 6 {
 		t.Errorf("plot listed %d files, want 6:\n%s", n, stdout.String())
 	}
+	// The LSTM run it leaves out of the validation figure is named.
+	if want := "lstm-256: " + filepath.Join(dir, "b") + " (validation perplexity 240.00), not " + filepath.Join(dir, "a"); !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not name the run left out (%q):\n%s", want, stderr.String())
+	}
 }
 
 func TestPlotSweepAndErrors(t *testing.T) {
@@ -275,7 +279,6 @@ func TestPlotOneEvaluatedRun(t *testing.T) {
 // runs left out of the SG figure, with the file each lacks and the
 // commands that make them; and that it is silent when none is.
 func TestPlotNamesUnevaluatedRuns(t *testing.T) {
-	lstm := nsrnn.Config{Kind: nsrnn.LSTM, Hidden: 256}
 	for _, tc := range []struct {
 		name      string
 		evaluated []bool // per run: eval-test.json and sg.json written
@@ -296,7 +299,9 @@ func TestPlotNamesUnevaluatedRuns(t *testing.T) {
 			if ev {
 				test = 300
 			}
-			fakePTBRun(t, run, lstm, []float64{400, 350}, test, 0.5, true)
+			// Two models (lstm-256, lstm-128), so that the validation
+			// figure draws both runs.
+			fakePTBRun(t, run, nsrnn.Config{Kind: nsrnn.LSTM, Hidden: 256 >> i}, []float64{400, 350}, test, 0.5, true)
 			if i == tc.noSG {
 				os.Remove(filepath.Join(run, "sg.json"))
 			}
