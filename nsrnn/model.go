@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -138,7 +139,7 @@ func New(cfg Config, seed uint64) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Init(seed)
+	m.init(seed)
 	return m, nil
 }
 
@@ -182,8 +183,11 @@ func build(cfg Config) (*Model, error) {
 func (c Config) Scheme() Scheme { return Scheme{Uniform: c.InitRange} }
 
 // Init draws all parameters afresh from seed, by the configuration's
-// Scheme: each layer applies the scheme's rule for its own parameters.
-func (m *Model) Init(seed uint64) {
+// Scheme: each layer applies the scheme's rule for its own parameters. A
+// computation of another goroutine under way ends first.
+func (m *Model) Init(seed uint64) { m.exclusive(func() { m.init(seed) }) }
+
+func (m *Model) init(seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x6e7372726e))
 	sc := m.cfg.Scheme()
 	if m.embed != nil {
@@ -383,13 +387,33 @@ func (m *Model) touch(key graphKey) {
 // or fewer already set stays. A computation that goes through lengths
 // one after another, whose graphs are not needed after their length,
 // keeps a few graphs at a time rather than one per length.
+//
+// Like Init, Graphs and ReleaseGraphs, it waits for a computation that
+// another goroutine has under way to end, rather than race with it.
 func (m *Model) KeepGraphs(n int) (restore func()) {
-	old := m.MaxGraphs
+	var old int
+	m.exclusive(func() {
+		old = m.MaxGraphs
+		if old == 0 || old > n {
+			m.MaxGraphs = n
+		}
+	})
 	if old != 0 && old <= n {
 		return func() {}
 	}
-	m.MaxGraphs = n
-	return func() { m.MaxGraphs = old }
+	return func() { m.exclusive(func() { m.MaxGraphs = old }) }
+}
+
+// exclusive runs f with the model marked busy, once a computation that
+// another goroutine has under way ends: the methods that return no error
+// wait for it where the computations refuse (ErrConcurrentUse). f must
+// not compute with the model.
+func (m *Model) exclusive(f func()) {
+	for !m.busy.CompareAndSwap(false, true) {
+		time.Sleep(20 * time.Microsecond)
+	}
+	defer m.release()
+	f()
 }
 
 // LargestPart returns the size of the largest part Gradient and Loss split
@@ -401,11 +425,17 @@ func (m *Model) LargestPart(batch int) int {
 }
 
 // Graphs returns the number of graphs the model holds, ready to run.
-func (m *Model) Graphs() int { return len(m.graphs) }
+func (m *Model) Graphs() (n int) {
+	m.exclusive(func() { n = len(m.graphs) })
+	return n
+}
 
 // ReleaseGraphs drops every graph, returning their memory; the
-// model builds them again when needed.
-func (m *Model) ReleaseGraphs() {
+// model builds them again when needed. A computation of another
+// goroutine under way ends first.
+func (m *Model) ReleaseGraphs() { m.exclusive(m.releaseGraphs) }
+
+func (m *Model) releaseGraphs() {
 	for _, gr := range m.graphs {
 		gr.close()
 	}

@@ -515,7 +515,7 @@ func relClose(a, b, rel float64) bool {
 
 // One Model used from several goroutines at once: every call either
 // computes as alone or is refused with ErrConcurrentUse; none panics or
-// races (go test -race).
+// races (go test -race), ReleaseGraphs, KeepGraphs and Graphs included.
 func TestConcurrentUseRefused(t *testing.T) {
 	m, err := New(Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 6, States: 2, Symbols: 2}, 1)
 	if err != nil {
@@ -562,6 +562,18 @@ func TestConcurrentUseRefused(t *testing.T) {
 			}
 		}()
 	}
+	// The methods that return no error wait for a computation under way
+	// instead of racing with it (ReleaseGraphs closed a graph that
+	// another goroutine was running).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for range 60 {
+			m.ReleaseGraphs()
+			m.KeepGraphs(1)()
+			_ = m.Graphs()
+		}
+	}()
 	wg.Wait()
 	if done.Load() == 0 {
 		t.Fatal("no call computed")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -318,5 +319,48 @@ func TestFitPerplexityPlateau(t *testing.T) {
 				t.Errorf("resumed after epoch %d: epoch %d improved %v at lr %g, want %v at %g", stop, i+1, r.Improved, r.LearningRate, w.improved, w.lr)
 			}
 		}
+	}
+}
+
+// weightedObjective is a scriptedObjective whose steps have the given
+// weight.
+type weightedObjective struct {
+	scriptedObjective
+	weight float64
+}
+
+func (o *weightedObjective) Gradient(e, i int) (float64, float64, [][]float64, error) {
+	loss, _, grads, err := o.scriptedObjective.Gradient(e, i)
+	return loss, o.weight, grads, err
+}
+
+// TestFitRefusesUnusableScores: a step's weight that is negative or not
+// finite, an epoch of total weight 0 (whose mean loss is 0/0) and a
+// validation score of ±Inf are errors that name them, not a NaN in the
+// log and a checkpoint that no resume reads.
+func TestFitRefusesUnusableScores(t *testing.T) {
+	for _, tc := range []struct {
+		weight, score float64
+		want          string
+	}{
+		{-1, 1, "weight -1"},
+		{math.NaN(), 1, "weight NaN"},
+		{math.Inf(1), 1, "weight +Inf"},
+		{0, 1, "total weight of 0"},
+		{1, math.Inf(1), "validation score is +Inf"},
+		{1, math.Inf(-1), "validation score is -Inf"},
+	} {
+		m := tinyLSTM(t)
+		o := &weightedObjective{scriptedObjective{m: m, scores: []float64{tc.score}}, tc.weight}
+		path := filepath.Join(t.TempDir(), "ck")
+		_, err := Fit(m, o, TrainConfig{LR: 0.1, MaxEpochs: 1, Checkpoint: path, Recorder: JSONLog(filepath.Join(t.TempDir(), "log.jsonl"))})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("weight %g, score %g: %v; want an error saying %q", tc.weight, tc.score, err, tc.want)
+		}
+	}
+	// A finite positive weight trains.
+	m := tinyLSTM(t)
+	if _, err := Fit(m, &weightedObjective{scriptedObjective{m: m, scores: []float64{1}}, 1}, TrainConfig{LR: 0.1, MaxEpochs: 1}); err != nil {
+		t.Error(err)
 	}
 }

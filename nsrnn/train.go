@@ -876,6 +876,9 @@ func (t *trainer) step(epoch int) (loss, weight float64, err error) {
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d of %d: the loss is %g (training diverged; try a smaller learning rate)", epoch, st.Step+1, t.steps, loss)
 	}
+	if !(weight >= 0) || math.IsInf(weight, 0) {
+		return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d of %d: the objective's weight %g: want a finite weight ≥ 0", epoch, st.Step+1, t.steps, weight)
+	}
 	if onDevice && deviceObj {
 		if err := t.m.acquire(); err != nil {
 			return 0, 0, err
@@ -991,8 +994,11 @@ func (t *trainer) endEpoch() error {
 	if err != nil {
 		return err
 	}
-	if math.IsNaN(ce) {
-		return fmt.Errorf("nsrnn: epoch %d: the validation score is NaN", epoch)
+	if math.IsNaN(ce) || math.IsInf(ce, 0) {
+		return fmt.Errorf("nsrnn: epoch %d: the validation score is %g", epoch, ce)
+	}
+	if !(st.WeightSum > 0) {
+		return fmt.Errorf("nsrnn: epoch %d: its %d steps have a total weight of 0 (no targets to train on)", epoch, t.steps)
 	}
 	r := EpochRecord{
 		Epoch: epoch, TrainLoss: st.LossSum / st.WeightSum, ValidCrossEntropy: ce,

@@ -6,6 +6,11 @@
 // The file is created with mode 0666 less the process's umask (0644 under
 // the usual umask 022), as os.Create and os.WriteFile(path, data, 0666) do,
 // whatever the mode of the file it replaces.
+//
+// A path that is a symbolic link writes the file it points to (the link
+// stays a link); a path that is, or whose link points to, something other
+// than a regular file (a directory, a named pipe, a device) is an error,
+// and nothing is replaced.
 package atomicfile
 
 import (
@@ -51,6 +56,9 @@ func createTemp(dir, base string) (*os.File, error) {
 // Write creates or replaces path with what write produces. On any error the
 // target is left as it was and the temporary file is removed.
 func Write(path string, write func(w io.Writer) error) (err error) {
+	if path, err = target(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	f, err := createTemp(dir, filepath.Base(path))
 	if err != nil {
@@ -85,6 +93,30 @@ func Write(path string, write func(w io.Writer) error) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// target returns the file that Write replaces for path: path itself, or
+// the file its symbolic links lead to; an error if that exists and is not
+// a regular file.
+func target(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return path, nil // absent (or unreadable: the write says why)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		resolved, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return "", fmt.Errorf("atomicfile: %s is a symbolic link that leads nowhere: %w", path, err)
+		}
+		if fi, err = os.Stat(resolved); err != nil {
+			return "", fmt.Errorf("atomicfile: %w", err)
+		}
+		path = resolved
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("atomicfile: %s is not a regular file (%v): not replaced", path, fi.Mode().Type())
+	}
+	return path, nil
 }
 
 // WriteBytes is Write for a byte slice.
