@@ -63,9 +63,10 @@ func CheckSampleSize(count, maxLen int) error {
 	if count < 0 || maxLen < 0 {
 		return fmt.Errorf("data: %d strings of up to %d symbols: want non-negative sizes", count, maxLen)
 	}
-	if per := maxLen + 3; count > MaxSampleWords/per {
+	if count > 0 && (maxLen > MaxSampleWords || count > MaxSampleWords/(maxLen+3)) {
+		words := float64(count) * (float64(maxLen) + 3) // maxLen + 3 may overflow an int
 		return fmt.Errorf("data: %d strings of up to %d symbols would take up to %.3g GiB, more than the limit of %d GiB",
-			count, maxLen, float64(count)*float64(per)*8/(1<<30), MaxSampleWords*8>>30)
+			count, maxLen, words*8/(1<<30), MaxSampleWords*8>>30)
 	}
 	return nil
 }

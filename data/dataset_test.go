@@ -173,11 +173,16 @@ func TestCheckSampleSize(t *testing.T) {
 		{MaxSampleWords/83 + 1, 80, false},
 		{math.MaxInt, 1, false},
 		{1, math.MaxInt - 3, false},
+		{5, math.MaxInt, false},
 		{-1, 80, false},
 		{1, -1, false},
 	} {
-		if err := CheckSampleSize(c.count, c.maxLen); (err == nil) != c.ok {
+		err := CheckSampleSize(c.count, c.maxLen)
+		if (err == nil) != c.ok {
 			t.Errorf("CheckSampleSize(%d, %d) = %v; want ok %v", c.count, c.maxLen, err, c.ok)
+		}
+		if err != nil && strings.Contains(err.Error(), "-") && c.count >= 0 && c.maxLen >= 0 {
+			t.Errorf("CheckSampleSize(%d, %d): %v, a negative size", c.count, c.maxLen, err)
 		}
 	}
 }

@@ -190,6 +190,14 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 // damaged or crafted checkpoint) is refused by UnmarshalBinary, as Fit
 // and CheckLearningRate refuse such a rate.
 func TestOptimizerStateLearningRate(t *testing.T) {
+	// A state that is not sixteen hexadecimal digits is refused, however
+	// its first ones read.
+	for _, b := range []string{"3fb\x01\x00\x00\x00y9999999a", "3fb999999999999a ", "+fb999999999999a", "3fb999999999999", "3fb999999999999ag"} {
+		s := NewSGD(0.5)
+		if err := s.UnmarshalBinary([]byte(b)); err == nil || s.LR != 0.5 {
+			t.Errorf("SGD state %q: %v, rate %v", b, err, s.LR)
+		}
+	}
 	for _, lr := range []float64{math.NaN(), math.Inf(-1), math.Inf(1), -0.5, 0} {
 		b, err := NewSGD(lr).MarshalBinary()
 		if err != nil {

@@ -326,6 +326,11 @@ func TestFitRefusesBadInputs(t *testing.T) {
 	if _, err := Fit(m, nil, TrainConfig{LR: 0.01}); err == nil {
 		t.Error("Fit without an objective: no error")
 	}
+	for _, obj := range []Objective{WithLowerBound(nil, 1), WithoutLowerBound(nil)} {
+		if _, err := Fit(m, obj, TrainConfig{LR: 0.01}); err == nil {
+			t.Error("Fit with a bound around no objective: no error")
+		}
+	}
 	if _, err := SentenceObjective(nil, good, good, 1); err == nil {
 		t.Error("SentenceObjective without a model: no error")
 	}
@@ -363,5 +368,25 @@ func TestNilArguments(t *testing.T) {
 	}
 	if _, _, err := s.CrossEntropy(1, nil); err == nil {
 		t.Error("CrossEntropy without chunks: no error")
+	}
+}
+
+// TestClipGradNormOverflow: gradients whose squares overflow float64 but
+// whose entries are finite are scaled to the threshold, as smaller ones
+// are, not zeroed by a norm of +Inf; an infinite entry still gives +Inf.
+func TestClipGradNormOverflow(t *testing.T) {
+	g := [][]float64{{3e200, 0}, {-4e200}}
+	if norm := ClipGradNorm(g, 1); math.Abs(norm-5e200) > 1e-12*5e200 {
+		t.Errorf("norm %g, want 5e200", norm)
+	}
+	if want := [][]float64{{0.6, 0}, {-0.8}}; math.Abs(g[0][0]-want[0][0]) > 1e-12 || g[0][1] != 0 || math.Abs(g[1][0]-want[1][0]) > 1e-12 {
+		t.Errorf("clipped to %v, want %v", g, want)
+	}
+	small := [][]float64{{3, 0}, {-4}}
+	if norm := ClipGradNorm(small, 1); norm != 5 || small[0][0] != 3*(1/(5+1e-6)) {
+		t.Errorf("ordinary gradients: norm %v, clipped to %v", norm, small)
+	}
+	if norm := ClipGradNorm([][]float64{{math.Inf(1), 1}}, 1); !math.IsInf(norm, 1) {
+		t.Errorf("an infinite entry: norm %v", norm)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 )
 
 // Optimizer updates a model's parameters from their gradients. Its state
@@ -20,7 +21,10 @@ import (
 // before training. (On a GPU, SGD and Adam update the parameters on the
 // device; another optimizer updates them on the host.)
 type Optimizer interface {
-	// Update applies one step to params given their gradients.
+	// Update applies one step to params given their gradients, one
+	// slice of each parameter's size per parameter, in order (Fit checks
+	// them; other shapes are a programmer error, on which the
+	// optimizers of this package panic).
 	Update(params []*Param, grads [][]float64)
 	// LearningRate is the current learning rate; SetLearningRate changes
 	// it (the schedule's decay).
@@ -338,8 +342,10 @@ func (s *SGD) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary implements Optimizer.
 func (s *SGD) UnmarshalBinary(data []byte) error {
-	var bits uint64
-	if _, err := fmt.Sscanf(string(data), "%016x", &bits); err != nil || len(data) != 16 {
+	// Sixteen hexadecimal digits, all of them (Sscanf stopped at the
+	// first other byte and took a damaged state for a tiny rate).
+	bits, err := strconv.ParseUint(string(data), 16, 64)
+	if err != nil || len(data) != 16 {
 		return fmt.Errorf("nsrnn: malformed SGD state")
 	}
 	lr := math.Float64frombits(bits)
@@ -348,6 +354,31 @@ func (s *SGD) UnmarshalBinary(data []byte) error {
 	}
 	s.LR = lr
 	return nil
+}
+
+// scaledNorm is the L2 norm of grads taken relative to their largest
+// magnitude, so that squares beyond the float64 range do not overflow:
+// +Inf only for an infinite entry, NaN for a NaN one.
+func scaledNorm(grads [][]float64) float64 {
+	mx := 0.0
+	for _, g := range grads {
+		for _, v := range g {
+			if math.IsNaN(v) {
+				return math.NaN()
+			}
+			mx = max(mx, math.Abs(v))
+		}
+	}
+	if mx == 0 || math.IsInf(mx, 1) {
+		return mx
+	}
+	s := 0.0
+	for _, g := range grads {
+		for _, v := range g {
+			s += (v / mx) * (v / mx)
+		}
+	}
+	return mx * math.Sqrt(s)
 }
 
 // ClipGradNorm scales grads in place so that their global L2 norm is at
@@ -361,6 +392,9 @@ func ClipGradNorm(grads [][]float64, maxNorm float64) float64 {
 		}
 	}
 	norm := math.Sqrt(s)
+	if math.IsInf(s, 1) {
+		norm = scaledNorm(grads) // the squares overflowed; the entries may be finite
+	}
 	if maxNorm > 0 && norm > maxNorm {
 		scale := maxNorm / (norm + 1e-6)
 		for _, g := range grads {

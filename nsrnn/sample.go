@@ -34,6 +34,11 @@ func (m *Model) newRunner(batch, maxSteps int) (*runner, error) {
 		if !ok {
 			return nil, fmt.Errorf("nsrnn: the %s stack cannot run without a graph", m.cfg.Kind)
 		}
+		if sz, ok := m.stack.(stacks.Sizer); ok {
+			if err := sz.CheckSize(batch, maxSteps, false); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
+			}
+		}
 		var err error
 		if rn.stack, err = rs.NewRunner(batch, maxSteps); err != nil {
 			return nil, err

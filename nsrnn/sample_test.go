@@ -180,6 +180,18 @@ func TestSampleEach(t *testing.T) {
 	if err := m.SampleEach(3, SampleOptions{MaxLength: 0}, func(int, Generated) bool { t.Error("yield called"); return true }); err == nil {
 		t.Error("MaxLength 0: no error")
 	}
+	// A stack whose dynamic program would not fit the memory limit is
+	// refused with ErrTooLarge too, by Sample and SampleEach.
+	wide, err := New(Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 4, States: 2, Symbols: 2, Window: math.MaxInt}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wide.Sample(1, SampleOptions{MaxLength: 3}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Sample with window MaxInt: %v, want ErrTooLarge", err)
+	}
+	if err := wide.SampleEach(1, SampleOptions{MaxLength: 3}, func(int, Generated) bool { return true }); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("SampleEach with window MaxInt: %v, want ErrTooLarge", err)
+	}
 }
 
 // TestSampleRefusesNonFiniteModel: a model with a NaN or infinite

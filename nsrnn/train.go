@@ -399,7 +399,7 @@ type Recorder interface {
 	Record(Event) error
 }
 
-// RecorderFunc is a function that is a Recorder.
+// RecorderFunc is a function that is a Recorder; it must not be nil.
 type RecorderFunc func(Event) error
 
 // Record calls f.
@@ -455,8 +455,12 @@ func JSONLog(path string) Recorder {
 //
 //	cfg := nsrnn.TrainConfig{LR: 0.005, Recorder: nsrnn.TextLog(os.Stderr, 0)}
 //
-// A write error stops training with that error.
+// A write error stops training with that error. A nil w is a programmer
+// error: TextLog panics.
 func TextLog(w io.Writer, every int) Recorder {
+	if w == nil {
+		panic("nsrnn: TextLog to a nil writer")
+	}
 	return RecorderFunc(func(e Event) error {
 		var err error
 		switch e.Kind {
@@ -754,7 +758,7 @@ type trainer struct {
 
 // newTrainer checks the protocol and loads the checkpoint, if any.
 func newTrainer(m *Model, obj Objective, cfg TrainConfig) (*trainer, error) {
-	if m == nil || obj == nil {
+	if m == nil || obj == nil || unwrapObjective(obj) == nil {
 		return nil, errors.New("nsrnn: Fit needs a model and an objective")
 	}
 	if err := m.cfg.CheckTraining(); err != nil {
