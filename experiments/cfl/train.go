@@ -180,21 +180,48 @@ func resumeWorkers(dir string, resume bool, workers int, changed bool, stderr io
 	return saved.Workers, saved.Workers, nil
 }
 
-// resumedDevice returns, for a resumed run (resume) in dir that has a
-// run.json, the device it records ("" for the CPU), and whether there is
-// one: a resume may give another --device, so the settings of the run are
-// compared with the run's own device.
-func resumedDevice(dir string, resume bool) (string, bool) {
+// resumedSettings returns, for a resumed run (resume) in dir that has a
+// run.json, its settings, and whether there are some: a resume may give
+// another --device and another --epochs, so the settings of the run are
+// compared with the run's own device and maximum.
+func resumedSettings(dir string, resume bool) (protocol.Settings, bool) {
 	if !resume {
-		return "", false
+		return protocol.Settings{}, false
 	}
 	saved, err := protocol.ReadSettings(dir)
 	if err != nil {
 		// No run to resume (a new one) or an unreadable run.json, which
 		// protocol.OpenRunDir reports.
-		return "", false
+		return protocol.Settings{}, false
 	}
-	return saved.Device, true
+	return saved, true
+}
+
+// updateRun records in the run's run.json (in dir) the settings s of a
+// resume that changed the device or the maximum number of epochs from
+// was, the run's; a finished run's summary.json and model are removed
+// when more epochs let it go on (its checkpoint holds what they did), so
+// that it counts as unfinished until it ends again.
+func updateRun(dir string, s, was protocol.Settings, device nsrnn.Device, stderr io.Writer) error {
+	path := filepath.Join(dir, protocol.RunFile)
+	if err := protocol.WriteJSON(path, s); err != nil {
+		return fmt.Errorf("--resume: %w", err)
+	}
+	if s.Device != was.Device {
+		fmt.Fprintf(stderr, "--device %s: the run trained on %s before; %s updated\n", device, cmp.Or(was.Device, "cpu"), path)
+	}
+	if s.Epochs == was.Epochs {
+		return nil
+	}
+	fmt.Fprintf(stderr, "--epochs %d: the run's maximum was %d; %s updated\n", s.Epochs, was.Epochs, path)
+	if s.Epochs > was.Epochs {
+		for _, f := range []string{protocol.SummaryFile, protocol.ModelFile} {
+			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("--epochs: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // checkProtocol parses the lengths into s and checks the protocol flags
@@ -269,7 +296,7 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	var s protocol.Settings
 	lengths := protocolFlags(fs, &s, 0, 200, 10)
 	out := fs.String("out", "", "output directory (required): run.json, log.jsonl, checkpoint, then model and summary.json")
-	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its checkpoint, with the settings of its run.json (flags given must agree with them); in an absent or empty --out, start it (and say so)")
+	resume := fs.Bool("resume", false, "continue the interrupted run in --out from its checkpoint, with the settings of its run.json (flags given must agree with them, except --device and a larger --epochs, which trains a finished run further); in an absent or empty --out, start it (and say so)")
 	every := checkpointEveryFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
 	workers := trainWorkersFlag(fs)
@@ -471,11 +498,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	// The directory is locked until the end; a new run that fails before
 	// its first checkpoint leaves nothing behind, so that the same --out
-	// can be used again. A resumed run may change its device: it is
-	// compared with the run's own, and recorded once the run is open.
+	// can be used again. A resumed run may change its device and its
+	// maximum number of epochs: they are compared with the run's own, and
+	// recorded once the run is open.
 	open := s
-	if saved, ok := resumedDevice(*out, *resume); ok {
-		open.Device = saved
+	if saved, ok := resumedSettings(*out, *resume); ok {
+		open.Device, open.Epochs = saved.Device, saved.Epochs
 	}
 	rd, err := protocol.OpenRunDir(*out, protocol.RunFile, open, *resume, stderr)
 	if err != nil {
@@ -488,12 +516,10 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := s.SaveGrammarCopy(*out); err != nil {
 		return fmt.Errorf("--grammar-file: %w", err)
 	}
-	if !rd.Created && open.Device != s.Device {
-		path := filepath.Join(*out, protocol.RunFile)
-		if err := protocol.WriteJSON(path, s); err != nil {
-			return fmt.Errorf("--device: %w", err)
+	if !rd.Created && (open.Device != s.Device || open.Epochs != s.Epochs) {
+		if err := updateRun(*out, s, open, p.device, stderr); err != nil {
+			return err
 		}
-		fmt.Fprintf(stderr, "--device %s: the run trained on %s before; %s updated\n", p.device, cmp.Or(open.Device, "cpu"), path)
 	}
 
 	tc := d.TrainConfig(s)
@@ -525,8 +551,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if d.NoLowerBound {
 		bound = "no lower bound (strings of no known distribution: cross-entropy and perplexity are reported)"
 	}
-	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, %s, BLAS %s, device %s; files in %s (Ctrl-C stops, --resume continues)\n",
-		cfg.Kind, t, m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, bound, nsrnn.BLAS, cli.DeviceLabel(p.device), *out)
+	if _, err := os.Stat(filepath.Join(*out, protocol.SummaryFile)); err == nil && !rd.Created {
+		// updateRun removed the summary of a run given more epochs.
+		fmt.Fprintf(stderr, "the run in %s has finished: nothing to train (a run that reached its maximum, --epochs %d, goes on when resumed with a larger one)\n", *out, s.Epochs)
+	} else {
+		fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, %s, BLAS %s, device %s; files in %s (Ctrl-C stops, --resume continues)\n",
+			cfg.Kind, t, m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, bound, nsrnn.BLAS, cli.DeviceLabel(p.device), *out)
+	}
 	res, err := nsrnn.Train(m, d.Train, d.Valid, tc)
 	if err != nil {
 		return err

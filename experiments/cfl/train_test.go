@@ -748,3 +748,40 @@ func TestTrainResumeFromRunJSON(t *testing.T) {
 		t.Errorf("resume with another --task: status %d: %s", status, stderr)
 	}
 }
+
+// TestResumeMoreEpochs: a finished run resumed with a larger --epochs
+// goes on, says so, records the new maximum in run.json, and ends on the
+// model of a run given that many epochs from the start (as
+// nsrnn.TrainConfig.MaxEpochs promises, and as ptb train does); a bare
+// resume of the finished run changes nothing.
+func TestResumeMoreEpochs(t *testing.T) {
+	root := t.TempDir()
+	whole, part := filepath.Join(root, "whole"), filepath.Join(root, "part")
+	if status, _, stderr := run(tinyTrainArgs(whole, "--epochs", "2")...); status != 0 {
+		t.Fatal(stderr)
+	}
+	if status, _, stderr := run(tinyTrainArgs(part, "--epochs", "1")...); status != 0 {
+		t.Fatal(stderr)
+	}
+	status, _, stderr := run(tinyTrainArgs(part, "--epochs", "2", "--resume")...)
+	if status != 0 || !strings.Contains(stderr, "--epochs 2: the run's maximum was 1") {
+		t.Fatalf("resume with --epochs 2: status %d: %s", status, stderr)
+	}
+	s, err := protocol.ReadSettings(part)
+	if err != nil || s.Epochs != 2 {
+		t.Errorf("run.json after the extension: epochs %d (%v), want 2", s.Epochs, err)
+	}
+	a, _ := os.ReadFile(filepath.Join(whole, protocol.ModelFile))
+	b, _ := os.ReadFile(filepath.Join(part, protocol.ModelFile))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("the extended run ended on another model than a run of two epochs from the start")
+	}
+	// A bare resume of the finished run changes nothing.
+	before := dirContents(t, part)
+	if status, _, stderr := run("train", "--out", part, "--resume", "--quiet"); status != 0 || !strings.Contains(stderr, "has finished: nothing to train") {
+		t.Fatalf("bare resume of a finished run: status %d: %s", status, stderr)
+	}
+	if after := dirContents(t, part); !reflect.DeepEqual(before, after) {
+		t.Error("a bare resume of a finished run changed it")
+	}
+}
