@@ -162,7 +162,7 @@ const EnvCUDAGraphs = "NSRNN_CUDA_GRAPHS"
 // EnvCUDAPipeline is the environment variable "NSRNN_CUDA_PIPELINE": 0
 // keeps a pass's output layer after its recurrence on one stream,
 // for comparison. By default the scores, softmax and loss of each block
-// of outputBlockSteps positions are queued on a second stream as soon as
+// of 8 positions are queued on a second stream as soon as
 // the top layer's states for them are queued, so that the output layer's
 // products fill the multiprocessors that the recurrence's small steps
 // (and a stack model's stack kernels) leave idle. The results are the
@@ -170,7 +170,7 @@ const EnvCUDAGraphs = "NSRNN_CUDA_GRAPHS"
 // block's rows in another order than the whole's).
 const EnvCUDAPipeline = "NSRNN_CUDA_PIPELINE"
 
-// outputBlockSteps is the positions per block of the pipelined output
+// outputBlockSteps (EnvCUDAPipeline's doc states it) is the positions per block of the pipelined output
 // layer: at B = 32, blocks of 256 rows, which cuBLAS still runs near
 // its rate on a large card, and few enough blocks (five for T = 35) that
 // their joins cost little.
@@ -183,8 +183,9 @@ const outputBlockSteps = 8
 // batch, and the cell) instead of cuBLAS products and the cell's kernel;
 // "fused2" and "fused8" do so with two and eight rows per warp;
 // "persistent" and "persistent8" run all the steps of a chunk of an LSTM
-// model's layer in one launch (persistentSteps), with four and eight rows
-// per warp, and a stack model's steps as the product does; anything else
+// model's layer in one launch, its warps meeting at a grid barrier
+// between steps, with four and eight rows per warp, and a stack model's
+// steps as the product does; anything else
 // keeps the product. It is for measuring them against each other on a
 // card; the results agree to rounding (the product's terms are summed in
 // another order).

@@ -381,6 +381,9 @@ func (s *Stream) LogProbs(inputs [][]int) ([][][]float64, error) {
 // log-probabilities of the next token, out[b][v]. It advances the state;
 // use it for generation and surprisal.
 func (s *Stream) Next(tokens []int) ([][]float64, error) {
+	if len(tokens) != s.batch {
+		return nil, fmt.Errorf("nsrnn: Next: %d tokens, want one per stream (%d)", len(tokens), s.batch)
+	}
 	in := make([][]int, len(tokens))
 	for b, x := range tokens {
 		in[b] = []int{x}

@@ -426,6 +426,10 @@ func prepareSelection(sel *protocol.Selection, extra []protocol.UnfinishedRun, s
 // savePanel and savePanels).
 func panelPlot(pn panel, title, x, y string) (*plot.Plot, error) {
 	p := newPlot(title, x, y)
+	if x == fig1XLabel(false) || x == "string length" {
+		// Whole epochs, whole lengths: no tick at 1.5.
+		p.X.Tick.Marker = figure.IntegerTicks{}
+	}
 	for _, s := range pn.lines {
 		line := modelLine
 		if s.reference {
