@@ -873,7 +873,8 @@ func (in *nsInstance) ActionLogWeights() ([][]float64, error) {
 // where α̂ is the normalized forward weight of each (state, top symbol)
 // configuration. This is the quantity of the paper's Figure 3. It works for
 // every variant: α̂ is computed by the dynamic program whatever the
-// stack's own reading.
+// stack's own reading. A step at which no run of the stack has a positive
+// weight (every log-weight −Inf, say) has the weights 0, 0, 0.
 func ActionTypeWeights(cfg NSConfig, batch int, logWeights [][]float64) ([][][3]float64, error) {
 	if err := checkLogWeights(cfg, batch, logWeights); err != nil {
 		return nil, err
@@ -899,7 +900,7 @@ func ActionTypeWeights(cfg NSConfig, batch int, logWeights [][]float64) ([][][3]
 			for _, v := range logw {
 				mx = max(mx, v)
 			}
-			for c := 0; c < qg; c++ {
+			for c := 0; c < qg && mx > math.Inf(-1); c++ {
 				if prev[c] == 0 {
 					continue
 				}

@@ -245,3 +245,26 @@ func TestNSActionTypeWeightsVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestNSActionTypeWeightsNoRun: at a step where every action's
+// log-weight is −Inf the stack has no run; that step's weights are 0, not
+// NaN, and so are the later ones, whose forward weights are all 0.
+func TestNSActionTypeWeightsNoRun(t *testing.T) {
+	cfg := nsConfig(2, 2, true, true, stacks.Original, 0)
+	rng := rand.New(rand.NewPCG(5, 5))
+	lw := nsRandomLogWeights(rng, cfg, 1, 4, false)
+	for i := range lw[1] {
+		lw[1][i] = math.Inf(-1)
+	}
+	got, err := stacks.ActionTypeWeights(cfg, 1, lw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, w := range got[0] {
+		for _, v := range w {
+			if math.IsNaN(v) || (k >= 1 && v != 0) {
+				t.Errorf("step %d: %v", k+1, w)
+			}
+		}
+	}
+}
