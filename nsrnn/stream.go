@@ -3,6 +3,7 @@ package nsrnn
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -401,13 +402,24 @@ func (s *Stream) Next(tokens []int) ([][]float64, error) {
 
 // The encoding of a State: magic, batch, then the LSTM layers (count,
 // then per layer the value count and the values), then the stack state's
-// own encoding (length-prefixed; length 0 for none).
-const stateMagic = "nsrnn-state\x00"
+// own encoding (length-prefixed; length 0 for none), then the model's
+// configuration (shape: JSON) and its length, which UnmarshalState
+// compares with its model's. stateMagic1 heads the encodings written
+// before the configuration was (no trailer), which are read without that
+// check.
+const (
+	stateMagic  = "nsrnn-state2\x00"
+	stateMagic1 = "nsrnn-state\x00"
+)
 
 // nextChunkStateMagic heads, in place of stateMagic, the encoding of a
 // state of BoundaryNextChunk (whose stack is before the update that the
-// carried hidden state makes); the rest is the same.
-const nextChunkStateMagic = "nsrnn-state-next\x00"
+// carried hidden state makes); the rest is the same. nextChunkStateMagic1
+// is stateMagic1's.
+const (
+	nextChunkStateMagic  = "nsrnn-state2-next\x00"
+	nextChunkStateMagic1 = "nsrnn-state-next\x00"
+)
 
 // MarshalState encodes the stream's current state exactly, for a
 // checkpoint; UnmarshalState restores it.
@@ -422,7 +434,7 @@ func (s *Stream) MarshalState() ([]byte, error) {
 	u64(uint64(s.batch))
 	if s.state == nil {
 		u64(0) // initial state: no layers
-		return b.Bytes(), nil
+		return s.appendShape(b.Bytes())
 	}
 	carry, err := s.state.carry()
 	if err != nil {
@@ -444,7 +456,18 @@ func (s *Stream) MarshalState() ([]byte, error) {
 	}
 	u64(uint64(len(st)))
 	b.Write(st)
-	return b.Bytes(), nil
+	return s.appendShape(b.Bytes())
+}
+
+// appendShape appends to a state's encoding the trailer of its model's
+// configuration: its JSON, then the JSON's length.
+func (s *Stream) appendShape(b []byte) ([]byte, error) {
+	shape, err := json.Marshal(s.m.cfg.shape())
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, shape...)
+	return binary.LittleEndian.AppendUint64(b, uint64(len(shape))), nil
 }
 
 // UnmarshalState restores a state encoded by MarshalState of a stream of
@@ -453,13 +476,40 @@ func (s *Stream) UnmarshalState(data []byte) error {
 	bad := func(why string) error { return fmt.Errorf("nsrnn: malformed stream state: %s", why) }
 	boundary := BoundaryInChunk
 	var r []byte
+	shaped := true
 	switch {
 	case bytes.HasPrefix(data, []byte(stateMagic)):
 		r = data[len(stateMagic):]
 	case bytes.HasPrefix(data, []byte(nextChunkStateMagic)):
 		boundary, r = BoundaryNextChunk, data[len(nextChunkStateMagic):]
+	case bytes.HasPrefix(data, []byte(stateMagic1)):
+		r, shaped = data[len(stateMagic1):], false
+	case bytes.HasPrefix(data, []byte(nextChunkStateMagic1)):
+		boundary, r, shaped = BoundaryNextChunk, data[len(nextChunkStateMagic1):], false
 	default:
 		return bad("missing header")
+	}
+	if shaped {
+		if len(r) < 8 {
+			return bad("truncated")
+		}
+		n := binary.LittleEndian.Uint64(r[len(r)-8:])
+		if n > uint64(len(r)-8) {
+			return bad("truncated")
+		}
+		shape := r[len(r)-8-int(n) : len(r)-8]
+		r = r[:len(r)-8-int(n)]
+		want, err := json.Marshal(s.m.cfg.shape())
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(shape, want) {
+			var c Config
+			if err := json.Unmarshal(shape, &c); err != nil {
+				return bad("its model's configuration is not valid JSON")
+			}
+			return fmt.Errorf("nsrnn: stream state of a %s model (%s) given to a stream of a %s model (%s)", c.Kind, shape, s.m.cfg.Kind, want)
+		}
 	}
 	u64 := func() (uint64, bool) {
 		if len(r) < 8 {

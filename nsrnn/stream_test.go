@@ -1,6 +1,7 @@
 package nsrnn
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -175,6 +176,34 @@ func TestStreamResumeFromEncodedState(t *testing.T) {
 		if err := s2.UnmarshalState(enc[:len(enc)-3]); err == nil {
 			t.Errorf("%s: a truncated state was accepted", name)
 		}
+		// The encoding of before the configuration's trailer (the first
+		// magic, no trailer), as checkpoints of runs in flight hold it,
+		// still resumes the same.
+		n := binary.LittleEndian.Uint64(enc[len(enc)-8:])
+		old := append([]byte(stateMagic1), enc[len(stateMagic):len(enc)-8-int(n)]...)
+		s3, _ := m2.NewStream(3)
+		if err := s3.UnmarshalState(old); err != nil {
+			t.Fatalf("%s: the first encoding: %v", name, err)
+		}
+		if got, _ := s3.Loss(cols(in, 17, 40), cols(tgt, 17, 40)); got != want {
+			t.Errorf("%s: resumed from the first encoding: loss %.17g, uninterrupted %.17g", name, got, want)
+		}
+	}
+	// A state of another kind of the same sizes (RNS against NS+S: the
+	// same dynamic program) is refused, naming both.
+	rns, _ := New(Config{Kind: RNS, InputVocab: 4, OutputVocab: 4, Hidden: 3, States: 2, Symbols: 2, Window: 3}, 1)
+	nss, _ := New(Config{Kind: NSS, InputVocab: 4, OutputVocab: 4, Hidden: 3, States: 2, Symbols: 2, Window: 3}, 1)
+	a, _ := rns.NewStream(2)
+	if _, err := a.Loss([][]int{{0, 1}, {2, 3}}, [][]int{{1, 2}, {3, 0}}); err != nil {
+		t.Fatal(err)
+	}
+	enc, err := a.MarshalState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := nss.NewStream(2)
+	if err := b.UnmarshalState(enc); err == nil || !strings.Contains(err.Error(), "rns model") || !strings.Contains(err.Error(), "ns+s model") {
+		t.Errorf("an RNS state given to an NS+S stream: %v; want a refusal naming both", err)
 	}
 }
 
