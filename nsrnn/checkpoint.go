@@ -473,6 +473,9 @@ func LoadCheckpointModels(path string) (*CheckpointModels, error) {
 		return fmt.Errorf("%s: %w: %s", path, ErrBadCheckpoint, fmt.Sprintf(format, args...))
 	}
 	m, err := UnmarshalModel(st.Model)
+	if errors.Is(err, ErrUnknownKind) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if err != nil {
 		return nil, bad("its model: %v", err)
 	}

@@ -3,6 +3,7 @@ package nsrnn
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -98,6 +99,18 @@ func (c Config) Validate() error {
 		return &ConfigError{Fields: fields}
 	}
 	fields = append(fields, c.checkStackFields(kind)...)
+	if len(fields) == 0 && kind.Stack != nil {
+		// A kind registered from outside declares these; a count that
+		// is not a whole number ≥ 0 would pass the limits below.
+		for _, d := range []struct {
+			what string
+			n    float64
+		}{{"StackParams", kind.StackParams(c)}, {"ReadingSize", kind.ReadingSize(c)}} {
+			if !(d.n >= 0) || math.IsInf(d.n, 0) || d.n != math.Trunc(d.n) {
+				return fmt.Errorf("nsrnn: model kind %s: its Kind.%s gives %g for this configuration; want a whole number ≥ 0", c.Kind, d.what, d.n)
+			}
+		}
+	}
 	if len(fields) == 0 {
 		if n := c.countParams(kind); n > MaxParams {
 			bad("", ErrTooLarge, "%s would have %.3g parameters (%.3g GiB), more than the limit of %d (%d GiB); reduce %s",
@@ -271,6 +284,9 @@ func (c Config) inputSize() int {
 func (c Config) checkStackFields(kind Kind) []*FieldError {
 	var fields []*FieldError
 	known := StackFields()
+	if err := c.Options.check(); err != nil {
+		return []*FieldError{{Field: "Options", Reason: ErrOutOfRange, msg: err.Error()}}
+	}
 	for _, name := range c.Options.Names() {
 		if !slices.Contains(known, optionPrefix+name) {
 			fields = append(fields, &FieldError{Field: optionPrefix + name, Reason: ErrNotApplicable,

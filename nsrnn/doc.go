@@ -97,7 +97,8 @@
 //
 // Sample draws strings at a temperature, from the top k symbols, after a
 // prompt, in sentence mode or in stream mode; it runs the model forward on
-// plain slices, so it works for every kind, the unlimited stacks included.
+// plain slices, so it works for every kind of the library, the unlimited
+// stacks included (a kind registered from outside needs stacks.Runners).
 // SampleEach draws the same strings and hands them over one at a time, a
 // batch in memory at once, for counts too large to hold.
 // Viterbi decodes the best run of a nondeterministic stack on a string;
@@ -234,6 +235,21 @@
 // (fused) and examples/autogradcounter (gorgonia's operations) define the
 // same toy stack outside package nsrnn, each in one file, with their
 // tests and an Example that trains it; their benchmarks compare the two.
+//
+// A model is built only if its layer agrees with the declaration: its
+// reading size with Kind.ReadingSize, its parameter count with
+// Kind.StackParams (the limits and the saved files' checks are computed
+// from them), and its parameters' names, which must be its own (prefixed
+// with the name Kind.Stack is given: "stack.W"). Beyond stacks.Layer, a
+// stack may implement optional interfaces of package stacks, each of
+// which enables something: stacks.Runners runs it without a graph, which
+// sampling (Sample, SampleEach, Generate) needs; stacks.Replicator gives
+// each part of a batch a replica (Workers; without it a batch runs as one
+// part); stacks.Sizer states the memory of its tape, which the memory
+// rules check before a run; stacks.Recycler takes back carried states no
+// longer in use, so that a long stream does not allocate one per chunk.
+// The library's stacks implement them all; a kind without one is refused
+// what needs it with an error that says so.
 //
 // # Graphs and memory
 //

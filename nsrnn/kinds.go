@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/nsrnn/nsrnn/stacks"
 )
@@ -31,6 +32,9 @@ type Kind struct {
 	// Streams reports whether the kind can run as a Stream (language
 	// modeling): its stack can carry its state from chunk to chunk, given
 	// the StreamDefault of its hyperparameters (a depth limit, a window).
+	// It is what programs offer as stream models (ptb's --model);
+	// NewStream asks the model's layer itself (stacks.Layer.Carryable)
+	// for the configuration at hand.
 	Streams bool
 	// Stack builds the kind's stack for a validated configuration; nil
 	// for a kind without a stack (the plain LSTM).
@@ -240,6 +244,31 @@ func init() {
 	}
 }
 
+// kindName reports whether name can name a kind: letters, digits and
+// "+-_.", at least one.
+func kindName(name string) bool {
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("+-_.", r) {
+			return false
+		}
+	}
+	return name != "" && name != "." && name != ".."
+}
+
+// reservedFlags are the names no option may take besides the flags of
+// Config's fields: the programs' flag of the model kind.
+var reservedFlags = []string{"model"}
+
+// reservedOption reports whether name is the flag of a field of Config
+// (common to every kind, or a stack's) or one of reservedFlags: an option
+// of that name would clash with it on a command line.
+func reservedOption(name string) bool {
+	if slices.Contains(reservedFlags, name) || slices.ContainsFunc(commonFields, func(f string) bool { return FieldFlag(f) == name }) {
+		return true
+	}
+	return slices.ContainsFunc(stackFields, func(f reflect.StructField) bool { return FieldFlag(f.Name) == name })
+}
+
 // RegisterKind adds a model kind to the table, after those registered
 // before it (the library's come first, in the paper's order, then the
 // vector stack). Call it from an init function, or at least before any
@@ -250,13 +279,17 @@ func init() {
 // concurrent use.
 //
 // RegisterKind panics, as a programmer error, if the kind's name is
-// empty, contains a space or a comma, or is already registered (names
-// never clash: there is no replacing a kind), or if its declaration is
-// inconsistent: a hyperparameter that is not one of StackFields or is
-// declared twice, or a Stack without StackParams and ReadingSize.
+// empty or holds other characters than letters, digits and "+-_." (it
+// names run directories and is a value of command lines), or is already
+// registered (names never clash: there is no replacing a kind), or if its
+// declaration is inconsistent: a hyperparameter that is not one of
+// StackFields or is declared twice, an option named as a flag of a field
+// of Config or "model", or a Stack without StackParams and ReadingSize.
+// That the layers its Stack makes agree with StackParams and ReadingSize
+// is checked when a model is built (New).
 func RegisterKind(k Kind) {
-	if k.Name == "" || strings.ContainsAny(k.Name, " ,\t\n") {
-		panic(fmt.Sprintf("nsrnn: RegisterKind: bad kind name %q", k.Name))
+	if !kindName(k.Name) {
+		panic(fmt.Sprintf("nsrnn: RegisterKind: bad kind name %q (letters, digits and +-_. only)", k.Name))
 	}
 	if k.Stack != nil && (k.StackParams == nil || k.ReadingSize == nil) {
 		panic(fmt.Sprintf("nsrnn: RegisterKind(%s): a Stack needs StackParams and ReadingSize", k.Name))
@@ -266,8 +299,8 @@ func RegisterKind(k Kind) {
 		if h.Option != "" {
 			// An option of the kind's own, named among the fields as
 			// "Options.<name>".
-			if h.Field != "" || !optionName(h.Option) || FieldFlag(h.Option) != "" || slices.ContainsFunc(stackFields, func(f reflect.StructField) bool { return FieldFlag(f.Name) == h.Option }) {
-				panic(fmt.Sprintf("nsrnn: RegisterKind(%s): option %q: declare a Field or an Option (lower-case letters, digits and dashes, from a letter), not the name of a flag of a field", k.Name, h.Option))
+			if h.Field != "" || !optionName(h.Option) || reservedOption(h.Option) {
+				panic(fmt.Sprintf("nsrnn: RegisterKind(%s): option %q: declare a Field or an Option (lower-case letters, digits and dashes, from a letter), not the name of a flag of a field, nor %s", k.Name, h.Option, strings.Join(reservedFlags, ", ")))
 			}
 			h.Field = optionPrefix + h.Option
 			k.Hyperparameters[i] = h

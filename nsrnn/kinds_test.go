@@ -51,6 +51,14 @@ func TestRegisterKindPanics(t *testing.T) {
 		{"option not a flag name", Kind{Name: "x6", Hyperparameters: []Hyperparameter{{Option: "Counters"}}}},
 		{"option named as a field's flag", Kind{Name: "x7", Hyperparameters: []Hyperparameter{{Option: "states"}}}},
 		{"option twice", Kind{Name: "x8", Hyperparameters: []Hyperparameter{{Option: "k"}, {Option: "k"}}}},
+		{"option named as a common field's flag", Kind{Name: "x9", Hyperparameters: []Hyperparameter{{Option: "hidden"}}}},
+		{"option named as another common flag", Kind{Name: "x10", Hyperparameters: []Hyperparameter{{Option: "input-vocab"}}}},
+		{"option named model", Kind{Name: "x11", Hyperparameters: []Hyperparameter{{Option: "model"}}}},
+		{"name with a slash", Kind{Name: "a/b"}},
+		{"name with a no-break space", Kind{Name: "a\u00a0b"}},
+		{"name with a control", Kind{Name: "a\rb"}},
+		{"name with an equals sign", Kind{Name: "x=1"}},
+		{"name ..", Kind{Name: ".."}},
 	} {
 		func() {
 			defer func() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -161,6 +162,9 @@ func build(cfg Config) (*Model, error) {
 		if m.stack, err = kind.Stack("stack", cfg); err != nil {
 			return nil, fmt.Errorf("nsrnn: %w", err)
 		}
+		if err := checkDeclaration(kind, cfg, m.stack); err != nil {
+			return nil, err
+		}
 	}
 	in := cfg.inputSize()
 	if m.stack != nil {
@@ -176,7 +180,35 @@ func build(cfg Config) (*Model, error) {
 	m.why = param.New("output.W", cfg.OutputVocab, cfg.Hidden)
 	m.bhy = param.New("output.b", cfg.OutputVocab)
 	m.params = append(m.params, m.why, m.bhy)
+	// A graph's nodes are named after the parameters, and gorgonia gives
+	// two nodes of one name and shape a single value: a stack parameter
+	// named as another would silently read it.
+	seen := map[string]bool{}
+	for _, p := range m.params {
+		if seen[p.Name] {
+			return nil, fmt.Errorf("nsrnn: model kind %s: two parameters are named %q; a stack's parameters are named after the name its Kind.Stack is given (\"stack.…\")", cfg.Kind, p.Name)
+		}
+		seen[p.Name] = true
+	}
 	return m, nil
+}
+
+// checkDeclaration reports a stack layer that does not agree with its
+// kind's declaration (a kind registered from outside): no layer, or
+// another reading size or parameter count than the declared ones, which
+// the limits, the saved files' checks and the LSTM's input are computed
+// from.
+func checkDeclaration(kind Kind, cfg Config, layer stacks.Layer) error {
+	if layer == nil || reflect.ValueOf(layer).Kind() == reflect.Pointer && reflect.ValueOf(layer).IsNil() {
+		return fmt.Errorf("nsrnn: model kind %s: its Kind.Stack returned no layer", cfg.Kind)
+	}
+	if got, want := float64(layer.ReadingSize()), kind.ReadingSize(cfg); got != want {
+		return fmt.Errorf("nsrnn: model kind %s: its layer reads %g values, its Kind.ReadingSize declares %g", cfg.Kind, got, want)
+	}
+	if got, want := float64(param.Count(layer.Params())), kind.StackParams(cfg); got != want {
+		return fmt.Errorf("nsrnn: model kind %s: its layer has %g parameters, its Kind.StackParams declares %g", cfg.Kind, got, want)
+	}
+	return nil
 }
 
 // Scheme returns the initialization scheme of the model's configuration.

@@ -58,6 +58,29 @@ func (o Options) parse() map[string]int {
 	return m
 }
 
+// check reports options that are not in the canonical form that
+// MakeOptions and With make (an Options is a string, which a program may
+// set directly): names that cannot name an option or repeated, values
+// that are not nonzero integers, names out of order.
+func (o Options) check() error {
+	if o == "" {
+		return nil
+	}
+	m := map[string]int{}
+	for _, kv := range strings.Split(string(o), ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		n, err := strconv.Atoi(v)
+		if _, dup := m[k]; !ok || err != nil || n == 0 || !optionName(k) || dup {
+			return fmt.Errorf("options %q: %q is not name=value with a nonzero integer value, once per name (make options with MakeOptions or With)", string(o), kv)
+		}
+		m[k] = n
+	}
+	if c := MakeOptions(m); c != o {
+		return fmt.Errorf("options %q are not in their canonical form %q (make options with MakeOptions or With)", string(o), string(c))
+	}
+	return nil
+}
+
 // Get returns the value of the option name (0 when it is not set).
 func (o Options) Get(name string) int { return o.parse()[name] }
 

@@ -126,8 +126,9 @@ type Generated struct {
 }
 
 // Sample draws count strings from the model. It runs the model forward on
-// plain slices, step by step, so it works for every model kind, including
-// the stacks that cannot run as streams. A model whose parameters are not
+// plain slices, step by step, so it works for every model kind of the
+// library, including the stacks that cannot run as streams (a kind
+// registered from outside needs a stack that implements stacks.Runners). A model whose parameters are not
 // finite, or whose scores are not (NaN or +Inf), is an error, not strings
 // of NaN log-probability. The strings are returned
 // together, so a count whose strings could take more memory than the

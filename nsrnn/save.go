@@ -106,7 +106,8 @@ func (m *Model) encodedSize(cfgLen int) int {
 
 // UnmarshalModel decodes a model written by MarshalBinary. A truncated,
 // corrupted or inconsistent encoding, or a parameter that is not finite,
-// is an error wrapping ErrBadModelFile.
+// is an error wrapping ErrBadModelFile; a model of a kind that no one
+// registered in this program, one wrapping ErrUnknownKind.
 func UnmarshalModel(data []byte) (*Model, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrBadModelFile, fmt.Sprintf(format, args...))
@@ -152,6 +153,12 @@ func UnmarshalModel(data []byte) (*Model, error) {
 	// of billions of parameters in a file of a few bytes is refused
 	// without allocating them.
 	np, err := CountParams(cfg)
+	if errors.Is(err, ErrUnknownKind) {
+		// Not damage: the program has not registered the kind (a kind
+		// defined outside this package registers when its package is
+		// imported).
+		return nil, fmt.Errorf("nsrnn: a model of kind %q, which this program has not registered (import the package that defines it): %w", cfg.Kind, err)
+	}
 	if err != nil {
 		return nil, bad("%v", err)
 	}

@@ -1,6 +1,7 @@
 package stacks
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/nsrnn/nsrnn/semiring"
@@ -20,6 +21,9 @@ import (
 func Inside[V any](cfg NSConfig, s semiring.Semiring[V], rows [][]V) ([][]V, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if s == nil {
+		return nil, errors.New("stacks: Inside needs a semiring")
 	}
 	a := cfg.NumActions()
 	for t, r := range rows {

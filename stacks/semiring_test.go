@@ -106,3 +106,12 @@ func lift(lw [][]float64) [][]semiring.Best {
 	}
 	return out
 }
+
+// TestInsideNilSemiring: Inside without a semiring is an error, not a
+// nil dereference.
+func TestInsideNilSemiring(t *testing.T) {
+	cfg := stacks.NSConfig{States: 1, Symbols: 1}
+	if _, err := stacks.Inside[float64](cfg, nil, nil); err == nil {
+		t.Error("no error")
+	}
+}

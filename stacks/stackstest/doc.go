@@ -12,7 +12,7 @@
 //
 //   - Init: a positive Scheme.Uniform bounds every parameter, and Init is
 //     deterministic given the random source.
-//   - Gradients: in a small graph (batch 2, hidden 3, five steps, and a
+//   - Gradients: in a small graph (batch 3, hidden 3, five steps, and a
 //     single step) where the hidden states are input nodes x_t, with and
 //     without feedback h_t = x_t + tanh(r_{t−1} A) of the readings through
 //     a fixed random A, and loss Σ_t ⟨C_t, r_t⟩ with fixed random C_t, the

@@ -33,24 +33,24 @@ type Config struct {
 // Validate reports whether c describes a valid stack.
 func (c Config) Validate() error {
 	if c.States < 1 || c.Symbols < 1 {
-		return fmt.Errorf("nskernel: need States >= 1 and Symbols >= 1, have %d and %d", c.States, c.Symbols)
+		return fmt.Errorf("stacks: need States >= 1 and Symbols >= 1, have %d and %d", c.States, c.Symbols)
 	}
 	if c.Window < 0 {
-		return errors.New("nskernel: negative Window")
+		return errors.New("stacks: negative Window")
 	}
 	if c.Vector < 0 {
-		return errors.New("nskernel: negative Vector")
+		return errors.New("stacks: negative Vector")
 	}
 	if c.Vector > 0 && c.StateReading {
-		return errors.New("nskernel: a vector stack reads (state, symbol) pairs already; StateReading must be false")
+		return errors.New("stacks: a vector stack reads (state, symbol) pairs already; StateReading must be false")
 	}
 	// Bounds that keep NumActions and ReadingSize far from overflowing an
 	// int; a stack this large would not fit in memory anyway.
 	if m := float64(c.States) * float64(c.Symbols); m > MaxPairs {
-		return fmt.Errorf("nskernel: |Q||Γ| = %d·%d is more than %d (state, symbol) pairs", c.States, c.Symbols, MaxPairs)
+		return fmt.Errorf("stacks: |Q||Γ| = %d·%d is more than %d (state, symbol) pairs", c.States, c.Symbols, MaxPairs)
 	}
 	if c.Vector > MaxVector {
-		return fmt.Errorf("nskernel: vector size %d is more than %d", c.Vector, MaxVector)
+		return fmt.Errorf("stacks: vector size %d is more than %d", c.Vector, MaxVector)
 	}
 	return nil
 }

@@ -69,7 +69,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 // the encoding is complete and consistent with its own header; whether the
 // state fits a tape is checked by Begin.
 func UnmarshalState(data []byte) (*State, error) {
-	bad := errors.New("nskernel: malformed stack state")
+	bad := errors.New("stacks: malformed stack state")
 	if len(data) >= len(legacyVectorMagic) && string(data[:len(legacyVectorMagic)]) == legacyVectorMagic {
 		return unmarshalLegacyVector(data)
 	}
@@ -158,7 +158,7 @@ func UnmarshalState(data []byte) (*State, error) {
 // recomputed from the mantissas and shifts (log E + β), which is what that
 // kernel's entries were, and from β and ψ, as that kernel did.
 func unmarshalLegacyVector(data []byte) (*State, error) {
-	bad := errors.New("nskernel: malformed VRNS stack state")
+	bad := errors.New("stacks: malformed VRNS stack state")
 	r := data[len(legacyVectorMagic):]
 	u64 := func() (uint64, bool) {
 		if len(r) < 8 {

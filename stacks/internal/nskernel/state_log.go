@@ -81,11 +81,11 @@ func StateFromLog(c Config, batch, np int, logAlpha, logGamma, vectors [][]float
 	}
 	switch {
 	case c.Vector > 0 && len(vectors) != batch, c.Vector == 0 && vectors != nil:
-		return nil, fmt.Errorf("nskernel: a state of batch %d with %d sequences of vectors, vector size %d", batch, len(vectors), c.Vector)
+		return nil, fmt.Errorf("stacks: a state of batch %d with %d sequences of vectors, vector size %d", batch, len(vectors), c.Vector)
 	case c.Window < 1 || np < 1 || np > c.Window:
-		return nil, fmt.Errorf("nskernel: a state of %d positions for window %d", np, c.Window)
+		return nil, fmt.Errorf("stacks: a state of %d positions for window %d", np, c.Window)
 	case batch < 1 || len(logAlpha) != batch || len(logGamma) != batch:
-		return nil, fmt.Errorf("nskernel: a state of batch %d with %d and %d sequences of weights", batch, len(logAlpha), len(logGamma))
+		return nil, fmt.Errorf("stacks: a state of batch %d with %d and %d sequences of weights", batch, len(logAlpha), len(logGamma))
 	}
 	Q, G := c.States, c.Symbols
 	m, mm := Q*G, Q*G*Q*G
@@ -93,12 +93,12 @@ func StateFromLog(c Config, batch, np int, logAlpha, logGamma, vectors [][]float
 	st := &State{cfg: c, batch: batch, np: np, elems: make([]seqState, batch)}
 	for n := range st.elems {
 		if len(logAlpha[n]) != np*m || len(logGamma[n]) != nb*mm {
-			return nil, fmt.Errorf("nskernel: sequence %d has %d values of α and %d of γ, want %d and %d", n, len(logAlpha[n]), len(logGamma[n]), np*m, nb*mm)
+			return nil, fmt.Errorf("stacks: sequence %d has %d values of α and %d of γ, want %d and %d", n, len(logAlpha[n]), len(logGamma[n]), np*m, nb*mm)
 		}
 		e := &st.elems[n]
 		if c.Vector > 0 {
 			if len(vectors[n]) != (np-1)*c.Vector {
-				return nil, fmt.Errorf("nskernel: sequence %d has %d vector values, want %d", n, len(vectors[n]), (np-1)*c.Vector)
+				return nil, fmt.Errorf("stacks: sequence %d has %d vector values, want %d", n, len(vectors[n]), (np-1)*c.Vector)
 			}
 			e.V = append([]float64(nil), vectors[n]...)
 		}
@@ -112,7 +112,7 @@ func StateFromLog(c Config, batch, np int, logAlpha, logGamma, vectors [][]float
 				for y := 0; y < G; y++ {
 					v := logAlpha[n][p*m+r*G+y]
 					if math.IsNaN(v) || math.IsInf(v, 1) {
-						return nil, fmt.Errorf("nskernel: sequence %d: log α %v at position %d", n, v, p)
+						return nil, fmt.Errorf("stacks: sequence %d: log α %v at position %d", n, v, p)
 					}
 					e.la[p*m+y*Q+r] = v
 					b = math.Max(b, v)
@@ -138,7 +138,7 @@ func StateFromLog(c Config, batch, np int, logAlpha, logGamma, vectors [][]float
 			b := negInf
 			for _, v := range in {
 				if math.IsNaN(v) || math.IsInf(v, 1) {
-					return nil, fmt.Errorf("nskernel: sequence %d: log γ %v in block %d", n, v, bi)
+					return nil, fmt.Errorf("stacks: sequence %d: log γ %v in block %d", n, v, bi)
 				}
 				b = math.Max(b, v)
 			}

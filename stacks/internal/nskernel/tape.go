@@ -114,7 +114,7 @@ func NewPool(c Config) *Pool {
 // or maxSteps is not positive.
 func (p *Pool) Tape(batch, maxSteps int) *Tape {
 	if batch < 1 || maxSteps < 1 {
-		panic("nskernel: batch and maxSteps must be positive")
+		panic("stacks: batch and maxSteps must be positive")
 	}
 	capPos := capPositions(p.cfg.Window, maxSteps)
 	for len(p.seqs) < batch {
@@ -176,7 +176,7 @@ func (t *Tape) Steps() int { return t.steps }
 // vector stack begins with BeginVector.
 func (t *Tape) Begin(carried *State) error {
 	if t.cfg.Vector > 0 {
-		return errors.New("nskernel: a vector stack begins with BeginVector")
+		return errors.New("stacks: a vector stack begins with BeginVector")
 	}
 	return t.begin(carried, nil)
 }
@@ -189,10 +189,10 @@ func (t *Tape) Begin(carried *State) error {
 // returned by State (bottom is then ignored).
 func (t *Tape) BeginVector(carried *State, bottom []float64) error {
 	if t.cfg.Vector == 0 {
-		return errors.New("nskernel: BeginVector needs a vector stack")
+		return errors.New("stacks: BeginVector needs a vector stack")
 	}
 	if carried == nil && t.cfg.Fixed && len(bottom) < t.cfg.Vector {
-		return fmt.Errorf("nskernel: bottom vector of size %d, want %d", len(bottom), t.cfg.Vector)
+		return fmt.Errorf("stacks: bottom vector of size %d, want %d", len(bottom), t.cfg.Vector)
 	}
 	return t.begin(carried, bottom)
 }
@@ -200,10 +200,10 @@ func (t *Tape) BeginVector(carried *State, bottom []float64) error {
 func (t *Tape) begin(carried *State, bottom []float64) error {
 	if carried != nil {
 		if t.cfg.Window == 0 {
-			return errors.New("nskernel: carried state needs the memory-limited variant")
+			return errors.New("stacks: carried state needs the memory-limited variant")
 		}
 		if carried.cfg != t.cfg || carried.batch != t.batch {
-			return fmt.Errorf("nskernel: carried state for %+v batch %d, tape is %+v batch %d", carried.cfg, carried.batch, t.cfg, t.batch)
+			return fmt.Errorf("stacks: carried state for %+v batch %d, tape is %+v batch %d", carried.cfg, carried.batch, t.cfg, t.batch)
 		}
 	}
 	for i, q := range t.seqs {
@@ -230,7 +230,7 @@ const (
 // A sequence whose every run has zero weight reads all zeros.
 func (t *Tape) Step(logDelta []float64, reading []float64) {
 	if t.cfg.Vector > 0 {
-		panic("nskernel: a vector stack steps with StepVector")
+		panic("stacks: a vector stack steps with StepVector")
 	}
 	t.step(logDelta, nil, reading)
 }
@@ -240,17 +240,17 @@ func (t *Tape) Step(logDelta []float64, reading []float64) {
 // the expected vector on top per (state, top symbol).
 func (t *Tape) StepVector(logDelta, vec, reading []float64) {
 	if t.cfg.Vector == 0 {
-		panic("nskernel: StepVector needs a vector stack")
+		panic("stacks: StepVector needs a vector stack")
 	}
 	t.step(logDelta, vec[:t.batch*t.cfg.Vector], reading)
 }
 
 func (t *Tape) step(logDelta, vec, reading []float64) {
 	if t.steps >= t.maxSteps {
-		panic("nskernel: more steps than maxSteps")
+		panic("stacks: more steps than maxSteps")
 	}
 	if t.back != 0 {
-		panic("nskernel: Step after Backward; call Begin first")
+		panic("stacks: Step after Backward; call Begin first")
 	}
 	na, nr := t.cfg.NumActions(), t.cfg.ReadingSize()
 	t.mode, t.argA, t.argB, t.argC = modeStep, logDelta[:t.batch*na], reading[:t.batch*nr], vec
@@ -266,7 +266,7 @@ func (t *Tape) step(logDelta, vec, reading []float64) {
 // get gradient exactly 0.
 func (t *Tape) Backward(step int, gradReading []float64, gradLogDelta []float64) {
 	if t.cfg.Vector > 0 {
-		panic("nskernel: a vector stack back-propagates with BackwardVector")
+		panic("stacks: a vector stack back-propagates with BackwardVector")
 	}
 	t.backward(step, gradReading, gradLogDelta, nil)
 }
@@ -279,7 +279,7 @@ func (t *Tape) Backward(step int, gradReading []float64, gradLogDelta []float64)
 // behaviour.
 func (t *Tape) BackwardVector(step int, gradReading, gradLogDelta, gradVec, gradBottom []float64) {
 	if t.cfg.Vector == 0 {
-		panic("nskernel: BackwardVector needs a vector stack")
+		panic("stacks: BackwardVector needs a vector stack")
 	}
 	m := t.cfg.Vector
 	t.backward(step, gradReading, gradLogDelta, gradVec[:t.batch*m])
@@ -298,7 +298,7 @@ func (t *Tape) backward(step int, gradReading, gradLogDelta, gradVec []float64) 
 		want = t.steps
 	}
 	if step != want || step < 1 {
-		panic(fmt.Sprintf("nskernel: Backward(%d) out of order; want step %d", step, want))
+		panic(fmt.Sprintf("stacks: Backward(%d) out of order; want step %d", step, want))
 	}
 	na, nr := t.cfg.NumActions(), t.cfg.ReadingSize()
 	t.mode, t.argA, t.argB, t.argC, t.argStep = modeBack, gradReading[:t.batch*nr], gradLogDelta[:t.batch*na], gradVec, step
@@ -324,7 +324,7 @@ func (t *Tape) State() *State { return t.StateInto(nil) }
 // unlimited variant.
 func (t *Tape) StateInto(dst *State) *State {
 	if t.cfg.Window == 0 {
-		panic("nskernel: State needs the memory-limited variant")
+		panic("stacks: State needs the memory-limited variant")
 	}
 	st := dst
 	if st == nil || st.cfg != t.cfg || st.batch != t.batch || len(st.elems) != t.batch {
