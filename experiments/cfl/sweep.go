@@ -441,8 +441,19 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Launcher) err
 		return printDryRun(stdout, runs, dev)
 	}
 
-	if err := os.MkdirAll(*out, 0o777); err != nil {
+	// One sweep at a time in --out, from here to its end: two sweeps
+	// side by side would train the same runs, or, with other settings,
+	// mix their runs under one sweep.json. The manifest is checked again
+	// under the lock, in case another sweep wrote it since.
+	lock, err := protocol.LockDir(*out)
+	if errors.Is(err, protocol.ErrLocked) {
+		return fmt.Errorf("--out: another sweep runs in it: %w", err)
+	} else if err != nil {
 		return fmt.Errorf("--out: %w", err)
+	}
+	defer lock.Release()
+	if exists, err = checkSweep(manifest, g, runs); err != nil {
+		return err
 	}
 	if err := protocol.CheckWritable(*out); err != nil {
 		return fmt.Errorf("--out: %w", err)

@@ -308,6 +308,26 @@ func TestSweepRefusesOtherSettings(t *testing.T) {
 	if err := sweepCommand(append(slices.Clone(base), "--jobs", "1"), &bytes.Buffer{}, &bytes.Buffer{}, f.run); err != nil {
 		t.Error(err)
 	}
+	// Not while another sweep runs in --out (it holds the directory's
+	// lock), with the same settings or others; a dry run may look.
+	lock, err := protocol.LockDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	for _, extra := range [][]string{nil, {"--epochs", "4"}} {
+		f.args = nil
+		err := sweepCommand(append(slices.Clone(base), extra...), &bytes.Buffer{}, &bytes.Buffer{}, f.run)
+		if extra == nil && (err == nil || !strings.Contains(err.Error(), "another sweep runs in it") || len(f.args) > 0) {
+			t.Errorf("beside another sweep: %v, %d runs", err, len(f.args))
+		}
+		if extra != nil && err == nil {
+			t.Errorf("other settings beside another sweep: no error")
+		}
+	}
+	if err := sweepCommand(append(slices.Clone(base), "--dry-run"), &bytes.Buffer{}, &bytes.Buffer{}, f.run); err != nil {
+		t.Errorf("a dry run beside another sweep: %v", err)
+	}
 }
 
 func TestSweepFlagErrors(t *testing.T) {

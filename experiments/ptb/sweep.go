@@ -367,9 +367,11 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	noteBLAS(stderr, dev)
-	if err := prepareSweep(*out, s); err != nil {
+	lock, err := prepareSweep(*out, s)
+	if err != nil {
 		return err
 	}
+	defer lock.Release()
 	jobList := sweepJobs(runs)
 	if slurm.Script != "" {
 		arrays, err := cli.SlurmScript(cli.SlurmJob{
@@ -423,25 +425,45 @@ func sweepLacks(dir, key string) bool {
 
 // prepareSweep creates the sweep directory with its sweep.json, or checks
 // that an existing one was made with the same settings, listing those that
-// differ.
-func prepareSweep(dir string, s sweepSettings) error {
+// differ, and returns the directory's lock, which the sweep holds to its
+// end: two sweeps side by side would train the same runs, or, with other
+// settings, mix their runs under one sweep.json.
+func prepareSweep(dir string, s sweepSettings) (*protocol.DirLock, error) {
 	path := filepath.Join(dir, "sweep.json")
-	exists, err := protocol.CheckSettingsFile(path, s)
-	if se, ok := errors.AsType[*protocol.SettingsError](err); ok {
-		return fmt.Errorf("--out: %s holds a sweep with other settings (%s); use another directory", dir, strings.Join(se.Diffs, "; "))
+	check := func() (bool, error) {
+		exists, err := protocol.CheckSettingsFile(path, s)
+		if se, ok := errors.AsType[*protocol.SettingsError](err); ok {
+			return false, fmt.Errorf("--out: %s holds a sweep with other settings (%s); use another directory", dir, strings.Join(se.Diffs, "; "))
+		} else if err != nil {
+			return false, fmt.Errorf("--out: %w", err)
+		}
+		return exists, nil
+	}
+	if _, err := check(); err != nil { // before the directory is made
+		return nil, err
+	}
+	lock, err := protocol.LockDir(dir)
+	if errors.Is(err, protocol.ErrLocked) {
+		return nil, fmt.Errorf("--out: another sweep runs in it: %w", err)
 	} else if err != nil {
-		return fmt.Errorf("--out: %w", err)
+		return nil, fmt.Errorf("--out: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return fmt.Errorf("--out: %w", err)
+	// Again under the lock: another sweep may have written it since.
+	exists, err := check()
+	if err == nil {
+		err = protocol.CheckWritable(dir)
+		if err != nil {
+			err = fmt.Errorf("--out: %w", err)
+		}
 	}
-	if err := protocol.CheckWritable(dir); err != nil {
-		return fmt.Errorf("--out: %w", err)
+	if err == nil && !exists {
+		err = protocol.WriteJSON(path, s)
 	}
-	if exists {
-		return nil
+	if err != nil {
+		lock.Release()
+		return nil, err
 	}
-	return protocol.WriteJSON(path, s)
+	return lock, nil
 }
 
 // tookLine is the time of a finished run for its progress line: a resumed

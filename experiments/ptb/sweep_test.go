@@ -42,8 +42,10 @@ func TestSweepAndSelect(t *testing.T) {
 			t.Errorf("run %d: the plan is not deterministic", i)
 		}
 	}
-	if err := prepareSweep(out, s); err != nil {
+	if lock, err := prepareSweep(out, s); err != nil {
 		t.Fatal(err)
+	} else {
+		defer lock.Release()
 	}
 	if err := execute(sweepJobs(runs), 2, 1, inProcess, io.Discard); err != nil {
 		t.Fatal(err)
@@ -219,8 +221,10 @@ func TestSweepFiles(t *testing.T) {
 	if !slices.Equal(runs[0].Args[:len(want)], want) {
 		t.Fatalf("run args %q, want them to start %q", runs[0].Args, want)
 	}
-	if err := prepareSweep(out, s); err != nil {
+	if lock, err := prepareSweep(out, s); err != nil {
 		t.Fatal(err)
+	} else {
+		defer lock.Release()
 	}
 	if err := execute(sweepJobs(runs), 1, 1, inProcess, io.Discard); err != nil {
 		t.Fatal(err)
@@ -318,8 +322,10 @@ func TestSweepLRRange(t *testing.T) {
 
 	s := sweepSettings{Data: data, Models: []string{"lstm-256"}, Runs: 1, Seed: 1, Epochs: 1, Batch: 3, BPTT: 5, LRRange: [2]float64{lrMin, lrMax}}
 	recorded := filepath.Join(dir, "recorded")
-	if err := prepareSweep(recorded, s); err != nil {
+	if lock, err := prepareSweep(recorded, s); err != nil {
 		t.Fatal(err)
+	} else {
+		defer lock.Release()
 	}
 	raw, err := os.ReadFile(filepath.Join(recorded, "sweep.json"))
 	if err != nil {
@@ -542,4 +548,36 @@ func TestSweepImprovement(t *testing.T) {
 	if _, e, code := runCmd("sweep", "--data", data, "--models", "lstm-256", "--runs", "5", "--out", filepath.Join(dir, "new"), "--improvement", "loss", "--dry-run"); code == 0 || !strings.Contains(e, "--improvement") {
 		t.Errorf("--improvement loss: code %d, %s", code, e)
 	}
+}
+
+// TestSweepLocked: a sweep is refused, and writes nothing, while another
+// one runs in its directory (holds its lock), with the same settings or
+// others; once that one ends it goes ahead.
+func TestSweepLocked(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sweep")
+	s := sweepSettings{Data: "d", Models: []string{"lstm-256"}, Runs: 1, Seed: 3, Epochs: 1, Batch: 3, BPTT: 5, Hidden: 4, LRRange: [2]float64{lrMin, lrMax}}
+	first, err := prepareSweep(out, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "sweep.json"))
+	other := s
+	other.Epochs = 2
+	for _, ss := range []sweepSettings{s, other} {
+		if lock, err := prepareSweep(out, ss); err == nil {
+			lock.Release()
+			t.Errorf("epochs %d: a second sweep beside the first", ss.Epochs)
+		} else if ss.Epochs == s.Epochs && !strings.Contains(err.Error(), "another sweep runs in it") {
+			t.Errorf("the same settings beside the first: %v", err)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, "sweep.json")); !bytes.Equal(before, after) {
+		t.Error("a refused sweep changed sweep.json")
+	}
+	first.Release()
+	lock, err := prepareSweep(out, s)
+	if err != nil {
+		t.Fatalf("after the first ended: %v", err)
+	}
+	lock.Release()
 }

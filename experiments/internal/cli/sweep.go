@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -32,7 +33,8 @@ type Launcher func(args []string, logPath string, threads int, signals <-chan os
 // threads unless it is set already. On Unix the subprocess has a process
 // group of its own, so that a Ctrl-C typed at the terminal reaches the
 // sweep alone, which passes it on once (a signal that reached both would
-// be the subprocess's second, which kills it).
+// be the subprocess's second, which kills it); on Linux it is sent
+// SIGTERM (a checkpoint, then a stop) if the sweep is killed outright.
 func Subprocess(exe string) Launcher {
 	return func(args []string, logPath string, threads int, signals <-chan os.Signal) error {
 		if err := os.MkdirAll(filepath.Dir(logPath), 0o777); err != nil {
@@ -51,6 +53,11 @@ func Subprocess(exe string) Launcher {
 			cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(threads))
 		}
 		ownProcessGroup(cmd)
+		// The thread that starts the run is kept until it ends: on Linux
+		// the run is sent SIGTERM when that thread ends (see
+		// ownProcessGroup), which must be when the sweep dies.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("%w (output in %s)", err, logPath)
 		}
@@ -71,10 +78,38 @@ func Subprocess(exe string) Launcher {
 		err = cmd.Wait()
 		close(exited)
 		if err != nil {
+			if last := lastLine(logPath); last != "" {
+				return fmt.Errorf("%w: %s (output in %s)", err, last, logPath)
+			}
 			return fmt.Errorf("%w (output in %s)", err, logPath)
 		}
 		return nil
 	}
+}
+
+// lastLine returns the last non-empty line of the file at path (of its
+// last 4 KiB, shortened to 300 bytes): what a failed run said last, its
+// error; "" if there is none.
+func lastLine(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const tail = 4 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
+		f.Seek(fi.Size()-tail, io.SeekStart)
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, tail))
+	lines := strings.Split(strings.TrimRight(string(b), "\r\n\t "), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if strings.HasPrefix(last, "# ") { // the header line of the run: it said nothing
+		return ""
+	}
+	if len(last) > 300 {
+		last = strings.ToValidUTF8(last[:300], "") + "…"
+	}
+	return last
 }
 
 // Resumed reports whether the run was trained in more than one part: it

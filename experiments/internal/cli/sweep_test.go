@@ -658,3 +658,68 @@ func TestSlurmScriptOutsideModule(t *testing.T) {
 		t.Errorf("sbatch was called with %q", sb)
 	}
 }
+
+// TestSlurmScriptRefusesOverwrite: --slurm may replace a script that a
+// sweep wrote, but not the sweep's manifest, the runs' program, a file of
+// a run, nor any other existing file, which are left as they were.
+func TestSlurmScriptRefusesOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sweep")
+	runs := sweepRuns(out, 3)
+	manifest := filepath.Join(out, "sweep.json")
+	other := filepath.Join(dir, "notes.txt")
+	for _, p := range []string{manifest, other, filepath.Join(runs[0].Dir, "model")} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("precious"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "prog")
+	job := func(script string) SlurmJob {
+		return SlurmJob{Name: "x-sweep", Package: "example.com/x", Program: "x", Out: out, Manifest: manifest, Runs: runs,
+			Flags: SlurmFlags{Script: script, Binary: bin, Time: "1:00:00", Mem: "1G", CPUs: 1}}
+	}
+	for _, script := range []string{manifest, bin, filepath.Join(runs[0].Dir, "model"), filepath.Join(runs[1].Dir, "job.sh"), runs[2].LogFile(), other} {
+		if _, err := SlurmScript(job(script)); err == nil || !strings.Contains(err.Error(), "--slurm") {
+			t.Errorf("--slurm %s: %v", script, err)
+		}
+	}
+	for _, p := range []string{manifest, other, filepath.Join(runs[0].Dir, "model")} {
+		if b, _ := os.ReadFile(p); string(b) != "precious" {
+			t.Errorf("%s was overwritten", p)
+		}
+	}
+	// A script of its own, in --out, is written and written again.
+	script := filepath.Join(out, "job.sh")
+	for range 2 {
+		if _, err := SlurmScript(job(script)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLastLine: a failed run's report quotes the last line of its output
+// (its error), but not the header line the sweep wrote before it.
+func TestLastLine(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ text, want string }{
+		{"# 2026-11-28 prog train\ntraining …\ntrain: --resume: run.json: unexpected end of JSON input\n\n", "train: --resume: run.json: unexpected end of JSON input"},
+		{"# 2026-11-28 prog train\n", ""},
+		{"", ""},
+		{strings.Repeat("x", 8000) + "\nlast words", "last words"},
+		{strings.Repeat("é", 400), strings.Repeat("é", 150) + "…"},
+	} {
+		p := filepath.Join(dir, "run.log")
+		if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := lastLine(p); got != tc.want {
+			t.Errorf("lastLine of %.40q = %.60q, want %.60q", tc.text, got, tc.want)
+		}
+	}
+	if got := lastLine(filepath.Join(dir, "absent")); got != "" {
+		t.Errorf("an absent log: %q", got)
+	}
+}
