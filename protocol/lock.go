@@ -93,6 +93,23 @@ func LockDir(dir string) (*DirLock, error) {
 	return l, nil
 }
 
+// LockHolder reports whether another process holds the lock of dir
+// (LockDir), and which (its id and command line, as the lock file
+// says), without taking the lock or changing anything in dir.
+func LockHolder(dir string) (holder string, held bool) {
+	path := filepath.Join(dir, LockFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close() // releases the lock taken below, if it was
+	if ok, err := flock(f); err != nil || ok {
+		return "", false
+	}
+	b, _ := readlimit.File(path, 1<<16, true)
+	return strings.TrimSpace(string(b)), true
+}
+
 // Release removes the lock file and releases the lock; a nil lock, or one
 // released already, is ignored.
 func (l *DirLock) Release() {

@@ -58,3 +58,34 @@ func TestLockDir(t *testing.T) {
 		t.Errorf("the checkpoint was removed: %v", err)
 	}
 }
+
+// TestRunStatusTrainingNow: an unfinished run whose lock a process holds
+// is reported as training now, naming the process, without the status
+// taking or removing the lock; once released it is an interrupted run.
+func TestRunStatusTrainingNow(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock(2)")
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	lock, err := LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, RunFile), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state, progress, err := RunStatus(dir, false)
+	if err != nil || state != RunResume || !strings.Contains(progress, fmt.Sprintf("training now (process %d", os.Getpid())) {
+		t.Errorf("held: %q, %q, %v", state, progress, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, LockFile)); err != nil {
+		t.Errorf("the status removed the lock file: %v", err)
+	}
+	if _, err := LockDir(dir); !errors.Is(err, ErrLocked) {
+		t.Errorf("the status took the lock: %v", err)
+	}
+	lock.Release()
+	if _, progress, _ := RunStatus(dir, false); strings.Contains(progress, "training now") {
+		t.Errorf("released: %q", progress)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // RunState tells whether a run's directory is absent or empty (RunNew),
@@ -69,7 +70,9 @@ func RunProgress(dir string, perplexity bool) (string, error) {
 // RunStatus is a run's state (RunState) and how far it has come
 // (RunProgress, with perplexity), for the programs' dry runs: a log that
 // cannot be read is described by its error in place of the progress, so
-// that one damaged run does not hide the others.
+// that one damaged run does not hide the others. An unfinished run that
+// a process trains now (it holds the run's lock) says so, naming the
+// process, where an interrupted one does not.
 func RunStatus(dir string, perplexity bool) (state, progress string, err error) {
 	if state, err = RunState(dir); err != nil {
 		return "", "", err
@@ -77,6 +80,13 @@ func RunStatus(dir string, perplexity bool) (state, progress string, err error) 
 	progress, err = RunProgress(dir, perplexity)
 	if err != nil {
 		progress = err.Error()
+	}
+	if holder, held := LockHolder(dir); held && state == RunResume {
+		// Not interrupted: training now.
+		if holder == "" {
+			holder = "another process"
+		}
+		progress = strings.TrimPrefix(progress+"; ", "; ") + "training now (" + holder + ")"
 	}
 	return state, progress, nil
 }

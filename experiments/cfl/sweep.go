@@ -523,7 +523,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Launcher) err
 		return err
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d runs failed; run the sweep again to resume them", failed)
+		return fmt.Errorf("%s failed; run the sweep again to resume (see each run's error above: one that will fail again needs fixing first)", cli.Count(failed, "run"))
 	}
 	return nil
 }

@@ -527,7 +527,7 @@ func TestSweepInterrupt(t *testing.T) {
 	var stderr bytes.Buffer
 	err := sweepCommand([]string{"--task", "marked-reversal", "--models", "lstm", "--lrs", "0.01", "--restarts", "3", "--out", out, "--jobs", "1"}, &bytes.Buffer{}, &stderr, run)
 	var ee *cli.ExitError
-	if !errors.As(err, &ee) || ee.Code != 130 || !strings.Contains(err.Error(), "1 runs stopped, 2 not started") {
+	if !errors.As(err, &ee) || ee.Code != 130 || !strings.Contains(err.Error(), "1 run stopped, 2 not started") {
 		t.Fatalf("error %v, want exit status 130 with 1 run stopped and 2 not started\n%s", err, stderr.String())
 	}
 	if got != os.Interrupt || len(executed) != 1 {

@@ -124,7 +124,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if werr != nil {
 		return werr
 	}
-	fmt.Fprintf(stderr, "generate: %s, %s; %d reached --max-length %d\n", counted(n, "sentence"), counted(total, "word"), cut, *maxLength)
+	fmt.Fprintf(stderr, "generate: %s, %s; %d reached --max-length %d\n", cli.Count(n, "sentence"), cli.Count(total, "word"), cut, *maxLength)
 	return nil
 }
 
@@ -146,10 +146,3 @@ func parsePrompt(prompt string, v *ptb.Vocab) ([]int, error) {
 	return ids, nil
 }
 
-// counted is n noun, the noun in the plural unless n is 1.
-func counted(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

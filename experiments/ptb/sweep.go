@@ -509,7 +509,7 @@ func execute(runs []cli.SweepRun, jobs, retries int, run cli.Launcher, stderr io
 		return err
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d runs failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
+		return fmt.Errorf("%s failed:\n  %s", cli.Count(len(failed), "run"), strings.Join(failed, "\n  "))
 	}
 	return nil
 }

@@ -369,7 +369,7 @@ func TestSweepInterrupt(t *testing.T) {
 	var stderr bytes.Buffer
 	err := execute(runs, 1, 1, run, &stderr)
 	var ee *cli.ExitError
-	if !errors.As(err, &ee) || ee.Code != 143 || !strings.Contains(err.Error(), "1 runs stopped, 1 not started") {
+	if !errors.As(err, &ee) || ee.Code != 143 || !strings.Contains(err.Error(), "1 run stopped, 1 not started") {
 		t.Fatalf("error %v, want exit status 143 with 1 run stopped and 1 not started\n%s", err, stderr.String())
 	}
 	if got != syscall.SIGTERM || executed != 1 || !strings.Contains(stderr.String(), "[1/2] stopped ") || strings.Contains(stderr.String(), "FAILED") {

@@ -77,7 +77,7 @@ func ResumeLine(label string, e nsrnn.Event) string {
 	if e.Step > 0 {
 		s += fmt.Sprintf(", batch %d of %d", e.Step+1, e.Steps)
 	}
-	return s + fmt.Sprintf(" (%d epochs done, from the checkpoint)", e.Epoch-1)
+	return s + fmt.Sprintf(" (%s done, from the checkpoint)", Count(e.Epoch-1, "epoch"))
 }
 
 // EpochLine is the line Progress writes after an epoch, e.g.

@@ -363,8 +363,8 @@ dispatch:
 		if failed > 0 {
 			failures = fmt.Sprintf(", %d failed", failed)
 		}
-		return failed, &ExitError{Code: code, Err: fmt.Errorf("sweep interrupted (%v): %d runs stopped, %d not started%s; run the same command again to resume them",
-			stopSig, stoppedRun, len(todo)-started, failures)}
+		return failed, &ExitError{Code: code, Err: fmt.Errorf("sweep interrupted (%v): %s stopped, %d not started%s; run the same command again to resume them",
+			stopSig, Count(stoppedRun, "run"), len(todo)-started, failures)}
 	}
 	return failed, nil
 }
@@ -401,4 +401,12 @@ func CheckSweepSize(what string, factors ...int) error {
 		return fmt.Errorf("%s: the sweep would list %.4g runs, more than the limit of %d", what, total, MaxSweepRuns)
 	}
 	return nil
+}
+
+// Count is n nouns: "1 run", "2 runs" (the plural in s).
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

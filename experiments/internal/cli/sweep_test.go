@@ -348,7 +348,7 @@ func TestRunSweepInterruptFake(t *testing.T) {
 		Stopping: func(sig os.Signal, running, notStarted int) { stopping = append(stopping, running, notStarted) },
 	})
 	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != 128+int(syscall.SIGTERM) || !strings.Contains(err.Error(), "1 runs stopped, 3 not started") {
+	if !errors.As(err, &ee) || ee.Code != 128+int(syscall.SIGTERM) || !strings.Contains(err.Error(), "1 run stopped, 3 not started") {
 		t.Fatalf("error %v, want an ExitError with status %d that counts 1 run stopped and 3 not started", err, 128+int(syscall.SIGTERM))
 	}
 	if got != syscall.SIGTERM {
