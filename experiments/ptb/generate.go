@@ -145,4 +145,3 @@ func parsePrompt(prompt string, v *ptb.Vocab) ([]int, error) {
 	}
 	return ids, nil
 }
-
