@@ -13,6 +13,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/nsrnn/nsrnn/data"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/protocol"
 )
 
@@ -148,7 +150,10 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if sel.Unfinished > 0 {
-		fmt.Fprintf(stderr, "select: ignoring %d unfinished runs (no %s)\n", sel.Unfinished, protocol.SummaryFile)
+		fmt.Fprintf(stderr, "select: ignoring %s (no %s)\n", cli.Count(sel.Unfinished, "unfinished run"), protocol.SummaryFile)
+	}
+	if n, total := unstarted(*sweep); n > 0 {
+		fmt.Fprintf(stderr, "select: %d of the sweep's %d runs (%s) have not started; the selection is among those that have\n", n, total, filepath.Join(*sweep, sweepManifestFile))
 	}
 	// The selection is written into the sweep directory: find out now
 	// rather than after the evaluation.
@@ -301,3 +306,31 @@ type grammarFilter struct{ g *data.Grammar }
 func (f grammarFilter) String() string     { return string(*f.g) }
 func (f grammarFilter) Set(s string) error { return f.g.Set(s) }
 func (f grammarFilter) Type() string       { return "grammar" }
+
+// unstarted counts the runs that the sweep.json of a sweep directory
+// lists and whose directory holds no run yet, and all it lists; 0, 0 when
+// it has no readable sweep.json (a directory of runs made otherwise).
+func unstarted(sweep string) (n, total int) {
+	b, err := readlimit.File(filepath.Join(sweep, sweepManifestFile), readlimit.JSON, true)
+	if err != nil {
+		return 0, 0
+	}
+	var m sweepManifest
+	if json.Unmarshal(b, &m) != nil {
+		return 0, 0
+	}
+	for _, r := range m.Runs {
+		// The run's directory as the sweep named it, which may be
+		// relative to where it ran: its last four parts
+		// (<task>/<model>/lr<LR>/seed<K>) under the sweep directory.
+		parts := strings.Split(filepath.ToSlash(r.Dir), "/")
+		if len(parts) < 4 {
+			return 0, 0
+		}
+		dir := filepath.Join(append([]string{sweep}, parts[len(parts)-4:]...)...)
+		if _, err := os.Stat(filepath.Join(dir, protocol.RunFile)); err != nil {
+			n++
+		}
+	}
+	return n, len(m.Runs)
+}

@@ -687,3 +687,31 @@ func TestSweepWorkers(t *testing.T) {
 		t.Errorf("--workers 0: %v, want an error naming --workers", err)
 	}
 }
+
+// TestUnstarted: select counts the runs that sweep.json lists and that
+// have not started (no run.json in their directory, found under the
+// sweep directory whatever the working directory of the sweep was).
+func TestUnstarted(t *testing.T) {
+	out := t.TempDir()
+	m := sweepManifest{Runs: []sweepRun{
+		{Dir: "elsewhere/s/marked-reversal/lstm/lr0.01/seed1"},
+		{Dir: "elsewhere/s/marked-reversal/lstm/lr0.01/seed2"},
+		{Dir: "/abs/s/dyck/rns/lr0.005/seed1"},
+	}}
+	if err := protocol.WriteJSON(filepath.Join(out, sweepManifestFile), m); err != nil {
+		t.Fatal(err)
+	}
+	started := filepath.Join(out, "marked-reversal", "lstm", "lr0.01", "seed1")
+	if err := os.MkdirAll(started, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(started, protocol.RunFile), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n, total := unstarted(out); n != 2 || total != 3 {
+		t.Errorf("unstarted = %d of %d, want 2 of 3", n, total)
+	}
+	if n, total := unstarted(t.TempDir()); n != 0 || total != 0 {
+		t.Errorf("no sweep.json: %d of %d", n, total)
+	}
+}
