@@ -560,6 +560,11 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	case *dataDir != "":
 		test = filepath.Join(*dataDir, ptb.TestFile)
 	}
+	// The selection is written into the sweep directory: find out now
+	// rather than after testing every model.
+	if err := protocol.CheckWritable(*sweep); err != nil {
+		return fmt.Errorf("--sweep: %w", err)
+	}
 	var rows []selected
 	for _, name := range s.Models {
 		dirs, _ := filepath.Glob(filepath.Join(*sweep, name, "run-*"))
@@ -571,11 +576,17 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 				continue
 			}
 			var sum summary
-			b, err := readlimit.File(filepath.Join(d, protocol.SummaryFile), readlimit.JSON, true)
-			if err != nil {
-				continue
+			path := filepath.Join(d, protocol.SummaryFile)
+			b, err := readlimit.File(path, readlimit.JSON, true)
+			if errors.Is(err, os.ErrNotExist) {
+				continue // unfinished
 			}
-			if err := json.Unmarshal(b, &sum); err != nil {
+			if err == nil {
+				if err = json.Unmarshal(b, &sum); err != nil {
+					err = fmt.Errorf("%s: %w", path, err)
+				}
+			}
+			if err != nil {
 				fmt.Fprintf(stderr, "select: skipping %s: %v\n", d, err)
 				continue
 			}
@@ -597,7 +608,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 		// whole.
 		res, err := evaluateRun(best.Run, test, 0, 0, "", nsrnn.CPU, nil)
 		if err != nil {
-			return fmt.Errorf("testing %s: %w (nothing written)", best.Run, err)
+			return fmt.Errorf("testing %s: %w (nothing written: repair or remove that run and select again)", best.Run, err)
 		}
 		best.TestPerplexity = res.Perplexity
 		rows = append(rows, *best)
