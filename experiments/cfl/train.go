@@ -573,12 +573,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ok = true
-	above := fmt.Sprintf("%.4f above the lower bound", res.BestValidDifference)
+	above := cli.Nats(res.BestValidDifference) + " above the lower bound"
 	if res.NoLowerBound {
-		above = fmt.Sprintf("perplexity %.4f (no lower bound)", sum.BestValidPerplexity)
+		above = "perplexity " + cli.Nats(sum.BestValidPerplexity) + " (no lower bound)"
 	}
-	fmt.Fprintf(stderr, "best epoch %d of %d: validation cross-entropy %.4f nats per symbol, %s; files in %s\n",
-		res.BestEpoch, res.Epochs, res.BestValidCrossEntropy, above, *out)
+	fmt.Fprintf(stderr, "best epoch %d of %d: validation cross-entropy %s nats per symbol, %s; files in %s\n",
+		res.BestEpoch, res.Epochs, cli.Nats(res.BestValidCrossEntropy), above, *out)
 	return nil
 }
 

@@ -94,10 +94,24 @@ func EpochLine(label string, maxEpochs int, r nsrnn.EpochRecord) string {
 		mark = "; best so far"
 	}
 	elapsed := time.Duration(r.ElapsedSeconds * float64(time.Second)).Round(time.Second)
-	bound := fmt.Sprintf("%+.4f from the lower bound", r.ValidDifference)
+	sign := ""
+	if !(r.ValidDifference < 0) {
+		sign = "+"
+	}
+	bound := sign + Nats(r.ValidDifference) + " from the lower bound"
 	if r.NoLowerBound {
 		bound = fmt.Sprintf("perplexity %.4g (no lower bound)", math.Exp(r.ValidCrossEntropy))
 	}
-	return fmt.Sprintf("%s epoch %d of at most %d: cross-entropy in nats per symbol: train %.4f, validation %.4f, %s; lr %.4g; %s elapsed%s",
-		label, r.Epoch, maxEpochs, r.TrainLoss, r.ValidCrossEntropy, bound, r.LearningRate, elapsed, mark)
+	return fmt.Sprintf("%s epoch %d of at most %d: cross-entropy in nats per symbol: train %s, validation %s, %s; lr %.4g; %s elapsed%s",
+		label, r.Epoch, maxEpochs, Nats(r.TrainLoss), Nats(r.ValidCrossEntropy), bound, r.LearningRate, elapsed, mark)
+}
+
+// Nats formats a cross-entropy: four decimals, or four significant
+// digits with an exponent for a diverged run's (1e300 would print as 301
+// digits).
+func Nats(x float64) string {
+	if math.Abs(x) >= 1e5 {
+		return fmt.Sprintf("%.4g", x)
+	}
+	return fmt.Sprintf("%.4f", x)
 }
