@@ -365,6 +365,14 @@
 // error that says what is wrong, before anything large is allocated.
 // Panics are kept for programmer errors: calling a method on a nil or
 // zero-value Model, Stream or optimizer not made by its constructor, a
-// negative size given to NewAdam, or RegisterKind with a name already
-// registered.
+// negative size given to NewAdam, an optimizer's Update with gradients
+// that do not fit its parameters, TextLog to a nil writer, a nil
+// RecorderFunc, or RegisterKind with a name already registered or an
+// inconsistent declaration. A kind whose layers disagree with its
+// declaration is refused by New with an error.
+//
+// A Model computes one thing at a time: a computation that would overlap
+// another goroutine's is refused with an error wrapping ErrConcurrentUse,
+// and the methods that return no error (Init, KeepGraphs, Graphs,
+// ReleaseGraphs) wait for it to end.
 package nsrnn
