@@ -49,7 +49,7 @@ step() {
 		echo "(skipped, the campaign's time is spent: $*)" >> "$log"
 		return 124
 	fi
-	timeout "$lim" "$@"
+	timeout -k 10 "$lim" "$@"
 }
 # evaluate DIR [sg]: the validation and test perplexity of the finished
 # run in DIR (eval-valid.json, eval-test.json) and, with sg, its SG scores

@@ -56,25 +56,33 @@ for name, ns in re.findall(r'^Benchmark(GPUTrainStepCFL/\S+?|TrainStep/\S+?)(?:-
     cflstep.setdefault(name, []).append(float(ns) * 1e-9 * 20)
 
 # The profiles: per benchmark (the last table of each name), the device
-# time and operations per token, and the three costliest operations.
+# time and operations per token, and the three costliest operations; those
+# of the fused and persistent LSTM steps under the names their rates have
+# in bench.log (model+fused, model+persistent).
 profiles = {}
-for block in read('profile.txt').split('\n== ')[0:]:
-    block = block.lstrip('= ')
-    lines = block.splitlines()
-    if not lines:
-        continue
-    name = lines[0].split(' (')[0]
-    prof = {}
-    for line in lines[1:]:
-        m = re.match(r'per token: ([\d.]+) operations, ([\d.]+) device µs', line)
-        if m:
-            prof['operations_per_token'] = float(m.group(1))
-            prof['device_us_per_token'] = float(m.group(2))
-            prof['device_bound_tokens_per_s'] = 1e6 / float(m.group(2)) if float(m.group(2)) > 0 else None
-    rows = [l for l in lines[2:] if re.match(r'^\S.*\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+%', l)]
-    prof['top'] = [re.sub(r'\s+', ' ', r).strip() for r in rows[:3]]
-    if 'device_us_per_token' in prof:
-        profiles[name.replace('Benchmark', '', 1)] = prof
+for file, suffix in (('profile.txt', ''), ('profile-fused.txt', '+fused'), ('profile-persistent.txt', '+persistent')):
+    for block in read(file).split('\n== ')[0:]:
+        block = block.lstrip('= ')
+        lines = block.splitlines()
+        if not lines:
+            continue
+        name = lines[0].split(' (')[0].replace('Benchmark', '', 1)
+        if suffix:
+            name = re.sub(r'^(GPU(?:Train|Eval)PTB/[^/]+)/', r'\g<1>' + suffix + '/', name)
+        prof = {}
+        for line in lines[1:]:
+            m = re.match(r'per token: ([\d.]+) operations, ([\d.]+) device µs', line)
+            if m:
+                prof['operations_per_token'] = float(m.group(1))
+                prof['device_us_per_token'] = float(m.group(2))
+                prof['device_bound_tokens_per_s'] = 1e6 / float(m.group(2)) if float(m.group(2)) > 0 else None
+        rows = [l for l in lines[2:] if re.match(r'^\S.*\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+%', l)]
+        prof['top'] = [re.sub(r'\s+', ' ', r).strip() for r in rows[:3]]
+        if 'device_us_per_token' in prof:
+            profiles[name] = prof
+# Benchmarks that failed (a kernel error, a grid barrier that timed out):
+# their rates are missing from speed, their names are here.
+bench_failures = sorted(set(re.findall(r'^\s*--- FAIL: Benchmark(\S+)', read('bench.log'), re.M)))
 for name, fig in figures.items():
     p = profiles.get(name)
     if p and p.get('device_bound_tokens_per_s'):
@@ -110,6 +118,7 @@ summary = {
     'cfl_rns_2_3_epoch_seconds': cfl,
     'cfl_step_seconds_per_200_strings': cflstep,
     'profiles': profiles,
+    'bench_failures': bench_failures,
 }
 with open(os.path.join(out, 'summary.json'), 'w') as f:
     json.dump(summary, f, indent=2)
