@@ -82,7 +82,10 @@ const (
 
 // RemoveEpsilonAndUnaryRules returns the grammar produced from g by the
 // authors' released sampler (pcfg_tools.py in DuSell & Chiang's code), and
-// kept, the probability under g of the derivations that the result keeps.
+// kept, the probability under g of the derivations that the result keeps
+// relative to all of g's finite derivations, for a consistent g (one whose
+// derivations end with probability 1); for another it is the product of
+// the removed root rules' complements, not that ratio.
 //
 // The transformation first removes every ε rule, then every unary rule
 // A → B (B a nonterminal), one at a time, always the first such rule in the

@@ -100,7 +100,10 @@ type closureEntry struct {
 // unknown symbol, the start symbol has no rules, a probability is outside
 // [0, 1], or the probabilities of the rules of one left-hand side do not sum
 // to 1 within 1e-9. It also returns an error if unary and nullable rules
-// form cycles of total probability 1 or more.
+// form cycles of total probability 1 or more among nonterminals that
+// derive some string (a cycle among those that derive none is only
+// warned of: see Warnings), or if the probabilities of deriving the
+// empty string do not converge (a critical ε-recursion).
 func NewPCFG(start string, terminals []string, rules []Rule) (*PCFG, error) {
 	if len(rules) == 0 {
 		return nil, errors.New("data: empty grammar: no rules")
@@ -156,7 +159,9 @@ func NewPCFG(start string, terminals []string, rules []Rule) (*PCFG, error) {
 		}
 	}
 	g.binarize()
-	g.nullable()
+	if err := g.nullable(); err != nil {
+		return nil, err
+	}
 	if err := g.sameLengthClosure(); err != nil {
 		return nil, err
 	}
@@ -232,8 +237,11 @@ func (g *PCFG) binarize() {
 }
 
 // nullable computes β_A(0) for every binarized nonterminal by fixed-point
-// iteration from 0, which converges monotonically to the least fixed point.
-func (g *PCFG) nullable() {
+// iteration from 0, which converges monotonically to the least fixed
+// point; it returns an error where the iteration has not converged after
+// maxIter steps, as for a critical or nearly critical ε-recursion (A → A A
+// [0.5], A → ε [0.5]), whose weights it would otherwise leave inexact.
+func (g *PCFG) nullable() error {
 	x := make([]float64, g.nb)
 	y := make([]float64, g.nb)
 	const maxIter = 1 << 20
@@ -251,10 +259,11 @@ func (g *PCFG) nullable() {
 		}
 		x, y = y, x
 		if delta <= 1e-17 {
-			break
+			g.null = x
+			return nil
 		}
 	}
-	g.null = x
+	return fmt.Errorf("data: the probabilities that the nonterminals derive the empty string do not converge (after %d steps): the grammar's ε-rules are critical or nearly so (a derivation of the empty string goes on forever with probability near 1); such a grammar is not supported", maxIter)
 }
 
 // productive returns which binarized nonterminals derive some string.

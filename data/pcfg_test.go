@@ -19,6 +19,14 @@ func TestNewPCFGErrors(t *testing.T) {
 	}{
 		{name: "empty", start: "S", terms: []string{"a"}, want: "empty grammar"},
 		{
+			// The empty string's weight of A is the least root of
+			// ν = 0.5 + 0.5ν², 1, which iteration from 0 reaches only as
+			// 1/k: refused rather than left inexact.
+			name: "critical epsilon recursion", start: "S", terms: []string{"a", "b"},
+			rules: []Rule{rule("S", 0.5, "a"), rule("S", 0.5, "b", "A"), rule("A", 0.5, "A", "A"), rule("A", 0.5)},
+			want:  "critical",
+		},
+		{
 			name: "sum", start: "S", terms: []string{"a"},
 			rules: []Rule{rule("S", 1, "A"), rule("A", 0.5, "a"), rule("A", 0.4)},
 			want:  `nonterminal "A"`,

@@ -193,11 +193,14 @@ func ReadPCFGFile(path string) (*PCFG, error) {
 }
 
 // WritePCFG writes g in the format of grammar files, which ReadPCFG reads
-// back into the same grammar (same start symbol, rules, probabilities and
-// terminal order, when every terminal occurs in a rule): one rule per line
-// in g's order, terminals quoted, probabilities in the shortest form that
-// reads back exactly. header, when not empty, is written first as
-// comment lines.
+// back into the same grammar (same start symbol, rules and probabilities):
+// one rule per line in g's order, terminals quoted, probabilities in the
+// shortest form that reads back exactly. The terminals read back are
+// numbered in the order in which they first occur in the rules, which is
+// g's order only when g's terminals first occur in that order (not so for
+// hardest-cfl's: a model of --task hardest-cfl and one of its grammar file
+// number their symbols differently). header, when not empty, is written
+// first as comment lines.
 func WritePCFG(w io.Writer, g *PCFG, header string) error {
 	if g == nil {
 		return errNilGrammar
