@@ -14,7 +14,8 @@
 # gomacro the proxy serves and that one-line fix, which is what master
 # holds. Either way the kernel runs with GODEBUG=gotypesalias=0 (gomacro
 # does not handle the alias types that go/types reports since Go 1.23) and
-# needs libzmq (Debian: libzmq3-dev) and pkg-config.
+# with a module proxy list that ends in an empty proxy (below), and needs
+# cgo and a C compiler (Debian: build-essential) to build its plugins.
 set -euo pipefail
 
 GOMACRO_VERSION=v0.0.0-20260901205243-0df6c0cd20af # github.com/cosmos72/gomacro, newest pseudo-version
@@ -32,19 +33,12 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 command -v jupyter >/dev/null 2>&1 || die "jupyter is not installed: run .ci/notebook.sh first"
 
-# libzmq, which gophernotes links.
-if ! pkg-config --exists libzmq 2>/dev/null; then
-	command -v apt-get >/dev/null 2>&1 || die "libzmq (and pkg-config) missing, and there is no apt-get"
-	sudo=()
-	if [ "$(id -u)" -ne 0 ]; then
-		command -v sudo >/dev/null 2>&1 || die "libzmq missing: run this script as root, or install sudo"
-		sudo=(sudo -n)
-	fi
-	say "installing libzmq3-dev and pkg-config"
-	"${sudo[@]}" apt-get update -qq || die "apt-get update failed"
-	DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends libzmq3-dev pkg-config ||
-		die "apt-get install libzmq3-dev pkg-config failed"
-fi
+# A C compiler, with cgo: gophernotes' interpreter imports the project as
+# a Go plugin, which it builds with cgo (gophernotes itself speaks ZeroMQ
+# in pure Go: no libzmq is needed).
+cc="$(go env CC)"
+[ "$(go env CGO_ENABLED)" = 1 ] && command -v "${cc%% *}" >/dev/null 2>&1 ||
+	die "gophernotes builds the project as a Go plugin, which needs cgo and a C compiler ($cc; Debian: build-essential)"
 
 gobin="$(go env GOBIN)"
 if [ -z "$gobin" ]; then
@@ -87,16 +81,25 @@ $out"
 	say "installed $gobin/gophernotes"
 fi
 
-# The kernel, registered with Jupyter, with GODEBUG=gotypesalias=0.
+# The kernel, registered with Jupyter, with GODEBUG=gotypesalias=0 and a
+# module proxy list without "direct" that ends in an empty proxy: a proxy
+# that refuses a module (some answer 403 for one they do not hold, such
+# as this unpublished project) then falls through to one that reads as
+# "not found", so that the replace directive that gophernotes writes for
+# the local module applies (with "direct", a failed fetch from version
+# control ends the look-up instead).
 dir="$(jupyter --data-dir)/kernels/gophernotes"
-mkdir -p "$dir"
+mkdir -p "$dir/empty-proxy"
+goproxy="$(go env GOPROXY)"
+proxies="$(printf '%s\n' "$goproxy" | tr ',|' '\n\n' | grep -v -x -e direct -e off -e '' | paste -sd'|' -)" || true
+[ -n "$proxies" ] && goproxy="$proxies|file://$dir/empty-proxy"
 cat >"$dir/kernel.json" <<JSON
 {
     "argv": ["$gobin/gophernotes", "{connection_file}"],
     "display_name": "Go (gophernotes)",
     "language": "go",
     "name": "gophernotes",
-    "env": {"GODEBUG": "gotypesalias=0"}
+    "env": {"GODEBUG": "gotypesalias=0", "GOPROXY": "$goproxy"}
 }
 JSON
 jupyter kernelspec list 2>/dev/null | awk '$1 == "gophernotes" { found = 1 } END { exit !found }' ||

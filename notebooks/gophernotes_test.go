@@ -151,12 +151,25 @@ func gophernotesVersion(src []byte) ([]byte, error) {
 				}
 				l = strings.ReplaceAll(l, `"github.com/nsrnn/nsrnn/`, `"../`)
 				l = strings.ReplaceAll(l, `os.Getenv("GONB_TMP_DIR")`, `os.TempDir()`)
+				l = strings.ReplaceAll(l, "// a directory in the kernel's temporary directory, removed when the kernel stops.",
+					"// a directory in os.TempDir(), which stays when the kernel stops (and which the training cell replaces).")
 				l = display.ReplaceAllString(l, "Display(display.PNG($1))")
 				if strings.HasPrefix(strings.TrimSpace(l), "%") || strings.HasPrefix(strings.TrimSpace(l), "!") ||
 					strings.Contains(l, "gonbui") || strings.Contains(l, "GONB_") {
 					return nil, fmt.Errorf("cell %d (%s): no gophernotes equivalent for %q", i, c.ID, l)
 				}
 				lines = append(lines, l)
+			}
+			// gophernotes shows the values of a cell's last expression:
+			// a final top-level fmt.Printf's byte count and error would
+			// print after its output.
+			for j := len(lines) - 1; j >= 0; j-- {
+				if l := lines[j]; l != "" && l[0] != '\t' && l[0] != ' ' && l[0] != ')' && l[0] != '}' {
+					if strings.HasPrefix(l, "fmt.Print") {
+						lines[j] = "_, _ = " + l
+					}
+					break
+				}
 			}
 			c.setText(strings.Join(lines, "\n"))
 		}

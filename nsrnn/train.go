@@ -308,19 +308,30 @@ func (c *TrainConfig) defaults(m *Model) error {
 
 // EpochRecord is one line of the training log.
 type EpochRecord struct {
-	// TrainLoss is the epoch's mean training loss per unit of the
-	// objective's weights (nats per symbol for SentenceObjective, per
-	// token for StreamObjective); ValidCrossEntropy is the validation
-	// score after the epoch.
+	// Epoch counts from 1. TrainLoss is the epoch's mean training loss
+	// per unit of the objective's weights (nats per symbol for
+	// SentenceObjective, per token for StreamObjective);
+	// ValidCrossEntropy is the validation score after the epoch.
 	Epoch             int     `json:"epoch"`
 	TrainLoss         float64 `json:"train_loss"`
 	ValidCrossEntropy float64 `json:"valid_cross_entropy"`
-	LowerBound        float64 `json:"lower_bound"`
-	ValidDifference   float64 `json:"valid_cross_entropy_diff"`
-	LearningRate      float64 `json:"learning_rate"`
-	ElapsedSeconds    float64 `json:"elapsed_seconds"`
-	EpochSeconds      float64 `json:"epoch_seconds"`
-	Improved          bool    `json:"improved"`
+	// LowerBound is TrainConfig.LowerBound, and ValidDifference
+	// ValidCrossEntropy − LowerBound.
+	LowerBound      float64 `json:"lower_bound"`
+	ValidDifference float64 `json:"valid_cross_entropy_diff"`
+	// LearningRate is the rate the epoch trained with (a decay that the
+	// epoch's score brings applies from the next one).
+	LearningRate float64 `json:"learning_rate"`
+	// ElapsedSeconds is the training time of the run up to the end of
+	// the epoch, over every part of a resumed run; EpochSeconds the
+	// epoch's own, its validation included.
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	EpochSeconds   float64 `json:"epoch_seconds"`
+	// Improved says that the schedule judged the score an improvement on
+	// the best so far (Schedule.Improves): the epoch's parameters became
+	// the best ones, and the epochs without improvement that early
+	// stopping counts start again.
+	Improved bool `json:"improved"`
 	// NoLowerBound marks the record of a run without a lower bound
 	// (TrainConfig.NoLowerBound): LowerBound and ValidDifference are 0
 	// and mean nothing, and the JSON form leaves them out.
@@ -341,6 +352,10 @@ func (r EpochRecord) MarshalJSON() ([]byte, error) {
 
 // TrainResult summarizes a training run.
 type TrainResult struct {
+	// Epochs is the number of epochs done; BestEpoch the one whose
+	// parameters the model holds at the end (the last that Improved),
+	// with its validation score, BestValidCrossEntropy, and that score
+	// less the lower bound, BestValidDifference.
 	Epochs                int
 	BestEpoch             int
 	BestValidCrossEntropy float64
@@ -348,7 +363,9 @@ type TrainResult struct {
 	BestValidDifference   float64
 	// NoLowerBound is TrainConfig.NoLowerBound: LowerBound and
 	// BestValidDifference are 0 and mean nothing.
-	NoLowerBound   bool
+	NoLowerBound bool
+	// ElapsedSeconds is the training time over every part of a resumed
+	// run.
 	ElapsedSeconds float64
 	// Finished is false when a Recorder stopped the run with ErrStop.
 	Finished bool

@@ -70,6 +70,7 @@ type SettingsError struct {
 	Diffs []string
 }
 
+// Error names the run, its settings file and the settings that differ.
 func (e *SettingsError) Error() string {
 	return fmt.Sprintf("the settings differ from those of the run in %s (%s): %s", e.Dir, e.Path, strings.Join(e.Diffs, "; "))
 }

@@ -58,6 +58,7 @@ type Mismatch struct {
 	Err               float64
 }
 
+// String describes the mismatch: the parameter entry and both values.
 func (m Mismatch) String() string {
 	return fmt.Sprintf("%s[%d]: analytic %.10g numeric %.10g (error %.3g)", m.Param, m.Index, m.Analytic, m.Numeric, m.Err)
 }

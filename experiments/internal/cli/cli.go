@@ -32,7 +32,10 @@ type ExitError struct {
 	Err  error
 }
 
+// Error is the wrapped error's.
 func (e *ExitError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // Program is a set of named subcommands.

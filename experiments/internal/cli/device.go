@@ -54,6 +54,7 @@ type DeviceError struct {
 	Err    error
 }
 
+// Error says which device is at fault and why.
 func (e *DeviceError) Error() string {
 	if errors.Is(e.Err, nsrnn.ErrNoDeviceKernel) {
 		return fmt.Sprintf("--device %s: %v; give --device cpu for this model", e.Device, e.Err)
@@ -61,6 +62,7 @@ func (e *DeviceError) Error() string {
 	return fmt.Sprintf("--device %s: %v", e.Device, e.Err)
 }
 
+// Unwrap returns the device's error.
 func (e *DeviceError) Unwrap() error { return e.Err }
 
 // UseDevice moves the model m to the device d (nsrnn.Model.SetDevice),
