@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -165,4 +166,36 @@ func (r *RunDir) Close(ok bool, files ...string) {
 	if abandon || !r.Created && !ok {
 		r.removeMade() // only if empty
 	}
+}
+
+// UpdateRun records s, the settings of a resumed run that changed its
+// device or its maximum number of epochs from the run's own (wasDevice,
+// wasEpochs; a device "" is the CPU), in the run's settings file
+// (dir/RunFile), and says so on w; a finished run's summary and model are
+// removed when more epochs let it go on (its checkpoint holds what they
+// did), so that it counts as unfinished until it ends again.
+func UpdateRun(dir string, s any, device, wasDevice string, epochs, wasEpochs int, w io.Writer) error {
+	flag := "--epochs"
+	if epochs == wasEpochs {
+		flag = "--device"
+	}
+	path := filepath.Join(dir, RunFile)
+	if err := WriteJSON(path, s); err != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	if device != wasDevice {
+		fmt.Fprintf(w, "--device %s: the run trained on %s before; %s updated\n", cmp.Or(device, "cpu"), cmp.Or(wasDevice, "cpu"), path)
+	}
+	if epochs == wasEpochs {
+		return nil
+	}
+	fmt.Fprintf(w, "--epochs %d: the run's maximum was %d; %s updated\n", epochs, wasEpochs, path)
+	if epochs > wasEpochs {
+		for _, f := range []string{SummaryFile, ModelFile} {
+			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("--epochs: %w", err)
+			}
+		}
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -195,33 +194,6 @@ func resumedSettings(dir string, resume bool) (protocol.Settings, bool) {
 		return protocol.Settings{}, false
 	}
 	return saved, true
-}
-
-// updateRun records in the run's run.json (in dir) the settings s of a
-// resume that changed the device or the maximum number of epochs from
-// was, the run's; a finished run's summary.json and model are removed
-// when more epochs let it go on (its checkpoint holds what they did), so
-// that it counts as unfinished until it ends again.
-func updateRun(dir string, s, was protocol.Settings, device nsrnn.Device, stderr io.Writer) error {
-	path := filepath.Join(dir, protocol.RunFile)
-	if err := protocol.WriteJSON(path, s); err != nil {
-		return fmt.Errorf("--resume: %w", err)
-	}
-	if s.Device != was.Device {
-		fmt.Fprintf(stderr, "--device %s: the run trained on %s before; %s updated\n", device, cmp.Or(was.Device, "cpu"), path)
-	}
-	if s.Epochs == was.Epochs {
-		return nil
-	}
-	fmt.Fprintf(stderr, "--epochs %d: the run's maximum was %d; %s updated\n", s.Epochs, was.Epochs, path)
-	if s.Epochs > was.Epochs {
-		for _, f := range []string{protocol.SummaryFile, protocol.ModelFile} {
-			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("--epochs: %w", err)
-			}
-		}
-	}
-	return nil
 }
 
 // checkProtocol parses the lengths into s and checks the protocol flags
@@ -517,7 +489,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--grammar-file: %w", err)
 	}
 	if !rd.Created && (open.Device != s.Device || open.Epochs != s.Epochs) {
-		if err := updateRun(*out, s, open, p.device, stderr); err != nil {
+		if err := protocol.UpdateRun(*out, s, s.Device, open.Device, s.Epochs, open.Epochs, stderr); err != nil {
 			return err
 		}
 	}

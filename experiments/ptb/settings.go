@@ -371,37 +371,6 @@ func checkpointSettings(s settings) (map[string]string, error) {
 	return protocol.CheckpointSettings(s, "model", "epochs", "device")
 }
 
-// updateRun records in the run's run.json the settings s of a resume
-// that changed the maximum number of epochs or the device from those of
-// was, the saved settings; a finished run's summary.json and model are
-// removed when more epochs let the run go on (its checkpoint holds what
-// they did), so that it counts as unfinished until it ends again.
-func updateRun(dir string, s, was settings, stderr io.Writer) error {
-	flag := "--epochs"
-	if s.Epochs == was.Epochs {
-		flag = "--device"
-	}
-	path := filepath.Join(dir, protocol.RunFile)
-	if err := protocol.WriteJSON(path, s); err != nil {
-		return fmt.Errorf("%s: %w", flag, err)
-	}
-	if s.Device != was.Device {
-		fmt.Fprintf(stderr, "--device %s: the run trained on %s before; %s updated\n", cmp.Or(s.Device, "cpu"), cmp.Or(was.Device, "cpu"), path)
-	}
-	if s.Epochs == was.Epochs {
-		return nil
-	}
-	fmt.Fprintf(stderr, "--epochs %d: the run's maximum was %d; %s updated\n", s.Epochs, was.Epochs, path)
-	if s.Epochs > was.Epochs {
-		for _, f := range []string{protocol.SummaryFile, protocol.ModelFile} {
-			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("--epochs: %w", err)
-			}
-		}
-	}
-	return nil
-}
-
 // checkResumeData refuses a resume on data other than the run's: files
 // whose SHA-256 differs from the one recorded, or, for a run that recorded
 // none, a vocabulary other than its vocab.txt.

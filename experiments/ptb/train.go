@@ -300,7 +300,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return "resume from the last checkpoint with: " + prog.CommandLine(againArgs)
 	})
 	if saved != nil && (s.Epochs != saved.Epochs || s.Device != saved.Device) {
-		if err := updateRun(*out, s, *saved, stderr); err != nil {
+		if err := protocol.UpdateRun(*out, s, s.Device, saved.Device, s.Epochs, saved.Epochs, stderr); err != nil {
 			return err
 		}
 	}

@@ -183,46 +183,48 @@ echo "== speed: LSTM-256 and JM-247 beside PyTorch" >&2
 # at B = 32, the second stream against one, the persistent and fused
 # steps; the other variants and B = 256 come after, the rarer ones in the
 # first round only, so that a check that runs short loses the least.
+# torch B: PyTorch's training and evaluation at batch B, into torch.log.
+torch() {
+	for kind in train eval; do
+		echo "round $round $kind B$1: $(step 30 env DEVICE=cuda BATCH=$1 python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
+	done
+}
+# variant NAME LIMIT N PATTERN VAR=VALUE…: the benchmarks of PATTERN, N
+# times each, with the environment given, named model+NAME in bench.log.
+variant() {
+	name=$1 lim=$2 n=$3 pattern=$4
+	shift 4
+	step "$lim" env "$@" ./nsrnn.test -test.run XXX -test.benchtime "$n" -test.bench "$pattern" 2>&1 |
+		sed -E "s#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\\1+$name/#" >> "$out/bench.log"
+}
 for round in 1 2; do
 	echo "round $round" >> "$out/bench.log"
 	step 60 ./nsrnn.test -test.run XXX -test.benchtime 100x \
 		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)' >> "$out/bench.log" 2>&1
-	for kind in train eval; do
-		echo "round $round $kind B32: $(step 30 env DEVICE=cuda BATCH=32 python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
-	done
+	torch 32
 	# The output layer on one stream after the recurrence
 	# (NSRNN_CUDA_PIPELINE=0), against the default that runs it beside
-	# the recurrence on a second stream, named model+serial.
-	step 30 env NSRNN_CUDA_PIPELINE=0 ./nsrnn.test -test.run XXX -test.benchtime 100x \
-		-test.bench "GPU(Train|Eval)PTB/(lstm-256|jm-247)(-f32)?/B32" 2>&1 |
-		sed -E "s#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\\1+serial/#" >> "$out/bench.log"
+	# the recurrence on a second stream.
+	variant serial 30 100x "GPU(Train|Eval)PTB/(lstm-256|jm-247)(-f32)?/B32" NSRNN_CUDA_PIPELINE=0
 	# The fused LSTM steps (NSRNN_CUDA_LSTM_STEP=fused, fused2, fused8: 4,
 	# 2 and 8 batch rows per warp; persistent, persistent8: a chunk's
-	# steps in one launch, LSTM-256 only) in the same round, named
-	# model+VARIANT in bench.log; JM-247 with the first only; fused2,
-	# fused8 and persistent8 in the first round only.
+	# steps in one launch, LSTM-256 only) in the same round; JM-247 with
+	# the first only; fused2, fused8 and persistent8 in the first round
+	# only.
 	variants="${persistent%% *} fused"
 	[ $round = 1 ] && variants="$persistent fused fused2 fused8"
 	for v in $variants; do
 		models='lstm-256|jm-247'
 		[ $v = fused ] || models='lstm-256'
-		step 30 env NSRNN_CUDA_LSTM_STEP=$v ./nsrnn.test -test.run XXX -test.benchtime 100x \
-			-test.bench "GPU(Train|Eval)PTB/($models)(-f32)?/B32" 2>&1 |
-			sed -E "s#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\\1+$v/#" >> "$out/bench.log"
+		variant $v 30 100x "GPU(Train|Eval)PTB/($models)(-f32)?/B32" NSRNN_CUDA_LSTM_STEP=$v
 	done
-	# Training with the fused steps in both directions
-	# (NSRNN_CUDA_LSTM_BACK too), named model+fused-both.
-	step 30 env NSRNN_CUDA_LSTM_STEP=fused NSRNN_CUDA_LSTM_BACK=fused ./nsrnn.test -test.run XXX -test.benchtime 100x \
-		-test.bench "GPUTrainPTB/(lstm-256|jm-247)(-f32)?/B32" 2>&1 |
-		sed -E "s#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\\1+fused-both/#" >> "$out/bench.log"
-	for kind in train eval; do
-		echo "round $round $kind B256: $(step 30 env DEVICE=cuda BATCH=256 python3 "$here/torch_lm.py" "$kind" ptb-data/ptb.train.txt 2>&1 | tail -1)" >> "$out/torch.log"
-	done
+	# Training with the fused steps in both directions (NSRNN_CUDA_LSTM_BACK
+	# too).
+	variant fused-both 30 100x "GPUTrainPTB/(lstm-256|jm-247)(-f32)?/B32" NSRNN_CUDA_LSTM_STEP=fused NSRNN_CUDA_LSTM_BACK=fused
+	torch 256
 	# Every product in cuBLAS (NSRNN_CUDA_SMALL_PRODUCTS=0), for comparison
-	# with the engine's kernels for the narrow ones, named model+cublas.
-	step 40 env NSRNN_CUDA_SMALL_PRODUCTS=0 ./nsrnn.test -test.run XXX -test.benchtime 50x \
-		-test.bench 'GPU(Train|Eval)PTB/(jm-247|rns-1-2)/B32' 2>&1 |
-		sed -E "s#^(BenchmarkGPU(Train|Eval)PTB/[^/]+)/#\\1+cublas/#" >> "$out/bench.log"
+	# with the engine's kernels for the narrow ones.
+	variant cublas 40 50x 'GPU(Train|Eval)PTB/(jm-247|rns-1-2)/B32' NSRNN_CUDA_SMALL_PRODUCTS=0
 	[ $round = 1 ] && step 40 env NSRNN_CUDA_GRAPHS=0 ./nsrnn.test -test.run XXX -test.benchtime 100x \
 		-test.bench 'GPU(Train|Eval)PTB/(lstm-256|jm-247)/B32' > "$out/bench-nographs.log" 2>&1
 done
