@@ -46,10 +46,9 @@
 //
 // A prediction is a formula in SyntaxGym's language:
 //
-//	formula    = or
-//	or         = and { "|" and }
-//	and        = comparison { "&" comparison }
-//	comparison = sum ( "<" | ">" | "=" ) sum | "(" or ")"
+//	formula    = logical
+//	logical    = comparison { ( "&" | "|" ) comparison }
+//	comparison = sum ( "<" | ">" | "=" ) sum | "(" logical ")"
 //	sum        = atom { ( "+" | "-" ) atom }
 //	atom       = term | number | "(" sum ")"
 //	term       = "(" ( region | "*" ) ";" "%" condition "%" ")"
@@ -62,14 +61,17 @@
 // optional exponent: 0, 1.5, -2, +.5, 1e-3. There is no unary minus on
 // other expressions: write 0 - (1;%c%) rather than -(1;%c%).
 //
-// The operators, from the loosest binding to the tightest: | (or); &
-// (and); the comparisons <, > and =; + and -. The binary arithmetic and
-// logical operators associate to the left; comparisons do not chain
-// (a < b < c is an error). Parentheses group as usual, and white space
-// between tokens is free. Formulas are typed: + and - and the comparisons
-// take numbers, & and | take comparisons, and a formula must be a
-// comparison or a combination of comparisons. So a < b & c > d | e = f is
-// ((a < b) & (c > d)) | (e = f).
+// The operators, from the loosest binding to the tightest: & (and) and
+// | (or), alike; the comparisons <, > and =; + and -, alike. The binary
+// arithmetic and logical operators associate to the left, so that & does
+// not bind tighter than | (as in SyntaxGym's grammar, where they share a
+// level, as + and - do); comparisons do not chain (a < b < c is an
+// error). Parentheses group as usual, and white space between tokens is
+// free. Formulas are typed: + and - and the comparisons take numbers, &
+// and | take comparisons, and a formula must be a comparison or a
+// combination of comparisons. So a < b & c > d | e = f is
+// ((a < b) & (c > d)) | (e = f), and a < b | c > d & e = f is
+// ((a < b) | (c > d)) & (e = f).
 //
 // The comparisons are evaluated on float64 values. < and > are strict: a
 // tie (equal values) does not hold. x = y holds when x and y are close in

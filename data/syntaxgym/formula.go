@@ -83,7 +83,9 @@ func (n *Number) String() string { return strconv.FormatFloat(n.Value, 'g', -1, 
 func (b *Binary) String() string {
 	x, y := b.X.String(), b.Y.String()
 	p := b.Op.precedence()
-	if precedence(b.X) < p {
+	// An & under an | or the other way round is parenthesized, though
+	// they group from the left: a reader may expect & to bind tighter.
+	if lx, ok := b.X.(*Binary); precedence(b.X) < p || ok && (lx.Op == And || lx.Op == Or) && lx.Op != b.Op {
 		x = "(" + x + ")"
 	}
 	if precedence(b.Y) <= p {
@@ -96,7 +98,7 @@ func (b *Binary) String() string {
 type Op int
 
 // The operators, from the tightest binding to the loosest: Add and Sub;
-// the comparisons Less, Greater and Close; And; Or.
+// the comparisons Less, Greater and Close; And and Or.
 const (
 	Add     Op = iota + 1 // +, numeric
 	Sub                   // -, numeric
@@ -134,10 +136,8 @@ func (o Op) IsComparison() bool { return o == Less || o == Greater || o == Close
 // precedence is larger for tighter binding.
 func (o Op) precedence() int {
 	switch o {
-	case Or:
+	case Or, And:
 		return 1
-	case And:
-		return 2
 	case Less, Greater, Close:
 		return 3
 	case Add, Sub:
@@ -272,22 +272,22 @@ func (p *parser) peekOp(ops ...Op) (Op, bool) {
 	return 0, false
 }
 
+// parseOr parses a chain of comparisons joined by & and |, which bind
+// alike and group from the left, as + and - do (SyntaxGym's levels:
+// + and -, then the comparisons, then & and |).
 func (p *parser) parseOr() (Expr, error) {
-	return p.parseLogical(Or, p.parseAnd)
+	return p.parseLogical(p.parseCmp, And, Or)
 }
 
-func (p *parser) parseAnd() (Expr, error) {
-	return p.parseLogical(And, p.parseCmp)
-}
-
-func (p *parser) parseLogical(op Op, next func() (Expr, error)) (Expr, error) {
+func (p *parser) parseLogical(next func() (Expr, error), ops ...Op) (Expr, error) {
 	start := p.skipAndPos()
 	x, err := next()
 	if err != nil {
 		return nil, err
 	}
 	for {
-		if _, ok := p.peekOp(op); !ok {
+		op, ok := p.peekOp(ops...)
+		if !ok {
 			return x, nil
 		}
 		opPos := p.pos
@@ -573,7 +573,9 @@ func Holds(e Expr, value func(*Term) (float64, error)) (bool, error) {
 	case Greater:
 		return x > y, nil
 	default: // Close
-		return x == y || math.Abs(x-y) <= CloseAbsTol+CloseRelTol*math.Abs(y), nil
+		// As NumPy's isclose: an infinity is close to itself alone (the
+	// tolerance of an infinite y would otherwise be infinite).
+	return x == y || !math.IsInf(x, 0) && !math.IsInf(y, 0) && math.Abs(x-y) <= CloseAbsTol+CloseRelTol*math.Abs(y), nil
 	}
 }
 

@@ -44,16 +44,17 @@ func TestParseFormula(t *testing.T) {
 		{"((1;%a%) + (2;%a%)) < ((1;%b%) + (2;%b%))",
 			bin(Less, bin(Add, a1, a2), bin(Add, b1, b2)),
 			"(1;%a%) + (2;%a%) < (1;%b%) + (2;%b%)"},
-		// & binds tighter than |.
+		// & and | bind alike and group from the left, as in SyntaxGym's
+		// grammar; written back, a mix is parenthesized.
 		{"(1;%a%) < (1;%b%) & (2;%a%) > (2;%b%) | (1;%a%) = 0",
 			bin(Or, bin(And, bin(Less, a1, b1), bin(Greater, a2, b2)), bin(Close, a1, num(0))),
-			"(1;%a%) < (1;%b%) & (2;%a%) > (2;%b%) | (1;%a%) = 0"},
+			"((1;%a%) < (1;%b%) & (2;%a%) > (2;%b%)) | (1;%a%) = 0"},
 		{"(1;%a%) = 0 | (1;%a%) < (1;%b%) & (2;%a%) > (2;%b%)",
-			bin(Or, bin(Close, a1, num(0)), bin(And, bin(Less, a1, b1), bin(Greater, a2, b2))),
-			"(1;%a%) = 0 | (1;%a%) < (1;%b%) & (2;%a%) > (2;%b%)"},
-		{"((1;%a%) = 0 | (1;%a%) < (1;%b%)) & (2;%a%) > (2;%b%)",
 			bin(And, bin(Or, bin(Close, a1, num(0)), bin(Less, a1, b1)), bin(Greater, a2, b2)),
 			"((1;%a%) = 0 | (1;%a%) < (1;%b%)) & (2;%a%) > (2;%b%)"},
+		{"(1;%a%) = 0 | ((1;%a%) < (1;%b%) & (2;%a%) > (2;%b%))",
+			bin(Or, bin(Close, a1, num(0)), bin(And, bin(Less, a1, b1), bin(Greater, a2, b2))),
+			"(1;%a%) = 0 | ((1;%a%) < (1;%b%) & (2;%a%) > (2;%b%))"},
 		// & and | are left associative; explicit right grouping is kept.
 		{"(1;%a%) < 1 & (1;%a%) < 2 & (1;%a%) < 3",
 			bin(And, bin(And, bin(Less, a1, num(1)), bin(Less, a1, num(2))), bin(Less, a1, num(3))),
@@ -220,6 +221,9 @@ func TestHolds(t *testing.T) {
 		{"(1;%big%) = 1000.011", true}, // 0.011 ≤ 0.001 + 0.01000011
 		{"(1;%big%) = 1000.012", false},
 		{"(1;%inf%) = (1;%inf%)", true},
+		{"(1;%a%) = (1;%inf%)", false}, // NumPy: isclose(2, inf) is false
+		{"(1;%inf%) = (1;%a%)", false},
+		{"(1;%inf%) = 0 - (1;%inf%)", false}, // +Inf against -Inf
 		{"(1;%inf%) > (1;%big%)", true},
 		{"(1;%nan%) = (1;%nan%)", false},
 		{"(1;%nan%) < 1 | (1;%nan%) > 1", false},
@@ -231,10 +235,11 @@ func TestHolds(t *testing.T) {
 		{"(1;%a%) + (2;%a%) > (2;%b%)", true},       // 5 > 4
 		{"(1;%a%) < (2;%a%) & (1;%a%) > (2;%a%)", false},
 		{"(1;%a%) < (2;%a%) | (1;%a%) > (2;%a%)", true},
-		// true | false & false: & first gives true; left to right would give false.
-		{"(1;%a%) < 3 | (1;%a%) > 3 & (1;%a%) > 3", true},
+		// true | false & false: left to right, as SyntaxGym groups them.
+		{"(1;%a%) < 3 | (1;%a%) > 3 & (1;%a%) > 3", false}, // ((a < 3) | (a > 3)) & (a > 3), a = 2
+		{"(1;%a%) < 3 | ((1;%a%) > 3 & (1;%a%) > 3)", true},
 		{"((1;%a%) < 3 | (1;%a%) > 3) & (1;%a%) > 3", false},
-		// false & true | true: & first gives true.
+		// false & true | true: left to right.
 		{"(1;%a%) > 3 & (1;%a%) < 3 | (1;%a%) < 3", true},
 		{"(1;%a%) > 3 & ((1;%a%) < 3 | (1;%a%) < 3)", false},
 		{"0 < 1", true},

@@ -144,19 +144,28 @@ func readPlotRun(dir string) (plotRun, error) {
 	} else if ok {
 		r.Test, r.HasTest = ev.Perplexity, true
 	}
-	var sg struct {
-		SGScore *float64 `json:"sg_score"`
+	// The figures compare pair-level SG scores (ptb sg's default) across
+	// runs: a file of item-level ones (--item-level) is refused by name.
+	readSG := func(name string) (float64, bool, error) {
+		var sg struct {
+			Level   string   `json:"level"`
+			SGScore *float64 `json:"sg_score"`
+		}
+		path := filepath.Join(dir, name)
+		ok, err := readOptionalJSON(path, &sg)
+		if err != nil || !ok || sg.SGScore == nil {
+			return 0, false, err
+		}
+		if sg.Level != "" && sg.Level != "pair" {
+			return 0, false, fmt.Errorf("%s: an SG score at the %s level; the figures plot pair-level scores (ptb sg without --item-level)", path, sg.Level)
+		}
+		return *sg.SGScore, true, nil
 	}
-	if ok, err := readOptionalJSON(filepath.Join(dir, "sg.json"), &sg); err != nil {
+	if r.SG, r.HasSG, err = readSG("sg.json"); err != nil {
 		return r, err
-	} else if ok && sg.SGScore != nil {
-		r.SG, r.HasSG = *sg.SGScore, true
 	}
-	sg.SGScore = nil
-	if ok, err := readOptionalJSON(filepath.Join(dir, "sg-released.json"), &sg); err != nil {
+	if r.SGReleased, r.HasSGReleased, err = readSG("sg-released.json"); err != nil {
 		return r, err
-	} else if ok && sg.SGScore != nil {
-		r.SGReleased, r.HasSGReleased = *sg.SGScore, true
 	}
 	return r, nil
 }

@@ -378,3 +378,19 @@ func TestPlotReleasedConvention(t *testing.T) {
 		t.Errorf("a released figure was drawn without sg-released.json: %v", err)
 	}
 }
+
+// TestPlotRefusesItemLevelSG: the figures compare pair-level SG scores;
+// an sg.json of item-level ones is refused, naming it.
+func TestPlotRefusesItemLevelSG(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	fakePTBRun(t, run, nsrnn.Config{Kind: nsrnn.LSTM, Hidden: 256}, []float64{400, 300}, 290, 0.45, true)
+	if err := os.WriteFile(filepath.Join(run, "sg.json"), []byte(`{"level":"item","sg_score":0.4}`), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := runPlot([]string{"--out", filepath.Join(dir, "fig"), run}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(run, "sg.json")) || !strings.Contains(err.Error(), "item level") {
+		t.Errorf("an item-level sg.json: %v", err)
+	}
+}
