@@ -574,8 +574,8 @@ func Holds(e Expr, value func(*Term) (float64, error)) (bool, error) {
 		return x > y, nil
 	default: // Close
 		// As NumPy's isclose: an infinity is close to itself alone (the
-	// tolerance of an infinite y would otherwise be infinite).
-	return x == y || !math.IsInf(x, 0) && !math.IsInf(y, 0) && math.Abs(x-y) <= CloseAbsTol+CloseRelTol*math.Abs(y), nil
+		// tolerance of an infinite y would otherwise be infinite).
+		return x == y || !math.IsInf(x, 0) && !math.IsInf(y, 0) && math.Abs(x-y) <= CloseAbsTol+CloseRelTol*math.Abs(y), nil
 	}
 }
 
