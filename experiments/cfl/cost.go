@@ -108,8 +108,8 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	lengths := fs.String("lengths", "40:80", "MIN:MAX string lengths of a task's or grammar file's subset")
 	fs.IntVar(&s.BatchSize, "batch-size", 10, "strings per batch")
 	fs.IntVar(&s.Hidden, "hidden", 20, "LSTM hidden units")
-	fs.IntVar(&s.States, "states", 2, "|Q| of "+joinNames(cli.KindsUsing("states")))
-	fs.IntVar(&s.Symbols, "symbols", 3, "|Γ| of "+joinNames(cli.KindsUsing("symbols")))
+	fs.IntVar(&s.States, "states", 0, "|Q| of "+joinNames(cli.KindsUsing("states"))+" (default: the task's, as train gives it: the |Q| column of cfl tasks)")
+	fs.IntVar(&s.Symbols, "symbols", 0, "|Γ| of "+joinNames(cli.KindsUsing("symbols"))+" (default: the task's, as train gives it)")
 	fs.IntVar(&s.StackEmbedding, "stack-embedding", 20, "stack vector size of "+joinNames(cli.KindsUsing("stack-embedding")))
 	fs.Var(&s.Bottom, "bottom", "bottom-symbol behaviour of "+joinNames(cli.KindsUsing("bottom"))+": original (ICLR 2022) or fixed (ICLR 2023, the 2023 release's models)")
 	fs.BoolVar(&s.PushHiddenState, "push-hidden-state", false, joinNames(cli.KindsUsing("push-hidden-state"))+" push the hidden state instead of a learned vector (the 2023 release's JM; --stack-embedding then is not theirs)")
@@ -138,8 +138,8 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	if s.TrainSize < 1 || s.ValidSize < 1 || s.BatchSize < 1 || s.Hidden < 1 || s.Epochs < 1 || *workers < 1 || *workers > maxWorkers {
 		return fmt.Errorf("--train-size, --valid-size, --batch-size, --hidden, --epochs and --workers must be at least 1 (--workers at most %d)", maxWorkers)
 	}
-	if s.States < 1 || s.Symbols < 1 || s.StackEmbedding < 1 {
-		return fmt.Errorf("--states %d, --symbols %d and --stack-embedding %d must be at least 1", s.States, s.Symbols, s.StackEmbedding)
+	if s.States < 0 || s.Symbols < 0 || s.StackEmbedding < 1 {
+		return fmt.Errorf("--states %d and --symbols %d must not be negative (0: the task's), --stack-embedding %d at least 1", s.States, s.Symbols, s.StackEmbedding)
 	}
 	if err := checkSetSizes(s.TrainSize, s.ValidSize, s.MaxLength, *lengths); err != nil {
 		return err
@@ -148,6 +148,18 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	t, td, err := costData(fs, *task, params(), *grammar, src)
 	if err != nil {
 		return err
+	}
+	// The stack's sizes that train would give the task (reported in the
+	// header and the JSON as the ones measured).
+	q, gamma := stackDefaults(t.Name())
+	if info := t.Info(); info.Group == data.GroupUser {
+		q, gamma = info.States, info.Symbols
+	}
+	if s.States == 0 {
+		s.States = q
+	}
+	if s.Symbols == 0 {
+		s.Symbols = gamma
 	}
 	s.EpochTrainSize, s.EpochValidSize = paperTrainSize, paperValidSize
 	if td != nil {

@@ -189,11 +189,41 @@ func TestCostOtherData(t *testing.T) {
 // the flags.
 func TestCostBadSizes(t *testing.T) {
 	for _, args := range [][]string{
-		{"--states", "0"}, {"--symbols", "-1"}, {"--stack-embedding", "0"}, {"--workers", "1099511627776"},
+		{"--states", "-1"}, {"--symbols", "-1"}, {"--stack-embedding", "0"}, {"--workers", "1099511627776"},
 	} {
 		status, _, stderr := run(append([]string{"cost", "--task", "dyck", "--models", "rns"}, args...)...)
 		if status == 0 || !strings.Contains(stderr, args[0]) {
 			t.Errorf("%v: status %d, stderr %q", args, status, stderr)
+		}
+	}
+}
+
+// TestCostTaskStates: without --states and --symbols, cost measures the
+// stack that train gives the task (|Q| = 3 on the hardest CFL and the 2023
+// tasks), reports those sizes, and counts the parameters of that model.
+func TestCostTaskStates(t *testing.T) {
+	for _, task := range []string{data.HardestCFL, data.MarkedCopy} {
+		var stdout, stderr bytes.Buffer
+		args := []string{"--in-process", "--json", "--task", task, "--models", "rns", "--train-size", "4", "--valid-size", "2",
+			"--batch-size", "2", "--lengths", "5:7", "--epochs", "1", "--hidden", "4"}
+		if err := runCost(args, &stdout, &stderr); err != nil {
+			t.Fatalf("%s: %v\n%s", task, err, stderr.String())
+		}
+		var rep costReport
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		tk, err := data.NewTask(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, g := stackDefaults(task)
+		want, err := nsrnn.CountParams(nsrnn.Config{Kind: nsrnn.RNS, InputVocab: len(tk.Terminals()), OutputVocab: len(tk.Vocabulary()), Hidden: 4, States: q, Symbols: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Settings.States != q || rep.Settings.Symbols != g || len(rep.Models) != 1 || rep.Models[0].Parameters != want {
+			t.Errorf("%s: settings %d×%d, models %+v; want %d×%d and %d parameters", task, rep.Settings.States, rep.Settings.Symbols, rep.Models, q, g, want)
 		}
 	}
 }
