@@ -55,6 +55,9 @@ func (r LengthResult) MarshalJSON() ([]byte, error) {
 // Report is an evaluation by length (the output of cfl eval).
 type Report struct {
 	Task string `json:"task"`
+	// Grammar is the task's definition where it has one (the lower
+	// bounds depend on it): paper or released.
+	Grammar data.Grammar `json:"grammar,omitempty"`
 	// NoLowerBound is set for strings of no known distribution: there is
 	// no lower bound, and the results have perplexities instead.
 	NoLowerBound bool `json:"no_lower_bound,omitempty"`
@@ -142,7 +145,7 @@ func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen
 		ls = append(ls, l)
 	}
 	sort.Ints(ls)
-	rep := &Report{Task: t.Name(), TaskParams: t.Params(), NoLowerBound: !bound}
+	rep := &Report{Task: t.Name(), Grammar: t.Definition(), TaskParams: t.Params(), NoLowerBound: !bound}
 	if bound {
 		rep.ValidLengths = lb.ValidLengths
 	}

@@ -9,13 +9,18 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/internal/boundjson"
 	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
 // Summary is summary.json, the outcome of a finished training run.
 type Summary struct {
-	Task       string       `json:"task"`
+	Task string `json:"task"`
+	// Grammar is the task's definition where it has one (the lower bound
+	// depends on it); empty in summaries written before it was recorded
+	// and for tasks without a grammar.
+	Grammar    data.Grammar `json:"grammar,omitempty"`
 	Model      nsrnn.Config `json:"model"`
 	Parameters int          `json:"parameters"`
 	// Epochs is the number of epochs run and BestEpoch the one whose

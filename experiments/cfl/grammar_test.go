@@ -314,6 +314,9 @@ func TestSelectGrammar(t *testing.T) {
 	if want := math.Log(4) / 5; math.Abs(rep.Overall.LowerBound-want) > 1e-9 {
 		t.Errorf("test lower bound %v, want released's %v", rep.Overall.LowerBound, want)
 	}
+	if rep.Grammar != data.GrammarReleased {
+		t.Errorf("the test report says grammar %q, want released", rep.Grammar)
+	}
 	stdout.Reset()
 	if err := runSelect([]string{"--sweep", root, "--no-test"}, &stdout, &stderr); err != nil {
 		t.Fatal(err)

@@ -541,6 +541,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sum := protocol.NewSummary(t.Name(), m, res, d.LowerBound.Entropy)
+	sum.Grammar = t.Definition()
 	if err := protocol.WriteJSON(filepath.Join(*out, protocol.SummaryFile), sum); err != nil {
 		return err
 	}
