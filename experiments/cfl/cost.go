@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
+	"testing"
 	"text/tabwriter"
 	"time"
 
@@ -204,6 +205,12 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	}
 	exe := ""
 	if !*inProcess {
+		// Each model is measured in a subprocess of this program; a
+		// test binary would run its tests there instead, each of which
+		// could start more (it once filled the memory).
+		if testing.Testing() {
+			return errors.New("cost: in a test binary, measure with --in-process (a subprocess would run the tests again)")
+		}
 		if exe, err = os.Executable(); err != nil {
 			return err
 		}
