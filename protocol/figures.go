@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
 	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
@@ -176,16 +178,12 @@ func SelectionData(sel *Selection, unfinished []UnfinishedRun, sweep string, wal
 
 		test := Panel{Task: task, NoBound: valid.NoBound}
 		for _, s := range byTask[task] {
-			path := TestResultPath(sweep, task, s.Model)
-			b, err := readlimit.File(path, readlimit.JSON, true)
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			} else if err != nil {
+			rep, err := readTestReport(sweep, &s)
+			if err != nil {
 				return nil, err
 			}
-			var rep Report
-			if err := json.Unmarshal(b, &rep); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
+			if rep == nil {
+				continue
 			}
 			pts := make([]Point, len(rep.ByLength))
 			for i, r := range rep.ByLength {
@@ -361,3 +359,27 @@ func RunsData(dirs []string, wallClock bool) (panels []Panel, skipped []string, 
 
 // modelLabel is the paper's name of a model kind (its Style's label).
 func modelLabel(kind string) string { return KindStyle(kind).Label }
+
+// readTestReport reads the test report of s in sweep (nil if there is
+// none): at TestResultPath, or, for a grammar other than the paper's, where
+// reports were written before the grammar was in the path, if the report
+// there is of s's grammar (or does not say).
+func readTestReport(sweep string, s *Selected) (*Report, error) {
+	for i, path := range testResultPaths(sweep, s) {
+		b, err := readlimit.File(path, readlimit.JSON, true)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		var rep Report
+		if err := json.Unmarshal(b, &rep); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if i > 0 && rep.Run != nil && cmp.Or(rep.Run.Grammar, data.GrammarPaper) != cmp.Or(s.Grammar, data.GrammarPaper) {
+			continue // another grammar's report
+		}
+		return &rep, nil
+	}
+	return nil, nil
+}

@@ -25,9 +25,27 @@ const (
 )
 
 // TestResultPath is where cfl select writes the test report of the
-// selected model of kind model on task: sweep/test/<task>/<model>.json.
-func TestResultPath(sweep, task, model string) string {
-	return filepath.Join(sweep, TestDir, task, model+".json")
+// selected model of kind model on task under grammar g:
+// sweep/test/<task>/<model>.json for the paper's grammar (and a task
+// without one), sweep/test/<task>/<g>/<model>.json for another, so that
+// the selections of a sweep under two grammars keep their reports apart.
+func TestResultPath(sweep, task string, g data.Grammar, model string) string {
+	if g == "" || g == data.GrammarPaper {
+		return filepath.Join(sweep, TestDir, task, model+".json")
+	}
+	return filepath.Join(sweep, TestDir, task, string(g), model+".json")
+}
+
+// testResultPaths are the paths a test report of s may be read from in
+// sweep: TestResultPath's, and for a grammar other than the paper's, the
+// paper's path too, where reports were written before the grammar was in
+// the path (the reader checks that such a report is of s's run).
+func testResultPaths(sweep string, s *Selected) []string {
+	p := TestResultPath(sweep, s.Task, s.Grammar, s.Model)
+	if old := TestResultPath(sweep, s.Task, "", s.Model); old != p {
+		return []string{p, old}
+	}
+	return []string{p}
 }
 
 // Run is a training run found on disk.
@@ -496,16 +514,17 @@ type earlierReports struct {
 // returned names s (Model, Run) and the test set (Test).
 func (e *earlierReports) find(s *Selected) (*Report, string) {
 	for _, dir := range e.dirs {
-		path := TestResultPath(dir, s.Task, s.Model)
-		var rep Report
-		if err := readJSON(path, &rep); err != nil || rep.Task != s.Task {
-			continue
+		for _, path := range testResultPaths(dir, s) {
+			var rep Report
+			if err := readJSON(path, &rep); err != nil || rep.Task != s.Task {
+				continue
+			}
+			if !e.fits(dir, s, &rep) {
+				continue
+			}
+			rep.Model, rep.Run, rep.Test = s.Dir, s.identity(), &e.spec
+			return &rep, path
 		}
-		if !e.fits(dir, s, &rep) {
-			continue
-		}
-		rep.Model, rep.Run, rep.Test = s.Dir, s.identity(), &e.spec
-		return &rep, path
 	}
 	return nil, ""
 }

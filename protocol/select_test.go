@@ -325,7 +325,7 @@ func TestEvaluateReusesEarlierReports(t *testing.T) {
 				if rep.Model != s.Dir || rep.Run == nil || rep.Run.Dir != s.Dir || rep.Test == nil || *rep.Test != spec {
 					t.Errorf("%s: report of %s, run %+v, test %+v", s.Dir, rep.Model, rep.Run, rep.Test)
 				}
-				path := TestResultPath(sweep, s.Task, s.Model)
+				path := TestResultPath(sweep, s.Task, s.Grammar, s.Model)
 				os.MkdirAll(filepath.Dir(path), 0o755)
 				s.TestFile = path
 				return WriteJSON(path, rep)
@@ -366,7 +366,7 @@ func TestEvaluateReusesEarlierReports(t *testing.T) {
 	}
 	loads = 0
 	sel1, reused := selectAndTest(moved, spec, moved)
-	if loads != 0 || len(reused) != 3 || reused[nsrnn.JM] != TestResultPath(moved, mr, nsrnn.JM) {
+	if loads != 0 || len(reused) != 3 || reused[nsrnn.JM] != TestResultPath(moved, mr, "", nsrnn.JM) {
 		t.Errorf("moved sweep: %d loads, reused %v; want none and all three", loads, reused)
 	}
 	if got := diffs(sel1); !maps.Equal(got, want) {
@@ -387,7 +387,7 @@ func TestEvaluateReusesEarlierReports(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	jmReport := TestResultPath(moved, mr, nsrnn.JM)
+	jmReport := TestResultPath(moved, mr, "", nsrnn.JM)
 	stripRun(jmReport)
 	loads = 0
 	if _, reused := selectAndTest(moved, spec, moved); loads != 0 || reused[nsrnn.JM] == "" {
@@ -453,7 +453,7 @@ func TestEvaluateReusesEarlierReports(t *testing.T) {
 		var got []string
 		_, err = sel.Evaluate(spec, TestOptions{Reuse: reuse, Reused: func(s *Selected, path string) { got = append(got, path) },
 			Skipped: func(*Selected, error) {}})
-		wantPath := []string{TestResultPath(moved, mr, nsrnn.LSTM)}
+		wantPath := []string{TestResultPath(moved, mr, "", nsrnn.LSTM)}
 		if reuse == nil {
 			wantPath = nil
 		}

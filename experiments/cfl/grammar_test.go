@@ -307,7 +307,7 @@ func TestSelectGrammar(t *testing.T) {
 		t.Fatalf("selection %+v", sel.Selected)
 	}
 	var rep protocol.Report
-	b, _ := os.ReadFile(protocol.TestResultPath(root, data.Dyck, "rns"))
+	b, _ := os.ReadFile(protocol.TestResultPath(root, data.Dyck, data.GrammarReleased, "rns"))
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -341,6 +341,20 @@ func TestSelectGrammar(t *testing.T) {
 		want := map[string]int{"paper": 1, "released": 2}[g]
 		if len(sel.Selected) != want || string(sel.Selected[0].Grammar) != g || sel.Finished != want {
 			t.Errorf("--grammar %s: %+v", g, sel)
+		}
+	}
+	// Tested under each grammar in turn, the two selections keep their
+	// reports apart: the paper's LSTM does not replace the released one's.
+	for _, g := range []string{"paper", "released"} {
+		if err := runSelect([]string{"--sweep", root, "--grammar", g, "--test-lengths", "4:4", "--per-length", "10"}, &bytes.Buffer{}, &stderr); err != nil {
+			t.Fatalf("--grammar %s: %v\n%s", g, err, stderr.String())
+		}
+	}
+	for _, g := range []data.Grammar{data.GrammarPaper, data.GrammarReleased} {
+		var rep protocol.Report
+		b, err := os.ReadFile(protocol.TestResultPath(root, data.Dyck, g, "lstm"))
+		if err != nil || json.Unmarshal(b, &rep) != nil || rep.Grammar != g {
+			t.Errorf("%s: the LSTM's report: %v, grammar %q", g, err, rep.Grammar)
 		}
 	}
 }

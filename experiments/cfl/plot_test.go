@@ -178,7 +178,7 @@ func TestPlotFigures(t *testing.T) {
 	for _, task := range tasks {
 		for _, kind := range []string{"lstm", "rns"} {
 			var rep protocol.Report
-			b, err := os.ReadFile(protocol.TestResultPath(root, task, kind))
+			b, err := os.ReadFile(protocol.TestResultPath(root, task, "", kind))
 			if err != nil || json.Unmarshal(b, &rep) != nil || len(rep.ByLength) == 0 {
 				t.Fatalf("test results of %s %s: %v", task, kind, err)
 			}

@@ -28,7 +28,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	also := fs.StringArray("also", nil, "a further directory whose runs are candidates too, such as a later sweep of more learning rates or restarts (repeatable; none by default)")
 	var only data.Grammar
 	fs.Var(grammarFilter{&only}, "grammar", "select only the runs of this task definition ("+
-		joinNames(data.GrammarNames())+"; default: every run, each tested under its own, from its "+protocol.RunFile+"); a sweep holds one selection: selecting under another grammar replaces selected.json and the test reports of the same task and model")
+		joinNames(data.GrammarNames())+"; default: every run, each tested under its own, from its "+protocol.RunFile+"); selected.json holds the latest selection, and each grammar's test reports are kept apart (test/TASK/released/ for the released grammar's)")
 	lengths := fs.String("test-lengths", "40:100", "MIN:MAX test lengths")
 	perLength := fs.Int("per-length", 100, "test strings per valid length")
 	seed := fs.Uint64("seed", 7, "seed of the test set (the same for all models of a task)")
@@ -222,7 +222,7 @@ func evaluateSelection(sel *protocol.Selection, spec protocol.TestSpec, batchSiz
 			fmt.Fprintf(stderr, "select: testing %s on %s (%d strings) …\n", s.Dir, on, n)
 		},
 		Done: func(s *protocol.Selected, rep *protocol.Report) error {
-			path := protocol.TestResultPath(sel.Sweep, s.Task, s.Model)
+			path := protocol.TestResultPath(sel.Sweep, s.Task, s.Grammar, s.Model)
 			if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 				return err
 			}

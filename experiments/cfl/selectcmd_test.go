@@ -147,7 +147,7 @@ func TestSelectCommandWithTest(t *testing.T) {
 	}
 	for _, m := range []string{"lstm", "rns"} {
 		var rep protocol.Report
-		b, err := os.ReadFile(protocol.TestResultPath(root, mr, m))
+		b, err := os.ReadFile(protocol.TestResultPath(root, mr, "", m))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +248,7 @@ func TestSelectSkipsCorruptModel(t *testing.T) {
 		if tested := s.TestDiff != nil; tested == (s.Dir == bad) || (s.TestError != "") != (s.Dir == bad) {
 			t.Errorf("%s: test diff %v, error %q", s.Dir, s.TestDiff, s.TestError)
 		}
-		if _, err := os.Stat(protocol.TestResultPath(root, mr, s.Model)); (err == nil) == (s.Dir == bad) {
+		if _, err := os.Stat(protocol.TestResultPath(root, mr, s.Grammar, s.Model)); (err == nil) == (s.Dir == bad) {
 			t.Errorf("%s: test report: %v", s.Dir, err)
 		}
 	}
