@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -388,5 +389,45 @@ func TestClipGradNormOverflow(t *testing.T) {
 	}
 	if norm := ClipGradNorm([][]float64{{math.Inf(1), 1}}, 1); !math.IsInf(norm, 1) {
 		t.Errorf("an infinite entry: norm %v", norm)
+	}
+}
+
+// TestWindowLargerThanSentence: in sentence mode a memory-limited stack
+// whose window exceeds the strings allocates no more than the unlimited
+// stack (it once reserved memory for a carried window it never has) and
+// gives its loss bit for bit; as a stream, which carries a window, the
+// same window is refused by the memory rule.
+func TestWindowLargerThanSentence(t *testing.T) {
+	base := Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 4, States: 2, Symbols: 2}
+	wide := base
+	wide.Window = 100000
+	batch := [][]int{{0, 1, 2}, {2, 1, 0}}
+	want, err := New(base, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLoss, err := want.Loss(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(wide, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	loss, err := m.Loss(batch)
+	runtime.ReadMemStats(&after)
+	if err != nil || loss != wantLoss {
+		t.Fatalf("window %d: loss %v (%v); the unlimited stack's %v", wide.Window, loss, err, wantLoss)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("a loss of two 3-symbol strings allocated %d MiB", grew>>20)
+	}
+	if _, err := m.NewStream(2); err == nil {
+		s, _ := m.NewStream(2)
+		if _, err := s.Loss([][]int{{0, 1}, {1, 0}}, [][]int{{1, 2}, {0, 1}}); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("a stream with window %d: %v; want ErrTooLarge", wide.Window, err)
+		}
 	}
 }

@@ -35,7 +35,8 @@ func (m *Model) newRunner(batch, maxSteps int) (*runner, error) {
 			return nil, fmt.Errorf("nsrnn: the %s stack cannot run without a graph", m.cfg.Kind)
 		}
 		if sz, ok := m.stack.(stacks.Sizer); ok {
-			if err := sz.CheckSize(batch, maxSteps, false); err != nil {
+			// A runner's tape has room for a carried state (a stream's).
+			if err := sz.CheckSize(batch, maxSteps, true); err != nil {
 				return nil, fmt.Errorf("%w: %w", ErrTooLarge, err)
 			}
 		}

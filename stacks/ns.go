@@ -216,12 +216,12 @@ func (s *NS) takeSpare(batch int) *nsState {
 }
 
 // tape returns the scratch tape for the batch size with room for at least
-// steps steps.
-func (s *NS) tape(batch, steps int) *nskernel.Tape {
+// steps steps, and for a carried state if carried.
+func (s *NS) tape(batch, steps int, carried bool) *nskernel.Tape {
 	if s.pool == nil {
 		s.pool = nskernel.NewPool(s.cfg.kernel())
 	}
-	t := s.pool.Tape(batch, steps)
+	t := s.pool.TapeFrom(batch, steps, carried)
 	if s.threads > 0 {
 		t.SetThreads(s.threads)
 	}
@@ -372,7 +372,7 @@ func (s *NS) CheckSize(batch, steps int, carry bool) error {
 	if batch < 1 || steps < 0 {
 		return fmt.Errorf("stacks: %s size check with batch %d, steps %d", c.Variant(), batch, steps)
 	}
-	if b := nskernel.TapeBytes(c.kernel(), batch, max(steps, 1)); b > MaxTapeBytes {
+	if b := nskernel.TapeBytesFrom(c.kernel(), batch, max(steps, 1), carry); b > MaxTapeBytes {
 		vectors, sizes := "", "the states or symbols"
 		if s.vector() {
 			vectors, sizes = fmt.Sprintf(", vectors of %d", c.Vector), "the states, symbols or vector size"
@@ -688,11 +688,11 @@ func (k *nsStep) Forward(out []float64, in [][]float64) {
 	cfg := s.cfg
 	B, H, a := inst.batch, s.hidden, cfg.NumActions()
 	if k.t == 1 {
-		inst.t = s.tape(B, inst.steps)
 		var start *nskernel.State
 		if inst.start != nil {
 			start = inst.start.k
 		}
+		inst.t = s.tape(B, inst.steps, start != nil)
 		var err error
 		if s.vector() {
 			if start == nil {

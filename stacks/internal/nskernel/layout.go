@@ -52,6 +52,17 @@ func (l *layout) initLayout(window, capPos int, fixed bool) (nb, ng int) {
 	return nb, ng
 }
 
+// capPositionsFrom returns the positions a run of up to maxSteps steps
+// needs, from a carried state (capPositions) or, without one, from the
+// initial stack: then no more than the unlimited stack's, whatever the
+// window.
+func capPositionsFrom(window, maxSteps int, carried bool) int {
+	if !carried {
+		return maxSteps + 2
+	}
+	return capPositions(window, maxSteps)
+}
+
 // capPositions returns the positions a run of up to maxSteps steps needs
 // (from the initial stack, or from a carried state of up to window
 // positions).

@@ -256,10 +256,18 @@ func logShifted(x, shift []float64, n int) []float64 {
 // maxSteps steps (the γ blocks, their adjoints and scratch), in float64 so
 // that absurd sizes cannot overflow.
 func TapeBytes(c Config, batch, maxSteps int) float64 {
+	return TapeBytesFrom(c, batch, maxSteps, true)
+}
+
+// TapeBytesFrom is TapeBytes for a tape of Pool.TapeFrom: with carried
+// false, no room for a carried window.
+func TapeBytesFrom(c Config, batch, maxSteps int, carried bool) float64 {
 	capPos := float64(maxSteps + 2)
 	d := capPos
 	if c.Window > 0 {
-		capPos = float64(maxSteps + max(2, c.Window))
+		if carried {
+			capPos = float64(maxSteps + max(2, c.Window))
+		}
 		d = float64(c.Window)
 	}
 	m := float64(c.States) * float64(c.Symbols)

@@ -112,11 +112,18 @@ func NewPool(c Config) *Pool {
 // had is released (not kept by the tapes), and what another tape of the
 // pool left in it is lost: Begin starts every run anew. It panics if batch
 // or maxSteps is not positive.
-func (p *Pool) Tape(batch, maxSteps int) *Tape {
+func (p *Pool) Tape(batch, maxSteps int) *Tape { return p.TapeFrom(batch, maxSteps, true) }
+
+// TapeFrom is Tape for runs that begin from a carried state (carried) or
+// only from the initial stack, which need no room for a carried window:
+// a memory-limited stack's tape is then no larger than the unlimited
+// one's, however large the window. A tape so made must not Begin from a
+// carried state until the pool gives it out again with carried set.
+func (p *Pool) TapeFrom(batch, maxSteps int, carried bool) *Tape {
 	if batch < 1 || maxSteps < 1 {
 		panic("stacks: batch and maxSteps must be positive")
 	}
-	capPos := capPositions(p.cfg.Window, maxSteps)
+	capPos := capPositionsFrom(p.cfg.Window, maxSteps, carried)
 	for len(p.seqs) < batch {
 		p.seqs = append(p.seqs, new(seq))
 	}
