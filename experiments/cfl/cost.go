@@ -152,10 +152,7 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	}
 	// The stack's sizes that train would give the task (reported in the
 	// header and the JSON as the ones measured).
-	q, gamma := stackDefaults(t.Name())
-	if info := t.Info(); info.Group == data.GroupUser {
-		q, gamma = info.States, info.Symbols
-	}
+	q, gamma := taskStackDefaults(t)
 	if s.States == 0 {
 		s.States = q
 	}

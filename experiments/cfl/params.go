@@ -64,6 +64,15 @@ func stackDefaults(task string) (states, symbols int) {
 	return 2, 3
 }
 
+// taskStackDefaults is the |Q| and |Γ| that train gives a stack on task:
+// the task table's, or a grammar file's own.
+func taskStackDefaults(task *data.Task) (states, symbols int) {
+	if info := task.Info(); info.Group == data.GroupUser {
+		return info.States, info.Symbols
+	}
+	return stackDefaults(task.Name())
+}
+
 // taskModel resolves the task with parameters p under definition g and
 // the model configuration from the flags, filling the paper's defaults
 // where the model's kind declares the flag's field (nsrnn.Kind.Hyperparameters) and it was not
@@ -85,10 +94,7 @@ func taskModel(taskName string, p data.Params, g data.Grammar, mf *cli.ModelFlag
 // defaults of taskModel; a task of the user's (a grammar file, text files)
 // has the |Q| and |Γ| of its data.TaskInfo.
 func taskConfig(task *data.Task, mf *cli.ModelFlags) (nsrnn.Config, error) {
-	q, gamma := stackDefaults(task.Name())
-	if info := task.Info(); info.Group == data.GroupUser {
-		q, gamma = info.States, info.Symbols
-	}
+	q, gamma := taskStackDefaults(task)
 	m := &mf.Model
 	if cli.KindUses(m.Kind, "states") && m.States == 0 {
 		m.States = q
