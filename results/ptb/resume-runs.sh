@@ -4,20 +4,19 @@
 # core each, in the background:
 #
 #   1. the CFL protocol runs on unmarked reversal
-#      (results/cfl/protocol-runs.sh ur);
+#      (results/cfl/protocol-runs.sh ur), then the rest of the PTB search
+#      (chain.sh): RNS 1-2's draws 6-10, two epochs each (draw 6 is in its
+#      second epoch), those within 15% of the best to convergence, and
+#      LSTM-256's second candidate (run-02) to convergence;
 #   2. the converged PTB runs whose models were not kept, trained again
 #      for their SG scores under the paper's convention (retrain.sh, into
 #      /work/runs/ptb-again, synced into results/ptb/NAME-again as each
-#      ends), then the CFL ablation restarts (results/cfl/protocol-runs.sh
-#      ablation), then the rest of the PTB search (chain.sh): RNS 1-2's draws 6-10,
-#      two epochs each (draw 6 is in its second epoch), those within 15%
-#      of the best to convergence, and LSTM-256's second candidate (run-02)
-#      to convergence.
+#      ends; all done, so it only checks that they are synced), then the
+#      CFL ablation restarts (results/cfl/protocol-runs.sh ablation).
 #
-# The retraining comes first on the second core (about 8 hours, each
-# model's best run first): no GPU has come to do it, and the SG comparison
-# waits on it; then the CFL runs, which the issue's comparison waits on too,
-# while the PTB search of JM-247 and RNS 3-4 has its ten draws.
+# The PTB search follows the protocol runs on the first core, so that
+# neither core waits while the other has work: the protocol's five runs
+# left take about six hours, the ablation's twelve about twenty.
 #
 #   DATA=DIR PTB=PTB_BINARY CFL=CFL_BINARY sh results/ptb/resume-runs.sh
 #
@@ -34,10 +33,10 @@ export GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
 grep -q avx512f /proc/cpuinfo 2>/dev/null && export OPENBLAS_CORETYPE=SkylakeX
 (
 	cd "$repo" && CFL=$cfl sh results/cfl/protocol-runs.sh ur >> /work/runs/cfl-protocol.log 2>&1
+	DATA=$data PTB=$ptb sh "$repo/results/ptb/chain.sh" >> /work/runs/ptb-chain.log 2>&1
 ) > /dev/null 2>&1 &
 (
 	cd "$repo" && DATA=$data PTB=$ptb sh results/ptb/retrain.sh >> /work/runs/ptb-again.log 2>&1
 	cd "$repo" && CFL=$cfl sh results/cfl/protocol-runs.sh ablation >> /work/runs/cfl-ablation.log 2>&1
-	DATA=$data PTB=$ptb sh "$repo/results/ptb/chain.sh" >> /work/runs/ptb-chain.log 2>&1
 ) > /dev/null 2>&1 &
-echo "resumed in the background; logs: /work/runs/cfl-protocol.log, /work/runs/ptb-again.log, then /work/runs/cfl-ablation.log, then /work/runs/ptb-chain.log (and the sweeps' ptb-search2.log, ptb-search.log)"
+echo "resumed in the background; logs: /work/runs/cfl-protocol.log, then /work/runs/ptb-chain.log (and the sweeps' ptb-search2.log, ptb-search.log); /work/runs/ptb-again.log, then /work/runs/cfl-ablation.log"
