@@ -320,6 +320,20 @@ func loadCheckpoint(path string, m *Model, settings map[string]string, c *TrainC
 			delete(now, k)
 		}
 	}
+	// A bound of 0 is what a program passed for data of no known bound
+	// before it could say so (WithoutLowerBound): a cross-entropy is never
+	// below 0, so the records' differences were the cross-entropies
+	// themselves, and the best epoch the same. Such a run resumes without
+	// a bound.
+	if st.Settings["lower_bound"] == "0" && now["lower_bound"] == "none" {
+		now["lower_bound"] = "0"
+		for i := range st.History {
+			r := &st.History[i]
+			if r.LowerBound == 0 && r.ValidDifference == r.ValidCrossEntropy {
+				r.NoLowerBound, r.ValidDifference = true, 0
+			}
+		}
+	}
 	if d := diffSettings(st.Settings, now); len(d) > 0 {
 		return nil, fmt.Errorf("%s: the checkpoint was made with other settings; resume with the same ones or start afresh in another place:\n  %s", path, strings.Join(d, "\n  "))
 	}

@@ -244,7 +244,10 @@ type TrainConfig struct {
 	// an error wrapping ErrBadCheckpoint that names the file. Checkpoints
 	// of the format before the checksum (version 2) are still resumed,
 	// checked field by field. Settings keys that a checkpoint lacks (added
-	// to a program after it was written) are not compared with it.
+	// to a program after it was written) are not compared with it, and a
+	// checkpoint of lower bound 0 resumes a run without a bound
+	// (WithoutLowerBound), its records then marked NoLowerBound: 0 is what
+	// a program passed for data of no known bound before it could say so.
 	Checkpoint string
 	// CheckpointEvery, when positive, also checkpoints within an epoch
 	// once this much time has passed since the last checkpoint; 0 only

@@ -822,3 +822,54 @@ func TestBoundedUnwraps(t *testing.T) {
 		t.Error("boundOf does not find the outer bound first")
 	}
 }
+
+// A run checkpointed with a lower bound of 0, what a program passed for
+// data of no known bound before WithoutLowerBound (ptb train did), resumes
+// without a bound: the same parameters and validation scores as a run
+// without a bound from the start, its records after the resumption marked
+// NoLowerBound. A checkpoint of another bound does not resume so.
+func TestResumeBoundZeroWithoutBound(t *testing.T) {
+	cfg := streamConfigs()["rns-D3"]
+	dir := t.TempDir()
+	full := newTiny(t, cfg, 1)
+	want, err := Fit(full, WithoutLowerBound(tinyStream(t, full, 4)), streamTC(filepath.Join(dir, "full")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bound := range []float64{0, 0.25} {
+		path := filepath.Join(dir, fmt.Sprint("part", bound))
+		part := newTiny(t, cfg, 1)
+		sc := streamTC(path)
+		sc.Recorder = RecorderFunc(func(e Event) error {
+			if e.Kind == Checkpointed && e.Epoch == 2 && e.Step == 3 {
+				return ErrStop
+			}
+			return nil
+		})
+		if _, err := Fit(part, WithLowerBound(tinyStream(t, part, 4), bound), sc); err != nil {
+			t.Fatal(err)
+		}
+		resumed := newTiny(t, cfg, 99)
+		got, err := Fit(resumed, WithoutLowerBound(tinyStream(t, resumed, 4)), streamTC(path))
+		if bound != 0 {
+			if err == nil || !strings.Contains(err.Error(), "lower_bound: 0.25 in the checkpoint, now none") {
+				t.Errorf("a checkpoint of bound %v resumed without one: %v", bound, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.NoLowerBound || !sameBits(paramData(resumed), paramData(full)) || len(got.History) != len(want.History) {
+			t.Fatalf("resumed without a bound: %+v\nwant %+v", got, want)
+		}
+		for i, r := range got.History {
+			if r.ValidCrossEntropy != want.History[i].ValidCrossEntropy || r.Improved != want.History[i].Improved {
+				t.Errorf("epoch %d: %+v, want %+v", r.Epoch, r, want.History[i])
+			}
+			if r.Epoch >= 2 && !r.NoLowerBound {
+				t.Errorf("epoch %d after the resumption is not marked NoLowerBound: %+v", r.Epoch, r)
+			}
+		}
+	}
+}

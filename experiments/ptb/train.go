@@ -389,7 +389,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training targets in %d chunks of %d×%d, BLAS %s, device %s; files in %s (Ctrl-C stops with a checkpoint)\n",
 		label, corpusName, m.NumParams(), trainB.NumTargets(), trainB.NumChunks(), s.Batch, s.BPTT, nsrnn.BLAS, cli.DeviceLabel(dev), *out)
-	res, err := nsrnn.Fit(m, obj, tc)
+	// The corpus has no known lower bound: the records say so (runs
+	// checkpointed before, with a bound of 0, resume so too).
+	res, err := nsrnn.Fit(m, nsrnn.WithoutLowerBound(obj), tc)
 	if err != nil {
 		return err
 	}

@@ -104,6 +104,11 @@ func TestTrainResumeBitIdentical(t *testing.T) {
 	if len(la) == 0 || !reflect.DeepEqual(la, lb) {
 		t.Errorf("logs differ:\n%+v\n%+v", la, lb)
 	}
+	// A corpus has no known lower bound, and the log says so rather than
+	// give a bound of 0 and the cross-entropy as the difference from it.
+	if log := readFile(t, filepath.Join(whole, protocol.LogFile)); !strings.Contains(log, `"no_lower_bound":true`) || strings.Contains(log, `"lower_bound":0`) {
+		t.Errorf("log.jsonl does not mark the records as without a lower bound:\n%s", log)
+	}
 	// eval gives the summary's best validation perplexity.
 	out, e, code := runCmd("eval", "--model", whole, "--data", data, "--split", "valid", "--json")
 	if code != 0 {
