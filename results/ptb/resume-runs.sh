@@ -6,8 +6,9 @@
 #   1. the CFL protocol runs on unmarked reversal
 #      (results/cfl/protocol-runs.sh ur), then the rest of the PTB search
 #      (chain.sh): RNS 1-2's draws 6-10, two epochs each (draw 6 is in its
-#      second epoch), those within 15% of the best to convergence, and
-#      LSTM-256's second candidate (run-02) to convergence;
+#      second epoch), those within 15% of the best to convergence,
+#      LSTM-256's second candidate (run-02) to convergence, and JM-247's
+#      three draws nearest to the best that the two-epoch screen left;
 #   2. the converged PTB runs whose models were not kept, trained again
 #      for their SG scores under the paper's convention (retrain.sh, into
 #      /work/runs/ptb-again, synced into results/ptb/NAME-again as each
