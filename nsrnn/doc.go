@@ -6,7 +6,8 @@
 // LSTM controller (package controller), one of the stacks of package stacks
 // (none, stratification "gref", superposition "jm", or the nondeterministic
 // stack in its four variants "ns", "ns+s", "ns+u" and "rns", unlimited or
-// memory-limited), and an output layer. Models are built from a Config,
+// memory-limited, and "vrns", the RNS stack whose elements carry vectors),
+// and an output layer. Models are built from a Config,
 // scored with Loss, LogProb and LogProbs, differentiated with Gradient, run
 // on token streams with a Stream, trained with Train or Fit, and saved and
 // loaded with Save and Load.
