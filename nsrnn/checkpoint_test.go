@@ -29,6 +29,13 @@ func streamTC(path string) TrainConfig {
 // given epoch and step.
 func stoppedStream(t *testing.T, path string, epoch, step int) {
 	t.Helper()
+	stoppedStreamOf(t, path, epoch, step, func(o Objective) Objective { return o })
+}
+
+// stoppedStreamOf is stoppedStream with the stream objective wrapped by
+// wrap (a lower bound, or none).
+func stoppedStreamOf(t *testing.T, path string, epoch, step int, wrap func(Objective) Objective) {
+	t.Helper()
 	m := newTiny(t, streamConfigs()["rns-D3"], 1)
 	c := streamTC(path)
 	c.Recorder = RecorderFunc(func(e Event) error {
@@ -37,7 +44,7 @@ func stoppedStream(t *testing.T, path string, epoch, step int) {
 		}
 		return nil
 	})
-	res, err := Fit(m, tinyStream(t, m, 4), c)
+	res, err := Fit(m, wrap(tinyStream(t, m, 4)), c)
 	if err != nil {
 		t.Fatal(err)
 	}

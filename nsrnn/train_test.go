@@ -775,23 +775,9 @@ func TestObjectiveLowerBound(t *testing.T) {
 	// A wrapped stream objective: stopped within an epoch and resumed.
 	cfg := streamConfigs()["rns-D3"]
 	dir := t.TempDir()
-	full := newTiny(t, cfg, 1)
-	want, err := Fit(full, WithoutLowerBound(tinyStream(t, full, 4)), streamTC(filepath.Join(dir, "full")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	full, want := unboundedStream(t, dir)
 	path := filepath.Join(dir, "part")
-	part := newTiny(t, cfg, 1)
-	sc := streamTC(path)
-	sc.Recorder = RecorderFunc(func(e Event) error {
-		if e.Kind == Checkpointed && e.Epoch == 2 && e.Step == 3 {
-			return ErrStop
-		}
-		return nil
-	})
-	if _, err := Fit(part, WithoutLowerBound(tinyStream(t, part, 4)), sc); err != nil {
-		t.Fatal(err)
-	}
+	stoppedStreamOf(t, path, 2, 3, func(o Objective) Objective { return WithoutLowerBound(o) })
 	if st := readState(t, path); st.Objective == nil {
 		t.Fatal("the wrapped stream objective's state is not in the checkpoint")
 	}
@@ -831,24 +817,10 @@ func TestBoundedUnwraps(t *testing.T) {
 func TestResumeBoundZeroWithoutBound(t *testing.T) {
 	cfg := streamConfigs()["rns-D3"]
 	dir := t.TempDir()
-	full := newTiny(t, cfg, 1)
-	want, err := Fit(full, WithoutLowerBound(tinyStream(t, full, 4)), streamTC(filepath.Join(dir, "full")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	full, want := unboundedStream(t, dir)
 	for _, bound := range []float64{0, 0.25} {
 		path := filepath.Join(dir, fmt.Sprint("part", bound))
-		part := newTiny(t, cfg, 1)
-		sc := streamTC(path)
-		sc.Recorder = RecorderFunc(func(e Event) error {
-			if e.Kind == Checkpointed && e.Epoch == 2 && e.Step == 3 {
-				return ErrStop
-			}
-			return nil
-		})
-		if _, err := Fit(part, WithLowerBound(tinyStream(t, part, 4), bound), sc); err != nil {
-			t.Fatal(err)
-		}
+		stoppedStreamOf(t, path, 2, 3, func(o Objective) Objective { return WithLowerBound(o, bound) })
 		resumed := newTiny(t, cfg, 99)
 		got, err := Fit(resumed, WithoutLowerBound(tinyStream(t, resumed, 4)), streamTC(path))
 		if bound != 0 {
@@ -872,4 +844,16 @@ func TestResumeBoundZeroWithoutBound(t *testing.T) {
 			}
 		}
 	}
+}
+
+// unboundedStream trains the rns-D3 stream model of streamTC without a
+// lower bound, uninterrupted, checkpointing into dir/full.
+func unboundedStream(t *testing.T, dir string) (*Model, *TrainResult) {
+	t.Helper()
+	m := newTiny(t, streamConfigs()["rns-D3"], 1)
+	res, err := Fit(m, WithoutLowerBound(tinyStream(t, m, 4)), streamTC(filepath.Join(dir, "full")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, res
 }
