@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -75,7 +74,8 @@ type costMeasure struct {
 	// of the paper's protocol for a task).
 	EpochSeconds float64 `json:"epoch_seconds"`
 	// PeakBytes is the peak resident set size of the model's subprocess
-	// (getrusage maxrss), or, with --in-process, the Go runtime's Sys.
+	// (getrusage maxrss; 0 on a system without it, such as Windows), or,
+	// with --in-process, the Go runtime's Sys.
 	PeakBytes  uint64  `json:"peak_bytes"`
 	TimeRatio  float64 `json:"time_ratio_to_lstm,omitempty"`
 	MemRatio   float64 `json:"memory_ratio_to_lstm,omitempty"`
@@ -246,7 +246,9 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 		if m.Model == nsrnn.LSTM {
 			for j := range rep.Models {
 				rep.Models[j].TimeRatio = rep.Models[j].EpochSeconds / rep.Models[i].EpochSeconds
-				rep.Models[j].MemRatio = float64(rep.Models[j].PeakBytes) / float64(m.PeakBytes)
+				if m.PeakBytes > 0 {
+					rep.Models[j].MemRatio = float64(rep.Models[j].PeakBytes) / float64(m.PeakBytes)
+				}
 			}
 		}
 	}
@@ -271,9 +273,7 @@ func costSubprocess(exe, kind string, args []string) (costMeasure, error) {
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		return m, fmt.Errorf("worker output: %w", err)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.PeakBytes = uint64(ru.Maxrss) * 1024 // kilobytes on Linux
-	}
+	m.PeakBytes, _ = peakRSS(cmd.ProcessState) // 0 where the system does not tell
 	return m, nil
 }
 
@@ -401,8 +401,12 @@ func writeCostTable(w io.Writer, rep costReport) error {
 			}
 			return fmt.Sprintf("%.1f", r)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.0f\t%s\t%.0f\t%s\t\n", m.Model, m.Parameters, m.TrainSeconds, m.ValidSeconds,
-			m.EpochSeconds, ratio(m.TimeRatio), float64(m.PeakBytes)/(1<<20), ratio(m.MemRatio))
+		peak := "-"
+		if m.PeakBytes > 0 {
+			peak = fmt.Sprintf("%.0f", float64(m.PeakBytes)/(1<<20))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.0f\t%s\t%s\t%s\t\n", m.Model, m.Parameters, m.TrainSeconds, m.ValidSeconds,
+			m.EpochSeconds, ratio(m.TimeRatio), peak, ratio(m.MemRatio))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -1,0 +1,18 @@
+//go:build darwin || ios
+
+package main
+
+import (
+	"os"
+	"syscall"
+)
+
+// peakRSS returns the peak resident set size of the finished process ps,
+// from getrusage's maxrss, in bytes on these systems.
+func peakRSS(ps *os.ProcessState) (uint64, bool) {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok || ru.Maxrss <= 0 {
+		return 0, false
+	}
+	return uint64(ru.Maxrss), true
+}
