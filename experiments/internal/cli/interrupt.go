@@ -28,8 +28,11 @@ import (
 // OnForcedExit registered, and --resume continues from the last
 // checkpoint, which a checkpoint's atomic write keeps whole.
 type Interrupts struct {
-	ch      chan os.Signal
-	done    chan struct{}
+	ch   chan os.Signal
+	done chan struct{}
+	// exited is closed when the goroutine that waits for the signal has
+	// returned: Stop waits for it, so that nothing it writes comes after.
+	exited  chan struct{}
 	got     atomic.Value // os.Signal
 	console *console
 	// moved is set by the first training event after the signal: the
@@ -88,11 +91,12 @@ func NotifySweepSignals(ch chan<- os.Signal) {
 // reader of `train … | tee log` dies with the same Ctrl-C, and the
 // program must still stop after its batch with a checkpoint.
 func CatchInterrupts(stderr io.Writer, terminal bool, notify func(chan<- os.Signal), stopping string) *Interrupts {
-	in := &Interrupts{ch: make(chan os.Signal, 1), done: make(chan struct{}),
+	in := &Interrupts{ch: make(chan os.Signal, 1), done: make(chan struct{}), exited: make(chan struct{}),
 		console: &console{w: stderr, terminal: terminal}, grace: StopGrace, exit: exit}
 	ignoreBrokenPipes()
 	notify(in.ch)
 	go func() {
+		defer close(in.exited)
 		select {
 		case sig := <-in.ch:
 			in.got.Store(sig)
@@ -134,11 +138,14 @@ func ignoreBrokenPipes() { signal.Notify(brokenPipes, syscall.SIGPIPE) }
 // on a terminal, its progress bar), shared with the interrupt's message.
 func (in *Interrupts) Console() io.Writer { return in.console }
 
-// Stop stops catching signals; a second Stop does nothing.
+// Stop stops catching signals, and returns once the message of a signal
+// caught is written (so that the caller's later writes come after it); a
+// second Stop does nothing.
 func (in *Interrupts) Stop() {
 	in.stop.Do(func() {
 		signal.Stop(in.ch)
 		close(in.done)
+		<-in.exited
 	})
 }
 

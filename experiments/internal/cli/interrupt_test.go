@@ -122,3 +122,37 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// blockingWriter holds every write until release is closed, after saying
+// on entered that one began.
+type blockingWriter struct {
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (w *blockingWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.entered) })
+	<-w.release
+	return len(p), nil
+}
+
+// Stop returns only once the signal's message is written, so that the
+// program's own writes after it (its last lines, or a test reading what
+// was written) never race with the message.
+func TestInterruptStopWaitsForTheMessage(t *testing.T) {
+	w := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	sigs := make(chan chan<- os.Signal, 1)
+	in := CatchInterrupts(w, false, func(ch chan<- os.Signal) { sigs <- ch }, "stopping")
+	(<-sigs) <- syscall.SIGTERM
+	<-w.entered // the message is being written
+	stopped := make(chan struct{})
+	go func() { in.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+		t.Error("Stop returned while the signal's message was still being written")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(w.release)
+	<-stopped
+}
