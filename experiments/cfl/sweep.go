@@ -398,8 +398,9 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Launcher) err
 	}
 	runs := g.enumerate()
 	manifest := filepath.Join(*out, sweepManifestFile)
-	exists, err := checkSweep(manifest, g, runs)
-	if err != nil {
+	// The manifest is checked before the runs' settings (and again under
+	// the directory's lock below, where it is written).
+	if _, err := checkSweep(manifest, g, runs); err != nil {
 		return err
 	}
 	// Every run's settings are checked as its train command will check
@@ -452,7 +453,8 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Launcher) err
 		return fmt.Errorf("--out: %w", err)
 	}
 	defer lock.Release()
-	if exists, err = checkSweep(manifest, g, runs); err != nil {
+	exists, err := checkSweep(manifest, g, runs)
+	if err != nil {
 		return err
 	}
 	if err := protocol.CheckWritable(*out); err != nil {
