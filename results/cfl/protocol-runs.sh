@@ -18,6 +18,11 @@
 #
 #   CFL=BINARY sh results/cfl/protocol-runs.sh [ur|ablation|all] [--dry-run]
 #
+# JOBS=2 runs two runs of a part at once, one core each (default 1): for
+# the ablation once the other core is free (stop its sweep with Ctrl-C or
+# SIGINT first: a sweep directory takes one sweep at a time; its runs
+# resume from their checkpoints).
+#
 # BINARY is `go build -o BINARY ./experiments/cfl`. The runs go to
 # /work/runs/cfl-ur-protocol and /work/runs/cfl-ablation; select them with
 # cfl select, as results/cfl/README.md does for the others.
@@ -42,9 +47,9 @@ run() {
 }
 if [ "$part" != ablation ]; then
 	run --task unmarked-reversal --grammar released --models rns --lrs 0.01,0.005,0.001,0.0005 --restarts 5 \
-		--out /work/runs/cfl-ur-protocol --jobs 1
+		--out /work/runs/cfl-ur-protocol --jobs "${JOBS:-1}"
 fi
 if [ "$part" != ur ]; then
 	run --task unmarked-reversal,padded-reversal,hardest-cfl --grammar released --models ns,ns+s,ns+u --lrs 0.005 \
-		--first-seed 2 --restarts 2 --workers 2 --out /work/runs/cfl-ablation --jobs 1
+		--first-seed 2 --restarts 2 --workers 2 --out /work/runs/cfl-ablation --jobs "${JOBS:-1}"
 fi
