@@ -2,17 +2,5 @@
 
 package main
 
-import (
-	"os"
-	"syscall"
-)
-
-// peakRSS returns the peak resident set size of the finished process ps,
-// from getrusage's maxrss, in kilobytes on these systems.
-func peakRSS(ps *os.ProcessState) (uint64, bool) {
-	ru, ok := ps.SysUsage().(*syscall.Rusage)
-	if !ok || ru.Maxrss <= 0 {
-		return 0, false
-	}
-	return uint64(ru.Maxrss) * 1024, true
-}
+// maxrssUnit: getrusage's maxrss counts kilobytes on these systems.
+const maxrssUnit = 1024
