@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/data"
 	"github.com/nsrnn/nsrnn/experiments/internal/cli"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
 	"github.com/nsrnn/nsrnn/protocol"
 )
@@ -294,6 +296,9 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 		saved, err := protocol.ReadSettings(*out)
 		switch {
 		case err == nil:
+			if err := checkRecorded(*out, saved); err != nil {
+				return nil, fmt.Errorf("--resume: %w", err)
+			}
 			if err := takeRunSettings(fs, saved); err != nil {
 				return nil, fmt.Errorf("--resume: %s: %w", filepath.Join(*out, protocol.RunFile), err)
 			}
@@ -397,6 +402,46 @@ func takeRunSettings(fs *pflag.FlagSet, s protocol.Settings) error {
 		if err := fs.Set(name, vals[name]); err != nil {
 			return fmt.Errorf("--%s %s: %w", name, vals[name], err)
 		}
+	}
+	return nil
+}
+
+// recordedPositive names the fields of a run.json that cfl train always
+// writes, each positive (checkProtocol refuses anything else).
+var recordedPositive = []string{"lr", "epochs", "train_size", "valid_size", "batch_size", "clip", "patience", "early_stop", "decay"}
+
+// checkRecorded refuses the saved settings s of the run in dir when its
+// run.json holds what cfl train never writes: one of recordedPositive
+// present but not positive, or a model that nsrnn.Config.Validate
+// refuses. takeRunSettings reads a zero as a field that an older run.json
+// lacks and leaves the flag's default in its place, so that without this
+// check a damaged file would be reported as flags that differ from the
+// run's, flags the user did not give.
+func checkRecorded(dir string, s protocol.Settings) error {
+	path := filepath.Join(dir, protocol.RunFile)
+	damaged := func(format string, args ...any) error {
+		return fmt.Errorf("%s is damaged: %s (cfl train never writes that); restore the file from a copy, or start the run again in another --out", path, fmt.Sprintf(format, args...))
+	}
+	raw, err := readlimit.File(path, readlimit.JSON, true)
+	if err != nil {
+		return err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, k := range recordedPositive {
+		v, ok := keys[k]
+		if !ok {
+			continue // written before the field existed
+		}
+		var x float64
+		if err := json.Unmarshal(v, &x); err != nil || !(x > 0) {
+			return damaged("%q is %s", k, v)
+		}
+	}
+	if err := s.Model.Validate(); err != nil {
+		return damaged("its model is invalid: %v", err)
 	}
 	return nil
 }

@@ -749,6 +749,53 @@ func TestTrainResumeFromRunJSON(t *testing.T) {
 	}
 }
 
+// A run.json edited by hand or damaged so that a field cfl train always
+// writes positive holds 0 or less, or its model is invalid, is refused on
+// --resume as a damaged file naming the field, not as flags that differ
+// (takeRunSettings reads a zero as a field an older run.json lacks), and
+// the run is left as it was.
+func TestTrainResumeDamagedRunJSON(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "run")
+	if status, _, stderr := run(tinyTrainArgs(src, "--epochs", "1")...); status != 0 {
+		t.Fatalf("train: status %d: %s", status, stderr)
+	}
+	saved, err := os.ReadFile(filepath.Join(src, protocol.RunFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type edit struct{ field, to string }
+	var edits []edit
+	for _, k := range recordedPositive {
+		edits = append(edits, edit{k, "0"}, edit{k, "-1"})
+	}
+	edits = append(edits, edit{"states", "0"}, edit{"hidden", "-3"})
+	for _, e := range edits {
+		name := e.field + "=" + e.to
+		t.Run(name, func(t *testing.T) {
+			re := regexp.MustCompile(`("` + e.field + `": )[^,\n]+`)
+			if !re.Match(saved) {
+				t.Fatalf("run.json has no %q", e.field)
+			}
+			out := filepath.Join(dir, name)
+			if err := os.CopyFS(out, os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(out, protocol.RunFile), re.ReplaceAll(saved, []byte("${1}"+e.to)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before := dirContents(t, out)
+			status, _, stderr := run("train", "--out", out, "--resume", "--epochs", "2", "--quiet")
+			if status == 0 || !strings.Contains(stderr, "is damaged") || !strings.Contains(stderr, e.field) && !strings.Contains(stderr, "model is invalid") || strings.Contains(stderr, "differ") {
+				t.Errorf("resume: status %d, want a damaged run.json naming %s: %s", status, e.field, stderr)
+			}
+			if after := dirContents(t, out); !reflect.DeepEqual(after, before) {
+				t.Error("the refused resume changed the run")
+			}
+		})
+	}
+}
+
 // TestResumeMoreEpochs: a finished run resumed with a larger --epochs
 // goes on, says so, records the new maximum in run.json, and ends on the
 // model of a run given that many epochs from the start (as
