@@ -41,13 +41,28 @@ const (
 // ModelFile: a run that has not finished yet, or, when dir has a
 // SummaryFile, a finished run whose model is not there, such as a copy of
 // a run's small files (as a results directory keeps them) or a run
-// restored from one. The error names dir and where to look instead.
+// restored from one. The error names dir and says what there is instead:
+// for an unfinished run, the epochs its LogFile holds and, once an epoch
+// has been validated, its CheckpointFile, which holds the best model so
+// far (a program that reads checkpoints takes that file as its model).
 func MissingModel(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, SummaryFile)); err == nil {
 		return fmt.Errorf("%s: the run has finished, but its model file is missing (no %s): a copy of a run without its model, such as a results directory keeps, cannot be evaluated; use the directory where it trained", dir, ModelFile)
 	}
-	return fmt.Errorf("%s: the run has not finished: no model yet (no %s; its progress is in %s, its best model so far in %s)",
-		dir, ModelFile, filepath.Join(dir, LogFile), filepath.Join(dir, CheckpointFile))
+	ckpt := filepath.Join(dir, CheckpointFile)
+	if _, err := os.Stat(ckpt); err != nil {
+		return fmt.Errorf("%s: the run has not finished and has no checkpoint yet (no %s, no %s): there is no model to use until it has trained an epoch", dir, ModelFile, CheckpointFile)
+	}
+	recs, _ := ReadLog(filepath.Join(dir, LogFile))
+	if len(recs) == 0 {
+		return fmt.Errorf("%s: the run has not finished its first epoch: no %s yet, and its %s holds no validated model; resume the run to train on", dir, ModelFile, CheckpointFile)
+	}
+	epochs := fmt.Sprintf("%d epochs", len(recs))
+	if len(recs) == 1 {
+		epochs = "1 epoch"
+	}
+	return fmt.Errorf("%s: the run has not finished: no %s yet; after %s (%s) the best model so far is in %s: give that file as the model",
+		dir, ModelFile, epochs, filepath.Join(dir, LogFile), ckpt)
 }
 
 // ErrNotEmpty is returned (wrapped) by PrepareRun when a new run's directory

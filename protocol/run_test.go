@@ -187,19 +187,27 @@ func TestSeedsAndTrainConfig(t *testing.T) {
 
 func TestMissingModel(t *testing.T) {
 	dir := t.TempDir()
-	err := MissingModel(dir)
-	for _, want := range []string{dir, "has not finished", filepath.Join(dir, CheckpointFile)} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("a run without its summary: error %v, want it to say %q", err, want)
+	says := func(what string, wants ...string) {
+		t.Helper()
+		err := MissingModel(dir)
+		for _, want := range append(wants, dir) {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %v, want it to say %q", what, err, want)
+			}
 		}
 	}
+	says("a run without a checkpoint", "has not finished and has no checkpoint yet")
+	if err := os.WriteFile(filepath.Join(dir, CheckpointFile), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	says("a run in its first epoch", "has not finished its first epoch", "holds no validated model")
+	rec := `{"epoch":1,"train_loss":1,"valid_cross_entropy":1,"lower_bound":0.5,"valid_cross_entropy_diff":0.5,"learning_rate":0.01,"elapsed_seconds":1,"epoch_seconds":1,"improved":true}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, LogFile), []byte(rec+strings.Replace(rec, `"epoch":1`, `"epoch":2`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	says("a run after two epochs", "has not finished", "after 2 epochs", filepath.Join(dir, LogFile), "best model so far is in "+filepath.Join(dir, CheckpointFile))
 	if err := os.WriteFile(filepath.Join(dir, SummaryFile), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = MissingModel(dir)
-	for _, want := range []string{dir, "has finished, but its model file is missing"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("a finished run: error %v, want it to say %q", err, want)
-		}
-	}
+	says("a finished run", "has finished, but its model file is missing")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,6 +114,47 @@ func TestQuickstartTiny(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(filepath.Join(out, nsrnn.RNS, "checkpoint")); !bytes.Equal(before, after) {
 		t.Error("the checkpoint changed")
+	}
+}
+
+// An interrupted quickstart stops with a checkpoint and says how to go
+// on; run again, it says that it resumes and ends where an uninterrupted
+// run ends.
+func TestQuickstartInterrupt(t *testing.T) {
+	root := t.TempDir()
+	args := func(out string) []string {
+		return []string{"--epochs", "2", "--train-size", "20", "--valid-size", "10", "--out", filepath.Join(root, out), "--seed", "5"}
+	}
+	var whole, wholeErr bytes.Buffer
+	if err := run(args("whole"), &whole, &wholeErr); err != nil {
+		t.Fatalf("%v\n%s", err, wholeErr.String())
+	}
+	interrupted.Store(true)
+	var stdout, stderr bytes.Buffer
+	err := run(args("part"), &stdout, &stderr)
+	interrupted.Store(false)
+	if !errors.Is(err, errInterrupted) || !strings.Contains(err.Error(), "run the same command again") {
+		t.Fatalf("interrupted run: error %v", err)
+	}
+	dir := filepath.Join(root, "part", nsrnn.RNS)
+	if _, err := os.Stat(filepath.Join(dir, protocol.CheckpointFile)); err != nil {
+		t.Errorf("no checkpoint after the interrupt: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, protocol.SummaryFile)); err == nil {
+		t.Error("the interrupted run has a summary")
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if err := run(args("part"), &stdout, &stderr); err != nil {
+		t.Fatalf("resumed: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "resuming from the checkpoint: rns") {
+		t.Errorf("the resumed run does not say so:\n%s", stderr.String())
+	}
+	want, _, _ := strings.Cut(whole.String(), "files in")
+	got, _, _ := strings.Cut(stdout.String(), "files in")
+	if got != want {
+		t.Errorf("resumed run reports\n%s\nuninterrupted\n%s", got, want)
 	}
 }
 

@@ -254,7 +254,7 @@ func TestEvalCommandFromRun(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, protocol.RunFile))
 	os.WriteFile(filepath.Join(unfinished, protocol.RunFile), b, 0o644)
 	status, stdout, stderr := run("eval", "--model", unfinished)
-	if status == 0 || stdout != "" || !strings.Contains(stderr, "the run has not finished: no model yet") || !strings.Contains(stderr, unfinished) {
+	if status == 0 || stdout != "" || !strings.Contains(stderr, "the run has not finished and has no checkpoint yet") || !strings.Contains(stderr, unfinished) {
 		t.Errorf("unfinished run: status %d, stderr %q", status, stderr)
 	}
 	// A finished run copied without its model (as results directories

@@ -143,12 +143,50 @@ func TestEvalHugeBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, want := range []string{"the run has finished, but its model file is missing", "the run has not finished: no model yet"} {
+	for _, want := range []string{"the run has finished, but its model file is missing", "the run has not finished and has no checkpoint yet"} {
 		stdout, e, code := runCmd("eval", "--model", cp, "--data", data)
 		if code == 0 || !strings.Contains(e, want) || !strings.Contains(e, cp) || stdout != "" {
 			t.Errorf("eval of a run without its model: code %d, stdout %q, stderr %q; want a refusal with %q", code, stdout, e, want)
 		}
 		os.Remove(filepath.Join(cp, protocol.SummaryFile))
+	}
+}
+
+// A run stopped in its second epoch has no model yet: eval names its
+// checkpoint, and eval and generate given that file use the best model so
+// far, the model a run of one epoch ends with; a checkpoint from before
+// the first validation is refused.
+func TestEvalCheckpoint(t *testing.T) {
+	data := tinyCorpus(t)
+	root := t.TempDir()
+	one, part, early := filepath.Join(root, "one"), filepath.Join(root, "part"), filepath.Join(root, "early")
+	mustTrain(t, trainArgs(data, one, "--epochs", "1")...)
+	mustTrain(t, trainArgs(data, part, "--checkpoint-every", "1ns", "--stop-after-steps", "100")...)
+	mustTrain(t, trainArgs(data, early, "--checkpoint-every", "1ns", "--stop-after-steps", "3")...)
+	ckpt := filepath.Join(part, protocol.CheckpointFile)
+	if _, e, code := runCmd("eval", "--model", part); code == 0 || !strings.Contains(e, "after 1 epoch (") || !strings.Contains(e, ckpt+": give that file") {
+		t.Errorf("eval of the stopped run: code %d, %s", code, e)
+	}
+	want, e, code := runCmd("eval", "--model", one, "--json")
+	if code != 0 {
+		t.Fatalf("eval of the one-epoch run: %s", e)
+	}
+	got, e, code := runCmd("eval", "--model", ckpt, "--json")
+	var g, w evalResult
+	if code != 0 || json.Unmarshal([]byte(got), &g) != nil || json.Unmarshal([]byte(want), &w) != nil {
+		t.Fatalf("eval of the checkpoint: code %d, %s\n%s", code, e, got)
+	}
+	if g.CrossEntropy != w.CrossEntropy || g.Targets != w.Targets || g.Targets == 0 {
+		t.Errorf("eval of the checkpoint: %s\nwant the one-epoch run's\n%s", got, want)
+	}
+	if out, e, code := runCmd("generate", "--model", ckpt, "--words", "5", "--seed", "2"); code != 0 || len(strings.Fields(out)) == 0 {
+		t.Errorf("generate from the checkpoint: code %d, %q, %s", code, out, e)
+	}
+	if _, e, code := runCmd("eval", "--model", filepath.Join(early, protocol.CheckpointFile)); code == 0 || !strings.Contains(e, "no epoch has been validated yet") {
+		t.Errorf("eval of a checkpoint before the first validation: code %d, %s", code, e)
+	}
+	if _, e, code := runCmd("eval", "--model", early); code == 0 || !strings.Contains(e, "has not finished its first epoch") {
+		t.Errorf("eval of a run in its first epoch: code %d, %s", code, e)
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 // of its corpus (or of files given), in chunks as training reads them.
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("eval", stdout)
-	run := fs.String("model", "", "run directory of ptb train (required)")
+	run := fs.String("model", "", "run directory of ptb train, or its checkpoint file for the best model so far of an unfinished run (required)")
 	dataDir := fs.String("data", "", "directory of the corpus (default: the run's corpus, from its run.json)")
 	validFile := fs.String("valid", "", "validation split file, in place of --data (default: the run's)")
 	testFile := fs.String("test", "", "test split file, in place of --data; implies --split test (default: the run's)")
@@ -91,6 +91,15 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// runPath resolves a run given as --model: its directory, or the
+// checkpoint file in it (ckpt, empty for a directory).
+func runPath(path string) (dir, ckpt string) {
+	if fi, err := os.Stat(path); err == nil && !fi.IsDir() && filepath.Base(path) == protocol.CheckpointFile {
+		return filepath.Dir(path), path
+	}
+	return path, ""
+}
+
 // splitFile is the file of split ("valid" or "test") that eval reads: in
 // the --data directory, the file given for it (files, by split), or the
 // run's own (its corpus directory or files, from its run.json).
@@ -102,6 +111,7 @@ func splitFile(run, dataDir, split string, files map[string]string) (string, err
 	case files[split] != "":
 		return files[split], nil
 	}
+	run, _ = runPath(run)
 	if fi, err := os.Stat(run); err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("--model %s: not a run directory (%v)", run, cmp.Or(err, errors.New("a file")))
 	}
@@ -151,7 +161,12 @@ type evalResult struct {
 // that they belong together: the vocabulary's size must be the model's,
 // and vocab.txt must be the file the run wrote (its SHA-256 in run.json;
 // runs made before it was recorded are checked by size alone).
-func loadRun(dir string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
+//
+// path is the run's directory, or its checkpoint file: then the model is
+// the best so far of the run, finished or not (an error before its first
+// epoch has been validated).
+func loadRun(path string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
+	dir, ckpt := runPath(path)
 	s, exists, err := readRunSettings(dir)
 	switch {
 	case err != nil:
@@ -162,12 +177,24 @@ func loadRun(dir string) (*nsrnn.Model, *ptb.Vocab, settings, error) {
 		return nil, nil, s, fmt.Errorf("--model %s: not a ptb train run: its %s names no corpus (\"data\" or \"files\"); a cfl run?", dir, protocol.RunFile)
 	}
 	mp := filepath.Join(dir, protocol.ModelFile)
-	if _, err := os.Stat(mp); errors.Is(err, os.ErrNotExist) {
+	var m *nsrnn.Model
+	switch _, statErr := os.Stat(mp); {
+	case ckpt != "":
+		mp = ckpt
+		cm, err := nsrnn.LoadCheckpointModels(ckpt)
+		switch {
+		case err != nil:
+			return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
+		case cm.Best == nil:
+			return nil, nil, s, fmt.Errorf("--model %s: no epoch has been validated yet, so the checkpoint holds no best model", path)
+		}
+		m = cm.Best
+	case errors.Is(statErr, os.ErrNotExist):
 		return nil, nil, s, fmt.Errorf("--model: %w", protocol.MissingModel(dir))
-	}
-	m, err := nsrnn.Load(mp)
-	if err != nil {
-		return nil, nil, s, err
+	default:
+		if m, err = nsrnn.Load(mp); err != nil {
+			return nil, nil, s, err
+		}
 	}
 	if err := protocol.CheckRunModel(m, s.Model, mp); err != nil {
 		return nil, nil, s, fmt.Errorf("--model %s: %w", dir, err)

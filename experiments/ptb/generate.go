@@ -25,7 +25,7 @@ func init() {
 // separated by spaces (the final <eos> not printed).
 func runGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("generate", stdout)
-	run := fs.String("model", "", "run directory of ptb train (required)")
+	run := fs.String("model", "", "run directory of ptb train, or its checkpoint file for the best model so far of an unfinished run (required)")
 	words := fs.Int("words", 100, "number of words to print: sentences until then, the last one cut at the last word")
 	sentences := fs.Int("sentences", 0, "number of sentences to print (instead of --words)")
 	temperature := fs.Float64("temperature", 1, "sampling temperature (lower is greedier)")

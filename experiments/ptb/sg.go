@@ -126,7 +126,7 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 	suiteFile := fs.String("suite", "", "score the one suite in this JSON file")
 	suiteDir := fs.String("suites", "", "score every suite (*.json except circuits.json) in this directory")
 	surprisals := fs.String("surprisals", "", "lm-zoo TSV surprisals (bits): a file with --suite; with --suites, a directory holding <suite>.tsv for each suite file <suite>.json")
-	model := fs.String("model", "", "compute the surprisals with the model of this ptb train run directory")
+	model := fs.String("model", "", "compute the surprisals with the model of this ptb train run directory (or of its checkpoint file: the best model so far of an unfinished run)")
 	convention := fs.String("convention", "surprisal", "with --model: surprisal (−log₂ p, correct), or released (the raw output score / ln 2 of the paper's released script, which inverts single-token comparisons; to reproduce its numbers only)")
 	batch := fs.Int("batch", 32, "with --model: sentences scored together")
 	circuitsFile := fs.String("circuits", "", "with --suites, a JSON file of circuits whose scores to print")
