@@ -145,7 +145,10 @@ func EvaluateByLength(m *nsrnn.Model, t *data.Task, strs [][]int, minLen, maxLen
 		ls = append(ls, l)
 	}
 	sort.Ints(ls)
-	rep := &Report{Task: t.Name(), Grammar: t.Definition(), TaskParams: t.Params(), NoLowerBound: !bound}
+	rep := &Report{Task: t.Name(), TaskParams: t.Params(), NoLowerBound: !bound}
+	if t.HasDistribution() {
+		rep.Grammar = t.Definition()
+	}
 	if bound {
 		rep.ValidLengths = lb.ValidLengths
 	}

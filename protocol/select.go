@@ -325,7 +325,8 @@ var loadModel = nsrnn.Load
 // Evaluate evaluates every selected model on its task's test set of spec
 // (SampleTestSet; one per task, parameters and definition, shared by its
 // models) with EvaluateByLength, sets each one's TestDiff to the overall
-// difference and sel.Test to spec, and returns the reports in the order of
+// difference and sel.Test to spec (nil where every selected run is on the
+// user's strings, each tested on its own test file), and returns the reports in the order of
 // sel.Selected.
 //
 // With opt.Reuse, a selected run evaluated on the test set of spec by an
@@ -364,7 +365,12 @@ func (sel *Selection) Evaluate(spec TestSpec, opt TestOptions) ([]*Report, error
 	testSets := map[taskKey][][]int{}
 	reports := make([]*Report, 0, len(sel.Selected))
 	earlier := earlierReports{spec: spec, dirs: opt.Reuse, selections: map[string]*Selection{}}
-	sel.Test = &spec
+	// The spec describes the sampled test sets; a run on the user's
+	// strings is tested on its own test file (Files), whatever spec says.
+	sel.Test = nil
+	if slices.ContainsFunc(sel.Selected, func(s Selected) bool { return s.Files == nil }) {
+		sel.Test = &spec
+	}
 	for i := range sel.Selected {
 		s := &sel.Selected[i]
 		if rep, path := earlier.find(s); rep != nil {
@@ -462,8 +468,17 @@ func testOne(s *Selected, t *data.Task, strs [][]int, spec TestSpec, opt TestOpt
 	if err != nil {
 		return nil, fmt.Errorf("testing %s: %w", s.Dir, err)
 	}
-	rep.Model, rep.Run, rep.Test = s.Dir, s.identity(), &spec
+	rep.Model, rep.Run, rep.Test = s.Dir, s.identity(), testSpecOf(s, spec)
 	return rep, nil
+}
+
+// testSpecOf is the test set that a report of run s records: spec, or
+// none for a run on the user's strings, tested on its own test file.
+func testSpecOf(s *Selected, spec TestSpec) *TestSpec {
+	if s.Files != nil {
+		return nil
+	}
+	return &spec
 }
 
 // identity returns the run of s as a report records it: s without what
@@ -522,7 +537,10 @@ func (e *earlierReports) find(s *Selected) (*Report, string) {
 			if !e.fits(dir, s, &rep) {
 				continue
 			}
-			rep.Model, rep.Run, rep.Test = s.Dir, s.identity(), &e.spec
+			rep.Model, rep.Run, rep.Test = s.Dir, s.identity(), testSpecOf(s, e.spec)
+			if s.Files != nil {
+				rep.Grammar = "" // recorded by reports written before strings had none
+			}
 			return &rep, path
 		}
 	}
@@ -532,8 +550,12 @@ func (e *earlierReports) find(s *Selected) (*Report, string) {
 // fits reports whether rep, read from dir, was made of run s on the test
 // set.
 func (e *earlierReports) fits(dir string, s *Selected, rep *Report) bool {
+	// A run on the user's strings is tested on its test file, which the
+	// run's identity names with its digest; the spec does not apply (and
+	// reports written before that was said record one).
+	own := s.Files != nil
 	if rep.Run != nil {
-		return rep.Test != nil && *rep.Test == e.spec && sameRun(rep.Run, s)
+		return (own || rep.Test != nil && *rep.Test == e.spec) && sameRun(rep.Run, s)
 	}
 	// A report without them: the directory's selection says which run it
 	// was made of, and on which test set.
@@ -542,7 +564,7 @@ func (e *earlierReports) fits(dir string, s *Selected, rep *Report) bool {
 		sel, _ = ReadSelection(dir)
 		e.selections[dir] = sel
 	}
-	if sel == nil || sel.Test == nil || *sel.Test != e.spec {
+	if sel == nil || !own && (sel.Test == nil || *sel.Test != e.spec) {
 		return false
 	}
 	for i := range sel.Selected {

@@ -277,7 +277,10 @@ func writeSelectionTable(w io.Writer, sel *protocol.Selection) error {
 	if slices.ContainsFunc(sel.Selected, func(s protocol.Selected) bool { return s.NoLowerBound }) {
 		fmt.Fprint(w, " (\"ce\": the cross-entropy itself, for runs on your own strings, which have no lower bound)")
 	}
-	if sel.Test != nil {
+	tested := sel.Test != nil || slices.ContainsFunc(sel.Selected, func(s protocol.Selected) bool {
+		return s.TestDiff != nil || s.TestCrossEntropy != nil || s.TestError != ""
+	})
+	if tested {
 		// Runs on the user's strings are tested on their own test files,
 		// the others on strings sampled from their tasks.
 		own := 0
@@ -289,6 +292,7 @@ func writeSelectionTable(w io.Writer, sel *protocol.Selection) error {
 		switch {
 		case own == len(sel.Selected):
 			fmt.Fprint(w, "; test: each run's test file")
+		case sel.Test == nil:
 		case own > 0:
 			fmt.Fprintf(w, "; test: each run's test file for runs on your own strings, otherwise %d strings per length %d–%d, seed %d", sel.Test.PerLength, sel.Test.MinLength, sel.Test.MaxLength, sel.Test.Seed)
 		default:

@@ -374,6 +374,18 @@ func TestSweepUserData(t *testing.T) {
 	if err != nil || len(sel.Selected) != 2 || sel.Selected[0].TestCrossEntropy == nil || sel.Selected[1].TestCrossEntropy == nil {
 		t.Fatalf("selection %+v, %v", sel, err)
 	}
+	// Tested on their test file, not on a sampled set: neither the
+	// selection nor the reports record a sampled set's spec, nor a
+	// grammar, which the user's strings do not have.
+	if sel.Test != nil {
+		t.Errorf("selected.json records a sampled test set %+v", *sel.Test)
+	}
+	for _, s := range sel.Selected {
+		rep := readJSONObject(t, s.TestFile)
+		if _, ok := rep["test"]; ok || rep["grammar"] != nil || rep["no_lower_bound"] != true {
+			t.Errorf("%s records test %v, grammar %v", s.TestFile, rep["test"], rep["grammar"])
+		}
+	}
 	other := writeText(t, dir, "valid2.txt", "a b\n")
 	args := slices.Clone(base)
 	args[slices.Index(args, valid)] = other
