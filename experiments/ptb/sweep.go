@@ -221,7 +221,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&s.Epochs, "epochs", 100, "maximum epochs per run")
 	fs.IntVar(&s.Batch, "batch", 32, "parallel streams B")
 	fs.IntVar(&s.BPTT, "bptt", 35, "chunk length T")
-	fs.IntVar(&s.Hidden, "hidden", 0, "override every model's hidden size (for quick trials; default 0: the paper's)")
+	fs.IntVar(&s.Hidden, "hidden", 0, "override every model's hidden size (for quick trials; default 0: the paper's): the runs keep the paper models' names (lstm-256/run-01), and select's table says the size")
 	lrFlag := fs.String("lr-range", fmt.Sprintf("%g:%g", float64(lrMin), float64(lrMax)), "MIN:MAX of the log-uniform learning rates, for the per-token mean loss (the authors' released range; a sweep keeps the range it was made with)")
 	out := fs.String("out", "", "sweep directory (required): sweep.json, and <model>/run-NN for each run with its output in <that>.log")
 	precFlag := precisionFlag(fs, "float32", "of every run")
@@ -516,7 +516,11 @@ func execute(runs []cli.SweepRun, jobs, retries int, run cli.Launcher, stderr io
 
 // selected is the best run of one model.
 type selected struct {
+	// Model is the paper model's name, the sweep's directory of its
+	// runs; Hidden is their hidden size where the sweep's --hidden
+	// overrode the paper's.
 	Model           string  `json:"model"`
+	Hidden          int     `json:"hidden,omitempty"`
 	Run             string  `json:"run"`
 	Parameters      int     `json:"parameters"`
 	LR              float64 `json:"lr"`
@@ -602,7 +606,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "select: %s has no finished run\n", name)
 			continue
 		}
-		best.Finished = n
+		best.Finished, best.Hidden = n, s.Hidden
 		// A run that cannot be tested (most often a test file that cannot
 		// be read) stops the selection: selected.json is written only
 		// whole.
@@ -627,7 +631,11 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "model\tparameters\tvalid ppl\ttest ppl\tlr\tclip\tepochs\truns\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.4g\t%.4g\t%d\t%d\t\n", r.Model, r.Parameters, r.ValidPerplexity, r.TestPerplexity, r.LR, r.Clip, r.Epochs, r.Finished)
+		label := r.Model
+		if r.Hidden > 0 {
+			label = fmt.Sprintf("%s with hidden %d", r.Model, r.Hidden)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%.4g\t%.4g\t%d\t%d\t\n", label, r.Parameters, r.ValidPerplexity, r.TestPerplexity, r.LR, r.Clip, r.Epochs, r.Finished)
 	}
 	return tw.Flush()
 }

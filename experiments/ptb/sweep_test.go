@@ -74,9 +74,13 @@ func TestSweepAndSelect(t *testing.T) {
 			}
 			best = math.Min(best, sum.BestValidPerplexity)
 		}
-		if r.ValidPerplexity != best || !(r.TestPerplexity > 1) || r.Finished != 2 {
-			t.Errorf("%s: selected valid %v (best %v), test %v, %d runs", r.Model, r.ValidPerplexity, best, r.TestPerplexity, r.Finished)
+		if r.ValidPerplexity != best || !(r.TestPerplexity > 1) || r.Finished != 2 || r.Hidden != 4 {
+			t.Errorf("%s: selected valid %v (best %v), test %v, %d runs, hidden %d (want 4, the sweep's)", r.Model, r.ValidPerplexity, best, r.TestPerplexity, r.Finished, r.Hidden)
 		}
+	}
+	// The table says the size that --hidden gave the paper's models.
+	if o, e, code := runCmd("select", "--sweep", out); code != 0 || !strings.Contains(o, "lstm-256 with hidden 4") || !strings.Contains(o, "rns-1-2 with hidden 4") {
+		t.Errorf("select's table: code %d, %s%s", code, o, e)
 	}
 	// A test file that cannot be read, or stray arguments, leave the
 	// selection as it was.
