@@ -13,7 +13,8 @@ import (
 // Config describes a model. The zero values of optional fields select the
 // paper's CFL setting.
 type Config struct {
-	// Kind is one of Kinds.
+	// Kind names a kind of model: one of KindNames (LSTM, Gref, JM, NS,
+	// NSS, NSU, RNS, VRNS and any kind registered with RegisterKind).
 	Kind string `json:"kind"`
 	// InputVocab is the number of input symbols; OutputVocab the number
 	// of predicted symbols, whose last one is EOS.

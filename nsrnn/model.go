@@ -106,8 +106,9 @@ type Model struct {
 	// stack RNN use replicas of its stack (see stacks.Replicator), so
 	// that their scratch tapes are their own: the stacks' memory grows
 	// with Workers while the work per part shrinks. Worth it with idle
-	// cores (a training step of the paper's CFL models takes about 1.5×
-	// less time with two), not when other runs keep every core busy. See
+	// cores (on two idle cores a training step of the paper's CFL models
+	// takes 1.7–1.9× less time with two parts), not when other runs keep
+	// every core busy. See
 	// "Parallel parts" in the package documentation.
 	Workers int
 

@@ -27,7 +27,7 @@ func runEntropy(args []string, stdout, stderr io.Writer) error {
 	grammar := cli.AddGrammarFlag(fs)
 	grammarFile := grammarFileFlag(fs)
 	lengths := fs.String("lengths", "", "MIN:MAX range of lengths of the source distribution (required)")
-	in := fs.String("in", "", "file of strings, one per line (default: standard input)")
+	in := fs.String("in", "", "file of strings, one per line (- or default: standard input)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	if err := fs.Parse(args); err != nil {
 		return err

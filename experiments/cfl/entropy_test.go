@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -93,6 +94,13 @@ func TestEntropyCommandStdin(t *testing.T) {
 	status, out, errOut := run("entropy", "--task", "hardest-cfl", "--lengths", "40:80")
 	if status != 0 {
 		t.Fatalf("status %d: %s", status, errOut)
+	}
+	// --in - is standard input too, as it is to most commands.
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	if status, dash, errOut := run("entropy", "--task", "hardest-cfl", "--lengths", "40:80", "--in", "-"); status != 0 || dash != out {
+		t.Errorf("--in -: status %d, %s\n%s\nwant\n%s", status, errOut, dash, out)
 	}
 	lb, err := data.ComputeLowerBound(task.Grammar(), ws, 40, 80)
 	if err != nil {

@@ -198,7 +198,7 @@ func joinNames(names []string) string { return strings.Join(names, ", ") }
 func readIn(in string, symbols []string) (ws [][]int, name string, err error) {
 	name = "<stdin>"
 	var r io.Reader = os.Stdin
-	if in != "" {
+	if in != "" && in != "-" {
 		f, err := os.Open(in)
 		if err != nil {
 			return nil, "", fmt.Errorf("--in: %w", err)

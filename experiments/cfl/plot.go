@@ -297,6 +297,22 @@ func fig1XLabel(wallClock bool) string {
 	return "epoch"
 }
 
+// actionsDir returns the directory written by the actions command that
+// dir is (one with a model's directory holding an actions file) or is in
+// (a model's directory), and whether there is one.
+func actionsDir(dir string) (string, bool) {
+	if _, err := os.Stat(filepath.Join(dir, actionsFile)); err == nil {
+		return filepath.Dir(dir), true
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), actionsFile)); e.IsDir() && err == nil {
+			return dir, true
+		}
+	}
+	return "", false
+}
+
 // drawFunc writes figures into the directory out and returns the files
 // written.
 type drawFunc func(out string) ([]string, error)
@@ -309,6 +325,11 @@ type drawFunc func(out string) ([]string, error)
 func prepareRuns(args []string, wallClock bool, stderr io.Writer) (drawFunc, error) {
 	data, skipped, err := protocol.RunsData(args, wallClock)
 	if err != nil {
+		for _, a := range args {
+			if d, ok := actionsDir(a); ok {
+				return nil, fmt.Errorf("%w; it holds recordings of cfl actions: give --actions %s", err, d)
+			}
+		}
 		return nil, err
 	}
 	for _, d := range skipped {

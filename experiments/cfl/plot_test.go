@@ -62,6 +62,14 @@ func TestPlotActionsOnly(t *testing.T) {
 	if err := runPlot([]string{"--actions", t.TempDir(), "--out", out}, &stdout, &bytes.Buffer{}); err == nil {
 		t.Error("no error for an empty --actions directory")
 	}
+	// The directory, or one of its models' directories, given as a run
+	// directory: the error says to give it as --actions.
+	for _, arg := range []string{adir, filepath.Join(adir, "rns")} {
+		err := runPlot([]string{"--out", out, arg}, &stdout, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "give --actions "+adir) {
+			t.Errorf("plot %s: error %v, want one that says to give --actions %s", arg, err, adir)
+		}
+	}
 }
 
 // TestPlotChecksBeforeWriting: a bad --actions, given with run

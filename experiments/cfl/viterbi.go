@@ -168,7 +168,7 @@ func newViterbiRecord(line int, text string, r stacks.ViterbiRun) viterbiRecord 
 func runViterbi(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("viterbi", stdout)
 	modelPath, last := modelFlags(fs, taskFromRun)
-	in := fs.String("in", "", "file of strings, one per line, symbols separated by spaces (default: standard input)")
+	in := fs.String("in", "", "file of strings, one per line, symbols separated by spaces (- or default: standard input)")
 	asJSON := fs.Bool("json", false, "print one JSON object per string")
 	if err := fs.Parse(args); err != nil {
 		return err
