@@ -32,6 +32,13 @@ export GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
 # OpenBLAS's AVX-512 kernels where the CPU has them (this machine's
 # environment pins the AVX2 ones, 1.5x slower here; see results/ptb/README.md).
 grep -q avx512f /proc/cpuinfo 2>/dev/null && export OPENBLAS_CORETYPE=SkylakeX
+# On a new machine the CFL sweep directories are made again from the
+# committed files (results/cfl/restore.sh: the finished runs; the
+# unfinished ones start again and repeat their lost epochs exactly).
+mkdir -p /work/runs
+for d in cfl-ur-protocol cfl-ablation; do
+	[ -e "/work/runs/$d" ] || sh "$repo/results/cfl/restore.sh" "$repo/results/$d" "/work/runs/$d"
+done
 (
 	cd "$repo" && CFL=$cfl sh results/cfl/protocol-runs.sh ur >> /work/runs/cfl-protocol.log 2>&1
 	DATA=$data PTB=$ptb sh "$repo/results/ptb/chain.sh" >> /work/runs/ptb-chain.log 2>&1

@@ -6,7 +6,8 @@
 # RUNS/NAME, then copied with its perplexities and SG scores in both
 # conventions into results/ptb/NAME-again (sync.sh). Each model's best run
 # comes first. Run it again after an interruption: a finished run is
-# skipped, an interrupted one resumes from its checkpoint.
+# skipped, an interrupted one resumes from its checkpoint, and on a new
+# machine a run already synced into results/ptb is skipped.
 #
 #   DATA=DIR PTB=BINARY sh results/ptb/retrain.sh      # in the foreground
 #
@@ -27,6 +28,11 @@ grep -q avx512f /proc/cpuinfo 2>/dev/null && export OPENBLAS_CORETYPE=SkylakeX
 mkdir -p "$runs"
 for name in lstm-256-lr29 rns-1-2-lr24 rns-3-4-lr30 jm-hidden-247-lr57 rns-1-2-lr39 lstm-256 rns-1-2; do
 	d=$runs/$name
+	# Synced on an earlier machine (its models are not committed): done.
+	if [ ! -d "$d" ] && [ -f "$repo/results/ptb/$name-again/sg-released.json" ]; then
+		echo "== $name: synced before (results/ptb/$name-again)"
+		continue
+	fi
 	if [ ! -f "$d/model" ]; then
 		echo "== $(date -u +%FT%TZ) $name: ptb train --like results/ptb/$name --out $d"
 		"$ptb" train --like "$repo/results/ptb/$name" --data "$data/ptb" --out "$d" --resume --checkpoint-every 10m
