@@ -363,8 +363,10 @@
 // Everything that comes from a user's settings or data (a Config, batch
 // and stream sizes, token ids, sampling options, training data and
 // options, model and checkpoint files) is checked, and refused with an
-// error that says what is wrong, before anything large is allocated.
-// Panics are kept for programmer errors: calling a method on a nil or
+// error that says what is wrong, before anything large is allocated;
+// Train and SentenceObjective check every training and validation batch
+// before the first step, so that bad data never leaves a model half
+// trained. Panics are kept for programmer errors: calling a method on a nil or
 // zero-value Model, Stream or optimizer not made by its constructor, a
 // negative size given to NewAdam, an optimizer's Update with gradients
 // that do not fit its parameters, TextLog to a nil writer, a nil

@@ -2,7 +2,9 @@ package nsrnn
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -158,6 +160,49 @@ func TestLibraryChecks(t *testing.T) {
 		m.Precision = Float32
 		if _, err := m.Loss([][]int{{1, 2}}); err != nil {
 			t.Error(err)
+		}
+	})
+	t.Run("negative fields", func(t *testing.T) {
+		for _, c := range []struct {
+			set  func(*Model)
+			want string
+		}{
+			{func(m *Model) { m.Workers = -3 }, "Model.Workers -3"},
+			{func(m *Model) { m.MaxGraphs = -1 }, "Model.MaxGraphs -1"},
+			{func(m *Model) { m.GraphCacheBytes = -1 }, "Model.GraphCacheBytes -1"},
+		} {
+			m := newTiny(t, streamConfigs()["rns-D3"], 1)
+			c.set(m)
+			if _, err := m.Loss([][]int{{1, 2}}); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Loss: %v, want an error naming %s", err, c.want)
+			}
+			s, _ := m.NewStream(1)
+			if _, err := s.Next([]int{1}); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("a stream: %v, want an error naming %s", err, c.want)
+			}
+		}
+	})
+	t.Run("zero Model", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "model")
+		for name, call := range map[string]func(*Model){
+			"LogProb":  func(m *Model) { m.LogProb([]int{0}) },
+			"Loss":     func(m *Model) { m.Loss([][]int{{0}}) },
+			"Save":     func(m *Model) { m.Save(path) },
+			"Gradient": func(m *Model) { m.Gradient([][]int{{0}}) },
+		} {
+			for _, m := range []*Model{nil, {}} {
+				func() {
+					defer func() {
+						if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "not made by New") {
+							t.Errorf("%s on %v: recovered %v, want the panic of a Model not made by New", name, m, r)
+						}
+					}()
+					call(m)
+				}()
+			}
+		}
+		if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 0 {
+			t.Errorf("Save of the zero Model left %v", entries)
 		}
 	})
 	t.Run("CheckpointEvery", func(t *testing.T) {
@@ -334,6 +379,38 @@ func TestFitRefusesBadInputs(t *testing.T) {
 	}
 	if _, err := SentenceObjective(nil, good, good, 1); err == nil {
 		t.Error("SentenceObjective without a model: no error")
+	}
+	// A bad batch anywhere in the training or validation data is refused
+	// before the first step, naming its set and index, and the model is
+	// left as it was.
+	train := []Batch{{{0, 1}, {1, 2}}, {{2, 2}}, {{1, 0}}, {{0, 9, 0}}}
+	for _, c := range []struct {
+		train, valid []Batch
+		want         string
+	}{
+		{train, good, "training batch 3 (of 4): sequence 0 has symbol 9 at position 1"},
+		{good, []Batch{{{0, 1}}, {{1}, {1, 2}}}, "validation batch 1 (of 2): batch sequences must have one length"},
+		{good, []Batch{{}}, "validation batch 0 (of 1): empty batch"},
+	} {
+		before := paramData(m)
+		_, err := Train(m, c.train, c.valid, TrainConfig{LR: 0.01, MaxEpochs: 1, NoLowerBound: true})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one saying %q", err, c.want)
+		}
+		if !sameBits(before, paramData(m)) {
+			t.Errorf("%q: the refused training changed the model", c.want)
+		}
+	}
+	for _, c := range []struct {
+		cfg  TrainConfig
+		want string
+	}{
+		{TrainConfig{LR: 0.01, MaxEpochs: -1}, "TrainConfig.MaxEpochs -1 must not be negative"},
+		{TrainConfig{LR: 0.01, EarlyStop: -2}, "TrainConfig.EarlyStop -2 must not be negative"},
+	} {
+		if _, err := Train(m, good, good, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "and max epochs") {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
 	}
 }
 

@@ -69,15 +69,17 @@ type Scheme = param.Scheme
 type Model struct {
 	// MaxGraphs bounds the number of graphs the model caches;
 	// the least recently used are dropped first. 0, the default, means
-	// no bound by number: GraphCacheBytes bounds the cache.
+	// no bound by number: GraphCacheBytes bounds the cache. A negative
+	// value is an error at the next run.
 	MaxGraphs int
 
 	// GraphCacheBytes bounds the memory of the graphs the model
 	// caches, as estimated from their sizes (positions × batch × the
 	// values a position holds; the stacks' tapes are shared by a model's
 	// graphs and not counted): the least recently used are dropped first,
-	// and the graph just built is always kept. 0 means no bound. The
-	// default is DefaultGraphCacheBytes. A graph dropped is built again
+	// and the graph just built is always kept. 0 means no bound; a
+	// negative value is an error at the next run. The default is
+	// DefaultGraphCacheBytes. A graph dropped is built again
 	// when needed, so a bound smaller than the graphs of one epoch (one
 	// per length, batch size and part, with and without gradients) makes
 	// every epoch build them all again: a few milliseconds a graph, more
@@ -101,8 +103,8 @@ type Model struct {
 	// batch, each part run as a graph of its own on its own goroutine, with
 	// no synchronization between them until the parts' losses and
 	// gradients are combined (weighted by their sizes). 0 and 1 run a
-	// batch as one graph; more than the batch size runs one sequence per
-	// part. The result equals the whole batch's to rounding. Parts of a
+	// batch as one graph (a negative value is an error at the next run);
+	// more than the batch size runs one sequence per part. The result equals the whole batch's to rounding. Parts of a
 	// stack RNN use replicas of its stack (see stacks.Replicator), so
 	// that their scratch tapes are their own: the stacks' memory grows
 	// with Workers while the work per part shrinks. Worth it with idle
@@ -355,6 +357,22 @@ func (c Config) graphBytes(batch, positions int) float64 {
 	return float64(positions) * float64(batch) * c.positionBytes()
 }
 
+// checkFields refuses the exported fields a caller set out of their
+// range: an error at the next run, as their doc comments say.
+func (m *Model) checkFields() error {
+	switch {
+	case m.Precision != Float64 && m.Precision != Float32:
+		return fmt.Errorf("nsrnn: Model.Precision is %v, neither Float64 nor Float32", m.Precision)
+	case m.Workers < 0:
+		return fmt.Errorf("nsrnn: Model.Workers %d must not be negative (0 or 1: one part)", m.Workers)
+	case m.MaxGraphs < 0:
+		return fmt.Errorf("nsrnn: Model.MaxGraphs %d must not be negative (0: no bound by number)", m.MaxGraphs)
+	case m.GraphCacheBytes < 0:
+		return fmt.Errorf("nsrnn: Model.GraphCacheBytes %d must not be negative (0: no bound)", m.GraphCacheBytes)
+	}
+	return nil
+}
+
 // graphFor returns the cached graph for key, building it if needed.
 // setPrecision sets the arithmetic of the graph's next runs.
 func (gr *graph) setPrecision(p Precision) {
@@ -363,8 +381,8 @@ func (gr *graph) setPrecision(p Precision) {
 }
 
 func (m *Model) graphFor(key graphKey) (*graph, error) {
-	if m.Precision != Float64 && m.Precision != Float32 {
-		return nil, fmt.Errorf("nsrnn: Model.Precision is %v, neither Float64 nor Float32", m.Precision)
+	if err := m.checkFields(); err != nil {
+		return nil, err
 	}
 	if gr, ok := m.graphs[key]; ok {
 		m.touch(key)

@@ -19,9 +19,19 @@ import (
 // than racing).
 var ErrConcurrentUse = errors.New("nsrnn: the model is in use by another goroutine")
 
+// mustBeMade panics (a programmer error) for a nil or zero-value Model,
+// one not made by New, Load or UnmarshalModel, rather than letting it
+// compute with an empty configuration.
+func (m *Model) mustBeMade() {
+	if m == nil || m.lstm == nil {
+		panic("nsrnn: a Model not made by New, Load or UnmarshalModel (nil or the zero value)")
+	}
+}
+
 // acquire marks the model busy for a computation, or refuses one that
 // would overlap another's (ErrConcurrentUse); release ends it.
 func (m *Model) acquire() error {
+	m.mustBeMade()
 	if !m.busy.CompareAndSwap(false, true) {
 		return fmt.Errorf("%w: a Model (and its streams) computes one thing at a time; give each goroutine a model of its own (UnmarshalModel of MarshalBinary copies one)", ErrConcurrentUse)
 	}
@@ -32,6 +42,7 @@ func (m *Model) release() { m.busy.Store(false) }
 
 // checkSymbols reports a symbol outside the model's vocabularies.
 func (m *Model) checkSymbols(w []int, what string, i int, output bool) error {
+	m.mustBeMade()
 	for j, s := range w {
 		if s < 0 || s >= m.cfg.InputVocab || (output && s >= m.cfg.OutputVocab) {
 			return fmt.Errorf("nsrnn: %s %d has symbol %d at position %d, outside the vocabulary", what, i, s, j)
@@ -46,6 +57,7 @@ func (m *Model) checkSymbols(w []int, what string, i int, output bool) error {
 // never holds it (unlike a stream's inputs, which are its targets fed
 // back, EOS among them).
 func (m *Model) check(batch [][]int) error {
+	m.mustBeMade()
 	if len(batch) == 0 {
 		return fmt.Errorf("nsrnn: empty batch")
 	}

@@ -43,6 +43,7 @@ func (m *Model) MarshalBinary() ([]byte, error) {
 // writeModel writes the encoding of MarshalBinary to w, in pieces of a
 // bounded size: the extra memory it takes does not grow with the model.
 func (m *Model) writeModel(w io.Writer) error {
+	m.mustBeMade()
 	if err := m.syncHost(); err != nil {
 		return err
 	}
@@ -215,6 +216,7 @@ func UnmarshalModel(data []byte) (*Model, error) {
 // Save writes the model to path atomically, streaming its encoding (the
 // memory it takes besides the model's does not grow with the model).
 func (m *Model) Save(path string) error {
+	m.mustBeMade()
 	return atomicfile.Write(path, m.writeModel)
 }
 

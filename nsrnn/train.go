@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
@@ -303,8 +304,11 @@ func (c *TrainConfig) defaults(m *Model) error {
 	if c.MaxEpochs == 0 {
 		c.MaxEpochs = 200
 	}
-	if c.EarlyStop < 0 || c.MaxEpochs < 0 {
-		return fmt.Errorf("nsrnn: early stop %d and max epochs %d must not be negative", c.EarlyStop, c.MaxEpochs)
+	if c.EarlyStop < 0 {
+		return fmt.Errorf("nsrnn: TrainConfig.EarlyStop %d must not be negative", c.EarlyStop)
+	}
+	if c.MaxEpochs < 0 {
+		return fmt.Errorf("nsrnn: TrainConfig.MaxEpochs %d must not be negative", c.MaxEpochs)
 	}
 	return nil
 }
@@ -645,6 +649,20 @@ func SentenceObjective(m *Model, train, valid []Batch, seed uint64) (Objective, 
 	}
 	if len(train) == 0 || len(valid) == 0 {
 		return nil, errors.New("nsrnn: training needs training and validation batches")
+	}
+	// Every batch is checked now, before a step changes the model: a bad
+	// one found in the middle of training (or a bad validation batch
+	// after the first epoch) would leave the model half trained, and the
+	// shuffled step would not say which batch it was.
+	for _, set := range []struct {
+		name    string
+		batches []Batch
+	}{{"training", train}, {"validation", valid}} {
+		for i, b := range set.batches {
+			if err := m.check(b); err != nil {
+				return nil, fmt.Errorf("nsrnn: %s batch %d (of %d): %s", set.name, i, len(set.batches), strings.TrimPrefix(err.Error(), "nsrnn: "))
+			}
+		}
 	}
 	return &sentences{m: m, train: train, valid: valid, seed: seed}, nil
 }

@@ -47,6 +47,13 @@ func createTemp(dir, base string) (*os.File, error) {
 			return f, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
+			// Name the file being written, not the temporary one:
+			// "open DIR/.NAME.tmp…: no such file or directory" would
+			// hide which path was meant.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return nil, &fs.PathError{Op: "create", Path: filepath.Join(dir, base), Err: pe.Err}
+			}
 			return nil, err
 		}
 	}

@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,17 @@ func TestWriteReplacesOrKeeps(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Fatalf("temporary files left behind: %v", entries)
+	}
+}
+
+// A file in a missing directory: the error names the file asked for, not
+// the temporary one, and wraps the cause.
+func TestWriteMissingDirectory(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "no", "such", "f.txt")
+	err := WriteBytes(p, []byte("x"))
+	var pe *fs.PathError
+	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || pe.Path != p {
+		t.Errorf("error %v, want a path error about %s", err, p)
 	}
 }
 
