@@ -284,12 +284,54 @@ func SelectRuns(sweep string, runs []Run) *Selection {
 // ReadSelection reads the selection that cfl select wrote into the sweep
 // directory (selected.json). The error when there is none wraps
 // os.ErrNotExist.
+//
+// A sweep directory moved or copied since its selection was made (a
+// results directory keeps a copy of one) still names its runs and test
+// reports where they were: each such path under the directory the
+// selection was made in (Selection.Sweep) that no longer exists is read
+// as the same path under sweep, where it does, and Sweep becomes sweep.
+// Paths that exist, and those of the further directories (Also), are
+// kept.
 func ReadSelection(sweep string) (*Selection, error) {
 	var sel Selection
 	if err := readJSON(filepath.Join(sweep, SelectedFile), &sel); err != nil {
 		return nil, err
 	}
+	sel.relocate(sweep)
 	return &sel, nil
+}
+
+// relocate rewrites the paths of sel made under sel.Sweep that are gone
+// to the same paths under sweep, where they exist (ReadSelection).
+func (sel *Selection) relocate(sweep string) {
+	from := filepath.Clean(sel.Sweep)
+	if sel.Sweep == "" || from == filepath.Clean(sweep) {
+		return
+	}
+	moved := false
+	move := func(p *string) {
+		if *p == "" {
+			return
+		}
+		if _, err := os.Stat(*p); err == nil {
+			return
+		}
+		rel, err := filepath.Rel(from, filepath.Clean(*p))
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return
+		}
+		there := filepath.Join(sweep, rel)
+		if _, err := os.Stat(there); err == nil {
+			*p, moved = there, true
+		}
+	}
+	for i := range sel.Selected {
+		move(&sel.Selected[i].Dir)
+		move(&sel.Selected[i].TestFile)
+	}
+	if moved {
+		sel.Sweep = sweep
+	}
 }
 
 // TestOptions are the options of Selection.Evaluate.

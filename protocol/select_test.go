@@ -465,3 +465,55 @@ func TestEvaluateReusesEarlierReports(t *testing.T) {
 		}
 	}
 }
+
+// A selection read from a sweep directory moved since it was made names
+// its runs and reports under the new directory; paths that still exist,
+// and those outside the old directory, are kept.
+func TestReadSelectionMoved(t *testing.T) {
+	root := t.TempDir()
+	old, moved, other := filepath.Join(root, "old"), filepath.Join(root, "moved"), filepath.Join(root, "other")
+	run := filepath.Join("dyck", "rns", "lr0.01", "seed1")
+	for _, d := range []string{filepath.Join(moved, run), filepath.Join(moved, "test", "dyck"), filepath.Join(other, run)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(moved, "test", "dyck", "rns.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sel := Selection{Sweep: old, Selected: []Selected{
+		{Task: "dyck", Model: "rns", Dir: filepath.Join(old, run), TestFile: filepath.Join(old, "test", "dyck", "rns.json")},
+		{Task: "dyck", Model: "lstm", Dir: filepath.Join(other, run)},                 // exists: kept
+		{Task: "dyck", Model: "ns", Dir: filepath.Join(old, "dyck", "ns", "gone")},    // nowhere: kept
+		{Task: "dyck", Model: "gref", Dir: filepath.Join(root, "elsewhere", "seed1")}, // not under old: kept
+	}}
+	if err := WriteJSON(filepath.Join(moved, SelectedFile), sel); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSelection(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(moved, run), filepath.Join(other, run), sel.Selected[2].Dir, sel.Selected[3].Dir}
+	for i, s := range got.Selected {
+		if s.Dir != want[i] {
+			t.Errorf("selected %d: dir %s, want %s", i, s.Dir, want[i])
+		}
+	}
+	if f := got.Selected[0].TestFile; f != filepath.Join(moved, "test", "dyck", "rns.json") {
+		t.Errorf("test file %s", f)
+	}
+	if got.Sweep != moved {
+		t.Errorf("sweep %s, want %s", got.Sweep, moved)
+	}
+	// Read where it was made, nothing moves.
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(filepath.Join(old, SelectedFile), sel); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadSelection(old); err != nil || got.Selected[0].Dir != sel.Selected[0].Dir || got.Sweep != old {
+		t.Errorf("read in place: %+v, %v", got, err)
+	}
+}
