@@ -102,6 +102,10 @@ def selected_table(root):
     tasks = sorted({t for t, _ in cells}, key=task_key)
     models = [m for m in MODELS if m in {k for _, k in cells}]
     names = {"lstm": "LSTM", "gref": "Gref", "jm": "JM", "ns": "NS", "ns+s": "NS+S", "ns+u": "NS+U", "rns": "NS+S+U (RNS)"}
+    # A JM that pushes the hidden state (the 2023 release's) says so.
+    jms = [s for s in sel if s["model"] == "jm"]
+    if jms and all(s.get("push_hidden_state") for s in jms):
+        names["jm"] = "JM (hidden state)"
     print("| task | " + " | ".join(names[m] for m in models) + " |")
     print("|---|" + "---|" * len(models))
     for task in tasks:
