@@ -206,10 +206,16 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 // is of the same run and test set is not evaluated again: that report is
 // written there instead.
 func evaluateSelection(sel *protocol.Selection, spec protocol.TestSpec, batchSize int, reuse []string, stderr io.Writer) error {
+	// reusedFrom is the report reused for each selected run, by its
+	// directory: one of this sweep's written before reports were kept
+	// per grammar is moved to its place, not copied beside it.
+	reusedFrom := map[string]string{}
+	testDir := filepath.Join(sel.Sweep, protocol.TestDir) + string(filepath.Separator)
 	_, err := sel.Evaluate(spec, protocol.TestOptions{
 		BatchSize: batchSize,
 		Reuse:     reuse,
 		Reused: func(s *protocol.Selected, path string) {
+			reusedFrom[s.Dir] = path
 			fmt.Fprintf(stderr, "select: %s was tested on this test set before: using %s (--retest to test it again)\n", s.Dir, path)
 		},
 		Start: func(s *protocol.Selected, n int) {
@@ -228,6 +234,11 @@ func evaluateSelection(sel *protocol.Selection, spec protocol.TestSpec, batchSiz
 			}
 			if err := protocol.WriteJSON(path, rep); err != nil {
 				return err
+			}
+			if old, ok := reusedFrom[s.Dir]; ok && filepath.Clean(old) != filepath.Clean(path) && strings.HasPrefix(filepath.Clean(old), testDir) {
+				if err := os.Remove(old); err != nil {
+					fmt.Fprintf(stderr, "select: %s is now %s; the old file could not be removed: %v\n", old, path, err)
+				}
 			}
 			s.TestFile = path
 			return nil

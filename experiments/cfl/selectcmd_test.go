@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -375,5 +376,44 @@ func TestSelectTwoDataSets(t *testing.T) {
 	withFiles(b, "one")
 	if err := runSelect([]string{"--sweep", root, "--also", more, "--no-test"}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 		t.Fatalf("runs on the same data: %v", err)
+	}
+}
+
+// A report of a released-grammar selection written where reports were
+// kept before they were kept per grammar (test/<task>/<model>.json) is
+// reused and moved to its place, not copied beside it.
+func TestSelectMovesOldReport(t *testing.T) {
+	root := t.TempDir()
+	mr := "marked-reversal"
+	fakeRunGrammar(t, filepath.Join(root, mr, "rns", "lr0.01", "seed1"), mr, data.GrammarReleased, "rns", 0.01, 1, 0.1, true, true)
+	args := []string{"--sweep", root, "--grammar", "released", "--test-lengths", "5:9", "--per-length", "2"}
+	var stdout, stderr bytes.Buffer
+	if err := runSelect(args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	now, old := protocol.TestResultPath(root, mr, data.GrammarReleased, "rns"), protocol.TestResultPath(root, mr, "", "rns")
+	want, err := os.ReadFile(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(now, old); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if err := runSelect(args, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "was tested on this test set before") {
+		t.Errorf("the old report was not reused:\n%s", stderr.String())
+	}
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the old report is still there: %v", err)
+	}
+	if got, err := os.ReadFile(now); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("the report in its place: %v\n%s\nwant\n%s", err, got, want)
+	}
+	sel, err := protocol.ReadSelection(root)
+	if err != nil || len(sel.Selected) != 1 || sel.Selected[0].TestFile != now {
+		t.Errorf("selection %+v, %v", sel, err)
 	}
 }
