@@ -104,14 +104,14 @@ type Model struct {
 	// no synchronization between them until the parts' losses and
 	// gradients are combined (weighted by their sizes). 0 and 1 run a
 	// batch as one graph (a negative value is an error at the next run);
-	// more than the batch size runs one sequence per part. The result equals the whole batch's to rounding. Parts of a
-	// stack RNN use replicas of its stack (see stacks.Replicator), so
-	// that their scratch tapes are their own: the stacks' memory grows
-	// with Workers while the work per part shrinks. Worth it with idle
-	// cores (on two idle cores a training step of the paper's CFL models
-	// takes 1.7–1.9× less time with two parts), not when other runs keep
-	// every core busy. See
-	// "Parallel parts" in the package documentation.
+	// more than the batch size runs one sequence per part. The result
+	// equals the whole batch's to rounding. Parts of a stack RNN use
+	// replicas of its stack (see stacks.Replicator), so that their
+	// scratch tapes are their own: the stacks' memory grows with Workers
+	// while the work per part shrinks. Worth it with idle cores (on two
+	// idle cores a training step of the paper's CFL models takes 1.7–1.9×
+	// less time with two parts), not when other runs keep every core
+	// busy. See "Parallel parts" in the package documentation.
 	Workers int
 
 	cfg    Config
@@ -373,13 +373,13 @@ func (m *Model) checkFields() error {
 	return nil
 }
 
-// graphFor returns the cached graph for key, building it if needed.
 // setPrecision sets the arithmetic of the graph's next runs.
 func (gr *graph) setPrecision(p Precision) {
 	gr.out.prec = p
 	gr.lstm.SetFloat32(p == Float32)
 }
 
+// graphFor returns the cached graph for key, building it if needed.
 func (m *Model) graphFor(key graphKey) (*graph, error) {
 	if err := m.checkFields(); err != nil {
 		return nil, err
