@@ -60,8 +60,7 @@ func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, protocol.Set
 		return nil, nil, s, fmt.Errorf("--model %s: %w", path, err)
 	}
 	if _, err := os.Stat(modelPath); errors.Is(err, os.ErrNotExist) {
-		return nil, nil, s, fmt.Errorf("--model %s: the run has not finished: no %s yet (give its %s for the best model so far)",
-			path, protocol.ModelFile, filepath.Join(dir, protocol.CheckpointFile))
+		return nil, nil, s, fmt.Errorf("--model: %w", protocol.MissingModel(dir))
 	}
 	m, err := loadModelFile(modelPath, last)
 	if err != nil {
