@@ -6,6 +6,16 @@ usage: python3 results/cfl/table.py [SWEEP [ALSO ...]]
        results/cfl-plateau-lr01 results/cfl-plateau-nss, those that exist)
        python3 results/cfl/table.py --selected SWEEP
 
+       python3 results/cfl/table.py --restarts DIR [EARLIER ...]
+
+The third form summarizes restarts: one row per task, model and learning
+rate of the runs under DIR, with the runs under the EARLIER directories
+of the same task, model and rate added (the seed 1 runs of
+results/cfl-compare beside the restarts of results/cfl-ablation, say):
+the number of finished runs, the best, median and worst of their best
+validation differences, with the seeds of the best and worst (unfinished
+runs counted apart, not ranked).
+
 The second form prints the selection of SWEEP/selected.json (cfl select)
 as one row per task and one column per model: the selected run's best
 validation difference and, in parentheses, its test difference, in bold
@@ -96,6 +106,41 @@ def runs_of(mdir):
     return runs
 
 
+def restarts_table(roots):
+    """Per task, model and learning rate of roots[0]'s runs: the finished runs' best validation differences."""
+    groups = {}
+    for i, root in enumerate(roots):
+        for task in sorted(os.listdir(root), key=task_key):
+            for model in MODELS:
+                for mdir in model_dirs(root, task, model):
+                    for d in runs_of(mdir):
+                        run = json.load(open(os.path.join(d, "run.json")))
+                        key = (task, model, run["lr"])
+                        if i > 0 and key not in groups:
+                            continue  # not a row of DIR's
+                        g = groups.setdefault(key, {"done": [], "open": 0})
+                        lp = os.path.join(d, "log.jsonl")
+                        log = [json.loads(l) for l in open(lp) if l.strip()] if os.path.exists(lp) else []
+                        if not os.path.exists(os.path.join(d, "summary.json")) or not log:
+                            g["open"] += 1
+                            continue
+                        g["done"].append((min(r["valid_cross_entropy_diff"] for r in log), run["seed"]))
+    print("| task | model | lr | finished | best (seed) | median | worst (seed) | unfinished |")
+    print("|---|---|---|---|---|---|---|---|")
+    order = lambda k: (task_key(k[0]), MODELS.index(k[1]), -k[2])
+    for (task, model, lr) in sorted(groups, key=order):
+        g = groups[(task, model, lr)]
+        done = sorted(g["done"])
+        if done:
+            n = len(done)
+            vals = [v for v, _ in done]
+            med = vals[n // 2] if n % 2 else (vals[n // 2 - 1] + vals[n // 2]) / 2
+            cells = f"{n} | {vals[0]:.4f} ({done[0][1]}) | {med:.4f} | {vals[-1]:.4f} ({done[-1][1]})"
+        else:
+            cells = "0 | – | – | –"
+        print(f"| {task} | {model} | {lr} | {cells} | {g['open']} |")
+
+
 def selected_table(root):
     sel = json.load(open(os.path.join(root, "selected.json")))["selected"]
     cells = {(s["task"], s["model"]): s for s in sel}
@@ -129,10 +174,15 @@ def main():
         print(__doc__.strip())
         return
     for a in sys.argv[1:]:
-        if a.startswith("-") and a != "--selected":
+        if a.startswith("-") and a not in ("--selected", "--restarts"):
             sys.exit(f"table.py: unknown flag {a} (see --help)")
         if not a.startswith("-") and not os.path.isdir(a):
             sys.exit(f"table.py: {a}: no such directory")
+    if sys.argv[1:2] == ["--restarts"]:
+        if len(sys.argv) < 3:
+            sys.exit("usage: table.py --restarts DIR [EARLIER ...]")
+        restarts_table(sys.argv[2:])
+        return
     if sys.argv[1:2] == ["--selected"]:
         if len(sys.argv) != 3:
             sys.exit("usage: table.py --selected SWEEP")
