@@ -53,8 +53,12 @@ func MissingModel(dir string) error {
 	if _, err := os.Stat(ckpt); err != nil {
 		return fmt.Errorf("%s: the run has not finished and has no checkpoint yet (no %s, no %s): there is no model to use until it has trained an epoch", dir, ModelFile, CheckpointFile)
 	}
-	recs, _ := ReadLog(filepath.Join(dir, LogFile))
-	if len(recs) == 0 {
+	recs, err := ReadLog(filepath.Join(dir, LogFile))
+	switch {
+	case err != nil:
+		// No log to tell how far it came (a copy of some of its files).
+		return fmt.Errorf("%s: the run has not finished: no %s yet; once an epoch has been validated, its best model so far is in %s: give that file as the model", dir, ModelFile, ckpt)
+	case len(recs) == 0:
 		return fmt.Errorf("%s: the run has not finished its first epoch: no %s yet, and its %s holds no validated model; resume the run to train on", dir, ModelFile, CheckpointFile)
 	}
 	epochs := fmt.Sprintf("%d epochs", len(recs))

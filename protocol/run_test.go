@@ -200,6 +200,10 @@ func TestMissingModel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, CheckpointFile), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	says("a run without its log", "has not finished", "once an epoch has been validated", filepath.Join(dir, CheckpointFile)+": give that file")
+	if err := os.WriteFile(filepath.Join(dir, LogFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	says("a run in its first epoch", "has not finished its first epoch", "holds no validated model")
 	rec := `{"epoch":1,"train_loss":1,"valid_cross_entropy":1,"lower_bound":0.5,"valid_cross_entropy_diff":0.5,"learning_rate":0.01,"elapsed_seconds":1,"epoch_seconds":1,"improved":true}` + "\n"
 	if err := os.WriteFile(filepath.Join(dir, LogFile), []byte(rec+strings.Replace(rec, `"epoch":1`, `"epoch":2`, 1)), 0o644); err != nil {

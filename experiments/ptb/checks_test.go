@@ -185,7 +185,7 @@ func TestEvalCheckpoint(t *testing.T) {
 	if _, e, code := runCmd("eval", "--model", filepath.Join(early, protocol.CheckpointFile)); code == 0 || !strings.Contains(e, "no epoch has been validated yet") {
 		t.Errorf("eval of a checkpoint before the first validation: code %d, %s", code, e)
 	}
-	if _, e, code := runCmd("eval", "--model", early); code == 0 || !strings.Contains(e, "has not finished its first epoch") {
+	if _, e, code := runCmd("eval", "--model", early); code == 0 || !strings.Contains(e, "once an epoch has been validated") {
 		t.Errorf("eval of a run in its first epoch: code %d, %s", code, e)
 	}
 }
