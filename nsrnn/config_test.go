@@ -112,3 +112,37 @@ func TestConfigErrorMessageOnce(t *testing.T) {
 		}
 	}
 }
+
+// PartsFor gives one part per core, and more where the dynamic programs of
+// a part per core outgrow the budget: RNS at |Q| = 3 on batches of ten
+// strings of 80 symbols (about 41 MB of triangles), not at |Q| = 2 (18 MB),
+// nor for a kind without a nondeterministic stack; never more parts than
+// sequences, never fewer than one.
+func TestPartsFor(t *testing.T) {
+	rns := func(q, window int) Config {
+		return Config{Kind: RNS, InputVocab: 3, OutputVocab: 4, Hidden: 20, States: q, Symbols: 3, Window: window}
+	}
+	for _, c := range []struct {
+		name            string
+		cfg             Config
+		batch, n, cores int
+		want            int
+	}{
+		{"lstm", Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 20}, 10, 80, 2, 2},
+		{"rns Q2, two cores", rns(2, 0), 10, 80, 2, 2},
+		{"rns Q2, one core", rns(2, 0), 10, 80, 1, 1},
+		{"rns Q3, two cores", rns(3, 0), 10, 80, 2, 4},
+		{"rns Q3, one core", rns(3, 0), 10, 80, 1, 2},
+		{"rns Q3, short strings", rns(3, 0), 10, 20, 2, 2},
+		{"rns Q3, a window", rns(3, 5), 10, 80, 2, 2},
+		{"ns+s Q3", Config{Kind: NSS, InputVocab: 3, OutputVocab: 4, Hidden: 20, States: 3, Symbols: 3}, 10, 80, 2, 4},
+		{"vrns Q3", Config{Kind: VRNS, InputVocab: 3, OutputVocab: 4, Hidden: 20, States: 3, Symbols: 3, StackEmbedding: 3}, 10, 80, 2, 4},
+		{"huge strings: one a part", rns(3, 0), 10, 1000, 2, 10},
+		{"fewer sequences than cores", rns(3, 0), 3, 80, 8, 3},
+		{"no cores, no batch", rns(2, 0), 0, 80, 0, 1},
+	} {
+		if got := c.cfg.PartsFor(c.batch, c.n, c.cores); got != c.want {
+			t.Errorf("%s: PartsFor(%d, %d, %d) = %d, want %d", c.name, c.batch, c.n, c.cores, got, c.want)
+		}
+	}
+}

@@ -54,7 +54,9 @@ type costSettings struct {
 	PushHiddenState bool          `json:"push_hidden_state,omitempty"`
 	Epochs          int           `json:"epochs"`
 	Seed            uint64        `json:"seed"`
-	Workers         int           `json:"workers"`
+	// Workers is --workers, the parts of every model's batches; 0 when
+	// the flag was not given, each model's then being train's default.
+	Workers int `json:"workers"`
 	// Device is the device the models computed on (--device: "cuda:N"),
 	// empty for the CPU.
 	Device string `json:"device,omitempty"`
@@ -145,7 +147,9 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	if err := checkSetSizes(s.TrainSize, s.ValidSize, s.MaxLength, *lengths); err != nil {
 		return err
 	}
-	s.Workers = *workers
+	if fs.Changed("workers") {
+		s.Workers = *workers // else 0: each model's as train would choose it
+	}
 	t, td, err := costData(fs, *task, params(), *grammar, src)
 	if err != nil {
 		return err
@@ -351,6 +355,9 @@ func measureCost(kind string, s costSettings, dev nsrnn.Device, t *data.Task, td
 		return nil, err
 	}
 	m.Workers = s.Workers
+	if m.Workers == 0 {
+		m.Workers = defaultWorkers(cfg, s.BatchSize, s.MaxLength)
+	}
 	if err := cli.UseDevice(m, dev); err != nil {
 		return nil, err
 	}
@@ -389,8 +396,12 @@ func writeCostTable(w io.Writer, rep costReport) error {
 	if s.Device != "" {
 		device = ", on " + s.Device
 	}
-	fmt.Fprintf(w, "Wall-clock cost on %s: %d hidden units, batch %d, lengths %d–%d, |Q|=%d, |Γ|=%d, stack vectors %d; GOMAXPROCS %d, %d parts per batch%s.\n",
-		rep.Task, s.Hidden, s.BatchSize, s.MinLength, s.MaxLength, s.States, s.Symbols, s.StackEmbedding, runtime.GOMAXPROCS(0), s.Workers, device)
+	parts := fmt.Sprintf("%d parts per batch", s.Workers)
+	if s.Workers == 0 {
+		parts = "each model's batches in the parts train would choose (--workers)"
+	}
+	fmt.Fprintf(w, "Wall-clock cost on %s: %d hidden units, batch %d, lengths %d–%d, |Q|=%d, |Γ|=%d, stack vectors %d; GOMAXPROCS %d, %s%s.\n",
+		rep.Task, s.Hidden, s.BatchSize, s.MinLength, s.MaxLength, s.States, s.Symbols, s.StackEmbedding, runtime.GOMAXPROCS(0), parts, device)
 	fmt.Fprintf(w, "Estimated, not measured: %s.\n\n", rep.Note)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "model\tparams\tsubset train s\tsubset valid s\ts per epoch (scaled)\t× LSTM\tpeak MiB\t× LSTM\t")

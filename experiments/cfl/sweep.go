@@ -279,7 +279,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Launcher) err
 	epochs := fs.Int("epochs", 0, "train --epochs (default 0: train's, 200)")
 	trainSize := fs.Int("train-size", 0, "train --train-size (default 0: train's, 10000)")
 	validSize := fs.Int("valid-size", 0, "train --valid-size (default 0: train's, 1000)")
-	workers := fs.Int("workers", 0, "train --workers: parts of each batch, recorded in each run.json (default 0: train's, the run's GOMAXPROCS); more parts than cores can pay where a batch's dynamic programs outgrow the caches: on one core, two parts train |Q| = 3 batches of ten about 1.25× faster")
+	workers := fs.Int("workers", 0, "train --workers: parts of each batch, recorded in each run.json (default 0: train's default for the run's GOMAXPROCS, which already splits a batch further where its dynamic programs would outgrow the caches)")
 	slurm := cli.AddSlurmFlags(fs, "cfl", "2-00:00:00", "4G", 1)
 	dryRun := fs.Bool("dry-run", false, "print the runs, their state and how far each has come (epochs, best validation score) without running or writing anything")
 	devFlag := cli.DeviceFlag(fs, "cfl", "given to every run, and not one of the settings of "+sweepManifestFile+": a sweep may go on on another device; with --slurm, ask for a GPU with --sbatch=--gres=gpu:1")

@@ -139,7 +139,19 @@ const maxWorkers = 1024
 // workersFlag registers --workers, the number of parts of each batch run
 // in parallel (nsrnn.Model.Workers).
 func workersFlag(fs *pflag.FlagSet) *int {
-	return fs.Int("workers", min(runtime.GOMAXPROCS(0), maxWorkers), "parts of each batch run in parallel, one goroutine each (default GOMAXPROCS: every core; a sweep's runs get CPUs/jobs); results differ between part counts only by rounding")
+	return fs.Int("workers", min(runtime.GOMAXPROCS(0), maxWorkers), "parts of each batch run in parallel, one goroutine each (default GOMAXPROCS, every core, or a multiple of it where the stack's dynamic programs of a part per core would outgrow the caches: nsrnn.Config.PartsFor; a sweep's runs get CPUs/jobs); results differ between part counts only by rounding")
+}
+
+// defaultWorkers is the part count of --workers when the flag is not
+// given: nsrnn.Config.PartsFor for the model on batches of batchSize
+// strings of up to maxLength symbols on GOMAXPROCS cores, at most
+// maxWorkers; GOMAXPROCS where the lengths are not known (maxLength 0).
+func defaultWorkers(cfg nsrnn.Config, batchSize, maxLength int) int {
+	cores := runtime.GOMAXPROCS(0)
+	if maxLength < 1 {
+		return min(cores, maxWorkers)
+	}
+	return min(cfg.PartsFor(batchSize, maxLength, cores), maxWorkers)
 }
 
 // trainWorkersFlag registers the --workers of train: workersFlag, whose
@@ -327,6 +339,9 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 		return nil, fmt.Errorf("--lengths %s: %w", *lengths, err)
 	} else if len(ns) == 0 {
 		return nil, fmt.Errorf("--lengths %s: %s has no strings of these lengths", *lengths, t.Name())
+	}
+	if !fs.Changed("workers") {
+		*workers = defaultWorkers(cfg, s.BatchSize, s.MaxLength)
 	}
 	switch {
 	case *workers < 1 || *workers > maxWorkers:
