@@ -355,8 +355,12 @@
 // the paper's CFL models (batch 10, length 60) takes 1.7–1.9× less time
 // with Workers = 2 than with one part (|Q| = 2 and 3, measured on
 // different days; BenchmarkTrainStep); the CFL
-// programs' --workers sets it, by default to GOMAXPROCS. Where other work
-// keeps every core busy (a sweep running one run per core), leave it at 1.
+// programs' --workers sets it, by default to Config.PartsFor's count:
+// GOMAXPROCS, or a multiple of it where the dynamic programs of a part
+// per core would outgrow the caches (at |Q| = 3 on strings of up to 80
+// symbols, four parts on two cores train about 1.3× faster than two).
+// Where other work keeps every core busy (a sweep running one run per
+// core), leave it at 1, or at PartsFor's count for one core.
 //
 // # Errors and panics
 //
