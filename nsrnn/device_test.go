@@ -646,10 +646,55 @@ func checkGradient(t *testing.T, cpu, g *Model, batch Batch, tol float64, what s
 	if e := relErr(l2, l1); e > tol {
 		t.Errorf("%s: loss %v on the GPU, %v on the CPU (relative %.2g)", what, l2, l1, e)
 	}
-	if e := gradcheck.TensorsErr(g2, g1); e > tol {
+	var own [][]float64
+	if g.Precision == Float32 {
+		_, g3, err := float32Twin(t, cpu).Gradient(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own = g3
+	}
+	if e := gradErr(g2, g1, own); e > tol {
 		t.Errorf("%s: gradients differ by %.2g relative", what, e)
 	}
 	return l2
+}
+
+// float32Twin returns a copy of the CPU model m that computes its products
+// in float32.
+func float32Twin(t *testing.T, m *Model) *Model {
+	t.Helper()
+	b, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := UnmarshalModel(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Precision = Float32
+	return c
+}
+
+// gradErr is the worst relative error, each tensor by its norm, of the
+// GPU's gradients got against the CPU's in float64 (ref). With own, the
+// CPU's gradients from float32 products (for a GPU computing in float32),
+// a tensor counts only where its error exceeds twice the CPU's own
+// float32 error on it: the gradient of a layer orders of magnitude below
+// the others' (a stack's action layer at initialization) is a sum whose
+// terms cancel, and float32 rounding costs it digits on either device, as
+// much as 1.9e-5 of its norm on the CPU; there the GPU is held to the
+// CPU's float32 accuracy rather than to the tolerance.
+func gradErr(got, ref, own [][]float64) float64 {
+	worst := 0.0
+	for i := range ref {
+		e := gradcheck.TensorsErr(got[i:i+1], ref[i:i+1])
+		if own != nil && e <= 2*gradcheck.TensorsErr(own[i:i+1], ref[i:i+1]) {
+			continue
+		}
+		worst = max(worst, e)
+	}
+	return worst
 }
 
 // checkGPUSentences checks the GPU's loss, gradients and log-probabilities
@@ -791,11 +836,28 @@ func checkGPUStreams(t *testing.T, d Device, configs map[string]Config) {
 		for _, p := range []Precision{Float64, Float32} {
 			cpu, g := twins(t, d, c, p)
 			s1, s2 := mustStream(t, cpu, 4), mustStream(t, g, 4)
+			// In float32, the CPU's own float32 gradients, from the CPU's
+			// state at every chunk, measure what float32 rounding costs.
+			var s3 *Stream
+			if p == Float32 {
+				s3 = mustStream(t, float32Twin(t, cpu), 4)
+			}
 			rng := rand.New(rand.NewPCG(3, 4))
 			tol := tolerance(p)
 			for k, T := range []int{5, 1, 12, 7} {
 				in, tgt := randomStream(rng, 4, T, min(c.InputVocab, c.OutputVocab))
 				tgt[1][0] = NoTarget
+				var g3 [][]float64
+				if s3 != nil {
+					if err := s3.SetState(s1.State()); err != nil {
+						t.Fatal(err)
+					}
+					_, g, err := s3.Gradient(in, tgt)
+					if err != nil {
+						t.Fatal(err)
+					}
+					g3 = cloneGrads(g)
+				}
 				l1, g1, err := s1.Gradient(in, tgt)
 				if err != nil {
 					t.Fatal(err)
@@ -808,7 +870,7 @@ func checkGPUStreams(t *testing.T, d Device, configs map[string]Config) {
 				if e := relErr(l2, l1); e > tol {
 					t.Errorf("%s %v chunk %d: loss %v on the GPU, %v on the CPU", name, p, k, l2, l1)
 				}
-				if e := gradcheck.TensorsErr(g2, g1); e > tol {
+				if e := gradErr(g2, g1, g3); e > tol {
 					t.Errorf("%s %v chunk %d: gradients differ by %.2g relative", name, p, k, e)
 				}
 				if e := stateErr(t, s1, s2); e > tol {
