@@ -391,7 +391,7 @@ const partsBudget = 24 << 20
 // adjoints (about 4 MB at |Q| = 3, |Γ| = 3 and n = 80, 1.8 MB at |Q| = 2)
 // at every step, so a part whose triangles outgrow the cache runs at the
 // speed of memory: on two cores of an AMD EPYC machine, RNS with |Q| = 3
-// trains batches of ten strings of lengths 40–80 about 1.4× faster in the
+// trains batches of ten strings of lengths 40–80 about 1.3× faster in the
 // four parts PartsFor gives than in two, while at |Q| = 2 it gives two,
 // which more parts do not beat. The result is a count for this machine's
 // speed only: parts of different counts give the same results to
