@@ -53,6 +53,30 @@ func BenchmarkTrainStep(b *testing.B) {
 	benches = append(benches, bench{"rns-D35", limited, 0}, bench{"rns-Q3", q3, 0}, bench{"rns-Q3-fixed", q3fixed, 0},
 		bench{"rns-workers2", rns, 2}, bench{"rns-Q3-workers2", q3, 2})
 
+	data := cflBatch(batch, length)
+	for _, bc := range benches {
+		b.Run(bc.name, func(b *testing.B) { benchGradient(b, bc.cfg, bc.workers, data) })
+	}
+}
+
+// BenchmarkTrainStepParts times the training step of RNS on a batch of
+// ten strings of 60 and 80 symbols in 1, 2, 5 and 10 parts (Workers),
+// for |Q| = 2 and 3: more parts than cores pay where the dynamic programs
+// of a part per core outgrow the cache (Config.PartsFor).
+func BenchmarkTrainStepParts(b *testing.B) {
+	for _, q := range []int{2, 3} {
+		for _, n := range []int{60, 80} {
+			data := cflBatch(10, n)
+			cfg := nsrnn.Config{Kind: nsrnn.RNS, InputVocab: 3, OutputVocab: 4, Hidden: 20, States: q, Symbols: 3}
+			for _, w := range []int{1, 2, 5, 10} {
+				b.Run(fmt.Sprintf("Q%d/n%d/parts%d", q, n, w), func(b *testing.B) { benchGradient(b, cfg, w, data) })
+			}
+		}
+	}
+}
+
+// cflBatch is a batch of random strings over three symbols.
+func cflBatch(batch, length int) [][]int {
 	rng := rand.New(rand.NewPCG(1, 2))
 	data := make([][]int, batch)
 	for i := range data {
@@ -61,23 +85,24 @@ func BenchmarkTrainStep(b *testing.B) {
 			data[i][j] = rng.IntN(3)
 		}
 	}
-	for _, bc := range benches {
-		b.Run(bc.name, func(b *testing.B) {
-			m, err := nsrnn.New(bc.cfg, 1)
-			if err != nil {
-				b.Fatal(err)
-			}
-			m.Workers = bc.workers
-			if _, _, err := m.Gradient(data); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, _, err := m.Gradient(data); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+	return data
+}
+
+// benchGradient times Gradient of a model of cfg in workers parts on data.
+func benchGradient(b *testing.B, cfg nsrnn.Config, workers int, data [][]int) {
+	m, err := nsrnn.New(cfg, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m.Workers = workers
+	if _, _, err := m.Gradient(data); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := m.Gradient(data); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
