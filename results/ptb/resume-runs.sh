@@ -4,7 +4,10 @@
 # core each, in the background:
 #
 #   1. the CFL protocol runs on unmarked reversal
-#      (results/cfl/protocol-runs.sh ur), then the rest of the PTB search
+#      (results/cfl/protocol-runs.sh ur), then the CFL ablation's runs
+#      left, two at a time on both cores (the second core's sweep of
+#      them, below, is stopped and its run resumes here), then the rest
+#      of the PTB search
 #      (chain.sh): RNS 1-2's draws 6-10, two epochs each (draw 6 is in its
 #      second epoch), those within 15% of the best to convergence,
 #      LSTM-256's second candidate (run-02) to convergence, and JM-247's
@@ -15,9 +18,10 @@
 #      ends; all done, so it only checks that they are synced), then the
 #      CFL ablation restarts (results/cfl/protocol-runs.sh ablation).
 #
-# The PTB search follows the protocol runs on the first core, so that
-# neither core waits while the other has work: the protocol's five runs
-# left take about six hours, the ablation's twelve about twenty.
+# The ablation gets both cores before the PTB search (which goes on as
+# compute allows), since the comparisons of results/cfl-ablation rest on
+# it: the protocol's two runs left take about four hours on one core, the
+# ablation's eleven about thirty core-hours.
 #
 #   DATA=DIR PTB=PTB_BINARY CFL=CFL_BINARY sh results/ptb/resume-runs.sh
 #
@@ -41,6 +45,12 @@ for d in cfl-ur-protocol cfl-ablation; do
 done
 (
 	cd "$repo" && CFL=$cfl sh results/cfl/protocol-runs.sh ur >> /work/runs/cfl-protocol.log 2>&1
+	# The protocol is done: the ablation takes both cores (its sweep on
+	# the other core stops after its current batch, with a checkpoint,
+	# and its runs resume two at a time), and the PTB search follows.
+	pkill -INT -f "sweep .*--out /work/runs/cfl-ablation" || true
+	while pgrep -f "sweep .*--out /work/runs/cfl-ablation" > /dev/null; do sleep 5; done
+	cd "$repo" && JOBS=2 CFL=$cfl sh results/cfl/protocol-runs.sh ablation >> /work/runs/cfl-ablation.log 2>&1
 	DATA=$data PTB=$ptb sh "$repo/results/ptb/chain.sh" >> /work/runs/ptb-chain.log 2>&1
 ) > /dev/null 2>&1 &
 (
