@@ -559,8 +559,9 @@ func (g *PCFG) nonterminal(a string) (int, error) {
 //
 //   - nonterminals that the start symbol never reaches (their rules are
 //     dead);
-//   - terminals that only such rules hold: they are in the alphabet, and
-//     so in a model's vocabulary, but no string has them;
+//   - terminals in no string (held only by dead rules, rules of
+//     probability 0 or rules with a nonterminal that derives no string):
+//     they are in the alphabet, and so in a model's vocabulary;
 //   - nonterminals reached from the start symbol that derive no string.
 //
 // An improper grammar, whose derivations may never end, is not warned of:
@@ -594,8 +595,31 @@ func (g *PCFG) Warnings() []string {
 			dead = append(dead, a)
 		}
 	}
+	// The terminals of strings: those of the rules of positive probability
+	// whose nonterminals all derive a string, reached from the start
+	// symbol through such rules alone.
+	prod := g.productive()
+	derives := func(x string) bool { i, nt := g.ntIndex[x]; return !nt || prod[i] }
+	used := map[string]bool{}
+	if derives(g.start) {
+		used[g.start] = true
+		for queue := []string{g.start}; len(queue) > 0; queue = queue[1:] {
+			for _, ri := range byLHS[queue[0]] {
+				if !slices.ContainsFunc(g.rules[ri].RHS, func(x string) bool { return !derives(x) }) {
+					for _, x := range g.rules[ri].RHS {
+						if !used[x] {
+							used[x] = true
+							if _, nt := g.ntIndex[x]; nt {
+								queue = append(queue, x)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 	for _, t := range g.terms {
-		if !reached[t] {
+		if !used[t] {
 			unused = append(unused, t)
 		}
 	}
@@ -603,9 +627,8 @@ func (g *PCFG) Warnings() []string {
 		out = append(out, fmt.Sprintf("nonterminals never reached from the start symbol %s, whose rules are dead: %s", g.start, someNames(dead)))
 	}
 	if len(unused) > 0 {
-		out = append(out, fmt.Sprintf("terminals that only those rules hold, in the alphabet (and a model's vocabulary) but in no string: %s", someNames(unused)))
+		out = append(out, fmt.Sprintf("terminals held only by rules that are dead, have probability 0 or have a nonterminal that derives no string, in the alphabet (and a model's vocabulary) but in no string: %s", someNames(unused)))
 	}
-	prod := g.productive()
 	var barren []string
 	for i, a := range g.nts {
 		if reached[a] && !prod[i] {

@@ -129,8 +129,10 @@ func parseRuleLine(text string) (r Rule, quoted []string, ok bool, err error) {
 		return Rule{}, nil, false, errors.New(`the rule has no probability: want "LHS -> RHS1 RHS2 … [p]" (an ε rule is "LHS -> [p]")`)
 	}
 	if len(fields) < 3 || (fields[1] != "->" && fields[1] != "→") {
-		if strings.Contains(fields[0], "->") || strings.Contains(fields[0], "→") {
-			return Rule{}, nil, false, fmt.Errorf(`want a rule "LHS -> RHS1 RHS2 … [p]", its symbols separated by white space: %q holds the arrow`, fields[0])
+		for _, f := range fields[:min(2, len(fields))] {
+			if strings.Contains(f, "->") || strings.Contains(f, "→") {
+				return Rule{}, nil, false, fmt.Errorf(`want a rule "LHS -> RHS1 RHS2 … [p]", its symbols separated by white space: %q holds the arrow`, f)
+			}
 		}
 		return Rule{}, nil, false, errors.New(`want a rule "LHS -> RHS1 RHS2 … [p]"`)
 	}
@@ -154,6 +156,9 @@ func parseRuleLine(text string) (r Rule, quoted []string, ok bool, err error) {
 		s := f
 		if strings.HasPrefix(f, `"`) {
 			if s, err = strconv.Unquote(f); err != nil {
+				if len(f) < 2 || !strings.HasSuffix(f, `"`) {
+					return Rule{}, nil, false, fmt.Errorf("malformed quoted symbol %s: no closing quote (a symbol cannot hold white space)", f)
+				}
 				return Rule{}, nil, false, fmt.Errorf("malformed quoted symbol %s", f)
 			}
 			if !utf8.ValidString(s) {

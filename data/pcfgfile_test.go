@@ -277,6 +277,8 @@ func TestReadPCFGErrors(t *testing.T) {
 		{"quoted left side", `"S" -> a [1]` + "\n", 1, "quoted"},
 		{"quoted nonterminal", "S -> \"S\" [0.5]\nS -> [0.5]\n", 1, "also the left side"},
 		{"malformed quote", "S -> \"a [1]\n", 1, "malformed quoted symbol"},
+		{"arrow joined to the right side", "S ->a [1]\n", 1, `separated by white space: "->a" holds the arrow`},
+		{"quoted symbol with a space", "S -> \"a b\" [1]\n", 1, "no closing quote (a symbol cannot hold white space)"},
 		{"second arrow", "S -> a -> b [1]\n", 1, "second ->"},
 		{"probability inside", "S -> a [0.5] b [1]\n", 1, "before the end"},
 		{"quoted non-UTF-8 terminal", "S -> a [0.5]\nS -> \"\\xff\" [0.5]\n", 2, "not valid UTF-8"},

@@ -31,7 +31,10 @@ func TestPCFGWarnings(t *testing.T) {
 	}{
 		{"clean", "S -> a S b [0.4]\nS -> [0.6]\n", nil},
 		{"dead rule", "S -> a S b [0.4]\nS -> [0.6]\nX -> c [1]\n", []string{"never reached from the start symbol S, whose rules are dead: X", "in no string: c"}},
-		{"no string", "S -> a [0.5]\nS -> Y [0.5]\nY -> Y c [1]\n", []string{"derive no string (every derivation from them goes on forever): Y"}},
+		{"no string", "S -> a [0.5]\nS -> Y [0.5]\nY -> Y c [1]\n", []string{"in no string: c", "derive no string (every derivation from them goes on forever): Y"}},
+		{"zero probability", "S -> a [1]\nS -> b [0]\n", []string{"probability 0"}},
+		{"empty language", "S -> a S [1]\n", []string{"in no string: a", "derive no string (every derivation from them goes on forever): S"}},
+		{"productive only inside", "S -> a T [1]\nT -> b T [0.5]\nT -> [0.5]\n", nil},
 		{"improper", "S -> S S [0.9]\nS -> a [0.1]\n", nil},
 	} {
 		g, err := ReadPCFG(strings.NewReader(c.src), c.name)

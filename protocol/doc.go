@@ -17,8 +17,9 @@
 // and RunState, is here now.)
 //
 // Only PrepareRun, PrepareDir, CheckWritable (a probe it removes),
-// LockDir (a lock file) and WriteJSON write files; errors are returned,
-// never panics.
+// LockDir (a lock file), WriteJSON, Settings.SaveGrammarCopy (a run's
+// copy of its grammar file), WritePanelsCSV (a figure's data) and
+// UpdateRun (run.json) write files; errors are returned, never panics.
 //
 // # Run directories
 //

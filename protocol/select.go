@@ -286,12 +286,14 @@ func SelectRuns(sweep string, runs []Run) *Selection {
 // os.ErrNotExist.
 //
 // A sweep directory moved or copied since its selection was made (a
-// results directory keeps a copy of one) still names its runs and test
-// reports where they were: each such path under the directory the
-// selection was made in (Selection.Sweep) that no longer exists is read
-// as the same path under sweep, where it does, and Sweep becomes sweep.
-// Paths that exist, and those of the further directories (Also), are
-// kept.
+// results directory keeps a copy of one), or read from another working
+// directory than the one its selection was made in, still names its runs
+// and test reports where they were: each such path under the directory
+// the selection was made in (Selection.Sweep) is read as the same path
+// under sweep where that exists, even where the original path exists too
+// (it may be another sweep's, or the original of a copy), and Sweep
+// becomes sweep. Other paths, and those of the further directories
+// (Also), are kept.
 func ReadSelection(sweep string) (*Selection, error) {
 	var sel Selection
 	if err := readJSON(filepath.Join(sweep, SelectedFile), &sel); err != nil {
@@ -301,8 +303,8 @@ func ReadSelection(sweep string) (*Selection, error) {
 	return &sel, nil
 }
 
-// relocate rewrites the paths of sel made under sel.Sweep that are gone
-// to the same paths under sweep, where they exist (ReadSelection).
+// relocate rewrites the paths of sel made under sel.Sweep to the same
+// paths under sweep, where they exist (ReadSelection).
 func (sel *Selection) relocate(sweep string) {
 	from := filepath.Clean(sel.Sweep)
 	if sel.Sweep == "" || from == filepath.Clean(sweep) {
@@ -311,9 +313,6 @@ func (sel *Selection) relocate(sweep string) {
 	moved := false
 	move := func(p *string) {
 		if *p == "" {
-			return
-		}
-		if _, err := os.Stat(*p); err == nil {
 			return
 		}
 		rel, err := filepath.Rel(from, filepath.Clean(*p))

@@ -517,3 +517,43 @@ func TestReadSelectionMoved(t *testing.T) {
 		t.Errorf("read in place: %+v, %v", got, err)
 	}
 }
+
+// TestReadSelectionCopied: a selection read from a copy of its sweep (or
+// from a working directory where its relative paths name another sweep's
+// runs) names the runs and reports under the sweep it is read from, even
+// while the originals exist; paths outside the sweep are kept.
+func TestReadSelectionCopied(t *testing.T) {
+	root := t.TempDir()
+	orig, cp := filepath.Join(root, "orig"), filepath.Join(root, "copy")
+	run := filepath.Join("dyck", "rns", "lr0.01", "seed1")
+	report := filepath.Join(TestDir, "dyck", "rns.json")
+	other := filepath.Join(root, "other", "run")
+	for _, d := range []string{orig, cp} {
+		for _, p := range []string{filepath.Join(d, run, RunFile), filepath.Join(d, report)} {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sel := Selection{Sweep: orig, Selected: []Selected{
+		{Task: "dyck", Model: "rns", Dir: filepath.Join(orig, run), TestFile: filepath.Join(orig, report)},
+		{Task: "dyck", Model: "lstm", Dir: other},
+	}}
+	if err := WriteJSON(filepath.Join(cp, SelectedFile), &sel); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSelection(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Sweep != cp || got.Selected[0].Dir != filepath.Join(cp, run) || got.Selected[0].TestFile != filepath.Join(cp, report) || got.Selected[1].Dir != other {
+		t.Errorf("read from the copy: sweep %s, paths %s, %s, %s; want those under %s and %s kept",
+			got.Sweep, got.Selected[0].Dir, got.Selected[0].TestFile, got.Selected[1].Dir, cp, other)
+	}
+}

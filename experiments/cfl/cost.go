@@ -138,8 +138,16 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	if s.MinLength, s.MaxLength, err = parseLengths(*lengths); err != nil {
 		return fmt.Errorf("--lengths: %w", err)
 	}
-	if s.TrainSize < 1 || s.ValidSize < 1 || s.BatchSize < 1 || s.Hidden < 1 || s.Epochs < 1 || *workers < 1 || *workers > maxWorkers {
-		return fmt.Errorf("--train-size, --valid-size, --batch-size, --hidden, --epochs and --workers must be at least 1 (--workers at most %d)", maxWorkers)
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"train-size", s.TrainSize}, {"valid-size", s.ValidSize}, {"batch-size", s.BatchSize}, {"hidden", s.Hidden}, {"epochs", s.Epochs}, {"workers", *workers}} {
+		if f.v < 1 {
+			return fmt.Errorf("--%s %d must be at least 1", f.name, f.v)
+		}
+	}
+	if *workers > maxWorkers {
+		return fmt.Errorf("--workers %d must be at most %d", *workers, maxWorkers)
 	}
 	if s.States < 0 || s.Symbols < 0 || s.StackEmbedding < 1 {
 		return fmt.Errorf("--states %d and --symbols %d must not be negative (0: the task's), --stack-embedding %d at least 1", s.States, s.Symbols, s.StackEmbedding)
@@ -153,6 +161,15 @@ func runCost(args []string, stdout, stderr io.Writer) error {
 	t, td, err := costData(fs, *task, params(), *grammar, src)
 	if err != nil {
 		return err
+	}
+	if td == nil {
+		// Refused here, naming the flag, rather than by each model's
+		// measurement (in a subprocess).
+		if ns, err := t.ValidLengths(s.MinLength, s.MaxLength); err != nil {
+			return fmt.Errorf("--lengths %s: %w", *lengths, err)
+		} else if len(ns) == 0 {
+			return fmt.Errorf("--lengths %s: %s has no strings of these lengths", *lengths, t.Name())
+		}
 	}
 	// The stack's sizes that train would give the task (reported in the
 	// header and the JSON as the ones measured).

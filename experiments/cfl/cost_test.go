@@ -185,14 +185,17 @@ func TestCostOtherData(t *testing.T) {
 	}
 }
 
-// TestCostBadSizes: sizes that no model can have are refused, naming
-// the flags.
+// TestCostBadSizes: sizes that no model can have, and lengths the task
+// has no strings of, are refused before any model is measured, naming
+// the flag and its value.
 func TestCostBadSizes(t *testing.T) {
 	for _, args := range [][]string{
 		{"--states", "-1"}, {"--symbols", "-1"}, {"--stack-embedding", "0"}, {"--workers", "1099511627776"},
+		{"--workers", "0"}, {"--train-size", "0"}, {"--valid-size", "-1"}, {"--batch-size", "0"}, {"--hidden", "0"},
+		{"--epochs", "0"}, {"--lengths", "3:3"},
 	} {
 		status, _, stderr := run(append([]string{"cost", "--task", "dyck", "--models", "rns"}, args...)...)
-		if status == 0 || !strings.Contains(stderr, args[0]) {
+		if status == 0 || !strings.Contains(stderr, args[0]+" "+args[1]) {
 			t.Errorf("%v: status %d, stderr %q", args, status, stderr)
 		}
 	}

@@ -52,8 +52,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if *modelPath == "" {
 		return fmt.Errorf("--model is required")
 	}
-	if *batchSize < 1 || *perLength < 1 {
-		return fmt.Errorf("--batch-size and --per-length must be at least 1")
+	if *batchSize < 1 {
+		return fmt.Errorf("--batch-size %d must be at least 1", *batchSize)
+	}
+	if *perLength < 1 {
+		return fmt.Errorf("--per-length %d must be at least 1", *perLength)
 	}
 	if *testFile != "" {
 		for _, f := range []string{"per-length", "seed"} {

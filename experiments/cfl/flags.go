@@ -109,13 +109,20 @@ func taskOrGrammarFile(taskName, grammarFile string, p data.Params, g data.Gramm
 }
 
 // warnGrammar prints on stderr the warnings of the grammar of file, the
-// grammar file of task t (none for a task of the table, file "").
+// grammar file of task t (none for a task of the table, file ""). Under
+// --grammar released they are the transformed grammar's, and say so: a
+// nonterminal reached in the file only through a removed unary rule of
+// the start symbol is dead there.
 func warnGrammar(stderr io.Writer, t *data.Task, file string) {
 	if file == "" || t.Grammar() == nil {
 		return
 	}
+	under := ""
+	if t.Definition() == data.GrammarReleased {
+		under = " (under --grammar released, after its ε- and unary-rule removal)"
+	}
 	for _, w := range t.Grammar().Warnings() {
-		fmt.Fprintf(stderr, "warning: --grammar-file %s: %s\n", file, w)
+		fmt.Fprintf(stderr, "warning: --grammar-file %s%s: %s\n", file, under, w)
 	}
 }
 

@@ -437,6 +437,17 @@ func TestGrammarFileWarnings(t *testing.T) {
 	if status, _, stderr := run("params", "--grammar-file", clean, "--model", "lstm"); status != 0 || strings.Contains(stderr, "warning") {
 		t.Errorf("params on a clean grammar: status %d, stderr %q", status, stderr)
 	}
+	// Under --grammar released the warnings are the transformed
+	// grammar's, and say so: A is reached in the file only through the
+	// start symbol's unary rule, which the transformation removes.
+	cycle := writeText(t, dir, "cycle.pcfg", "S -> A [0.5]\nS -> a [0.5]\nA -> S [0.5]\nA -> b [0.5]\n")
+	if status, _, stderr := run("params", "--grammar-file", cycle, "--model", "lstm"); status != 0 || strings.Contains(stderr, "warning") {
+		t.Errorf("params on a grammar with a unary cycle: status %d, stderr %q", status, stderr)
+	}
+	status, _, stderr = run("params", "--grammar-file", cycle, "--grammar", "released", "--model", "lstm")
+	if status != 0 || !strings.Contains(stderr, "warning: --grammar-file "+cycle+" (under --grammar released, after its ε- and unary-rule removal): nonterminals never reached from the start symbol S, whose rules are dead: A") {
+		t.Errorf("params on a grammar with a unary cycle under --grammar released: status %d, stderr %q", status, stderr)
+	}
 }
 
 // TestGrammarFileRunKeepsCopy: a run on a grammar file keeps a copy of it

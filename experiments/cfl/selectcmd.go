@@ -45,8 +45,11 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if *sweep == "" {
 		return fmt.Errorf("--sweep is required")
 	}
-	if *perLength < 1 || *batchSize < 1 {
-		return fmt.Errorf("--per-length and --batch-size must be at least 1")
+	if *perLength < 1 {
+		return fmt.Errorf("--per-length %d must be at least 1", *perLength)
+	}
+	if *batchSize < 1 {
+		return fmt.Errorf("--batch-size %d must be at least 1", *batchSize)
 	}
 	if *noTest {
 		for _, f := range []string{"test-lengths", "per-length", "seed", "batch-size", "retest"} {

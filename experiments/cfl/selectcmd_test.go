@@ -74,6 +74,13 @@ func TestSelectHugeTestSet(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, protocol.SelectedFile)); err == nil {
 		t.Error("selected.json was written")
 	}
+	// Sizes below 1 are refused, naming the flag and its value.
+	for _, f := range []string{"--per-length", "--batch-size"} {
+		err = runSelect([]string{"--sweep", root, f, "0"}, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), f+" 0 must be at least 1") {
+			t.Errorf("%s 0: %v", f, err)
+		}
+	}
 	// Flags that would be ignored are refused.
 	err = runSelect([]string{"--sweep", root, "--no-test", "--per-length", "5"}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "--per-length is for the test evaluation") {

@@ -832,3 +832,37 @@ func TestResumeMoreEpochs(t *testing.T) {
 		t.Error("a bare resume of a finished run changed it")
 	}
 }
+
+// A run.json that names no task or an invalid model is refused by the
+// commands that read a run (eval, viterbi, generate) as a damaged file
+// naming it, not as an unknown task "" or a model that is not the run's.
+func TestReadDamagedRunJSON(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	if status, _, stderr := run(tinyTrainArgs(out, "--epochs", "1")...); status != 0 {
+		t.Fatalf("train: status %d: %s", status, stderr)
+	}
+	in := filepath.Join(dir, "strings.txt")
+	if err := os.WriteFile(in, []byte("0 # 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runFile := filepath.Join(out, protocol.RunFile)
+	for _, c := range []struct{ name, content, want string }{
+		{"empty object", "{}", "names no task"},
+		{"no model", `{"task": "marked-reversal"}`, "model is invalid"},
+	} {
+		if err := os.WriteFile(runFile, []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"eval", "--model", out, "--lengths", "5:5", "--per-length", "1"},
+			{"viterbi", "--model", out, "--in", in},
+			{"generate", "--model", out, "--count", "1"},
+		} {
+			status, _, stderr := run(args...)
+			if status == 0 || !strings.Contains(stderr, runFile+" is damaged") || !strings.Contains(stderr, c.want) {
+				t.Errorf("%s: %s: status %d, want %s is damaged: %s: %s", c.name, args[0], status, runFile, c.want, stderr)
+			}
+		}
+	}
+}

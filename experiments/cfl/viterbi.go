@@ -79,18 +79,40 @@ func loadTaskRun(path string, last bool) (*nsrnn.Model, *data.Task, protocol.Set
 // readRunSettings reads the settings of the run in dir: its run.json, or
 // the run settings in the settings.json of a cfl actions run. It returns
 // them with the path of the file read; a directory with neither file is
-// an error wrapping os.ErrNotExist.
+// an error wrapping os.ErrNotExist, and one whose settings name no task or
+// an invalid model (a damaged file) is an error naming the file.
 func readRunSettings(dir string) (protocol.Settings, string, error) {
 	path := filepath.Join(dir, protocol.RunFile)
 	s, err := protocol.ReadSettings(dir)
 	if !errors.Is(err, os.ErrNotExist) {
+		if err == nil {
+			err = checkRunSettings(path, s)
+		}
 		return s, path, err
 	}
 	as, err := readActionsSettings(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, "", fmt.Errorf("not a cfl train or actions run: no %s or %s in %s: %w", protocol.RunFile, actionsSettingsFile, dir, os.ErrNotExist)
 	}
-	return as.Run, filepath.Join(dir, actionsSettingsFile), err
+	path = filepath.Join(dir, actionsSettingsFile)
+	if err == nil {
+		err = checkRunSettings(path, as.Run)
+	}
+	return as.Run, path, err
+}
+
+// checkRunSettings refuses the settings s read from path when they name
+// no task or an invalid model, which cfl train and cfl actions never
+// write, so that a damaged file is named rather than reported as an
+// unknown task "" or a model that is not the run's.
+func checkRunSettings(path string, s protocol.Settings) error {
+	if s.Task == "" {
+		return fmt.Errorf("%s is damaged: it names no task", path)
+	}
+	if err := s.Model.Validate(); err != nil {
+		return fmt.Errorf("%s is damaged: its model is invalid: %w", path, err)
+	}
+	return nil
 }
 
 // loadModelFile loads the model file at path or, when path is a
