@@ -87,7 +87,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	fmt.Fprintf(stdout, "%s perplexity %.2f (%d targets, %.4f nats per token)\n", *split, res.Perplexity, res.Targets, res.CrossEntropy)
+	fmt.Fprintf(stdout, "%s perplexity %.2f (%s, %.4f nats per token)\n", *split, res.Perplexity, cli.Count(res.Targets, "target"), res.CrossEntropy)
 	return nil
 }
 
@@ -160,7 +160,8 @@ type evalResult struct {
 // loadRun loads the model and vocabulary of a finished PTB run, checking
 // that they belong together: the vocabulary's size must be the model's,
 // and vocab.txt must be the file the run wrote (its SHA-256 in run.json;
-// runs made before it was recorded are checked by size alone).
+// runs made before it was recorded are checked by size alone). Its errors
+// name --model or the file at fault: callers return them as they are.
 //
 // path is the run's directory, or its checkpoint file: then the model is
 // the best so far of the run, finished or not (an error before its first

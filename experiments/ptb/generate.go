@@ -16,13 +16,15 @@ func init() {
 	prog.Register("generate", "sample sentences from a trained language model", runGenerate)
 }
 
-// runGenerate samples text from the model of a finished ptb train run in
-// stream mode (Model.SampleEach, written as drawn): every sentence starts
-// from the initial state with <eos> fed first, as in the corpus, where
-// every sentence follows an <eos>, and ends when <eos> is drawn. Sentence i depends only on --seed
-// and i, so the output for a smaller --words or --sentences is a prefix of
-// the output for a larger one. Sentences are printed one per line, words
-// separated by spaces (the final <eos> not printed).
+// runGenerate samples text from the model of a finished ptb train run (or
+// the best so far of an unfinished one, from its checkpoint) in stream
+// mode (Model.SampleEach, written as drawn): every sentence starts from
+// the initial state with <eos> fed first, as in the corpus, where every
+// sentence follows an <eos>, and ends when <eos> is drawn. Sentence i
+// depends only on --seed and i, so the output for a smaller --words or
+// --sentences is a prefix of the output for a larger one. Sentences are
+// printed one per line, words separated by spaces (the final <eos> not
+// printed).
 func runGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("generate", stdout)
 	run := fs.String("model", "", "run directory of ptb train, or its checkpoint file for the best model so far of an unfinished run (required)")

@@ -58,12 +58,13 @@ func ptbConfig(mf *cli.ModelFlags, vocab int) (nsrnn.Config, error) {
 	if !k.Streams {
 		return nsrnn.Config{}, fmt.Errorf("--model %s: its stack state cannot be carried from chunk to chunk, so it cannot run as a stream over the corpus; want one of %s", m.Kind, streamKinds())
 	}
-	var required []string
-	missing := false
+	var required, missing []string
 	for _, h := range k.Hyperparameters {
 		if h.Required {
 			required = append(required, "--"+h.Flag())
-			missing = missing || !m.FieldSet(h.Field)
+			if !m.FieldSet(h.Field) {
+				missing = append(missing, "--"+h.Flag())
+			}
 		}
 		if h.StreamDefault != 0 {
 			if p, ok := m.FieldValue(h.Field).(*int); ok && *p == 0 {
@@ -71,8 +72,16 @@ func ptbConfig(mf *cli.ModelFlags, vocab int) (nsrnn.Config, error) {
 			}
 		}
 	}
-	if missing {
+	switch {
+	case len(missing) == len(required) && len(missing) > 0:
 		return nsrnn.Config{}, fmt.Errorf("--model %s needs %s", m.Kind, joinAnd(required))
+	case len(missing) > 0:
+		return nsrnn.Config{}, fmt.Errorf("--model %s needs %s: give %s too", m.Kind, joinAnd(required), joinAnd(missing))
+	}
+	if m.Hidden < 1 {
+		// Said here, before the embedding (of the hidden size, no flag
+		// of its own) is blamed for it.
+		return nsrnn.Config{}, fmt.Errorf("--hidden %d must be at least 1", m.Hidden)
 	}
 	return mf.Config(vocab, vocab, m.Hidden, 0.05)
 }

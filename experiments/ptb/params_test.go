@@ -63,9 +63,13 @@ func TestParams(t *testing.T) {
 		{[]string{"--hidden", "256"}, "--model"},
 		{[]string{"--model", "gru"}, "unknown model"},
 		{[]string{"--model", "lstm", "--states", "2"}, "--states"},
-		{[]string{"--model", "rns"}, "--states"},
+		{[]string{"--model", "rns"}, "params: --model rns needs --states and --symbols\n"},
+		{[]string{"--model", "rns", "--states", "1"}, "params: --model rns needs --states and --symbols: give --symbols too\n"},
+		{[]string{"--model", "vrns", "--states", "1", "--symbols", "2"}, "needs --states, --symbols and --stack-embedding: give --stack-embedding too\n"},
 		{[]string{"--model", "jm"}, "stack embedding"},
 		{[]string{"--model", "lstm", "--vocab", "0"}, "--vocab"},
+		{[]string{"--model", "lstm", "--hidden", "-3"}, "params: --hidden -3 must be at least 1\n"},
+		{[]string{"--model", "rns", "--states", "1", "--symbols", "2", "--hidden", "0"}, "params: --hidden 0 must be at least 1\n"},
 		{[]string{"--model", "lstm", "--bogus"}, "bogus"},
 	} {
 		var out, errb bytes.Buffer

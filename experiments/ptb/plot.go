@@ -255,6 +255,9 @@ func collectPlotRuns(sweeps, dirs []string) ([]plotRun, error) {
 		seen[abs] = true
 		r, err := readPlotRun(d)
 		if err != nil {
+			if _, serr := os.Stat(filepath.Join(d, "sweep.json")); serr == nil {
+				return nil, fmt.Errorf("%s is a sweep directory, not a run's: give it with --sweep %s", d, d)
+			}
 			return nil, err
 		}
 		runs = append(runs, r)

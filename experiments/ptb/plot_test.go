@@ -186,6 +186,7 @@ func TestPlotSweepAndErrors(t *testing.T) {
 		{[]string{"--out", out}, "no runs"},
 		{[]string{"--out", out, filepath.Join(dir, "missing")}, "not a ptb run"},
 		{[]string{"--out", out, "--sweep", dir}, "not a ptb sweep"},
+		{[]string{"--out", out, sweep}, sweep + " is a sweep directory, not a run's: give it with --sweep"},
 		{[]string{"--out", out, bad}, "log.jsonl:1: epoch 2 where 1 was expected"},
 		{[]string{"--out", out, empty}, "no run has finished an epoch"},
 	} {

@@ -54,7 +54,9 @@ func tsvDirSource(dir string) surprisalSource {
 // modelSource returns the source that computes the surprisals of a
 // suite's sentences with the trained model of the PTB run in dir: each
 // sentence alone from a fresh state, <eos> as the first input, its
-// lowercased whitespace tokens mapped to the run's vocabulary, in bits;
+// whitespace tokens mapped to the run's vocabulary as written where the
+// vocabulary has them (a cased corpus, such as WikiText-2), lowercased
+// otherwise (the Penn Treebank's), in bits;
 // with released, the raw output score divided by ln 2, as the paper's
 // released script did. A token not in the vocabulary is read as <unk>
 // and recorded in unknown, or, with strict, is an error naming the suite
@@ -73,9 +75,17 @@ func modelSource(dir string, dev nsrnn.Device, released bool, batch int, strict 
 		ids := make([][]int, len(sents))
 		for i, sent := range sents {
 			ids[i] = make([]int, len(sent.Tokens))
-			for j, tok := range sent.Tokens {
-				w := strings.ToLower(tok)
-				id, ok := v.Lookup(w)
+			// The tokens as written, beside sent.Tokens, which are
+			// lowercased.
+			written := strings.Fields(sent.Text)
+			if len(written) != len(sent.Tokens) {
+				written = sent.Tokens
+			}
+			for j, w := range sent.Tokens {
+				id, ok := v.Lookup(written[j])
+				if !ok {
+					id, ok = v.Lookup(w)
+				}
 				if !ok {
 					where := fmt.Sprintf("in item %d, condition %s, region %d", sent.ItemNumber, sent.Condition, sent.Region[j])
 					if strict {
@@ -178,11 +188,9 @@ func runSG(args []string, stdout, stderr io.Writer) error {
 		}
 		var err error
 		unknown = newUnknownWords()
+		// Its errors name --model (loadRun's) or --device.
 		if src, err = modelSource(*model, dev, *convention == "released", *batch, *strict, unknown, bar); err != nil {
-			if _, ok := errors.AsType[*cli.DeviceError](err); ok {
-				return err
-			}
-			return fmt.Errorf("--model: %w", err)
+			return err
 		}
 	} else {
 		info, err := os.Stat(*surprisals)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,8 +20,13 @@ import (
 // prefix, with "is" likelier than "are".
 func toyRun(t *testing.T) string {
 	t.Helper()
+	return toyRunOf(t, []string{ptb.EOSWord, "the", "cat", "is", "are", ptb.UnkWord})
+}
+
+// toyRunOf is toyRun with the six words of another vocabulary.
+func toyRunOf(t *testing.T, words []string) string {
+	t.Helper()
 	dir := t.TempDir()
-	words := []string{ptb.EOSWord, "the", "cat", "is", "are", ptb.UnkWord}
 	v, err := ptb.NewVocab(words)
 	if err != nil {
 		t.Fatal(err)
@@ -118,5 +124,42 @@ func TestSGModelPipeline(t *testing.T) {
 	}
 	if _, e, code := runCmd("sg", "--suite", suite, "--model", run, "--convention", "bogus"); code == 0 || !strings.Contains(e, "--convention") {
 		t.Errorf("bad --convention: %q", e)
+	}
+}
+
+// TestSGModelCase: a suite's tokens are looked up as written where the
+// run's vocabulary has them (a cased corpus), lowercased otherwise (the
+// Penn Treebank's, all lowercase).
+func TestSGModelCase(t *testing.T) {
+	suite := filepath.Join(t.TempDir(), "toy_agreement.json")
+	if err := os.WriteFile(suite, []byte(agreementSuite), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := syntaxgym.ReadSuiteFile(suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		words   []string
+		unknown []string // the unknown words, in order of first occurrence
+		count   int
+	}{
+		// "The" read as "the"; "dog" (twice) unknown.
+		{"lowercase", []string{ptb.EOSWord, "the", "cat", "is", "are", ptb.UnkWord}, []string{"dog"}, 2},
+		// "The" as written; "the" (item 2, twice) and "dog" unknown.
+		{"cased", []string{ptb.EOSWord, "The", "cat", "is", "are", ptb.UnkWord}, []string{"the", "dog"}, 4},
+	} {
+		unknown := newUnknownWords()
+		src, err := modelSource(toyRunOf(t, tc.words), nsrnn.CPU, false, 3, false, unknown, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src(s); err != nil {
+			t.Fatal(err)
+		}
+		if got := unknown.count[s.File]; got != tc.count || !slices.Equal(unknown.words[s.File], tc.unknown) {
+			t.Errorf("%s: %d unknown tokens %q, want %d %q", tc.name, got, unknown.words[s.File], tc.count, tc.unknown)
+		}
 	}
 }

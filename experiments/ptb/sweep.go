@@ -327,6 +327,11 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		s.Models = strings.Split(*models, ",")
+		for i, m := range s.Models {
+			if s.Models[i] = strings.TrimSpace(m); s.Models[i] == "" { // "lstm-256, rns-1-2"
+				return fmt.Errorf("--models %q: an empty name (a stray comma?)", *models)
+			}
+		}
 		if err := cli.CheckDistinct("--models", s.Models); err != nil {
 			return err
 		}
@@ -557,12 +562,20 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if *dataDir != "" && *testPath != "" {
 		return errors.New("give --data or --test, not both")
 	}
-	test := s.testFile()
+	test, testFlag := s.testFile(), "the sweep's test split"
 	switch {
 	case *testPath != "":
-		test = *testPath
+		test, testFlag = *testPath, "--test"
 	case *dataDir != "":
-		test = filepath.Join(*dataDir, ptb.TestFile)
+		test, testFlag = filepath.Join(*dataDir, ptb.TestFile), "--data"
+	}
+	// Every model is tested on the file: one that is missing (or a
+	// directory) is the flag's fault, not a run's, and is found out
+	// before any run is tested.
+	if fi, err := os.Stat(test); err != nil {
+		return fmt.Errorf("%s: %w", testFlag, err)
+	} else if fi.IsDir() {
+		return fmt.Errorf("%s: %s is a directory, not a test split file", testFlag, test)
 	}
 	// The selection is written into the sweep directory: find out now
 	// rather than after testing every model.
@@ -570,6 +583,10 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--sweep: %w", err)
 	}
 	var rows []selected
+	// The words of the test file not in the runs' vocabulary (that of
+	// the sweep's training split, the same for every run) are read as
+	// <unk>: counted while the first model is tested, and reported.
+	var unknown *unknownWords
 	for _, name := range s.Models {
 		dirs, _ := filepath.Glob(filepath.Join(*sweep, name, "run-*"))
 		sort.Strings(dirs)
@@ -610,7 +627,13 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 		// A run that cannot be tested (most often a test file that cannot
 		// be read) stops the selection: selected.json is written only
 		// whole.
-		res, err := evaluateRun(best.Run, test, 0, 0, "", nsrnn.CPU, nil)
+		var opt *ptb.Options
+		if unknown == nil {
+			unknown = newUnknownWords()
+			unknown.noStrict = true
+			opt = &ptb.Options{Unknown: unknown.add}
+		}
+		res, err := evaluateRun(best.Run, test, 0, 0, "", nsrnn.CPU, opt)
 		if err != nil {
 			return fmt.Errorf("testing %s: %w (nothing written: repair or remove that run and select again)", best.Run, err)
 		}
@@ -620,6 +643,7 @@ func runSelect(args []string, stdout, stderr io.Writer) error {
 	if len(rows) == 0 {
 		return fmt.Errorf("--sweep %s: no model has a finished run: nothing to select", *sweep)
 	}
+	unknown.report(stderr, "select", "the runs' vocabulary")
 	if err := protocol.WriteJSON(filepath.Join(*sweep, "selected.json"), rows); err != nil {
 		return err
 	}
@@ -672,7 +696,11 @@ func checkSweepModels(s sweepSettings) error {
 func sweepModelConfig(s sweepSettings, name string) (nsrnn.Config, error) {
 	spec, ok := paperModelsByName()[name]
 	if !ok {
-		return nsrnn.Config{}, fmt.Errorf("--models: unknown model %q", name)
+		var names []string
+		for _, m := range paperModels() {
+			names = append(names, m.Name)
+		}
+		return nsrnn.Config{}, fmt.Errorf("--models: unknown model %q: want models of the paper's table (%s), or all", name, strings.Join(names, ", "))
 	}
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)

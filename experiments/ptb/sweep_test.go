@@ -89,13 +89,36 @@ func TestSweepAndSelect(t *testing.T) {
 	if err := os.WriteFile(garbage, []byte{0xff, 0xfe, 0, 1}, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"--test", garbage}, {"extra", "args"}} {
-		if _, e, code := runCmd(append([]string{"select", "--sweep", out}, args...)...); code == 0 {
-			t.Errorf("select %v succeeded: %s", args, e)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--test", garbage}, "testing "},
+		{[]string{"extra", "args"}, "unexpected arguments"},
+		// A test file that is not there is the flag's fault, said
+		// before any run is tested.
+		{[]string{"--data", t.TempDir()}, "select: --data: stat "},
+		{[]string{"--test", filepath.Join(t.TempDir(), "none.txt")}, "select: --test: stat "},
+		{[]string{"--test", t.TempDir()}, "is a directory, not a test split file"},
+	} {
+		_, e, code := runCmd(append([]string{"select", "--sweep", out}, c.args...)...)
+		if code == 0 || !strings.Contains(e, c.want) {
+			t.Errorf("select %v: code %d, stderr %q, want an error with %q", c.args, code, e, c.want)
 		}
 		if after := readFile(t, filepath.Join(out, "selected.json")); after != before {
-			t.Errorf("select %v changed selected.json:\n%s", args, after)
+			t.Errorf("select %v changed selected.json:\n%s", c.args, after)
 		}
+	}
+	// A test file of another corpus: its words outside the runs'
+	// vocabulary are read as <unk> and reported once (not once per
+	// model), without the --strict that select does not have.
+	other := filepath.Join(t.TempDir(), "other.txt")
+	if err := os.WriteFile(other, []byte("zyzzyva quux\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, code := runCmd("select", "--sweep", out, "--test", other); code != 0 ||
+		!strings.Contains(e, "select: 2 words not in the runs' vocabulary were read as <unk>:\n") || strings.Count(e, other) != 1 {
+		t.Errorf("select --test %s: code %d, stderr %q", other, code, e)
 	}
 	// The same sweep directory with other settings is refused.
 	_, e, code = runCmd("sweep", "--data", data, "--out", out, "--models", "lstm-256", "--runs", "2", "--seed", "3", "--epochs", "1", "--batch", "3", "--bptt", "5", "--hidden", "4")
@@ -148,6 +171,9 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"--models", "all", "--runs", "20000"}, "--runs"},
 		{[]string{"--models", "lstm-256,lstm-256", "--dry-run"}, "--models: lstm-256 is given more than once"},
 		{[]string{"--models", "rns-1-2,lstm-256,rns-1-2", "--dry-run"}, "--models: rns-1-2 is given more than once"},
+		{[]string{"--models", "lstm", "--dry-run"}, `--models: unknown model "lstm": want models of the paper's table (lstm-256, lstm-258`},
+		{[]string{"--models", "lstm-256,", "--dry-run"}, `--models "lstm-256,": an empty name`},
+		{[]string{"--models", "", "--dry-run"}, `--models "": an empty name`},
 	} {
 		out := filepath.Join(t.TempDir(), "sweep")
 		_, e, code := runCmd(append([]string{"sweep", "--data", data, "--models", "lstm-256", "--out", out}, c.args...)...)

@@ -76,8 +76,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "run directory (required)")
 	resume := fs.Bool("resume", false, "continue the run in --out, with the settings of its run.json (flags given must agree with them); in an absent or empty --out, start it (and say so)")
 	like := fs.String("like", "", "start a new run with the settings of another run (its directory or run.json), e.g. one committed under results/ptb, to train it again; flags given override them (--data where its corpus lies elsewhere, --epochs, --device, …); a corpus other than the one it recorded (by SHA-256) is refused")
-	strict := fs.Bool("strict", false, "refuse words of ptb.valid.txt and ptb.test.txt that are not in the vocabulary of ptb.train.txt, instead of reading them as <unk>")
-	every := fs.Duration("checkpoint-every", 5*time.Minute, "checkpoint within an epoch this often")
+	strict := fs.Bool("strict", false, "refuse words of the validation and test splits that are not in the training split's vocabulary, instead of reading them as <unk>")
+	every := fs.Duration("checkpoint-every", 5*time.Minute, "checkpoint within an epoch this often (0: only after every epoch)")
 	report := fs.Duration("report-every", time.Minute, "progress line interval when stderr is not a terminal")
 	stopAfter := fs.Int("stop-after-steps", 0, "stop after this many training steps, with a checkpoint as Ctrl-C makes (for testing resumption)")
 	precFlag := precisionFlag(fs, "float32", "recorded in run.json (where the field is absent, as in runs of float64, it is float64)")
@@ -387,8 +387,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if s.Files != nil {
 		corpusName = s.Files.Train
 	}
-	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training targets in %d chunks of %d×%d, BLAS %s, device %s; files in %s (Ctrl-C stops with a checkpoint)\n",
-		label, corpusName, m.NumParams(), trainB.NumTargets(), trainB.NumChunks(), s.Batch, s.BPTT, nsrnn.BLAS, cli.DeviceLabel(dev), *out)
+	fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training targets in %s of %d×%d, BLAS %s, device %s; files in %s (Ctrl-C stops with a checkpoint)\n",
+		label, corpusName, m.NumParams(), trainB.NumTargets(), cli.Count(trainB.NumChunks(), "chunk"), s.Batch, s.BPTT, nsrnn.BLAS, cli.DeviceLabel(dev), *out)
 	// The corpus has no known lower bound: the records say so (runs
 	// checkpointed before, with a bound of 0, resume so too).
 	res, err := nsrnn.Fit(m, nsrnn.WithoutLowerBound(obj), tc)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nsrnn/nsrnn/data/ptb"
+	"github.com/nsrnn/nsrnn/experiments/internal/cli"
 )
 
 // maxUnknownShown is the most distinct unknown words that a report line
@@ -23,6 +24,9 @@ type unknownWords struct {
 	words map[string][]string // the file's first distinct unknown words
 	more  map[string]bool     // the file has more distinct ones than words
 	comma bool                // "," is among the words
+	// noStrict leaves out of the report that --strict refuses them, for
+	// a command without --strict.
+	noStrict bool
 }
 
 func newUnknownWords() *unknownWords {
@@ -63,7 +67,8 @@ func (u *unknownWords) total() int {
 }
 
 // report writes to w, each line prefixed by cmd, when there were unknown
-// words: a line with their number and that --strict refuses them, then
+// words: a line with their number and (unless noStrict) that --strict
+// refuses them, then
 // one line per file with its count, where its first unknown word is and
 // its first few distinct ones, and a hint when "," is among them (the
 // Penn Treebank's vocabulary has no punctuation); vocab names the
@@ -72,7 +77,14 @@ func (u *unknownWords) report(w io.Writer, cmd, vocab string) {
 	if len(u.files) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "%s: %d words not in %s were read as %s (--strict refuses them):\n", cmd, u.total(), vocab, ptb.UnkWord)
+	were, strict := "were", " (--strict refuses them)"
+	if u.total() == 1 {
+		were, strict = "was", " (--strict refuses it)"
+	}
+	if u.noStrict {
+		strict = ""
+	}
+	fmt.Fprintf(w, "%s: %s not in %s %s read as %s%s:\n", cmd, cli.Count(u.total(), "word"), vocab, were, ptb.UnkWord, strict)
 	for _, f := range u.files {
 		quoted := make([]string, len(u.words[f]))
 		for i, word := range u.words[f] {
