@@ -143,6 +143,21 @@ func TestLoadErrorsNameFile(t *testing.T) {
 			t.Errorf("case %d: error %v, want %v naming %s", i, err, tc.is, tc.want)
 		}
 	}
+	// A directory in a split's place: its read error names the file and
+	// no line, since none was read.
+	test := filepath.Join(dir, TestFile)
+	if err := os.Remove(test); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(test, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir, nil); err == nil || !strings.Contains(err.Error(), test+": ") || strings.Contains(err.Error(), test+":1:") {
+		t.Errorf("a directory as %s: error %v, want one naming it without a line", TestFile, err)
+	}
+	if err := os.Remove(test); err != nil {
+		t.Fatal(err)
+	}
 	write(TestFile, "b z a\n")
 	c, err := Load(dir, nil)
 	if err != nil {

@@ -295,7 +295,11 @@ func scanWords(r io.Reader, name string, maxLine, maxTokens int, word func(w []b
 		eol()
 	}
 	if err := scanErr(sc, maxLine); err != nil {
-		return &LineError{File: name, Line: line + 1, Err: err}
+		at := line + 1
+		if line == 0 && !errors.Is(err, ErrLineTooLong) {
+			at = 0 // nothing was read (a directory, say): no line to name
+		}
+		return &LineError{File: name, Line: at, Err: err}
 	}
 	if words == 0 {
 		return &LineError{File: name, Err: ErrEmpty}

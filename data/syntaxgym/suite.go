@@ -110,7 +110,7 @@ func ReadSuite(r io.Reader, name string) (*Suite, error) {
 	}
 	s := &Suite{File: name, RegionMeta: js.RegionMeta}
 	if js.Meta == nil {
-		return nil, fmt.Errorf("%s: no meta", name)
+		return nil, fmt.Errorf("%s: no meta: not a SyntaxGym suite (a test suite's JSON has a \"meta\" object)", name)
 	}
 	s.Name, s.Metric = js.Meta.Name, js.Meta.Metric
 	if s.Name == "" {

@@ -94,6 +94,9 @@ func taskModel(taskName string, p data.Params, g data.Grammar, mf *cli.ModelFlag
 // defaults of taskModel; a task of the user's (a grammar file, text files)
 // has the |Q| and |Γ| of its data.TaskInfo.
 func taskConfig(task *data.Task, mf *cli.ModelFlags) (nsrnn.Config, error) {
+	if err := mf.CheckGiven(); err != nil {
+		return nsrnn.Config{}, err
+	}
 	q, gamma := taskStackDefaults(task)
 	m := &mf.Model
 	if cli.KindUses(m.Kind, "states") && m.States == 0 {

@@ -58,6 +58,9 @@ func ptbConfig(mf *cli.ModelFlags, vocab int) (nsrnn.Config, error) {
 	if !k.Streams {
 		return nsrnn.Config{}, fmt.Errorf("--model %s: its stack state cannot be carried from chunk to chunk, so it cannot run as a stream over the corpus; want one of %s", m.Kind, streamKinds())
 	}
+	if err := mf.CheckGiven(); err != nil {
+		return nsrnn.Config{}, err
+	}
 	var required, missing []string
 	for _, h := range k.Hyperparameters {
 		if h.Required {
@@ -68,6 +71,11 @@ func ptbConfig(mf *cli.ModelFlags, vocab int) (nsrnn.Config, error) {
 		}
 		if h.StreamDefault != 0 {
 			if p, ok := m.FieldValue(h.Field).(*int); ok && *p == 0 {
+				if mf.Given(h.Flag()) {
+					// 0 (none) elsewhere; a stream's stack needs one to
+					// carry its state.
+					return nsrnn.Config{}, fmt.Errorf("--%s 0: --model %s as a stream needs %s of at least 1 (default %d)", h.Flag(), m.Kind, h.Name, h.StreamDefault)
+				}
 				*p = h.StreamDefault
 			}
 		}

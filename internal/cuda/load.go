@@ -94,7 +94,10 @@ func (sp searchPath) open(spec libSpec) (library, *notFound) {
 	try := func(path string) (library, bool) {
 		h, err := dlopen(path)
 		if err != nil {
-			msg := err.Error()
+			msg := strings.TrimSpace(err.Error())
+			if msg == "" {
+				msg = "the loader gave no reason"
+			}
 			if !strings.Contains(msg, path) {
 				msg = path + ": " + msg
 			}
@@ -138,7 +141,10 @@ func (sp searchPath) open(spec libSpec) (library, *notFound) {
 			if err == nil {
 				return library{path: name, handle: h}, nil
 			}
-			if msg := err.Error(); !strings.Contains(msg, "No such file") {
+			// A name the loader does not find is no failed load; nor is
+			// one whose failure it gives no reason for (some loaders say
+			// nothing when the name is in none of their directories).
+			if msg := strings.TrimSpace(err.Error()); msg != "" && !strings.Contains(msg, "No such file") {
 				if !strings.Contains(msg, name) {
 					msg = name + ": " + msg
 				}

@@ -20,6 +20,8 @@ type ModelFlags struct {
 	// Model holds the flags' values: Kind (--model), Hidden, Layers and
 	// the kinds' hyperparameters.
 	Model nsrnn.Config
+
+	fs *pflag.FlagSet // the flags' set, for which were given (CheckGiven)
 }
 
 // flagField returns the Config field whose flag is flag ("" for none).
@@ -78,7 +80,7 @@ func fieldDoc(field string) string {
 // hidden size. The kind-specific flags, their help and the kinds they
 // apply to come from the kinds' declarations (nsrnn.AllKinds).
 func AddModelFlags(fs *pflag.FlagSet, hidden int) *ModelFlags {
-	f := &ModelFlags{}
+	f := &ModelFlags{fs: fs}
 	fs.StringVar(&f.Model.Kind, "model", "", "model: "+strings.Join(nsrnn.KindNames(), ", ")+" (required)")
 	fs.IntVar(&f.Model.Hidden, "hidden", hidden, "LSTM hidden units")
 	fs.IntVar(&f.Model.Layers, "layers", 1, "LSTM layers")
@@ -101,6 +103,53 @@ func AddModelFlags(fs *pflag.FlagSet, hidden int) *ModelFlags {
 	return f
 }
 
+// requiredField reports whether some registered kind requires the field
+// (nsrnn.Hyperparameter.Required): its zero value means "not given".
+func requiredField(field string) bool {
+	for _, k := range nsrnn.AllKinds() {
+		for _, h := range k.Hyperparameters {
+			if h.Field == field && h.Required {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CheckGiven refuses --layers 0, and 0 given to the flag of a field that
+// a kind requires (--states, --symbols, --stack-embedding): in a
+// configuration 0 means "not given", which a program fills with its
+// default (one layer; a task's |Q| and |Γ|), so a 0 typed on the command
+// line would be replaced silently. Programs that fill such defaults call
+// it first; Config calls it too.
+func (f *ModelFlags) CheckGiven() error {
+	if f.fs == nil {
+		return nil
+	}
+	flags := []string{"layers"}
+	for _, flag := range StackFlags() {
+		if requiredField(flagField(flag)) {
+			flags = append(flags, flag)
+		}
+	}
+	for _, flag := range flags {
+		if f.Given(flag) && f.fs.Lookup(flag).Value.String() == "0" {
+			return fmt.Errorf("--%s 0 must be at least 1", flag)
+		}
+	}
+	return nil
+}
+
+// Given reports whether the flag (without its dashes) was given on the
+// command line.
+func (f *ModelFlags) Given(flag string) bool {
+	if f.fs == nil {
+		return false
+	}
+	fl := f.fs.Lookup(flag)
+	return fl != nil && fl.Changed
+}
+
 // Config turns the flags into a validated model configuration. A
 // kind-specific flag given a value (other than its default) for a kind
 // that does not declare its field is an error naming the flag and the
@@ -113,6 +162,9 @@ func (f *ModelFlags) Config(inputVocab, outputVocab, embedding int, initRange fl
 	kind, err := nsrnn.LookupKind(f.Model.Kind)
 	if err != nil {
 		return nsrnn.Config{}, fmt.Errorf("--model %q: unknown model (want one of %s)", f.Model.Kind, strings.Join(nsrnn.KindNames(), ", "))
+	}
+	if err := f.CheckGiven(); err != nil {
+		return nsrnn.Config{}, err
 	}
 	c := f.Model
 	flags := StackFlags()

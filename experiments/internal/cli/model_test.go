@@ -87,7 +87,7 @@ func TestModelFlagsKinds(t *testing.T) {
 func TestConfigNamesFlags(t *testing.T) {
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	mf := AddModelFlags(fs, 20)
-	if err := fs.Parse([]string{"--model", "rns", "--hidden", "-1", "--states", "2", "--symbols", "0"}); err != nil {
+	if err := fs.Parse([]string{"--model", "rns", "--hidden", "-1", "--states", "2", "--symbols", "-1"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := mf.Config(3, 4, 0, 0)
@@ -98,5 +98,41 @@ func TestConfigNamesFlags(t *testing.T) {
 	var ce *nsrnn.ConfigError
 	if !errors.As(err, &fe) || !errors.Is(err, nsrnn.ErrOutOfRange) || !errors.As(err, &ce) {
 		t.Errorf("error %v does not wrap the configuration and field errors", err)
+	}
+}
+
+// TestCheckGiven: 0 typed for --layers or for a field some kind requires
+// is refused, naming the flag, where a program would otherwise fill in
+// its default for the "not given" zero; the same zero not typed, and 0
+// for a field whose zero means something (a window, a depth limit), pass.
+func TestCheckGiven(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // "" for no error
+	}{
+		{[]string{"--model", "rns"}, ""},
+		{[]string{"--model", "rns", "--states", "0"}, "--states 0 must be at least 1"},
+		{[]string{"--model", "rns", "--states", "2", "--symbols", "0"}, "--symbols 0 must be at least 1"},
+		{[]string{"--model", "gref", "--stack-embedding", "0"}, "--stack-embedding 0 must be at least 1"},
+		{[]string{"--model", "lstm", "--layers", "0"}, "--layers 0 must be at least 1"},
+		{[]string{"--model", "lstm", "--layers", "2"}, ""},
+		{[]string{"--model", "rns", "--window", "0"}, ""},
+		{[]string{"--model", "jm", "--depth-limit", "0"}, ""},
+	} {
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		mf := AddModelFlags(fs, 4)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := mf.CheckGiven()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || err.Error() != c.want) {
+			t.Errorf("%v: %v, want %q", c.args, err, c.want)
+		}
+		if c.want != "" {
+			if _, err := mf.Config(3, 4, 0, 0); err == nil || err.Error() != c.want {
+				t.Errorf("%v: Config: %v, want %q", c.args, err, c.want)
+			}
+		}
 	}
 }
