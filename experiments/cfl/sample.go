@@ -24,7 +24,7 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	params := taskParamFlags(fs)
 	grammar := cli.AddGrammarFlag(fs)
 	grammarFile := grammarFileFlag(fs)
-	count := fs.Int("count", 0, "number of strings (required)")
+	count := fs.Int("count", 0, "number of strings (required, at least 1)")
 	lengths := fs.String("lengths", "", "MIN:MAX range of lengths (required)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	if err := fs.Parse(args); err != nil {
@@ -41,8 +41,8 @@ func runSample(args []string, stdout, stderr io.Writer) error {
 	if err := requireFlags(fs, "count", "lengths"); err != nil {
 		return err
 	}
-	if *count < 0 {
-		return fmt.Errorf("--count %d must not be negative", *count)
+	if *count < 1 {
+		return fmt.Errorf("--count %d must be at least 1", *count)
 	}
 	minLen, maxLen, err := parseLengths(*lengths)
 	if err != nil {

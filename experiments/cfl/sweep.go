@@ -547,7 +547,7 @@ func checkSweep(path string, g sweepGrid, runs []sweepRun) (exists bool, err err
 	}
 	var old sweepManifest
 	if err := json.Unmarshal(b, &old); err != nil {
-		return true, fmt.Errorf("--out: %s: %w", path, err)
+		return true, fmt.Errorf("--out: %s is damaged (%w): restore it from a copy, or use another --out", path, err)
 	}
 	dir := filepath.Dir(path)
 	if old.Tasks == nil {

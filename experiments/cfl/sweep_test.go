@@ -547,6 +547,9 @@ func TestSweepSlurmHint(t *testing.T) {
 		dir := t.TempDir()
 		script := filepath.Join(dir, name)
 		bin := filepath.Join(dir, "fakecfl")
+		if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o777); err != nil {
+			t.Fatal(err)
+		}
 		args := []string{"--task", "dyck", "--models", "lstm", "--out", filepath.Join(dir, "out"), "--slurm", script, "--binary", bin}
 		var stderr bytes.Buffer
 		if err := sweepCommand(args, &bytes.Buffer{}, &stderr, (&fakeRunner{}).run); err != nil {
@@ -713,5 +716,46 @@ func TestUnstarted(t *testing.T) {
 	}
 	if n, total := unstarted(t.TempDir()); n != 0 || total != 0 {
 		t.Errorf("no sweep.json: %d of %d", n, total)
+	}
+}
+
+// TestSweepDamagedManifest: a sweep.json that is not JSON (truncated, say)
+// is refused naming the file as damaged, and left as it is.
+func TestSweepDamagedManifest(t *testing.T) {
+	for _, content := range []string{"", `{"tasks": ["dyck"`, "not json"} {
+		out := t.TempDir()
+		manifest := filepath.Join(out, sweepManifestFile)
+		if err := os.WriteFile(manifest, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var f fakeRunner
+		err := sweepCommand([]string{"--task", "dyck", "--models", "lstm", "--restarts", "1", "--out", out}, &bytes.Buffer{}, &bytes.Buffer{}, f.run)
+		if err == nil || !strings.Contains(err.Error(), manifest+" is damaged") {
+			t.Errorf("sweep.json %q: error %v, want %s is damaged", content, err, manifest)
+		}
+		if len(f.args) > 0 {
+			t.Errorf("sweep.json %q: ran %d runs", content, len(f.args))
+		}
+		if b, _ := os.ReadFile(manifest); string(b) != content {
+			t.Errorf("sweep.json %q: rewritten as %q", content, b)
+		}
+	}
+}
+
+// TestSweepSlurmMissingBinary: cfl sweep --slurm with a --binary that does
+// not exist is refused naming the flag, and writes nothing: no script, no
+// sweep.json.
+func TestSweepSlurmMissingBinary(t *testing.T) {
+	dir := t.TempDir()
+	out, script, bin := filepath.Join(dir, "out"), filepath.Join(dir, "sweep.sh"), filepath.Join(dir, "nonexistent")
+	args := []string{"--task", "dyck", "--models", "lstm", "--out", out, "--slurm", script, "--binary", bin}
+	err := sweepCommand(args, &bytes.Buffer{}, &bytes.Buffer{}, (&fakeRunner{}).run)
+	if err == nil || !strings.Contains(err.Error(), "--binary "+bin+" does not exist") {
+		t.Errorf("error %v, want --binary %s does not exist", err, bin)
+	}
+	for _, p := range []string{script, filepath.Join(out, sweepManifestFile)} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was written", p)
+		}
 	}
 }

@@ -587,8 +587,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		// updateRun removed the summary of a run given more epochs.
 		fmt.Fprintf(stderr, "the run in %s has finished: nothing to train (a run that reached its maximum, --epochs %d, goes on when resumed with a larger one)\n", *out, s.Epochs)
 	} else {
-		fmt.Fprintf(stderr, "training %s on %s: %d parameters, %d training strings in %d batches (steps) per epoch, %d validation strings, %s, BLAS %s, device %s; files in %s (Ctrl-C stops, --resume continues)\n",
-			cfg.Kind, t, m.NumParams(), s.TrainSize, len(d.Train), s.ValidSize, bound, nsrnn.BLAS, cli.DeviceLabel(p.device), *out)
+		fmt.Fprintf(stderr, "training %s on %s: %d parameters, %s in %s (one batch each) per epoch, %s, %s, BLAS %s, device %s; files in %s (Ctrl-C stops, --resume continues)\n",
+			cfg.Kind, t, m.NumParams(), cli.Count(s.TrainSize, "training string"), cli.Count(len(d.Train), "step"), cli.Count(s.ValidSize, "validation string"),
+			bound, nsrnn.BLAS, cli.DeviceLabel(p.device), *out)
 	}
 	res, err := nsrnn.Train(m, d.Train, d.Valid, tc)
 	if err != nil {

@@ -498,7 +498,7 @@ func TestTrainCommandDiverges(t *testing.T) {
 	if status == 0 {
 		t.Fatalf("status 0 with --lr 1e308:\n%s", stderr)
 	}
-	if !regexp.MustCompile(`epoch 1 step \d+ of 8: the loss is (NaN|[-+]Inf)`).MatchString(stderr) || !strings.Contains(stderr, "in 8 batches (steps) per epoch") {
+	if !regexp.MustCompile(`epoch 1 step \d+ of 8: the loss is (NaN|[-+]Inf)`).MatchString(stderr) || !strings.Contains(stderr, "in 8 steps (one batch each) per epoch") {
 		t.Errorf("stderr does not name the epoch and batch of the divergence:\n%s", stderr)
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {

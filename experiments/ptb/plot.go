@@ -80,8 +80,23 @@ func (r plotRun) best() float64 {
 
 // ptbModelName names a configuration as the paper's PTB table (and ptb
 // sweep) does (protocol.ModelName): lstm-256, jm-hidden-247,
-// jm-learned-22, rns-1-2, ….
-func ptbModelName(c nsrnn.Config) string { return protocol.ModelName(c) }
+// jm-learned-22, rns-1-2, …; where that name does not say the hidden size
+// (the stack RNNs but JM's hidden-247) and it is not the paper's
+// (paperHidden), as after ptb sweep --hidden, the name says it as ptb
+// select does: "rns-1-2 (hidden 8)".
+func ptbModelName(c nsrnn.Config) string {
+	name := protocol.ModelName(c)
+	other := c
+	other.Hidden++
+	if c.Hidden != paperHidden && protocol.ModelName(other) == name {
+		name += fmt.Sprintf(" (hidden %d)", c.Hidden)
+	}
+	return name
+}
+
+// paperHidden is the hidden size of the paper's PTB models whose names do
+// not say it (ptb train's default --hidden).
+const paperHidden = 256
 
 // ptbModelLabel is a model's name for legends: the paper's label of its
 // kind with its sizes ("LSTM 256", "RNS 1-2", "JM hidden 247").

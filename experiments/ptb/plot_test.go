@@ -206,6 +206,7 @@ func TestPlotSweepAndErrors(t *testing.T) {
 }
 
 func TestPTBModelName(t *testing.T) {
+	rns := protocol.KindStyle(nsrnn.RNS).Label
 	for _, tc := range []struct {
 		cfg         nsrnn.Config
 		name, label string
@@ -214,19 +215,52 @@ func TestPTBModelName(t *testing.T) {
 		{nsrnn.Config{Kind: nsrnn.JM, Hidden: 247, PushHiddenState: true}, "jm-hidden-247", "JM hidden 247"},
 		{nsrnn.Config{Kind: nsrnn.JM, Hidden: 256, StackEmbedding: 22}, "jm-learned-22", "JM learned 22"},
 		{nsrnn.Config{Kind: nsrnn.NS, Hidden: 256, States: 3, Symbols: 4}, "ns-3-4", "NS 3-4"},
-		{nsrnn.Config{Kind: nsrnn.RNS, Hidden: 256, States: 1, Symbols: 2}, "rns-1-2", ""},
+		{nsrnn.Config{Kind: nsrnn.RNS, Hidden: 256, States: 1, Symbols: 2}, "rns-1-2", rns + " 1-2"},
+		// Another hidden size (ptb sweep --hidden 8): said where the
+		// name does not say it.
+		{nsrnn.Config{Kind: nsrnn.LSTM, Hidden: 8}, "lstm-8", "LSTM 8"},
+		{nsrnn.Config{Kind: nsrnn.JM, Hidden: 8, PushHiddenState: true}, "jm-hidden-8", "JM hidden 8"},
+		{nsrnn.Config{Kind: nsrnn.JM, Hidden: 8, StackEmbedding: 22}, "jm-learned-22 (hidden 8)", "JM learned 22 (hidden 8)"},
+		{nsrnn.Config{Kind: nsrnn.NS, Hidden: 8, States: 3, Symbols: 4}, "ns-3-4 (hidden 8)", "NS 3-4 (hidden 8)"},
+		{nsrnn.Config{Kind: nsrnn.RNS, Hidden: 8, States: 1, Symbols: 2}, "rns-1-2 (hidden 8)", rns + " 1-2 (hidden 8)"},
 	} {
 		name := ptbModelName(tc.cfg)
 		if name != tc.name {
 			t.Errorf("ptbModelName(%+v) = %q, want %q", tc.cfg, name, tc.name)
 		}
-		label := tc.label
-		if label == "" {
-			label = protocol.KindStyle(tc.cfg.Kind).Label + " 1-2"
+		if got := ptbModelLabel(name, tc.cfg.Kind); got != tc.label {
+			t.Errorf("ptbModelLabel(%q) = %q, want %q", name, got, tc.label)
 		}
-		if got := ptbModelLabel(name, tc.cfg.Kind); got != label {
-			t.Errorf("ptbModelLabel(%q) = %q, want %q", name, got, label)
+	}
+}
+
+// TestPlotOtherHidden: runs of a sweep with --hidden 8 are named with their
+// hidden size in the CSV files and the legends where their names do not
+// say it, apart from the paper's size of the same name.
+func TestPlotOtherHidden(t *testing.T) {
+	dir := t.TempDir()
+	fakePTBRun(t, filepath.Join(dir, "a"), nsrnn.Config{Kind: nsrnn.RNS, Hidden: 8, States: 1, Symbols: 2, Window: 35}, []float64{420, 260}, 250, 0.5, true)
+	fakePTBRun(t, filepath.Join(dir, "b"), nsrnn.Config{Kind: nsrnn.RNS, Hidden: 256, States: 1, Symbols: 2, Window: 35}, []float64{400, 240}, 230, 0.6, true)
+	fakePTBRun(t, filepath.Join(dir, "c"), nsrnn.Config{Kind: nsrnn.LSTM, Hidden: 8}, []float64{500}, 450, 0.4, true)
+	out := filepath.Join(dir, "fig")
+	var stdout, stderr bytes.Buffer
+	if err := runPlot([]string{"--out", out, filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")}, &stdout, &stderr); err != nil {
+		t.Fatalf("plot: %v (%s)", err, stderr.String())
+	}
+	models := map[string]bool{}
+	for _, name := range []string{validFigName, scatterFigName} {
+		for _, row := range readCSV(t, filepath.Join(out, name+".csv"))[1:] {
+			models[row[0]+" "+filepath.Base(row[1])] = true
 		}
+	}
+	for _, want := range []string{"rns-1-2 (hidden 8) a", "rns-1-2 b", "lstm-8 c"} {
+		if !models[want] {
+			t.Errorf("the CSV files lack %q: %v", want, models)
+		}
+	}
+	texts := strings.Join(svgTexts(t, filepath.Join(out, scatterFigName+".svg")), "\n")
+	if !strings.Contains(texts, "1-2 (hidden 8)") || strings.Contains(texts, "LSTM 8 (hidden") {
+		t.Errorf("the scatter's legend does not say the hidden size where the name does not:\n%s", texts)
 	}
 }
 

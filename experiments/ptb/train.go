@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/nsrnn/nsrnn/data/ptb"
 	"github.com/nsrnn/nsrnn/experiments/internal/cli"
+	"github.com/nsrnn/nsrnn/internal/readlimit"
 	"github.com/nsrnn/nsrnn/nsrnn"
 	"github.com/nsrnn/nsrnn/protocol"
 )
@@ -59,7 +61,7 @@ type summary struct {
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := prog.FlagSet("train", stdout)
 	var s settings
-	dataDir := fs.String("data", "", "directory of ptb.train.txt, ptb.valid.txt and ptb.test.txt (required for a new run, or --train, --valid and --test; a resumed run takes its run.json's)")
+	dataDir := fs.String("data", "", "directory of ptb.train.txt, ptb.valid.txt and ptb.test.txt (required for a new run, or --train, --valid and --test; a resumed run takes its run.json's, or the corpus at another place, moved or copied, whose files have the SHA-256 digests that run.json records)")
 	trainFile := fs.String("train", "", "training split of another corpus, in place of --data (with --valid and --test; default: none), e.g. WikiText-2's wiki.train.tokens")
 	validFile := fs.String("valid", "", "validation split, with --train (default: none)")
 	testFile := fs.String("test", "", "test split, with --train (default: none)")
@@ -74,7 +76,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&s.Decay, "decay", 1/1.5, "learning-rate factor after an epoch without improvement (default 2/3 ≈ 0.667)")
 	fs.Uint64Var(&s.Seed, "seed", 1, "seed of the initial parameters")
 	out := fs.String("out", "", "run directory (required)")
-	resume := fs.Bool("resume", false, "continue the run in --out, with the settings of its run.json (flags given must agree with them); in an absent or empty --out, start it (and say so)")
+	resume := fs.Bool("resume", false, "continue the run in --out, with the settings of its run.json (flags given must agree with them, but --epochs, --device, and --data or --train, --valid and --test naming the run's corpus at another place: files with the SHA-256 digests run.json records, whose new place it then records); in an absent or empty --out, start it (and say so)")
 	like := fs.String("like", "", "start a new run with the settings of another run (its directory or run.json), e.g. one committed under results/ptb, to train it again; flags given override them (--data where its corpus lies elsewhere, --epochs, --device, …); a corpus other than the one it recorded (by SHA-256) is refused")
 	strict := fs.Bool("strict", false, "refuse words of the validation and test splits that are not in the training split's vocabulary, instead of reading them as <unk>")
 	every := fs.Duration("checkpoint-every", 5*time.Minute, "checkpoint within an epoch this often (0: only after every epoch)")
@@ -108,6 +110,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	var saved *settings
+	var place runPlace // where the run's checkpoint has its corpus, when it moved
 	if *resume {
 		ss, exists, err := readRunSettings(*out)
 		if err != nil {
@@ -124,8 +127,19 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			if err := saved.checkSaved(filepath.Join(*out, protocol.RunFile)); err != nil {
 				return fmt.Errorf("--resume: %w", err)
 			}
+			if place, err = readRunPlace(*out); err != nil {
+				return fmt.Errorf("--resume: %w", err)
+			}
 			if err := applySaved(fs, saved); err != nil {
 				return fmt.Errorf("--resume: %s: %w", filepath.Join(*out, protocol.RunFile), err)
+			}
+			if !fs.Changed("data") && !fs.Changed("train") && !fs.Changed("valid") && !fs.Changed("test") {
+				for _, sp := range saved.splits() {
+					if _, err := os.Stat(sp.path); errors.Is(err, os.ErrNotExist) && saved.DataSHA256 != nil {
+						return fmt.Errorf("--resume: the corpus that %s records is not there (%s): give its place with %s; its files must have the SHA-256 digests that the run recorded",
+							filepath.Join(*out, protocol.RunFile), sp.path, saved.dataFlags())
+					}
+				}
 			}
 			// A model flag given against the run's is named now, before
 			// the model flags' checks blame one taken from run.json.
@@ -219,6 +233,20 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--like %s: %s: the corpus differs from the one that run was trained on: %s; give its corpus", *like, s.dataFlags(), strings.Join(bad, ", "))
 		}
 	}
+	// A resumed run's corpus given at another place (moved or copied, onto
+	// a cluster, say) is the run's when its files have the digests that
+	// run.json records; the run's place stands in for it until run.json
+	// records the new one.
+	var moved *settings
+	if saved != nil && saved.DataSHA256 != nil && (s.Files == nil) == (saved.Files == nil) &&
+		(s.Data != saved.Data || s.Files != nil && *s.Files != *saved.Files) {
+		if bad := corpusDiffs(&s, saved); len(bad) > 0 {
+			return fmt.Errorf("--resume: %s: the corpus differs from the one the run in %s was trained on: %s; give the run's files, or start a new run", s.dataFlags(), *out, strings.Join(bad, ", "))
+		}
+		at := s
+		moved = &at
+		s.Data, s.Files = saved.Data, saved.Files
+	}
 	if s.VocabSHA256, err = vocabSHA256(corpus.Vocab); err != nil {
 		return err
 	}
@@ -299,10 +327,28 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		return "resume from the last checkpoint with: " + prog.CommandLine(againArgs)
 	})
-	if saved != nil && (s.Epochs != saved.Epochs || s.Device != saved.Device) {
-		if err := protocol.UpdateRun(*out, s, s.Device, saved.Device, s.Epochs, saved.Epochs, stderr); err != nil {
+	if moved != nil {
+		if !place.moved() {
+			place = runPlace{BeganData: saved.Data, BeganFiles: saved.Files}
+		}
+		s.Data, s.Files = moved.Data, moved.Files
+		if place.BeganData == s.Data && (place.BeganFiles == nil) == (s.Files == nil) && (s.Files == nil || *place.BeganFiles == *s.Files) {
+			place = runPlace{} // back where it began
+		}
+	}
+	switch rec := (runRecord{s, place}); {
+	case saved != nil && (s.Epochs != saved.Epochs || s.Device != saved.Device):
+		if err := protocol.UpdateRun(*out, rec, s.Device, saved.Device, s.Epochs, saved.Epochs, stderr); err != nil {
 			return err
 		}
+	case moved != nil:
+		if err := protocol.WriteJSON(filepath.Join(*out, protocol.RunFile), rec); err != nil {
+			return fmt.Errorf("%s: %w", s.dataFlags(), err)
+		}
+	}
+	if moved != nil {
+		fmt.Fprintf(stderr, "%s: the run's corpus (the SHA-256 digests it recorded) is now at %s, not %s; %s updated\n",
+			s.dataFlags(), corpusPlace(&s), corpusPlace(saved), filepath.Join(*out, protocol.RunFile))
 	}
 	vocabPath := filepath.Join(*out, VocabFile)
 	_, err = os.Stat(vocabPath)
@@ -344,7 +390,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ckptSettings, err := checkpointSettings(s)
+	// The checkpoint records the corpus's place where the run began: a
+	// moved run's goes on recording it.
+	ck := s
+	if place.moved() {
+		ck.Data, ck.Files = place.BeganData, place.BeganFiles
+	}
+	ckptSettings, err := checkpointSettings(ck)
 	if err != nil {
 		return err
 	}
@@ -436,6 +488,51 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	ok = true
 	fmt.Fprintf(stderr, "best epoch %d of %d: validation perplexity %.2f; files in %s\n", res.BestEpoch, res.Epochs, sum.BestValidPerplexity, *out)
 	return nil
+}
+
+// runPlace is what run.json records, beside the settings, of a run
+// resumed on its corpus at another place than where it began: that place
+// (as settings' Data and Files), which the run's checkpoint goes on
+// recording among its settings (nsrnn compares them on every resume). A
+// run not moved has none, as the run.json files written before runs could
+// move.
+type runPlace struct {
+	BeganData  string       `json:"began_data,omitempty"`
+	BeganFiles *corpusFiles `json:"began_files,omitempty"`
+}
+
+// moved reports whether p records a place.
+func (p runPlace) moved() bool { return p.BeganData != "" || p.BeganFiles != nil }
+
+// runRecord is run.json of ptb train: the settings, and the place where a
+// moved run's corpus was when it began.
+type runRecord struct {
+	settings
+	runPlace
+}
+
+// corpusPlace names the place of the corpus of s in messages: its
+// directory, or its three files.
+func corpusPlace(s *settings) string {
+	if s.Files != nil {
+		return strings.Join([]string{s.Files.Train, s.Files.Valid, s.Files.Test}, ", ")
+	}
+	return s.Data
+}
+
+// readRunPlace reads the place of a moved run's corpus from its run.json,
+// if it moved.
+func readRunPlace(dir string) (runPlace, error) {
+	var p runPlace
+	path := filepath.Join(dir, protocol.RunFile)
+	raw, err := readlimit.File(path, readlimit.JSON, true)
+	if err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return p, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
 }
 
 // notifySignals registers a channel for SIGINT and SIGTERM; tests replace

@@ -103,38 +103,32 @@ func AddModelFlags(fs *pflag.FlagSet, hidden int) *ModelFlags {
 	return f
 }
 
-// requiredField reports whether some registered kind requires the field
-// (nsrnn.Hyperparameter.Required): its zero value means "not given".
-func requiredField(field string) bool {
-	for _, k := range nsrnn.AllKinds() {
-		for _, h := range k.Hyperparameters {
-			if h.Field == field && h.Required {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// CheckGiven refuses --layers 0, and 0 given to the flag of a field that
-// a kind requires (--states, --symbols, --stack-embedding): in a
+// CheckGiven refuses --layers 0, and 0 given to the flag of a size
+// field of the kind that --model names (--states, --symbols,
+// --stack-embedding) where the kind cannot have 0 there: in a
 // configuration 0 means "not given", which a program fills with its
-// default (one layer; a task's |Q| and |Γ|), so a 0 typed on the command
-// line would be replaced silently. Programs that fill such defaults call
-// it first; Config calls it too.
+// default (one layer; a task's |Q| and |Γ|; a stack embedding), so a 0
+// typed on the command line would be replaced silently. A 0 the kind
+// accepts (JM's stack embedding when it pushes the hidden state) passes.
+// Programs that fill such defaults call it first; Config calls it too.
 func (f *ModelFlags) CheckGiven() error {
 	if f.fs == nil {
 		return nil
 	}
-	flags := []string{"layers"}
-	for _, flag := range StackFlags() {
-		if requiredField(flagField(flag)) {
-			flags = append(flags, flag)
-		}
+	zero := func(flag string) bool { return f.Given(flag) && f.fs.Lookup(flag).Value.String() == "0" }
+	if zero("layers") {
+		return errors.New("--layers 0 must be at least 1")
 	}
-	for _, flag := range flags {
-		if f.Given(flag) && f.fs.Lookup(flag).Value.String() == "0" {
-			return fmt.Errorf("--%s 0 must be at least 1", flag)
+	k, err := nsrnn.LookupKind(f.Model.Kind)
+	if err != nil {
+		return nil // Config names the unknown kind
+	}
+	for _, h := range k.Hyperparameters {
+		if h.Field == "" || !h.Size || !zero(h.Flag()) {
+			continue
+		}
+		if h.Required || h.Check != nil && h.Check(f.Model) != nil {
+			return fmt.Errorf("--%s 0 must be at least 1", h.Flag())
 		}
 	}
 	return nil

@@ -101,9 +101,10 @@ func TestConfigNamesFlags(t *testing.T) {
 	}
 }
 
-// TestCheckGiven: 0 typed for --layers or for a field some kind requires
-// is refused, naming the flag, where a program would otherwise fill in
-// its default for the "not given" zero; the same zero not typed, and 0
+// TestCheckGiven: 0 typed for --layers or for a size field that the kind
+// cannot have 0 in is refused, naming the flag, where a program would
+// otherwise fill in its default for the "not given" zero; the same zero
+// not typed, a zero the kind accepts (JM pushing the hidden state), and 0
 // for a field whose zero means something (a window, a depth limit), pass.
 func TestCheckGiven(t *testing.T) {
 	for _, c := range []struct {
@@ -118,6 +119,9 @@ func TestCheckGiven(t *testing.T) {
 		{[]string{"--model", "lstm", "--layers", "2"}, ""},
 		{[]string{"--model", "rns", "--window", "0"}, ""},
 		{[]string{"--model", "jm", "--depth-limit", "0"}, ""},
+		{[]string{"--model", "jm", "--stack-embedding", "0"}, "--stack-embedding 0 must be at least 1"},
+		{[]string{"--model", "jm", "--push-hidden-state", "--stack-embedding", "0"}, ""},
+		{[]string{"--model", "vrns", "--stack-embedding", "0"}, "--stack-embedding 0 must be at least 1"},
 	} {
 		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 		fs.SetOutput(io.Discard)

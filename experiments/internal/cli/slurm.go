@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"unicode"
@@ -48,7 +49,8 @@ func AddSlurmFlags(fs *pflag.FlagSet, program, time, mem string, cpus int) *Slur
 }
 
 // Check checks the resource flags, naming the one at fault: their
-// formats, --binary and --sbatch given without --slurm, and control
+// formats, --binary and --sbatch given without --slurm, a --binary that is
+// not an executable file (every array task would fail), and control
 // characters (a line end would start a line of its own in the script) in
 // the values that the script holds.
 func (f *SlurmFlags) Check() error {
@@ -64,6 +66,11 @@ func (f *SlurmFlags) Check() error {
 	}
 	for _, v := range values {
 		if err := checkScriptText(v[0], v[1]); err != nil {
+			return err
+		}
+	}
+	if f.Binary != "" {
+		if err := checkBinary(f.Binary); err != nil {
 			return err
 		}
 	}
@@ -83,6 +90,23 @@ func (f *SlurmFlags) Check() error {
 func checkScriptText(flag, v string) error {
 	if i := strings.IndexFunc(v, unicode.IsControl); i >= 0 {
 		return fmt.Errorf("%s %q: a control character (%q) cannot go into the Slurm script", flag, v, v[i])
+	}
+	return nil
+}
+
+// checkBinary refuses a --binary that is not an executable file, which
+// the script would run in every array task.
+func checkBinary(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("--binary %s does not exist: give a built program (go build -o FILE), or leave --binary out for the script to build one", path)
+	case err != nil:
+		return fmt.Errorf("--binary: %w", err)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("--binary %s is not a file: give a built program", path)
+	case runtime.GOOS != "windows" && fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("--binary %s is not executable (mode %v): give a built program, or make it executable (chmod +x)", path, fi.Mode().Perm())
 	}
 	return nil
 }
@@ -224,6 +248,20 @@ func SlurmScript(job SlurmJob) (arrays int, err error) {
 		}
 		fmt.Fprintf(&b, "  echo \"building $BIN\"\n  go build %s-o \"$BIN\" %s\n", tagArg, ShellQuote(job.Package))
 	}
+	// The program must be there before anything is submitted, and in
+	// every task: a --binary written on another machine, or a program
+	// removed since, is reported as such, not as a failure of each run.
+	var missing string
+	switch {
+	case build:
+		missing = "it is built when the script is run with bash: run bash " + ShellQuote(script) + " again"
+	case f.Binary == "":
+		missing = "it is the copy of the program made when the script was written: write the script again"
+	default:
+		missing = "it is the --binary given when the script was written: build the program there, or write the script again with --binary naming it on this machine"
+	}
+	checkBin := fmt.Sprintf("if [ ! -x \"$BIN\" ]; then\n  echo %s >&2\n  exit 1\nfi\n", ShellQuote("no executable file "+bin+" on this machine: "+missing))
+	b.WriteString(indent(checkBin, "  "))
 	for a := range arrays {
 		n := min(MaxArrayTasks, len(job.Runs)-a*MaxArrayTasks)
 		fmt.Fprintf(&b, "  sbatch --array=0-%d %s %d\n", n-1, ShellQuote(script), a*MaxArrayTasks)
@@ -243,7 +281,7 @@ fi
 if [ -n "$RESUME" ] && [ -d "$DIR" ] && [ -n "$(ls -A "$DIR")" ]; then
   set -- "$@" "$RESUME"
 fi
-mkdir -p "$(dirname "$DIR")"
+` + checkBin + `mkdir -p "$(dirname "$DIR")"
 LOG="$DIR.log"
 echo "run $i: $BIN $* (output in $LOG)"
 echo "# $(date -Iseconds) $BIN $* (Slurm job ${SLURM_ARRAY_JOB_ID:-?} task ${SLURM_ARRAY_TASK_ID})" >>"$LOG"
@@ -256,6 +294,17 @@ exec "$BIN" "$@" >>"$LOG" 2>&1
 		return 0, fmt.Errorf("--slurm: %w", err)
 	}
 	return arrays, nil
+}
+
+// indent puts prefix before every line of s.
+func indent(s, prefix string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // scriptHeader begins every script SlurmScript writes.

@@ -677,6 +677,9 @@ func TestSlurmScriptRefusesOverwrite(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(dir, "prog")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o777); err != nil {
+		t.Fatal(err)
+	}
 	job := func(script string) SlurmJob {
 		return SlurmJob{Name: "x-sweep", Package: "example.com/x", Program: "x", Out: out, Manifest: manifest, Runs: runs,
 			Flags: SlurmFlags{Script: script, Binary: bin, Time: "1:00:00", Mem: "1G", CPUs: 1}}
