@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/gob"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -308,7 +309,7 @@ func loadCheckpoint(path string, m *Model, settings map[string]string, c *TrainC
 		return nil, bad("its model: %v", err)
 	}
 	if saved.cfg != m.cfg {
-		return nil, fmt.Errorf("%s: checkpoint is of a different model (%+v, not %+v)", path, saved.cfg, m.cfg)
+		return nil, fmt.Errorf("%s: checkpoint is of a different model: %s", path, configDiffs(saved.cfg, m.cfg))
 	}
 	// Settings that programs add (TrainConfig.Settings) and that the
 	// checkpoint lacks were added after it was written (by a later version
@@ -362,10 +363,12 @@ func loadCheckpoint(path string, m *Model, settings map[string]string, c *TrainC
 			return nil, bad("objective state: %v", err)
 		}
 	}
-	for i, p := range m.params {
-		copy(p.Data(), saved.params[i].Data())
-	}
-	m.paramsChanged()
+	m.writeParams(func() {
+		for i, p := range m.params {
+			copy(p.Data(), saved.params[i].Data())
+		}
+		m.paramsChanged()
+	})
 	st.Settings = settings
 	return st, nil
 }
@@ -510,4 +513,51 @@ func LoadCheckpointModels(path string) (*CheckpointModels, error) {
 		}
 	}
 	return cm, nil
+}
+
+// configDiffs lists the fields of the configurations a (a checkpoint's)
+// and b (the model's) that differ, by their JSON names: "hidden 4 (the
+// model's 5), states 2 (the model's 3)".
+func configDiffs(a, b Config) string {
+	fields := func(c Config) map[string]string {
+		out := map[string]string{}
+		raw, err := json.Marshal(c)
+		var m map[string]json.RawMessage
+		if err == nil {
+			err = json.Unmarshal(raw, &m)
+		}
+		if err != nil {
+			return map[string]string{"configuration": fmt.Sprintf("%+v", c)}
+		}
+		for k, v := range m {
+			out[k] = string(v)
+		}
+		return out
+	}
+	fa, fb := fields(a), fields(b)
+	var keys []string
+	for k := range fa {
+		keys = append(keys, k)
+	}
+	for k := range fb {
+		if _, ok := fa[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var diffs []string
+	for _, k := range keys {
+		va, vb := fa[k], fb[k]
+		if va == vb {
+			continue
+		}
+		if va == "" {
+			va = "unset"
+		}
+		if vb == "" {
+			vb = "unset"
+		}
+		diffs = append(diffs, fmt.Sprintf("%s %s (the model's %s)", k, va, vb))
+	}
+	return strings.Join(diffs, ", ")
 }

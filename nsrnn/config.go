@@ -282,6 +282,18 @@ func (c Config) inputSize() int {
 // one, is nonzero if Required). Fields are checked in Config's order;
 // undeclared fields set together that the same kinds declare share one
 // message ("states and symbols apply only to …").
+// intField returns the value of an integer field or option of c (its
+// name as StackFields gives it), 0 for a field of another type.
+func (c Config) intField(f string) int {
+	if name, ok := optionOf(f); ok {
+		return c.Options.Get(name)
+	}
+	if p, ok := c.FieldValue(f).(*int); ok {
+		return *p
+	}
+	return 0
+}
+
 func (c Config) checkStackFields(kind Kind) []*FieldError {
 	var fields []*FieldError
 	known := StackFields()
@@ -312,6 +324,10 @@ func (c Config) checkStackFields(kind Kind) []*FieldError {
 		switch {
 		case h.Check != nil:
 			err = h.Check(c)
+		case c.intField(f) < 0:
+			// A count no kind can have; refused here, before a kind's
+			// StackParams is asked about it.
+			err = Refuse(ErrOutOfRange, "%s %d < 0", fieldName(f), c.intField(f))
 		case h.Required && !c.FieldSet(f):
 			err = Refuse(ErrRequired, "model %s needs %s", c.Kind, h.Name)
 		}

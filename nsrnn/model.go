@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -134,6 +135,30 @@ type Model struct {
 	eng engine
 	// busy is set while a computation runs (acquire).
 	busy atomic.Bool
+	// pmu is held while the host's parameters are read whole (MarshalBinary,
+	// Save, Sample's check) or written outside a computation (Fit's
+	// updates, Init): a reader does not set busy, so that a snapshot
+	// taken beside training does not refuse its steps, and sees the
+	// parameters of one step.
+	pmu sync.Mutex
+}
+
+// readParams runs f, which reads the host's parameters whole, with no
+// update under way.
+func (m *Model) readParams(f func()) {
+	m.pmu.Lock()
+	defer m.pmu.Unlock()
+	f()
+}
+
+// writeParams runs f, which writes the host's parameters, once a
+// computation of another goroutine under way and a reader have ended.
+func (m *Model) writeParams(f func()) {
+	m.exclusive(func() {
+		m.pmu.Lock()
+		defer m.pmu.Unlock()
+		f()
+	})
 }
 
 // New builds a model from a validated configuration and initializes its
@@ -220,7 +245,7 @@ func (c Config) Scheme() Scheme { return Scheme{Uniform: c.InitRange} }
 // Init draws all parameters afresh from seed, by the configuration's
 // Scheme: each layer applies the scheme's rule for its own parameters. A
 // computation of another goroutine under way ends first.
-func (m *Model) Init(seed uint64) { m.exclusive(func() { m.init(seed) }) }
+func (m *Model) Init(seed uint64) { m.writeParams(func() { m.init(seed) }) }
 
 func (m *Model) init(seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x6e7372726e))
@@ -237,7 +262,10 @@ func (m *Model) init(seed uint64) {
 }
 
 // Config returns the model's configuration.
-func (m *Model) Config() Config { return m.cfg }
+func (m *Model) Config() Config {
+	m.mustBeMade()
+	return m.cfg
+}
 
 // Params returns the model's parameters in a fixed order. The tensors are
 // the model's own: changing them changes the model. On a GPU (SetDevice)
@@ -254,7 +282,10 @@ func (m *Model) Params() []*Param {
 }
 
 // NumParams is the number of scalar parameters.
-func (m *Model) NumParams() int { return param.Count(m.params) }
+func (m *Model) NumParams() int {
+	m.mustBeMade()
+	return param.Count(m.params)
+}
 
 // EOS is the index of the end-of-sequence output symbol, OutputVocab−1.
 func (m *Model) EOS() int { return m.cfg.OutputVocab - 1 }
@@ -440,8 +471,12 @@ func (m *Model) touch(key graphKey) {
 // keeps a few graphs at a time rather than one per length.
 //
 // Like Init, Graphs and ReleaseGraphs, it waits for a computation that
-// another goroutine has under way to end, rather than race with it.
+// another goroutine has under way to end, rather than race with it. It
+// panics for n < 1, a programmer error.
 func (m *Model) KeepGraphs(n int) (restore func()) {
+	if n < 1 {
+		panic(fmt.Sprintf("nsrnn: KeepGraphs(%d): a bound must be at least 1 (MaxGraphs 0 means no bound)", n))
+	}
 	var old int
 	m.exclusive(func() {
 		old = m.MaxGraphs

@@ -81,6 +81,14 @@ func TestKindOption(t *testing.T) {
 	if err := base.Validate(); !errors.Is(err, ErrRequired) || !strings.Contains(err.Error(), "a number of cells") {
 		t.Errorf("without the required option: %v", err)
 	}
+	// A negative count of an option with no Check of its own is the
+	// option's error, not the kind's StackParams'.
+	neg := base
+	neg.Options = MakeOptions(map[string]int{"cells": -3})
+	var ce *ConfigError
+	if err := neg.Validate(); !errors.Is(err, ErrOutOfRange) || !errors.As(err, &ce) || ce.Fields[0].Field != "Options.cells" || !strings.Contains(err.Error(), "a number of cells -3 < 0") {
+		t.Errorf("a negative option: %v", err)
+	}
 	c := base
 	c.Options = MakeOptions(map[string]int{"cells": 2})
 	if err := c.Validate(); err != nil {

@@ -204,21 +204,33 @@ func (m *Model) sampleEach(count int, opt SampleOptions, end int, yield func(i i
 	return nil
 }
 
+// checkFinite returns an error, starting "nsrnn: what: ", for a parameter
+// of the host's that is not finite.
+func (m *Model) checkFinite(what string) error {
+	for _, p := range m.params {
+		for i, v := range p.Data() {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("nsrnn: %s: parameter %s holds %g at index %d (a diverged model?): a model's parameters must be finite", what, p.Name, v, i)
+			}
+		}
+	}
+	return nil
+}
+
 // checkSample checks the model's parameters (finite) and the options of
 // Sample and SampleEach for count strings (count < 0: unbounded), fills in
 // their defaults, and returns the end symbol.
 func (m *Model) checkSample(count int, opt *SampleOptions) (int, error) {
 	// Sampling runs on the CPU, from the device's parameters when the
 	// model is on a GPU.
-	if err := m.syncHost(); err != nil {
-		return 0, err
-	}
-	for _, p := range m.params {
-		for i, v := range p.Data() {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return 0, fmt.Errorf("nsrnn: cannot sample: parameter %s holds %g at index %d (a diverged model?): a model's parameters must be finite", p.Name, v, i)
-			}
+	var err error
+	m.readParams(func() {
+		if err = m.syncHost(); err == nil {
+			err = m.checkFinite("cannot sample")
 		}
+	})
+	if err != nil {
+		return 0, err
 	}
 	if opt.MaxLength < 1 || opt.MaxLength > 1<<20 {
 		return 0, fmt.Errorf("nsrnn: sample maximum length %d outside 1 … %d", opt.MaxLength, 1<<20)

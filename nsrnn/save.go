@@ -31,10 +31,18 @@ const (
 // ErrBadModelFile is wrapped by every error about a malformed saved model.
 var ErrBadModelFile = errors.New("not a valid nsrnn model file")
 
-// MarshalBinary encodes the model's configuration and parameters.
+// MarshalBinary encodes the model's configuration and parameters. A model
+// with a parameter that is not finite (diverged) is refused, as Load would
+// refuse its file. Like Init, it waits for a computation that another
+// goroutine has under way to end (Fit's updates included), so that the
+// parameters it encodes are those of one step; it does not hold the
+// model, so that training beside it goes on.
 func (m *Model) MarshalBinary() ([]byte, error) {
+	m.mustBeMade()
 	var b bytes.Buffer
-	if err := m.writeModel(&b); err != nil {
+	var err error
+	m.readParams(func() { err = m.writeModel(&b) })
+	if err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -47,6 +55,15 @@ func (m *Model) writeModel(w io.Writer) error {
 	if err := m.syncHost(); err != nil {
 		return err
 	}
+	if err := m.checkFinite("cannot save"); err != nil {
+		return err
+	}
+	return m.encode(w)
+}
+
+// encode writes the encoding of the host's parameters, finite or not (a
+// test makes a file of a diverged model with it).
+func (m *Model) encode(w io.Writer) error {
 	cfg, err := json.Marshal(m.cfg)
 	if err != nil {
 		return err
@@ -214,10 +231,13 @@ func UnmarshalModel(data []byte) (*Model, error) {
 }
 
 // Save writes the model to path atomically, streaming its encoding (the
-// memory it takes besides the model's does not grow with the model).
+// memory it takes besides the model's does not grow with the model). It
+// refuses a model that MarshalBinary refuses, and waits as it does.
 func (m *Model) Save(path string) error {
 	m.mustBeMade()
-	return atomicfile.Write(path, m.writeModel)
+	var err error
+	m.readParams(func() { err = atomicfile.Write(path, m.writeModel) })
+	return err
 }
 
 // maxModelFileBytes bounds the size of a model file that Load reads: the

@@ -169,7 +169,12 @@ func (m *Model) NewStream(batch int) (*Stream, error) {
 func (s *Stream) Model() *Model { return s.m }
 
 // Batch is the number of parallel streams, B.
-func (s *Stream) Batch() int { return s.batch }
+func (s *Stream) Batch() int {
+	if s == nil {
+		panic("nsrnn: a nil Stream (make one with Model.NewStream)")
+	}
+	return s.batch
+}
 
 // Reset returns every stream to the initial state.
 func (s *Stream) Reset() { s.state = nil }
@@ -597,11 +602,18 @@ func StreamObjective(s *Stream, chunks int, chunk func(i int) (inputs, targets [
 	if chunks < 1 {
 		return nil, fmt.Errorf("nsrnn: a stream objective needs at least one chunk, got %d", chunks)
 	}
+	if s == nil {
+		return nil, errors.New("nsrnn: a stream objective needs a stream (Model.NewStream)")
+	}
 	if chunk == nil || validate == nil {
 		return nil, errors.New("nsrnn: a stream objective needs chunk and validate functions")
 	}
 	return &streamObjective{s: s, chunks: chunks, chunk: chunk, validate: validate}, nil
 }
+
+// model is the model whose gradients the objective computes (Fit
+// refuses another).
+func (o *streamObjective) model() *Model { return o.s.m }
 
 func (o *streamObjective) Steps() int { return o.chunks }
 

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -294,6 +295,9 @@ func (c *TrainConfig) defaults(m *Model) error {
 	}
 	if c.Schedule == nil {
 		c.Schedule = CFLPlateau
+	}
+	if v := reflect.ValueOf(c.Schedule); v.Kind() == reflect.Pointer && v.IsNil() {
+		return fmt.Errorf("nsrnn: the schedule is a nil %T: give a value (CFLPlateau, a Plateau), or nil for CFLPlateau", c.Schedule)
 	}
 	if err := c.Schedule.Check(); err != nil {
 		return err
@@ -664,8 +668,33 @@ func SentenceObjective(m *Model, train, valid []Batch, seed uint64) (Objective, 
 			}
 		}
 	}
-	return &sentences{m: m, train: train, valid: valid, seed: seed}, nil
+	s := &sentences{m: m, train: train, valid: valid, seed: seed}
+	if err := s.checkSizes(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
+
+// checkSizes applies the memory rules (CheckBatch) to every batch, split
+// as the model's Workers split it now: SentenceObjective checks them when
+// it is made, and Fit again, since Workers may have changed since.
+func (s *sentences) checkSizes() error {
+	for _, set := range []struct {
+		name    string
+		batches []Batch
+	}{{"training", s.train}, {"validation", s.valid}} {
+		for i, b := range set.batches {
+			if err := s.m.CheckBatch(s.m.LargestPart(len(b)), len(b[0])); err != nil {
+				return fmt.Errorf("nsrnn: %s batch %d (of %d): %w", set.name, i, len(set.batches), err)
+			}
+		}
+	}
+	return nil
+}
+
+// model is the model whose gradients the objective computes (Fit
+// refuses another).
+func (s *sentences) model() *Model { return s.m }
 
 // Train trains m on the training batches with the formal-language
 // protocol: SentenceObjective with cfg.Seed, whose validation score has
@@ -799,8 +828,19 @@ func newTrainer(m *Model, obj Objective, cfg TrainConfig) (*trainer, error) {
 	if m == nil || obj == nil || unwrapObjective(obj) == nil {
 		return nil, errors.New("nsrnn: Fit needs a model and an objective")
 	}
+	m.mustBeMade()
 	if err := m.cfg.CheckTraining(); err != nil {
 		return nil, err
+	}
+	// The library's objectives compute the gradients of one model: Fit
+	// would otherwise update m with another's.
+	if o, ok := unwrapObjective(obj).(interface{ model() *Model }); ok && o.model() != m {
+		return nil, errors.New("nsrnn: Fit: the objective was made for another model (SentenceObjective or StreamObjective of a different Model): its gradients are not m's")
+	}
+	if s, ok := unwrapObjective(obj).(*sentences); ok {
+		if err := s.checkSizes(); err != nil {
+			return nil, err
+		}
 	}
 	if b, ok := boundOf(obj); ok {
 		if cfg.LowerBound != 0 || cfg.NoLowerBound {
@@ -827,7 +867,12 @@ func newTrainer(m *Model, obj Objective, cfg TrainConfig) (*trainer, error) {
 		case err == nil:
 			t.st, t.resumed = loaded, true
 		case !errors.Is(err, os.ErrNotExist):
-			return nil, err
+			return nil, fmt.Errorf("nsrnn: checkpoint: %w", err)
+		}
+		// A checkpoint that cannot be written is said now, not after
+		// the first epoch's steps (hours, for a language model).
+		if err := atomicfile.CheckWritable(cfg.Checkpoint); err != nil {
+			return nil, fmt.Errorf("nsrnn: checkpoint: %w", err)
 		}
 	}
 	if t.st.Best == nil {
@@ -942,14 +987,22 @@ func (t *trainer) step(epoch int) (loss, weight float64, err error) {
 	if err := checkGradSizes(grads, t.m.params); err != nil {
 		return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d: the objective's gradient: %w", epoch, st.Step+1, err)
 	}
-	if onDevice {
-		if err := t.m.syncHost(); err != nil {
-			return 0, 0, err
+	// The update holds the model, as a computation does, so that another
+	// goroutine's computation or MarshalBinary sees the parameters of one
+	// step, not a mixture.
+	t.m.writeParams(func() {
+		if onDevice {
+			err = t.m.syncHost()
 		}
+		if err == nil {
+			ClipGradNorm(grads, t.cfg.Clip)
+			t.cfg.Optimizer.Update(t.m.params, grads)
+			t.m.paramsChanged()
+		}
+	})
+	if err != nil {
+		return 0, 0, err
 	}
-	ClipGradNorm(grads, t.cfg.Clip)
-	t.cfg.Optimizer.Update(t.m.params, grads)
-	t.m.paramsChanged()
 	return loss, weight, nil
 }
 
@@ -962,7 +1015,7 @@ type deviceObjective interface {
 // checkpoint writes the checkpoint file.
 func (t *trainer) checkpoint() error {
 	if err := saveCheckpoint(t.cfg.Checkpoint, t.m, t.cfg.Optimizer, t.obj, t.st); err != nil {
-		return err
+		return fmt.Errorf("nsrnn: checkpoint: %w", err)
 	}
 	t.lastSave = time.Now()
 	return nil
@@ -1082,13 +1135,17 @@ func (t *trainer) finish() (*TrainResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.m.syncHost(); err != nil {
+	t.m.writeParams(func() {
+		if err = t.m.syncHost(); err == nil {
+			for i, p := range t.m.params {
+				copy(p.Data(), best.params[i].Data())
+			}
+			t.m.paramsChanged()
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
-	for i, p := range t.m.params {
-		copy(p.Data(), best.params[i].Data())
-	}
-	t.m.paramsChanged()
 	e := t.event(Finished)
 	e.Epoch = t.st.Epoch
 	if err := t.rec.Record(e); err != nil && !errors.Is(err, ErrStop) {

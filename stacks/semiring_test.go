@@ -24,7 +24,7 @@ func (Reachable) AddProduct(acc *bool, a, b bool) bool { *acc = *acc || a && b; 
 // Which (state, top symbol) configurations can the stack reach when only
 // some transitions are allowed? Here, with two states and two symbols,
 // only pushes of symbol 1 and pops to state 1 are allowed.
-func ExampleSemiring() {
+func ExampleInside() {
 	cfg := stacks.NSConfig{States: 2, Symbols: 2}
 	m := cfg.States * cfg.Symbols
 	row := make([]bool, cfg.NumActions())

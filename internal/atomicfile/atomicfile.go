@@ -120,10 +120,33 @@ func target(path string) (string, error) {
 		}
 		path = resolved
 	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("atomicfile: %s is not a regular file (%v): not replaced", path, fi.Mode().Type())
+	switch {
+	case fi.IsDir():
+		return "", fmt.Errorf("%s is a directory, not a file: not replaced", path)
+	case !fi.Mode().IsRegular():
+		return "", fmt.Errorf("%s is not a regular file (%v): not replaced", path, fi.Mode().Type())
 	}
 	return path, nil
+}
+
+// CheckWritable reports, before anything is computed for it, an error
+// that Write would give for path because of where it is: a path that is
+// a directory or another file that is not a regular one, or a directory
+// where a file cannot be created (absent, not a directory, not writable).
+// It creates and removes a temporary file beside path; path itself is
+// not touched.
+func CheckWritable(path string) error {
+	path, err := target(path)
+	if err != nil {
+		return err
+	}
+	f, err := createTemp(filepath.Dir(path), filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
 
 // WriteBytes is Write for a byte slice.
