@@ -182,3 +182,33 @@ func TestSnapshotsWhileTraining(t *testing.T) {
 		t.Fatal(err) // a snapshot does not hold the model: no step is refused
 	}
 }
+
+// Messages: a step's error names the step once ("nsrnn:" once), a
+// diverging run's losses print in a few digits, and a chunk function's
+// error is named by its chunk.
+func TestMisuseMessages(t *testing.T) {
+	cause := errors.New("nsrnn: over the limit")
+	err := error(&stepError{"nsrnn: epoch 1 step 3: ", cause})
+	if err.Error() != "nsrnn: epoch 1 step 3: over the limit" || !errors.Is(err, cause) {
+		t.Errorf("step error %q", err)
+	}
+	for v, want := range map[float64]string{0.123456: "0.1235", 1e300: "1e+300", -2.5e7: "-2.5e+07", math.Inf(1): "+Inf"} {
+		if got := score4(v); got != want {
+			t.Errorf("score4(%g) = %q, want %q", v, got, want)
+		}
+	}
+	m := newTiny(t, Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 4}, 1)
+	s, err := m.NewStream(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if _, _, err := s.CrossEntropy(2, func(i int) ([][]int, [][]int, error) {
+		if i == 1 {
+			return nil, nil, boom
+		}
+		return [][]int{{0}}, [][]int{{1}}, nil
+	}); !errors.Is(err, boom) || err.Error() != "nsrnn: chunk 1: boom" {
+		t.Errorf("CrossEntropy with a failing chunk: %v", err)
+	}
+}

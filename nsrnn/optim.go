@@ -383,7 +383,8 @@ func scaledNorm(grads [][]float64) float64 {
 
 // ClipGradNorm scales grads in place so that their global L2 norm is at
 // most maxNorm (as PyTorch's clip_grad_norm_), and returns the norm before
-// clipping. maxNorm ≤ 0 disables clipping.
+// clipping. maxNorm ≤ 0 disables clipping, and so does a NaN maxNorm
+// (which Fit refuses).
 func ClipGradNorm(grads [][]float64, maxNorm float64) float64 {
 	s := 0.0
 	for _, g := range grads {

@@ -623,7 +623,7 @@ func (o *streamObjective) Gradient(e, i int) (float64, float64, [][]float64, err
 	}
 	in, tgt, err := o.chunk(i)
 	if err != nil {
-		return 0, 0, nil, err
+		return 0, 0, nil, fmt.Errorf("nsrnn: chunk %d: %w", i, err)
 	}
 	loss, grads, err := o.s.Gradient(in, tgt)
 	if err != nil {
@@ -646,7 +646,7 @@ func (o *streamObjective) deviceGradient(e, i int) (float64, float64, error) {
 	}
 	in, tgt, err := o.chunk(i)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, fmt.Errorf("nsrnn: chunk %d: %w", i, err)
 	}
 	r, err := o.s.run(in, tgt, pass{grad: true})
 	if err != nil {
@@ -689,7 +689,7 @@ func (s *Stream) CrossEntropy(chunks int, chunk func(i int) (inputs, targets [][
 	for i := 0; i < chunks; i++ {
 		in, tgt, err := chunk(i)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, fmt.Errorf("nsrnn: chunk %d: %w", i, err)
 		}
 		n := countTargets(tgt)
 		r, err := s.run(in, tgt, pass{queueLoss: true, lossFirst: queued == nil, lossWeight: float64(n)})

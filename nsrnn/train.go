@@ -500,20 +500,20 @@ func TextLog(w io.Writer, every int) Recorder {
 			_, err = fmt.Fprintf(w, "training %s: at most %d epochs of %d steps, learning rate %g\n", how, e.MaxEpochs, e.Steps, e.LearningRate)
 		case StepDone:
 			if every > 0 && e.Step%every == 0 && e.Step < e.Steps {
-				_, err = fmt.Fprintf(w, "epoch %d: step %d of %d, training loss %.4f\n", e.Epoch, e.Step, e.Steps, e.Loss)
+				_, err = fmt.Fprintf(w, "epoch %d: step %d of %d, training loss %s\n", e.Epoch, e.Step, e.Steps, score4(e.Loss))
 			}
 		case EpochDone:
 			r := e.Record
 			diff := ""
 			if !r.NoLowerBound {
-				diff = fmt.Sprintf(" (%.4f above the lower bound)", r.ValidDifference)
+				diff = fmt.Sprintf(" (%s above the lower bound)", score4(r.ValidDifference))
 			}
 			best := ""
 			if r.Improved {
 				best = "; best so far"
 			}
-			_, err = fmt.Fprintf(w, "epoch %d of at most %d: training loss %.4f, validation %.4f%s; lr %g; %.1fs%s\n",
-				r.Epoch, e.MaxEpochs, r.TrainLoss, r.ValidCrossEntropy, diff, r.LearningRate, r.ElapsedSeconds, best)
+			_, err = fmt.Fprintf(w, "epoch %d of at most %d: training loss %s, validation %s%s; lr %g; %.1fs%s\n",
+				r.Epoch, e.MaxEpochs, score4(r.TrainLoss), score4(r.ValidCrossEntropy), diff, r.LearningRate, r.ElapsedSeconds, best)
 		case Finished:
 			bestEpoch, best := 0, math.Inf(1)
 			for _, r := range e.History {
@@ -521,8 +521,8 @@ func TextLog(w io.Writer, every int) Recorder {
 					bestEpoch, best = r.Epoch, r.ValidCrossEntropy
 				}
 			}
-			_, err = fmt.Fprintf(w, "training finished after %d epochs: the best validation score %.4f, epoch %d, whose parameters the model now holds\n",
-				len(e.History), best, bestEpoch)
+			_, err = fmt.Fprintf(w, "training finished after %d epochs: the best validation score %s, epoch %d, whose parameters the model now holds\n",
+				len(e.History), score4(best), bestEpoch)
 		}
 		return err
 	})
@@ -958,7 +958,7 @@ func (t *trainer) step(epoch int) (loss, weight float64, err error) {
 		loss, weight, grads, err = t.obj.Gradient(epoch, st.Step)
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d: %w", epoch, st.Step+1, err)
+		return 0, 0, &stepError{fmt.Sprintf("nsrnn: epoch %d step %d: ", epoch, st.Step+1), err}
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d of %d: the loss is %g (training diverged; try a smaller learning rate)", epoch, st.Step+1, t.steps, loss)
@@ -973,7 +973,7 @@ func (t *trainer) step(epoch int) (loss, weight float64, err error) {
 		ok, err := de.update(t.cfg.Optimizer, t.cfg.Clip)
 		t.m.release()
 		if err != nil {
-			return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d: %w", epoch, st.Step+1, err)
+			return 0, 0, &stepError{fmt.Sprintf("nsrnn: epoch %d step %d: ", epoch, st.Step+1), err}
 		}
 		if ok {
 			return loss, weight, nil
@@ -981,7 +981,7 @@ func (t *trainer) step(epoch int) (loss, weight float64, err error) {
 		// An optimizer without a device implementation: the gradients
 		// come to the host.
 		if grads, err = de.hostGrads(); err != nil {
-			return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d: %w", epoch, st.Step+1, err)
+			return 0, 0, &stepError{fmt.Sprintf("nsrnn: epoch %d step %d: ", epoch, st.Step+1), err}
 		}
 	}
 	if err := checkGradSizes(grads, t.m.params); err != nil {
@@ -1195,3 +1195,23 @@ func checkGradSizes(grads [][]float64, params []*Param) error {
 	}
 	return nil
 }
+
+// score4 formats a loss or score for TextLog: four decimals, or four
+// significant digits where those would be many digits long (a diverging
+// run's losses).
+func score4(v float64) string {
+	if math.Abs(v) < 1e6 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Sprintf("%.4f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+// stepError is the error of a training step: "nsrnn: epoch E step S: "
+// before the cause's message, without the cause's own "nsrnn: ".
+type stepError struct {
+	prefix string
+	err    error
+}
+
+func (e *stepError) Error() string { return e.prefix + strings.TrimPrefix(e.err.Error(), "nsrnn: ") }
+func (e *stepError) Unwrap() error { return e.err }
