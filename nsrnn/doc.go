@@ -381,5 +381,10 @@
 // A Model computes one thing at a time: a computation that would overlap
 // another goroutine's is refused with an error wrapping ErrConcurrentUse,
 // and the methods that return no error (Init, KeepGraphs, Graphs,
-// ReleaseGraphs) wait for it to end.
+// ReleaseGraphs) wait for it to end. Fit's parameter updates wait for
+// another goroutine's computation too. MarshalBinary and Save may be
+// called from another goroutine while Fit trains (to keep snapshots, say):
+// they wait for an update under way, so a snapshot holds the parameters
+// of one step, and they do not refuse or hold up training's own
+// computations.
 package nsrnn
