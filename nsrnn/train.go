@@ -967,11 +967,8 @@ func (t *trainer) step(epoch int) (loss, weight float64, err error) {
 		return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d of %d: the objective's weight %g: want a finite weight ≥ 0", epoch, st.Step+1, t.steps, weight)
 	}
 	if onDevice && deviceObj {
-		if err := t.m.acquire(); err != nil {
-			return 0, 0, err
-		}
-		ok, err := de.update(t.cfg.Optimizer, t.cfg.Clip)
-		t.m.release()
+		var ok bool
+		t.m.writeParams(func() { ok, err = de.update(t.cfg.Optimizer, t.cfg.Clip) })
 		if err != nil {
 			return 0, 0, &stepError{fmt.Sprintf("nsrnn: epoch %d step %d: ", epoch, st.Step+1), err}
 		}
