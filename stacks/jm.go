@@ -122,11 +122,14 @@ func (s *JM) UnmarshalState(data []byte) (State, error) {
 	if len(data) < 8 || (len(data)-8)%8 != 0 {
 		return nil, errors.New("stacks: malformed JM state")
 	}
-	batch := int(binary.LittleEndian.Uint64(data))
+	n := binary.LittleEndian.Uint64(data)
 	vals := (len(data) - 8) / 8
-	if batch < 1 || vals != batch*s.depth*s.m {
-		return nil, fmt.Errorf("stacks: JM state of %d values does not fit batch %d, depth %d, vectors of %d", vals, batch, s.depth, s.m)
+	// The values must be batch·depth·m, a product that would overflow
+	// for a crafted batch or depth limit: compare by division instead.
+	if n < 1 || s.m > vals || s.depth > vals/s.m || vals%(s.depth*s.m) != 0 || n != uint64(vals/(s.depth*s.m)) {
+		return nil, fmt.Errorf("stacks: JM state of %d values does not fit batch %d, depth %d, vectors of %d", vals, n, s.depth, s.m)
 	}
+	batch := int(n)
 	st := &jmState{batch: batch, cells: make([]float64, vals)}
 	for i := range st.cells {
 		st.cells[i] = math.Float64frombits(binary.LittleEndian.Uint64(data[8+8*i:]))
