@@ -188,7 +188,7 @@ func TestSnapshotsWhileTraining(t *testing.T) {
 // error is named by its chunk.
 func TestMisuseMessages(t *testing.T) {
 	cause := errors.New("nsrnn: over the limit")
-	err := error(&stepError{"nsrnn: epoch 1 step 3: ", cause})
+	err := error(&prefixedError{"nsrnn: epoch 1 step 3: ", cause})
 	if err.Error() != "nsrnn: epoch 1 step 3: over the limit" || !errors.Is(err, cause) {
 		t.Errorf("step error %q", err)
 	}

@@ -175,7 +175,7 @@ func UnmarshalModel(data []byte) (*Model, error) {
 		// Not damage: the program has not registered the kind (a kind
 		// defined outside this package registers when its package is
 		// imported).
-		return nil, fmt.Errorf("nsrnn: a model of kind %q, which this program has not registered (import the package that defines it): %w", cfg.Kind, err)
+		return nil, &prefixedError{fmt.Sprintf("nsrnn: a model of kind %q, which this program has not registered (import the package that defines it): ", cfg.Kind), err}
 	}
 	if err != nil {
 		return nil, bad("%v", err)

@@ -701,6 +701,9 @@ func (s *sentences) model() *Model { return s.m }
 // the lower bound cfg.LowerBound (or none, with cfg.NoLowerBound;
 // WithLowerBound, WithoutLowerBound), then Fit.
 func Train(m *Model, train, valid []Batch, cfg TrainConfig) (*TrainResult, error) {
+	if m == nil {
+		return nil, errors.New("nsrnn: Train needs a model")
+	}
 	obj, err := SentenceObjective(m, train, valid, cfg.Seed)
 	if err != nil {
 		return nil, err
@@ -958,7 +961,7 @@ func (t *trainer) step(epoch int) (loss, weight float64, err error) {
 		loss, weight, grads, err = t.obj.Gradient(epoch, st.Step)
 	}
 	if err != nil {
-		return 0, 0, &stepError{fmt.Sprintf("nsrnn: epoch %d step %d: ", epoch, st.Step+1), err}
+		return 0, 0, &prefixedError{fmt.Sprintf("nsrnn: epoch %d step %d: ", epoch, st.Step+1), err}
 	}
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return 0, 0, fmt.Errorf("nsrnn: epoch %d step %d of %d: the loss is %g (training diverged; try a smaller learning rate)", epoch, st.Step+1, t.steps, loss)
@@ -970,7 +973,7 @@ func (t *trainer) step(epoch int) (loss, weight float64, err error) {
 		var ok bool
 		t.m.writeParams(func() { ok, err = de.update(t.cfg.Optimizer, t.cfg.Clip) })
 		if err != nil {
-			return 0, 0, &stepError{fmt.Sprintf("nsrnn: epoch %d step %d: ", epoch, st.Step+1), err}
+			return 0, 0, &prefixedError{fmt.Sprintf("nsrnn: epoch %d step %d: ", epoch, st.Step+1), err}
 		}
 		if ok {
 			return loss, weight, nil
@@ -978,7 +981,7 @@ func (t *trainer) step(epoch int) (loss, weight float64, err error) {
 		// An optimizer without a device implementation: the gradients
 		// come to the host.
 		if grads, err = de.hostGrads(); err != nil {
-			return 0, 0, &stepError{fmt.Sprintf("nsrnn: epoch %d step %d: ", epoch, st.Step+1), err}
+			return 0, 0, &prefixedError{fmt.Sprintf("nsrnn: epoch %d step %d: ", epoch, st.Step+1), err}
 		}
 	}
 	if err := checkGradSizes(grads, t.m.params); err != nil {
@@ -1203,12 +1206,15 @@ func score4(v float64) string {
 	return fmt.Sprintf("%.4g", v)
 }
 
-// stepError is the error of a training step: "nsrnn: epoch E step S: "
-// before the cause's message, without the cause's own "nsrnn: ".
-type stepError struct {
+// prefixedError is an error whose message is its prefix ("nsrnn: epoch E
+// step S: ", say) and then the cause's message without the cause's own
+// "nsrnn: "; it unwraps to the cause.
+type prefixedError struct {
 	prefix string
 	err    error
 }
 
-func (e *stepError) Error() string { return e.prefix + strings.TrimPrefix(e.err.Error(), "nsrnn: ") }
-func (e *stepError) Unwrap() error { return e.err }
+func (e *prefixedError) Error() string {
+	return e.prefix + strings.TrimPrefix(e.err.Error(), "nsrnn: ")
+}
+func (e *prefixedError) Unwrap() error { return e.err }
