@@ -491,6 +491,7 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Launcher) err
 				total, finished, total-finished, resumed, *jobs)
 		},
 		Stopping: cli.SweepStopping(stderr),
+		Waiting:  cli.SweepWaiting(stderr),
 		Done: func(res cli.SweepResult) {
 			name := strings.TrimPrefix(res.Run.Dir, "./")
 			secs := res.Elapsed.Seconds()

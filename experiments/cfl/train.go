@@ -533,6 +533,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	// can be used again. A resumed run may change its device and its
 	// maximum number of epochs: they are compared with the run's own, and
 	// recorded once the run is open.
+	// From here on, a signal stops training after a batch, with a
+	// checkpoint, however soon it comes: one that came while the run's
+	// files were being made killed the program before, leaving a new
+	// run's lock and half its files.
+	bar := !*quiet && cli.IsTerminal(stderr)
+	intr := catchInterrupts(stderr, cli.IsTerminal(stderr))
+	defer intr.Stop()
+	stderr = intr.Console() // shared with the message of an interrupt
 	open := s
 	if saved, ok := resumedSettings(*out, *resume); ok {
 		open.Device, open.Epochs = saved.Device, saved.Epochs
@@ -557,10 +565,6 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	tc := d.TrainConfig(s)
 	tc.Checkpoint = filepath.Join(*out, protocol.CheckpointFile)
 	tc.CheckpointEvery = p.every
-	bar := !*quiet && cli.IsTerminal(stderr)
-	intr := catchInterrupts(stderr, cli.IsTerminal(stderr))
-	defer intr.Stop()
-	stderr = intr.Console() // shared with the message of an interrupt
 	intr.OnForcedExit(func() string {
 		if _, err := os.Stat(tc.Checkpoint); err != nil {
 			created := rd.Created

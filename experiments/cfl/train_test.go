@@ -866,3 +866,36 @@ func TestReadDamagedRunJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainCatchesSignalsFirst: cfl train takes over SIGINT and SIGTERM
+// before it makes the run's files, so that a signal that comes while they
+// are being written stops the run after a batch, with a checkpoint,
+// rather than killing the program between a new run's lock and its
+// run.json (which left a directory that --resume could not read).
+func TestTrainCatchesSignalsFirst(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	var made []string
+	defer func(f func(chan<- os.Signal)) { notifySignals = f }(notifySignals)
+	notifySignals = func(ch chan<- os.Signal) {
+		if entries, err := os.ReadDir(out); err == nil {
+			for _, e := range entries {
+				made = append(made, e.Name())
+			}
+		}
+		ch <- os.Interrupt // buffered: as if it came at once
+	}
+	status, _, stderr := run(tinyTrainArgs(out)...)
+	if len(made) > 0 {
+		t.Errorf("the signals were taken over after the run's files were made: %v", made)
+	}
+	if status != 130 {
+		t.Fatalf("interrupted at once: status %d, want 130: %s", status, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, protocol.CheckpointFile)); err != nil {
+		t.Errorf("interrupted at once: no checkpoint: %v", err)
+	}
+	notifySignals = func(chan<- os.Signal) {}
+	if status, _, stderr := run("train", "--out", out, "--resume", "--quiet"); status != 0 {
+		t.Errorf("--resume after an interrupt at once: status %d: %s", status, stderr)
+	}
+}

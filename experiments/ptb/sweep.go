@@ -498,6 +498,7 @@ func execute(runs []cli.SweepRun, jobs, retries int, run cli.Launcher, stderr io
 			fmt.Fprintf(stderr, "sweep: %d runs, %d finished, %d to train (%d resumed), %d at a time\n", total, finished, total-finished, resumed, jobs)
 		},
 		Stopping: cli.SweepStopping(stderr),
+		Waiting:  cli.SweepWaiting(stderr),
 		Done: func(r cli.SweepResult) {
 			switch {
 			case r.Stopped:

@@ -175,6 +175,27 @@ type SweepHooks struct {
 	// channel, with the signal, the number of runs under way (to which it
 	// is passed on) and of runs that will not be started.
 	Stopping func(sig os.Signal, running, notStarted int)
+	// Waiting is called when a run's directory is held by another
+	// process (protocol.LockHolder), with the run and that process, before
+	// RunSweep waits for it to end (lockWait at most).
+	Waiting func(r SweepRun, holder string)
+}
+
+// lockWait is how long RunSweep waits for another process to release a
+// run's directory before it starts the run anyway (which then fails,
+// naming that process). A sweep killed with its runs under way leaves
+// them to stop after their current batch, with a checkpoint (they are
+// sent SIGTERM): a sweep started again at once finds their directories
+// held for that long, a minute at most for the paper's models.
+var lockWait = 3 * time.Minute
+
+// SweepWaiting is the SweepHooks.Waiting of the programs' sweep commands:
+// it says on stderr what the sweep waits for.
+func SweepWaiting(stderr io.Writer) func(SweepRun, string) {
+	return func(r SweepRun, holder string) {
+		fmt.Fprintf(stderr, "sweep: %s is in use by %s (a run of a sweep stopped before, finishing its batch?): waiting for it to end, %v at most\n",
+			r.Dir, holder, lockWait)
+	}
 }
 
 // SweepStopping is the SweepHooks.Stopping of the programs' sweep
@@ -298,6 +319,27 @@ func RunSweep(runs []SweepRun, jobs, retries int, run Launcher, interrupt <-chan
 		mu.Unlock()
 		close(ch)
 	}
+	// waitUnlocked waits while another process holds r's directory, for
+	// lockWait at most or until the sweep stops, and reports whether it
+	// waited.
+	waitUnlocked := func(r SweepRun) bool {
+		holder, held := protocol.LockHolder(r.Dir)
+		if !held {
+			return false
+		}
+		if hooks.Waiting != nil {
+			mu.Lock()
+			hooks.Waiting(r, holder)
+			mu.Unlock()
+		}
+		for deadline := time.Now().Add(lockWait); time.Now().Before(deadline) && !stopping(); {
+			time.Sleep(100 * time.Millisecond)
+			if _, held := protocol.LockHolder(r.Dir); !held {
+				break
+			}
+		}
+		return true
+	}
 	ch := make(chan job)
 	for range min(jobs, max(len(todo), 1)) {
 		wg.Add(1)
@@ -310,6 +352,11 @@ func RunSweep(runs []SweepRun, jobs, retries int, run Launcher, interrupt <-chan
 				}
 				start := time.Now()
 				err := os.MkdirAll(filepath.Dir(filepath.Clean(j.r.Dir)), 0o777)
+				if err == nil && waitUnlocked(j.r) {
+					// What the other process left: a checkpoint, or
+					// nothing (a new run stopped before its first).
+					j.state, err = protocol.RunState(j.r.Dir)
+				}
 				tries := 0
 				if err == nil {
 					err = run(j.r.CommandArgs(j.state), j.r.LogFile(), threads, sigs)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -98,6 +99,49 @@ func TestRunSweepResumesFirst(t *testing.T) {
 	}
 	if want := []string{"run1.log", "run3.log", "run0.log", "run2.log", "run4.log"}; !slices.Equal(order, want) {
 		t.Errorf("order %v, want %v", order, want)
+	}
+}
+
+// TestRunSweepWaitsForHeldRun: a run whose directory another process
+// holds (a run of a sweep killed before, finishing its batch with a
+// checkpoint) is started once that process lets it go, as the run it has
+// left then (here: resumed, since the holder wrote run.json before it
+// ended), and the Waiting hook says so first.
+func TestRunSweepWaitsForHeldRun(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no directory locks on Windows")
+	}
+	runs := sweepRuns(t.TempDir(), 1)
+	lock, err := protocol.LockDir(runs[0].Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		os.WriteFile(filepath.Join(runs[0].Dir, protocol.RunFile), []byte("{}"), 0o666)
+		lock.Release()
+		close(released)
+	}()
+	var waited string
+	var args []string
+	run := func(a []string, _ string, _ int, _ <-chan os.Signal) error {
+		select {
+		case <-released:
+		default:
+			t.Error("the run started while another process held its directory")
+		}
+		args = a
+		return nil
+	}
+	if _, err := RunSweep(runs, 1, 0, run, nil, SweepHooks{Waiting: func(r SweepRun, holder string) { waited = holder }}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(waited, fmt.Sprintf("process %d:", os.Getpid())) {
+		t.Errorf("Waiting was told the holder %q", waited)
+	}
+	if !slices.Contains(args, "--resume") {
+		t.Errorf("the run left with its run.json was started as %v, want it resumed", args)
 	}
 }
 
