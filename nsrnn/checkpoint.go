@@ -516,8 +516,8 @@ func LoadCheckpointModels(path string) (*CheckpointModels, error) {
 }
 
 // configDiffs lists the fields of the configurations a (a checkpoint's)
-// and b (the model's) that differ, by their JSON names: "hidden 4 (the
-// model's 5), states 2 (the model's 3)".
+// and b (the model's) that differ, by their JSON names, as diffSettings
+// does: "hidden: 8 in the checkpoint, now 9".
 func configDiffs(a, b Config) string {
 	fields := func(c Config) map[string]string {
 		out := map[string]string{}
@@ -534,30 +534,5 @@ func configDiffs(a, b Config) string {
 		}
 		return out
 	}
-	fa, fb := fields(a), fields(b)
-	var keys []string
-	for k := range fa {
-		keys = append(keys, k)
-	}
-	for k := range fb {
-		if _, ok := fa[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var diffs []string
-	for _, k := range keys {
-		va, vb := fa[k], fb[k]
-		if va == vb {
-			continue
-		}
-		if va == "" {
-			va = "unset"
-		}
-		if vb == "" {
-			vb = "unset"
-		}
-		diffs = append(diffs, fmt.Sprintf("%s %s (the model's %s)", k, va, vb))
-	}
-	return strings.Join(diffs, ", ")
+	return strings.Join(diffSettings(fields(a), fields(b)), "; ")
 }

@@ -435,7 +435,7 @@ func TestTrainBadCheckpoint(t *testing.T) {
 		{"garbage", write("garbage", []byte("this is not a checkpoint\n")), tinyConfig(LSTM, in, out), "not a valid nsrnn checkpoint"},
 		{"empty", write("empty", nil), tinyConfig(LSTM, in, out), "not a valid nsrnn checkpoint"},
 		{"truncated", write("truncated", goodBytes[:len(goodBytes)/2]), tinyConfig(LSTM, in, out), "checkpoint"},
-		{"other hidden size", good, bigger, "different model: hidden 8 (the model's 9)"},
+		{"other hidden size", good, bigger, "different model: hidden: 8 in the checkpoint, now 9"},
 		{"other kind", good, tinyConfig(RNS, in, out), "different model"},
 	}
 	for _, c := range cases {
