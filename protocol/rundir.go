@@ -179,6 +179,18 @@ func UpdateRun(dir string, s any, device, wasDevice string, epochs, wasEpochs in
 	if epochs == wasEpochs {
 		flag = "--device"
 	}
+	// A finished run given more epochs loses its summary and model (the
+	// next ones replace them) before run.json records the new maximum:
+	// killed in between, the run is one unfinished at its old maximum,
+	// which a resume finishes again, not one that says it has finished
+	// and then trains.
+	if epochs > wasEpochs {
+		for _, f := range []string{SummaryFile, ModelFile} {
+			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("--epochs: %w", err)
+			}
+		}
+	}
 	path := filepath.Join(dir, RunFile)
 	if err := WriteJSON(path, s); err != nil {
 		return fmt.Errorf("%s: %w", flag, err)
@@ -186,16 +198,8 @@ func UpdateRun(dir string, s any, device, wasDevice string, epochs, wasEpochs in
 	if device != wasDevice {
 		fmt.Fprintf(w, "--device %s: the run trained on %s before; %s updated\n", cmp.Or(device, "cpu"), cmp.Or(wasDevice, "cpu"), path)
 	}
-	if epochs == wasEpochs {
-		return nil
-	}
-	fmt.Fprintf(w, "--epochs %d: the run's maximum was %d; %s updated\n", epochs, wasEpochs, path)
-	if epochs > wasEpochs {
-		for _, f := range []string{SummaryFile, ModelFile} {
-			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("--epochs: %w", err)
-			}
-		}
+	if epochs != wasEpochs {
+		fmt.Fprintf(w, "--epochs %d: the run's maximum was %d; %s updated\n", epochs, wasEpochs, path)
 	}
 	return nil
 }
