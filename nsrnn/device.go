@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nsrnn/nsrnn/internal/cuda"
+	"github.com/nsrnn/nsrnn/internal/gpuemu"
 )
 
 // Device is where a model computes: the CPU (the zero value) or one NVIDIA
@@ -31,8 +32,11 @@ func ParseDevice(s string) (Device, error) {
 	case s == "cuda":
 		return CUDA(0), nil
 	case strings.HasPrefix(s, "cuda:"):
-		n, err := strconv.Atoi(s[len("cuda:"):])
-		if err == nil && n >= 0 {
+		// Decimal digits only, without leading zeros: "cuda:+1" and
+		// "cuda:007" are not names a device is written as (String).
+		num := s[len("cuda:"):]
+		n, err := strconv.Atoi(num)
+		if err == nil && n >= 0 && strconv.Itoa(n) == num {
 			return CUDA(n), nil
 		}
 	}
@@ -87,7 +91,11 @@ func Devices() ([]DeviceInfo, error) {
 		if os.Getenv(EnvGPUEmulator) == "simt" {
 			name = "GPU emulator (" + EnvGPUEmulator + "=simt: the CUDA kernels on the CPU, every thread on its own)"
 		}
-		return []DeviceInfo{{Device: CUDA(0), Name: name, Usable: true}}, nil
+		info := DeviceInfo{Device: CUDA(0), Name: name, Usable: true}
+		if _, err := gpuemu.Compiler(); err != nil {
+			info.Usable, info.Why = false, err.Error()
+		}
+		return []DeviceInfo{info}, nil
 	}
 	ds, err := cuda.Devices()
 	if err != nil {
@@ -125,6 +133,9 @@ func (m *Model) Device() Device {
 func (m *Model) SetDevice(d Device) error {
 	if d == m.Device() {
 		return nil
+	}
+	if d.cuda && d.index < 0 {
+		return fmt.Errorf("nsrnn: device %v: a GPU's index must be 0 or more", d)
 	}
 	if err := m.acquire(); err != nil {
 		return err

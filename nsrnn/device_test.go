@@ -33,6 +33,9 @@ func TestParseDevice(t *testing.T) {
 		{"cuda:x", CPU, false},
 		{"gpu", CPU, false},
 		{"CUDA", CPU, false},
+		{"cuda:+1", CPU, false},
+		{"cuda:007", CPU, false},
+		{"cuda:10", CUDA(10), true},
 	} {
 		d, err := ParseDevice(c.in)
 		if (err == nil) != c.ok || d != c.want {
@@ -42,6 +45,13 @@ func TestParseDevice(t *testing.T) {
 		if c.ok && c.in != "" && c.in != "cuda" && d.String() != c.in {
 			t.Errorf("ParseDevice(%q).String() = %q", c.in, d.String())
 		}
+	}
+	m, err := New(Config{Kind: LSTM, InputVocab: 3, OutputVocab: 4, Hidden: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetDevice(CUDA(-1)); err == nil || !strings.Contains(err.Error(), "index must be 0 or more") {
+		t.Errorf("SetDevice(CUDA(-1)): %v", err)
 	}
 }
 
@@ -1405,6 +1415,40 @@ func TestGPUCrossEntropyQueued(t *testing.T) {
 			if byChunk := total / float64(n); math.Float64bits(byChunk) != math.Float64bits(got) {
 				t.Errorf("%s %v: queued cross-entropy %v, chunk by chunk %v", name, p, got, byChunk)
 			}
+		}
+	}
+}
+
+// A model's negative Workers, MaxGraphs or GraphCacheBytes is refused on
+// a device as on the CPU, where graphFor checks them (a device builds no
+// graph), and a stream's pass is refused too.
+func TestGPUChecksModelFields(t *testing.T) {
+	d := gpu(t)
+	c := gpuConfigs()["onehot"]
+	for _, f := range []struct {
+		name string
+		set  func(m *Model, v int)
+	}{
+		{"Workers", func(m *Model, v int) { m.Workers = v }},
+		{"MaxGraphs", func(m *Model, v int) { m.MaxGraphs = v }},
+		{"GraphCacheBytes", func(m *Model, v int) { m.GraphCacheBytes = int64(v) }},
+	} {
+		_, g := twins(t, d, c, Float64)
+		f.set(g, -1)
+		batch := [][]int{{0, 1, 0}}
+		if _, err := g.Loss(batch); err == nil || !strings.Contains(err.Error(), "Model."+f.name+" -1 must not be negative") {
+			t.Errorf("%s -1 on %v: Loss: %v", f.name, d, err)
+		}
+		s, err := g.NewStream(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Loss([][]int{{0, 1}}, [][]int{{1, 0}}); err == nil {
+			t.Errorf("%s -1 on %v: Stream.Loss: no error", f.name, d)
+		}
+		f.set(g, 0)
+		if _, err := g.Loss(batch); err != nil {
+			t.Errorf("%s 0 on %v: %v", f.name, d, err)
 		}
 	}
 }

@@ -111,7 +111,8 @@
 //
 // Model.SetDevice moves a model to an NVIDIA GPU (CUDA(0), or
 // ParseDevice("cuda:N")); from then on Loss, Gradient, LogProbs, streams,
-// surprisals, sampling and training compute there, and SetDevice(CPU)
+// surprisals and training compute there (sampling and Viterbi decoding
+// run on the CPU, from the device's parameters), and SetDevice(CPU)
 // brings it back and gives the GPU's memory back (a model dropped while on
 // the GPU keeps its memory until the program ends). The build stays pure Go: nothing about CUDA is needed to
 // build or to run on the CPU. At SetDevice the CUDA driver (libcuda.so.1,
@@ -153,7 +154,7 @@
 // depth limit), the stratification stack (kind "gref") and the
 // nondeterministic stacks (NS, NS+S, NS+U, RNS; unlimited or
 // memory-limited, either bottom), in sentence and stream mode (for those
-// that carry their state): evaluation, training, surprisals and sampling.
+// that carry their state): evaluation, training and surprisals.
 // The nondeterministic stacks' dynamic program runs in float64 whatever
 // the Precision, as on the CPU. Their carried state stays on the device
 // from chunk to chunk and comes to the host, in log space

@@ -30,10 +30,16 @@ func (m *Model) mustBeMade() {
 
 // acquire marks the model busy for a computation, or refuses one that
 // would overlap another's (ErrConcurrentUse); release ends it.
+// The model's fields are checked here too, so that a device, which
+// builds no graph (graphFor checks them), refuses what the CPU refuses.
 func (m *Model) acquire() error {
 	m.mustBeMade()
 	if !m.busy.CompareAndSwap(false, true) {
 		return fmt.Errorf("%w: a Model (and its streams) computes one thing at a time; give each goroutine a model of its own (UnmarshalModel of MarshalBinary copies one)", ErrConcurrentUse)
+	}
+	if err := m.checkFields(); err != nil {
+		m.release()
+		return err
 	}
 	return nil
 }

@@ -77,7 +77,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	prompt := fs.String("prompt", "", "symbols every string begins with, separated by spaces (default: none)")
 	maxLength := fs.Int("max-length", 0, "maximum string length, prompt included (default: twice the run's maximum training length)")
 	asJSON := fs.Bool("json", false, "print one JSON object per string, then a summary object (default: the strings, one per line, an empty one as "+emptySample+")")
-	devFlag := cli.DeviceFlag(fs, "cfl", "")
+	devFlag := cli.DeviceFlag(fs, "cfl", "sampling itself runs on the CPU, from the model's parameters")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -287,7 +287,7 @@ func prepareTrain(args []string, stdout io.Writer) (*trainPlan, error) {
 	quiet := fs.Bool("quiet", false, "no progress bar (the line of each epoch is printed all the same)")
 	workers := trainWorkersFlag(fs)
 	src := dataSourceFlags(fs)
-	devFlag := cli.DeviceFlag(fs, "cfl", "recorded in run.json; --resume may give another")
+	devFlag := cli.DeviceFlag(fs, "cfl", "recorded in run.json; --resume may give another, and without --device goes on on the CPU (the default), saying so")
 	fs.Lookup("task").Usage = "task (required, or --grammar-file, or --train and --valid): " + taskNames()
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -35,7 +35,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed: the same seed gives the same text")
 	prompt := fs.String("prompt", "", "words every sentence begins with, separated by spaces (default: none)")
 	maxLength := fs.Int("max-length", 200, "maximum sentence length in words, prompt included; a longer sentence is cut there")
-	devFlag := cli.DeviceFlag(fs, "ptb", "")
+	devFlag := cli.DeviceFlag(fs, "ptb", "sampling itself runs on the CPU, from the model's parameters")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -85,7 +85,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	precFlag := precisionFlag(fs, "float32", "recorded in run.json (where the field is absent, as in runs of float64, it is float64)")
 	boundaryFlag := fs.String("boundary", nsrnn.BoundaryInChunk.String(), "where the stack update after a chunk's last token is computed: in-chunk (in that chunk, its result carried to the next as a constant) or next-chunk (at the start of the next chunk, from the carried hidden state, so that the next chunk's loss trains the stack's action layer through it, as the authors' code does for JM; theirs for RNS is in-chunk); forward values are the same; recorded in run.json (absent: in-chunk)")
 	improveFlag := fs.String("improvement", improvePerplexity, "how an epoch's validation score is judged: perplexity (the authors' rule: the learning rate decays unless the perplexity falls below (1 − 1e-4) times the best, as PyTorch's ReduceLROnPlateau, while any decrease keeps the parameters as the best and resets --early-stop) or cross-entropy (one rule for all three: a fall of more than 1e-4 times the best cross-entropy, as the runs made before 2026-11-28); recorded in run.json")
-	devFlag := cli.DeviceFlag(fs, "ptb", "recorded in run.json; --resume may give another")
+	devFlag := cli.DeviceFlag(fs, "ptb", "recorded in run.json; --resume may give another, and without --device goes on on the CPU (the default), saying so")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -137,7 +137,8 @@ func (d *Device) SIMT() bool { return d.simt }
 const SIMTBlock = 256
 
 func compiler() (string, error) {
-	for _, c := range []string{os.Getenv("CXX"), "c++", "g++", "clang++"} {
+	cxx := os.Getenv("CXX")
+	for _, c := range []string{cxx, "c++", "g++", "clang++"} {
 		if c == "" {
 			continue
 		}
@@ -145,8 +146,16 @@ func compiler() (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New("gpuemu: no C++ compiler (c++, g++ or clang++) on PATH")
+	if cxx != "" {
+		return "", fmt.Errorf("gpuemu: no C++ compiler: CXX=%s is not found, nor c++, g++ or clang++ on PATH", cxx)
+	}
+	return "", errors.New("gpuemu: no C++ compiler (CXX, or c++, g++ or clang++ on PATH)")
 }
+
+// Compiler returns the C++ compiler that the emulator compiles the
+// kernels with ($CXX, else c++, g++ or clang++ on PATH), or an error
+// saying that there is none: an emulated device is usable only with one.
+func Compiler() (string, error) { return compiler() }
 
 // SetMemoryLimit makes Alloc fail, as a card's allocation does when its
 // memory is spent, where the memory allocated would exceed limit bytes
