@@ -480,6 +480,9 @@ func sweepCommand(args []string, stdout, stderr io.Writer, run cli.Launcher) err
 		}
 		fmt.Fprintf(stderr, "wrote %s: %d runs in %d job array(s) of at most %d, each run with --time %s --mem %s --cpus-per-task %d; submit from a login node with: bash %s\n",
 			slurm.Script, len(runs), arrays, cli.MaxArrayTasks, slurm.Time, slurm.Mem, slurm.CPUs, cli.ShellQuote(slurm.Script))
+		if w := slurm.GPUWarning(dev); w != "" {
+			fmt.Fprintln(stderr, w)
+		}
 		return nil
 	}
 	interrupt := make(chan os.Signal, 2)

@@ -388,6 +388,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "wrote %s: %d runs in %d job array(s), each run with --time %s --mem %s --cpus-per-task %d; submit from a login node with: bash %s\n",
 			slurm.Script, len(runs), arrays, slurm.Time, slurm.Mem, slurm.CPUs, cli.ShellQuote(slurm.Script))
+		if w := slurm.GPUWarning(dev); w != "" {
+			fmt.Fprintln(stderr, w)
+		}
 		return nil
 	}
 	exe, err := os.Executable()

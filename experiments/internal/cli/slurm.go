@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/nsrnn/nsrnn/internal/atomicfile"
+	"github.com/nsrnn/nsrnn/nsrnn"
 	"github.com/nsrnn/nsrnn/protocol"
 	"github.com/spf13/pflag"
 )
@@ -407,3 +408,18 @@ var (
 	slurmTime = regexp.MustCompile(`^(\d+-)?\d+(:\d+){0,2}$`)
 	slurmMem  = regexp.MustCompile(`^\d+[KMGT]?$`)
 )
+
+// GPUWarning returns a warning for a script whose runs compute on dev, a
+// GPU, when no --sbatch option asks Slurm for one (--gres or --gpus),
+// and "" otherwise: on a node without a GPU every run would fail.
+func (f SlurmFlags) GPUWarning(dev nsrnn.Device) string {
+	if dev.IsCPU() {
+		return ""
+	}
+	for _, o := range f.Sbatch {
+		if strings.Contains(o, "gres") || strings.Contains(o, "gpu") {
+			return ""
+		}
+	}
+	return fmt.Sprintf("warning: the runs compute on --device %v, but no --sbatch option asks Slurm for a GPU (--sbatch=--gres=gpu:1, or your cluster's form): on a node without one every run fails", dev)
+}

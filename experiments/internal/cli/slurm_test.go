@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/nsrnn/nsrnn/nsrnn"
 )
 
 // TestSlurmBinary: a --binary that is not an executable file is refused
@@ -84,5 +86,27 @@ func TestSlurmBinary(t *testing.T) {
 	}
 	if _, err := os.Stat(runs[1].LogFile()); err == nil {
 		t.Error("a task without the program wrote the run's log")
+	}
+}
+
+// TestSlurmGPUWarning: a script whose runs compute on a GPU without an
+// --sbatch option asking for one is warned about; with one, or on the
+// CPU, it is not.
+func TestSlurmGPUWarning(t *testing.T) {
+	for _, c := range []struct {
+		dev    nsrnn.Device
+		sbatch []string
+		warn   bool
+	}{
+		{nsrnn.CPU, nil, false},
+		{nsrnn.CUDA(0), nil, true},
+		{nsrnn.CUDA(0), []string{"--partition=long"}, true},
+		{nsrnn.CUDA(0), []string{"--gres=gpu:1"}, false},
+		{nsrnn.CUDA(1), []string{"--gpus=1"}, false},
+	} {
+		w := SlurmFlags{Sbatch: c.sbatch}.GPUWarning(c.dev)
+		if (w != "") != c.warn || c.warn && !strings.Contains(w, "--device "+c.dev.String()) {
+			t.Errorf("%v with %v: warning %q", c.dev, c.sbatch, w)
+		}
 	}
 }
