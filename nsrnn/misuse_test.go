@@ -212,3 +212,32 @@ func TestMisuseMessages(t *testing.T) {
 		t.Errorf("CrossEntropy with a failing chunk: %v", err)
 	}
 }
+
+// nanGradient is an objective whose loss is finite and whose gradient
+// holds a NaN.
+type nanGradient struct{ m *Model }
+
+func (o nanGradient) Steps() int { return 2 }
+func (o nanGradient) Gradient(e, i int) (float64, float64, [][]float64, error) {
+	g := make([][]float64, len(o.m.params))
+	for j, p := range o.m.params {
+		g[j] = make([]float64, len(p.Data()))
+	}
+	g[0][0] = math.NaN()
+	return 1, 1, g, nil
+}
+func (o nanGradient) Validate() (float64, error) { return 1, nil }
+
+// A gradient that is not finite is refused at its step, before the
+// update would make the parameters NaN, even where the loss is finite.
+func TestFitRefusesNonFiniteGradient(t *testing.T) {
+	m, _ := misuseModel(t, 1)
+	before := paramData(m)
+	_, err := Fit(m, WithoutLowerBound(nanGradient{m}), TrainConfig{LR: 0.1, MaxEpochs: 1})
+	if err == nil || !strings.Contains(err.Error(), "epoch 1 step 1 of 2: the gradient's norm is NaN") {
+		t.Errorf("Fit with a NaN gradient: %v", err)
+	}
+	if !sameBits(before, paramData(m)) {
+		t.Error("the NaN gradient was applied")
+	}
+}

@@ -994,11 +994,17 @@ func (t *trainer) step(epoch int) (loss, weight float64, err error) {
 		if onDevice {
 			err = t.m.syncHost()
 		}
-		if err == nil {
-			ClipGradNorm(grads, t.cfg.Clip)
-			t.cfg.Optimizer.Update(t.m.params, grads)
-			t.m.paramsChanged()
+		if err != nil {
+			return
 		}
+		if norm := ClipGradNorm(grads, t.cfg.Clip); math.IsNaN(norm) || math.IsInf(norm, 0) {
+			// Refused before the update, which would make every
+			// parameter it touches NaN.
+			err = fmt.Errorf("nsrnn: epoch %d step %d of %d: the gradient's norm is %g (training diverged: try a smaller learning rate; or the objective's gradient is not finite)", epoch, st.Step+1, t.steps, norm)
+			return
+		}
+		t.cfg.Optimizer.Update(t.m.params, grads)
+		t.m.paramsChanged()
 	})
 	if err != nil {
 		return 0, 0, err
