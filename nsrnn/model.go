@@ -412,10 +412,8 @@ func (gr *graph) setPrecision(p Precision) {
 }
 
 // graphFor returns the cached graph for key, building it if needed.
+// The model's fields were checked when the computation began (acquire).
 func (m *Model) graphFor(key graphKey) (*graph, error) {
-	if err := m.checkFields(); err != nil {
-		return nil, err
-	}
 	if gr, ok := m.graphs[key]; ok {
 		m.touch(key)
 		gr.setPrecision(m.Precision)

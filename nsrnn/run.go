@@ -30,8 +30,8 @@ func (m *Model) mustBeMade() {
 
 // acquire marks the model busy for a computation, or refuses one that
 // would overlap another's (ErrConcurrentUse); release ends it.
-// The model's fields are checked here too, so that a device, which
-// builds no graph (graphFor checks them), refuses what the CPU refuses.
+// The model's fields (checkFields) are checked here, at the start of
+// every computation, on the CPU as on a device.
 func (m *Model) acquire() error {
 	m.mustBeMade()
 	if !m.busy.CompareAndSwap(false, true) {

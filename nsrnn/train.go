@@ -658,38 +658,37 @@ func SentenceObjective(m *Model, train, valid []Batch, seed uint64) (Objective, 
 	// one found in the middle of training (or a bad validation batch
 	// after the first epoch) would leave the model half trained, and the
 	// shuffled step would not say which batch it was.
-	for _, set := range []struct {
-		name    string
-		batches []Batch
-	}{{"training", train}, {"validation", valid}} {
-		for i, b := range set.batches {
-			if err := m.check(b); err != nil {
-				return nil, fmt.Errorf("nsrnn: %s batch %d (of %d): %s", set.name, i, len(set.batches), strings.TrimPrefix(err.Error(), "nsrnn: "))
-			}
-		}
-	}
 	s := &sentences{m: m, train: train, valid: valid, seed: seed}
+	if err := s.eachBatch(m.check); err != nil {
+		return nil, err
+	}
 	if err := s.checkSizes(); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// checkSizes applies the memory rules (CheckBatch) to every batch, split
-// as the model's Workers split it now: SentenceObjective checks them when
-// it is made, and Fit again, since Workers may have changed since.
-func (s *sentences) checkSizes() error {
+// eachBatch calls check on every training and validation batch and
+// returns the first error, naming the set and the batch.
+func (s *sentences) eachBatch(check func(b [][]int) error) error {
 	for _, set := range []struct {
 		name    string
 		batches []Batch
 	}{{"training", s.train}, {"validation", s.valid}} {
 		for i, b := range set.batches {
-			if err := s.m.CheckBatch(s.m.LargestPart(len(b)), len(b[0])); err != nil {
-				return fmt.Errorf("nsrnn: %s batch %d (of %d): %w", set.name, i, len(set.batches), err)
+			if err := check(b); err != nil {
+				return &prefixedError{fmt.Sprintf("nsrnn: %s batch %d (of %d): ", set.name, i, len(set.batches)), err}
 			}
 		}
 	}
 	return nil
+}
+
+// checkSizes applies the memory rules (CheckBatch) to every batch, split
+// as the model's Workers split it now: SentenceObjective checks them when
+// it is made, and Fit again, since Workers may have changed since.
+func (s *sentences) checkSizes() error {
+	return s.eachBatch(func(b [][]int) error { return s.m.CheckBatch(s.m.LargestPart(len(b)), len(b[0])) })
 }
 
 // model is the model whose gradients the objective computes (Fit

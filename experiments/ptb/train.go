@@ -239,7 +239,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	// records the new one.
 	var moved *settings
 	if saved != nil && saved.DataSHA256 != nil && (s.Files == nil) == (saved.Files == nil) &&
-		(s.Data != saved.Data || s.Files != nil && *s.Files != *saved.Files) {
+		!samePlace(s.Data, s.Files, saved.Data, saved.Files) {
 		if bad := corpusDiffs(&s, saved); len(bad) > 0 {
 			return fmt.Errorf("--resume: %s: the corpus differs from the one the run in %s was trained on: %s; give the run's files, or start a new run", s.dataFlags(), *out, strings.Join(bad, ", "))
 		}
@@ -332,7 +332,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			place = runPlace{BeganData: saved.Data, BeganFiles: saved.Files}
 		}
 		s.Data, s.Files = moved.Data, moved.Files
-		if place.BeganData == s.Data && (place.BeganFiles == nil) == (s.Files == nil) && (s.Files == nil || *place.BeganFiles == *s.Files) {
+		if samePlace(place.BeganData, place.BeganFiles, s.Data, s.Files) {
 			place = runPlace{} // back where it began
 		}
 	}
@@ -509,6 +509,15 @@ func (p runPlace) moved() bool { return p.BeganData != "" || p.BeganFiles != nil
 type runRecord struct {
 	settings
 	runPlace
+}
+
+// samePlace reports whether two places of a corpus (a directory, or
+// three files) are the same.
+func samePlace(aData string, aFiles *corpusFiles, bData string, bFiles *corpusFiles) bool {
+	if aFiles == nil || bFiles == nil {
+		return aFiles == nil && bFiles == nil && aData == bData
+	}
+	return aData == bData && *aFiles == *bFiles
 }
 
 // corpusPlace names the place of the corpus of s in messages: its

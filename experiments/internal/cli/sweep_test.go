@@ -116,20 +116,16 @@ func TestRunSweepWaitsForHeldRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	released := make(chan struct{})
 	go func() {
 		time.Sleep(300 * time.Millisecond)
 		os.WriteFile(filepath.Join(runs[0].Dir, protocol.RunFile), []byte("{}"), 0o666)
 		lock.Release()
-		close(released)
 	}()
 	var waited string
 	var args []string
 	run := func(a []string, _ string, _ int, _ <-chan os.Signal) error {
-		select {
-		case <-released:
-		default:
-			t.Error("the run started while another process held its directory")
+		if holder, held := protocol.LockHolder(runs[0].Dir); held {
+			t.Errorf("the run started while %s held its directory", holder)
 		}
 		args = a
 		return nil
